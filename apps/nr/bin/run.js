@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+import module from "node:module";
+
+if (Number(process.versions.node.split(".")[0]) < 22) {
+  process.stderr.write(
+    `error: this CLI needs Node.js 22 or newer; this is ${process.version}\nnext: install Node.js 22 LTS or newer and run it again\n`,
+  );
+  process.exit(9);
+}
+// Node's compile cache keeps start-up fast from the second run on (oclif CLIs are known to start slowly).
+module.enableCompileCache?.();
+const { run } = await import("@nodekit/cli-kit/run");
+await run(import.meta.url);

@@ -1,0 +1,20 @@
+import { activateSite } from "@nodekit/site-config";
+import { Args } from "@oclif/core";
+import { NvkectlCommand } from "../../base.ts";
+
+export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> {
+  static override summary = "Make a site the active one.";
+  static override description =
+    "Commands act on the active site unless --site (or NVKECTL_SITE) names another for one invocation.";
+
+  static override examples = ["<%= config.bin %> <%= command.id %> lab"];
+
+  static override args = {
+    name: Args.string({ description: "A configured site (see config get-sites).", required: true }),
+  };
+
+  override async run(): Promise<void> {
+    const { site } = await activateSite({ name: this.args.name });
+    this.out(`Switched to site "${site.name}".`);
+  }
+}

@@ -1,0 +1,48 @@
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
+import { ExitCode, formatProblem, invalidInput, UserError } from "@nodekit/errors";
+import { generateSiteSpec } from "@nodekit/sitespec";
+import { writeFileAtomic } from "./files.ts";
+
+export interface GenerateSiteSpecFileOptions {
+  hostsPath: string;
+  siteName?: string | undefined;
+  outputFile?: string | undefined;
+  /** Told about each warning (unknown columns, …) as soon as it is known, also when the run then fails. */
+  onWarning?: (warning: string) => void;
+}
+
+export interface GenerateSiteSpecFileResult {
+  yaml: string;
+  hostCount: number;
+  writtenTo?: string;
+}
+
+/** Read the CSV, generate the spec, and write it only when there is no error at all. */
+export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions): Promise<GenerateSiteSpecFileResult> {
+  const csvText = await readFile(options.hostsPath, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new UserError(
+      "HOSTS_FILE_UNREADABLE",
+      `cannot read the hosts CSV ${options.hostsPath}: ${error.code ?? error.message}`,
+      {
+        exitCode: error.code === "ENOENT" ? ExitCode.NotFound : ExitCode.InvalidInput,
+        next: "check the path given to --hosts",
+      },
+    );
+  });
+  const siteName = options.siteName ?? basename(options.hostsPath, extname(options.hostsPath));
+  const result = generateSiteSpec({ csvText, source: options.hostsPath, siteName });
+  for (const problem of result.problems)
+    if (problem.severity === "warning") options.onWarning?.(formatProblem(problem));
+  if (result.yaml === undefined || result.spec === undefined) {
+    const next = ["fix every problem listed above and run the command again"];
+    if (options.siteName === undefined && result.problems.some((p) => p.source === "site name")) {
+      next.unshift("name the site with --site-name (the default comes from the CSV file's name)");
+    }
+    throw invalidInput("SITESPEC_INVALID", options.hostsPath, result.problems, next);
+  }
+  const hostCount = result.spec.spec.hosts.length;
+  if (options.outputFile === undefined) return { yaml: result.yaml, hostCount };
+  await writeFileAtomic(options.outputFile, result.yaml, 0o644);
+  return { yaml: result.yaml, hostCount, writtenTo: options.outputFile };
+}

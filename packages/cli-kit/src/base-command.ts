@@ -1,0 +1,82 @@
+import { createDryRunRecorder, createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
+import { Command, Errors, type Interfaces } from "@oclif/core";
+import { globalFlags } from "./flags.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { type OutputFormat, type Rendered, renderOutput } from "./output.ts";
+import { describeFailure } from "./render-error.ts";
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)["baseFlags"] & T["flags"]
+>;
+export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T["args"]>;
+
+/**
+ * The base of every nr and nvkectl command: global flags, a redacting logger on stderr,
+ * results on stdout, and one place where failures become a message and an exit code.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override baseFlags = globalFlags;
+
+  protected flags!: BaseFlags<T>;
+  protected args!: BaseArgs<T>;
+  /** Every secret the command handles is registered here; logs and echoes pass through it. */
+  protected readonly redactor = new Redactor();
+  protected logger: Logger = createLogger({ redactor: this.redactor, json: process.argv.includes("--json-logs") });
+
+  override async init(): Promise<void> {
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+      enableJsonFlag: false,
+    });
+    this.flags = flags as BaseFlags<T>;
+    this.args = args as BaseArgs<T>;
+    const base = flags as { verbose?: boolean; "json-logs"?: boolean };
+    this.logger = createLogger({
+      verbose: base.verbose ?? false,
+      json: base["json-logs"] ?? false,
+      redactor: this.redactor,
+    });
+  }
+
+  /** Write a result to stdout. */
+  protected out(text: string): void {
+    if (text !== "") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  /** Print rows in the format `-o` asked for; an empty table says so on stderr, as kubectl does. */
+  protected print<R>(format: OutputFormat, rendered: Rendered<R>, emptyMessage = "No resources found."): void {
+    const text = renderOutput(format, rendered);
+    if (text === "" && (format === "table" || format === "wide")) this.logger.info(emptyMessage);
+    else this.out(text);
+  }
+
+  /**
+   * The process runner for this command. With dryRun, nothing runs: each call is printed
+   * to stdout as the exact (redacted) line a real run would execute.
+   */
+  protected processRunner(options: { dryRun?: boolean } = {}): ProcessRunner {
+    if (options.dryRun) {
+      const recorder = createDryRunRecorder({ redactor: this.redactor });
+      return {
+        run: async (call, runOptions) => {
+          const result = await recorder.run(call, runOptions);
+          this.out(recorder.calls.at(-1)?.line ?? "");
+          return result;
+        },
+      };
+    }
+    return createExecaRunner({ redactor: this.redactor, onCall: (line) => this.logger.debug(`running ${line}`) });
+  }
+
+  protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
+    if (error instanceof Errors.ExitError) throw error;
+    const failure = describeFailure(error, { bin: this.config.bin, version: this.config.version });
+    this.logger.error(failure.message, failure.fields, failure.details);
+    if (failure.stack) this.logger.debug(failure.stack);
+    this.exit(failure.exitCode);
+  }
+}

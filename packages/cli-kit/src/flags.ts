@@ -1,0 +1,28 @@
+import { Flags } from "@oclif/core";
+import { OUTPUT_FORMATS, type OutputFormat } from "./output.ts";
+
+/** Flags every command of both CLIs takes. */
+export const globalFlags = {
+  verbose: Flags.boolean({
+    char: "v",
+    description: "Show debug logs on stderr (each external command, each HTTP request).",
+    helpGroup: "GLOBAL",
+  }),
+  "json-logs": Flags.boolean({
+    description: "Write logs to stderr as JSON lines (NDJSON) instead of text.",
+    helpGroup: "GLOBAL",
+  }),
+};
+
+/** `-o table|wide|json|yaml`, the output flag of every read command. */
+export const outputFlag = Flags.custom<OutputFormat>({
+  char: "o",
+  description: "Output format.",
+  options: [...OUTPUT_FORMATS],
+  default: "table",
+});
+
+/** `--dry-run`: print every call the command would make, in order, and change nothing. */
+export const dryRunFlag = Flags.boolean({
+  description: "Print every external command the run would execute, in order, and change nothing.",
+});

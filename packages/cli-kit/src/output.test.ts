@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { formatTable, renderOutput } from "./output.ts";
+
+interface Row {
+  name: string;
+  ip: string;
+  tpm?: string;
+}
+const columns = [
+  { header: "name", value: (r: Row) => r.name },
+  { header: "ip", value: (r: Row) => r.ip },
+  { header: "tpm", value: (r: Row) => r.tpm, wide: true },
+];
+const rows: Row[] = [
+  { name: "node-a", ip: "10.0.0.1", tpm: "abc" },
+  { name: "b", ip: "2001:db8::1" },
+];
+
+describe("renderOutput", () => {
+  it("prints a kubectl-style table: upper-case headers, aligned, no trailing blanks", () => {
+    expect(renderOutput("table", { rows, columns })).toMatchInlineSnapshot(`
+      "NAME     IP
+      node-a   10.0.0.1
+      b        2001:db8::1
+      "
+    `);
+  });
+
+  it("adds wide columns with -o wide and shows <none> for empty cells", () => {
+    expect(renderOutput("wide", { rows, columns })).toMatchInlineSnapshot(`
+      "NAME     IP            TPM
+      node-a   10.0.0.1      abc
+      b        2001:db8::1   <none>
+      "
+    `);
+  });
+
+  it("prints the data, not the table, as JSON and YAML", () => {
+    const data = { items: rows };
+    expect(JSON.parse(renderOutput("json", { rows, columns, data }))).toEqual(data);
+    expect(renderOutput("yaml", { rows, columns })).toBe(
+      "- name: node-a\n  ip: 10.0.0.1\n  tpm: abc\n- name: b\n  ip: 2001:db8::1\n",
+    );
+  });
+
+  it("returns nothing for an empty table", () => {
+    expect(renderOutput("table", { rows: [], columns })).toBe("");
+    expect(renderOutput("json", { rows: [], columns })).toBe("[]\n");
+  });
+});
+
+describe("formatTable", () => {
+  it("keeps the last column unpadded", () => {
+    expect(formatTable(["A", "B"], [["x", ""]])).toBe("A   B\nx\n");
+  });
+});

@@ -1,0 +1,47 @@
+import { ExitCode, UserError } from "@nodekit/errors";
+import { CommandFailedError } from "@nodekit/process";
+import { describe, expect, it } from "vitest";
+import { describeFailure } from "./render-error.ts";
+
+const context = { bin: "nvkectl", version: "1.2.3" };
+
+describe("describeFailure", () => {
+  it("shows a user error's problems, why and next steps with its own exit code", () => {
+    const error = new UserError("SITESPEC_INVALID", "hosts.csv has 1 problem; nothing was written", {
+      exitCode: ExitCode.InvalidInput,
+      why: "because",
+      next: ["fix the row"],
+      problems: [{ severity: "error", source: "hosts.csv", line: 3, row: 2, column: "ip", value: "x", message: "bad" }],
+    });
+    const failure = describeFailure(error, context);
+    expect(failure.exitCode).toBe(3);
+    expect(failure.message).toBe("hosts.csv has 1 problem; nothing was written");
+    expect(failure.details).toEqual(['  hosts.csv:3: row 2, column ip: "x" bad', "why: because", "next: fix the row"]);
+    expect(failure.fields).toMatchObject({ code: "SITESPEC_INVALID", exitCode: 3, next: ["fix the row"] });
+    expect(failure.stack).toBeUndefined();
+  });
+
+  it("treats oclif parse errors as usage errors (exit 2)", () => {
+    const parseError = Object.assign(new Error("Missing required flag hosts"), { oclif: { exit: 2 } });
+    const failure = describeFailure(parseError, context);
+    expect(failure.exitCode).toBe(ExitCode.Usage);
+    expect(failure.details[0]).toContain("--help");
+  });
+
+  it("says a missing program is a precondition, and a failed one a failure", () => {
+    expect(describeFailure(new CommandFailedError("kind create cluster", undefined, "", true), context).exitCode).toBe(
+      ExitCode.Precondition,
+    );
+    expect(describeFailure(new CommandFailedError("kubectl apply", 1, "boom", false), context).exitCode).toBe(
+      ExitCode.CheckFailed,
+    );
+  });
+
+  it("reports anything else once, as a bug, with the stack kept for -v", () => {
+    const failure = describeFailure(new TypeError("x is undefined"), context);
+    expect(failure.exitCode).toBe(ExitCode.Internal);
+    expect(failure.message).toBe("unexpected failure: x is undefined");
+    expect(failure.details[0]).toBe("why: this is a bug in nvkectl 1.2.3, not something you did");
+    expect(failure.stack).toContain("TypeError");
+  });
+});

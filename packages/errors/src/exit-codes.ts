@@ -1,0 +1,52 @@
+/**
+ * Stable exit codes shared by nr and nvkectl. They are part of the CLIs' contract
+ * (documented in docs/exit-codes.md, generated from this table): scripts branch on them,
+ * so a code never changes meaning once released.
+ */
+export const ExitCode = {
+  /** The command did what was asked. */
+  Ok: 0,
+  /** A check the command ran did not pass (a verify gate, a health check). */
+  CheckFailed: 1,
+  /** The command line itself is wrong: unknown flag, missing argument, bad flag value. */
+  Usage: 2,
+  /** A file or value the user gave is invalid (CSV, YAML, JSON, config file); nothing was changed. */
+  InvalidInput: 3,
+  /** Something the command was told to act on does not exist (a site, a cluster, a file). */
+  NotFound: 4,
+  /** The action conflicts with current state (already exists, another run holds the lock). */
+  Conflict: 5,
+  /** A service or cluster could not be reached, or did not answer in time. */
+  Unreachable: 6,
+  /** Authentication or authorization failed (no credentials, token rejected, RBAC denial). */
+  Unauthorized: 7,
+  /** The remote service refused the request; its own message is shown verbatim. */
+  Rejected: 8,
+  /** The machine lacks something the command needs (a tool on PATH, OS, ports, disk). */
+  Precondition: 9,
+  /** An unexpected failure inside the tool: a bug. */
+  Internal: 70,
+  /** No such command; the CLI suggests the closest one (as shells do, 127). */
+  UnknownCommand: 127,
+  /** The run was interrupted (SIGINT/SIGTERM); a later run can resume. */
+  Interrupted: 130,
+} as const;
+
+export type ExitCodeName = keyof typeof ExitCode;
+export type ExitCodeValue = (typeof ExitCode)[ExitCodeName];
+
+export const exitCodeDescriptions: Record<ExitCodeName, string> = {
+  Ok: "Success.",
+  CheckFailed: "A check the command ran did not pass (for example a verify gate).",
+  Usage: "The command line is wrong: unknown command or flag, missing argument, invalid flag value.",
+  InvalidInput: "A file or value you gave is invalid. Nothing was written or changed.",
+  NotFound: "What the command was told to act on does not exist.",
+  Conflict: "The action conflicts with current state (already exists, another run holds the lock).",
+  Unreachable: "A service or cluster could not be reached or did not answer in time.",
+  Unauthorized: "Authentication or authorization failed.",
+  Rejected: "The remote service refused the request; its message is shown as it sent it.",
+  Precondition: "The machine lacks something the command needs (a tool, OS, free port, disk, memory).",
+  Internal: "An unexpected failure inside the tool. This is a bug: please report it with the output of -v.",
+  UnknownCommand: "No such command. The closest command is suggested.",
+  Interrupted: "The run was interrupted. Re-run (with --resume where the command has it) to continue.",
+};

@@ -1,0 +1,91 @@
+import { type CommandCall, type CommandResult, formatCall } from "./call.ts";
+import type { Redactor } from "./redactor.ts";
+
+export interface RunOptions {
+  /** Resolve with the non-zero exit code instead of rejecting. */
+  allowFailure?: boolean;
+}
+
+/** The one seam through which libraries run programs. Tests and dry runs pass their own. */
+export interface ProcessRunner {
+  run(call: CommandCall, options?: RunOptions): Promise<CommandResult>;
+}
+
+/** A program exited non-zero (or could not start). Its output is redacted. */
+export class CommandFailedError extends Error {
+  override readonly name = "CommandFailedError";
+  constructor(
+    readonly commandLine: string,
+    readonly exitCode: number | undefined,
+    readonly stderr: string,
+    readonly notFound: boolean,
+  ) {
+    super(
+      notFound
+        ? `${commandLine.split(" ")[0]} was not found on PATH`
+        : `${commandLine} exited with code ${exitCode}${stderr ? `: ${stderr.trim().split("\n").slice(-5).join("\n")}` : ""}`,
+    );
+  }
+}
+
+export interface ExecaRunnerOptions {
+  redactor?: Redactor;
+  /** Called with the redacted command line before each call (the CLI logs it under -v). */
+  onCall?: (commandLine: string) => void;
+}
+
+/** The real runner. execa is imported on first use, so commands that run nothing never load it. */
+export function createExecaRunner(options: ExecaRunnerOptions = {}): ProcessRunner {
+  return {
+    async run(call, runOptions = {}) {
+      const commandLine = formatCall(call, options.redactor);
+      options.onCall?.(commandLine);
+      const { execa } = await import("execa");
+      const result = await execa(call.command, [...call.args], {
+        reject: false,
+        ...(call.cwd === undefined ? {} : { cwd: call.cwd }),
+        ...(call.env === undefined ? {} : { env: call.env }),
+        ...(call.input === undefined ? { stdin: "ignore" as const } : { input: call.input }),
+        stripFinalNewline: false,
+      });
+      const redact = (text: string) => (options.redactor ? options.redactor.redact(text) : text);
+      const stdout = typeof result.stdout === "string" ? result.stdout : "";
+      const stderr = redact(typeof result.stderr === "string" ? result.stderr : "");
+      const notFound = (result as { code?: string }).code === "ENOENT";
+      const exitCode = result.exitCode ?? (notFound ? 127 : 1);
+      if (exitCode !== 0 && !runOptions.allowFailure) {
+        throw new CommandFailedError(commandLine, result.exitCode, stderr, notFound);
+      }
+      return { exitCode, stdout, stderr };
+    },
+  };
+}
+
+export interface RecordedCall {
+  call: CommandCall;
+  /** The redacted, shell-quoted line: what a dry run prints. */
+  line: string;
+}
+
+export interface DryRunRecorder extends ProcessRunner {
+  readonly calls: readonly RecordedCall[];
+}
+
+/**
+ * A runner that executes nothing and records every call in order. It answers each call
+ * with `respond(call)` (default: success, empty output), so planners that read command
+ * output can still be driven. What it records is exactly what the real runner would run:
+ * both see the same CommandCall objects.
+ */
+export function createDryRunRecorder(
+  options: { redactor?: Redactor; respond?: (call: CommandCall) => CommandResult | undefined } = {},
+): DryRunRecorder {
+  const calls: RecordedCall[] = [];
+  return {
+    calls,
+    async run(call) {
+      calls.push({ call, line: formatCall(call, options.redactor) });
+      return options.respond?.(call) ?? { exitCode: 0, stdout: "", stderr: "" };
+    },
+  };
+}

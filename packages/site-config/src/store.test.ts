@@ -1,0 +1,193 @@
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ExitCode, UserError } from "@nodekit/errors";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseConfig } from "./parse.ts";
+import { emptyConfig, type SiteConfig } from "./schema.ts";
+import { activateSite, configureSite, currentSite, readSites, removeSite } from "./service.ts";
+import { setSite } from "./sites.ts";
+import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
+
+let root: string;
+let location: ConfigLocation;
+let file: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "site-config-"));
+  location = { env: { HOME: root, XDG_CONFIG_HOME: join(root, "xdg") }, cwd: root };
+  file = join(root, "xdg", "nvkectl", "config.yaml");
+  await writeFile(join(root, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function rejection(promise: Promise<unknown>): Promise<UserError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof UserError) return error;
+    throw error;
+  }
+  throw new Error("expected a UserError");
+}
+
+const mode = async (path: string) => (await stat(path)).mode & 0o777;
+
+describe("configPath", () => {
+  it("prefers NVKECTL_CONFIG, then an absolute XDG_CONFIG_HOME, then ~/.config", () => {
+    expect(configPath({ env: { NVKECTL_CONFIG: "conf/n.yaml", XDG_CONFIG_HOME: "/x", HOME: "/h" }, cwd: "/w" })).toBe(
+      "/w/conf/n.yaml",
+    );
+    expect(configPath({ env: { XDG_CONFIG_HOME: "/x", HOME: "/h" } })).toBe("/x/nvkectl/config.yaml");
+    expect(configPath({ env: { XDG_CONFIG_HOME: "relative", HOME: "/h" } })).toBe("/h/.config/nvkectl/config.yaml");
+    expect(configPath({ env: { HOME: "/h" } })).toBe("/h/.config/nvkectl/config.yaml");
+  });
+});
+
+describe("loadConfig", () => {
+  it("treats a missing file as an empty configuration", async () => {
+    expect(await loadConfig(location)).toEqual({ path: file, config: emptyConfig(), exists: false });
+  });
+
+  it("fails on a corrupt file, naming the file, every problem and what to do", async () => {
+    await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
+    await writeFile(file, "apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: lab\nsites: []\nextra: 1\n");
+
+    const error = await rejection(loadConfig(location));
+
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.exitCode).toBe(ExitCode.InvalidInput);
+    expect(error.message).toBe(`${file} has 2 problems; nothing was written`);
+    expect(error.problems.map((p) => [p.source, p.line, p.path])).toEqual([
+      [file, 3, ["activeSite"]],
+      [file, 5, ["extra"]],
+    ]);
+    expect(error.next[0]).toMatch(/^fix .* or remove it/);
+  });
+});
+
+describe("saveConfig", () => {
+  it("creates the directory 0700 and the file 0600", async () => {
+    const path = await saveConfig(emptyConfig(), location);
+
+    expect(path).toBe(file);
+    expect(await mode(join(root, "xdg", "nvkectl"))).toBe(0o700);
+    expect(await mode(file)).toBe(0o600);
+    expect(parseConfig(await readFile(file, "utf8"), { source: file }).config).toEqual(emptyConfig());
+  });
+
+  it("narrows an existing file's wider permissions to 0600", async () => {
+    await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
+    await writeFile(file, "");
+    await chmod(file, 0o644);
+
+    await saveConfig(emptyConfig(), location);
+
+    expect(await mode(file)).toBe(0o600);
+  });
+
+  it("refuses to write an invalid configuration", async () => {
+    const invalid = { ...emptyConfig(), activeSite: "ghost" };
+    expect((await rejection(saveConfig(invalid, location))).code).toBe("CONFIG_INVALID");
+    await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("never leaves a torn file: concurrent writers and readers see whole files only", async () => {
+    const configs: SiteConfig[] = Array.from({ length: 25 }, (_, index) => {
+      const kubeconfig = `/k/${"x".repeat(index * 40)}.kubeconfig`;
+      return setSite(emptyConfig(), { name: `site-${index}`, url: "https://n.example", kubeconfig }).config;
+    });
+    await saveConfig(configs[0] as SiteConfig, location);
+
+    const reads: Array<SiteConfig | undefined> = [];
+    await Promise.all([
+      ...configs.map((config) => saveConfig(config, location)),
+      ...configs.map(async () => {
+        reads.push(parseConfig(await readFile(file, "utf8"), { source: file }).config);
+      }),
+    ]);
+
+    expect(reads).toHaveLength(configs.length);
+    for (const read of reads) expect(configs).toContainEqual(read);
+    expect(configs).toContainEqual(parseConfig(await readFile(file, "utf8"), { source: file }).config);
+    expect(await readdir(join(root, "xdg", "nvkectl"))).toEqual(["config.yaml"]);
+    expect(await mode(file)).toBe(0o600);
+  });
+});
+
+describe("updateConfig", () => {
+  it("never writes over a file that failed to parse", async () => {
+    await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
+    const corrupt = Buffer.from("sites: [\n  {name: lab\n# half-edited\n");
+    await writeFile(file, corrupt);
+    await chmod(file, 0o644);
+
+    const error = await rejection(updateConfig((config) => ({ config }), location));
+
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(await readFile(file)).toEqual(corrupt);
+    expect(await mode(file)).toBe(0o644);
+  });
+});
+
+describe("the command services", () => {
+  it("configureSite stores a relative kubeconfig as an absolute path and activates the first site", async () => {
+    const result = await configureSite({
+      ...location,
+      name: "lab",
+      url: "https://lab.example",
+      kubeconfig: "lab.kubeconfig",
+    });
+
+    expect(result).toEqual({
+      path: file,
+      site: { name: "lab", url: "https://lab.example", kubeconfig: join(root, "lab.kubeconfig") },
+      created: true,
+      activated: true,
+    });
+    expect((await loadConfig(location)).config.activeSite).toBe("lab");
+  });
+
+  it("configureSite warns about plain HTTP to a non-loopback address", async () => {
+    const result = await configureSite({
+      ...location,
+      name: "lab",
+      url: "http://10.0.0.5:30080",
+      kubeconfig: "lab.kubeconfig",
+    });
+    expect(result.warning).toContain("a bearer token will be sent in clear text to 10.0.0.5:30080");
+  });
+
+  it("configureSite writes nothing when the kubeconfig does not exist", async () => {
+    const error = await rejection(
+      configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "missing.kubeconfig" }),
+    );
+
+    expect(error.code).toBe("KUBECONFIG_NOT_FOUND");
+    expect(error.exitCode).toBe(ExitCode.NotFound);
+    expect(error.message).toBe(`kubeconfig ${join(root, "missing.kubeconfig")} does not exist`);
+    await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("activateSite, removeSite, readSites and currentSite work on the file", async () => {
+    await configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "lab.kubeconfig" });
+    await configureSite({ ...location, name: "edge", url: "https://edge.example", kubeconfig: "lab.kubeconfig" });
+
+    expect((await currentSite(location)).site.name).toBe("lab");
+    expect((await currentSite({ ...location, site: "edge" })).site.name).toBe("edge");
+    expect((await activateSite({ ...location, name: "edge" })).site.name).toBe("edge");
+    expect((await readSites(location)).sites.map((s) => [s.name, s.active])).toEqual([
+      ["lab", false],
+      ["edge", true],
+    ]);
+    expect(await removeSite({ ...location, name: "edge" })).toMatchObject({ wasActive: true });
+    expect(await readSites(location)).toEqual({
+      path: file,
+      sites: [expect.objectContaining({ name: "lab", active: false })],
+    });
+    expect((await rejection(currentSite(location))).code).toBe("NO_ACTIVE_SITE");
+  });
+});

@@ -1,0 +1,137 @@
+import { chmod, mkdir, readFile, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { ExitCode, invalidInput, UserError } from "@nodekit/errors";
+import writeFileAtomic from "write-file-atomic";
+import { formatConfig, parseConfig, validateConfig } from "./parse.ts";
+import { emptyConfig, type SiteConfig } from "./schema.ts";
+
+/**
+ * Where the config file is, from the environment. Everything has a real default, so
+ * callers pass only what they want to control (tests pass a temporary HOME).
+ */
+export interface ConfigLocation {
+  /** The environment to read NVKECTL_CONFIG, XDG_CONFIG_HOME and HOME from. Default: process.env. */
+  env?: Record<string, string | undefined>;
+  /** What a relative NVKECTL_CONFIG is resolved against. Default: process.cwd(). */
+  cwd?: string;
+  /** An explicit file path; wins over the environment. */
+  path?: string;
+}
+
+export interface LoadedConfig {
+  path: string;
+  config: SiteConfig;
+  /** False when there was no file (the configuration is then empty). */
+  exists: boolean;
+}
+
+/** The file's permissions: it names clusters and credentials files, so only its owner reads it. */
+export const CONFIG_FILE_MODE = 0o600;
+export const CONFIG_DIR_MODE = 0o700;
+
+/**
+ * `NVKECTL_CONFIG` when set, else `$XDG_CONFIG_HOME/nvkectl/config.yaml`, else
+ * `~/.config/nvkectl/config.yaml`. A relative XDG_CONFIG_HOME is ignored, as the XDG
+ * base directory spec says.
+ */
+export function configPath(location: ConfigLocation = {}): string {
+  const env = location.env ?? process.env;
+  const cwd = location.cwd ?? process.cwd();
+  if (location.path) return resolve(cwd, location.path);
+  if (env.NVKECTL_CONFIG) return resolve(cwd, env.NVKECTL_CONFIG);
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), ".config");
+  return join(base, "nvkectl", "config.yaml");
+}
+
+/**
+ * Read the config file. A missing file is an empty configuration. A file that is not
+ * valid YAML or breaks the schema is a CONFIG_INVALID user error (InvalidInput) naming
+ * the file and every problem; such a file is never written over.
+ */
+export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedConfig> {
+  const path = configPath(location);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return { path, config: emptyConfig(), exists: false };
+    throw new UserError("CONFIG_UNREADABLE", `cannot read the site configuration ${path}`, {
+      exitCode: ExitCode.Precondition,
+      why: errorCode(error) ?? String(error),
+      next: "make it a file you can read, or point NVKECTL_CONFIG at another file",
+      cause: error,
+    });
+  }
+  const { config, problems } = parseConfig(text, { source: path });
+  if (config === undefined) {
+    throw invalidInput("CONFIG_INVALID", path, problems, [
+      `fix ${path}, or remove it to start from an empty configuration (its sites are then forgotten)`,
+    ]);
+  }
+  return { path, config, exists: true };
+}
+
+/**
+ * Write the configuration atomically (a temporary file renamed over the old one, so
+ * readers and concurrent writers never see a torn file), mode 0600 whatever the old
+ * file's mode was, creating the directory 0700. Returns the path written.
+ */
+export async function saveConfig(config: SiteConfig, location: ConfigLocation = {}): Promise<string> {
+  const path = configPath(location);
+  const problems = validateConfig(config, { source: `the configuration for ${path}` });
+  if (problems.length > 0) throw invalidInput("CONFIG_INVALID", `the configuration for ${path}`, problems);
+  await mkdir(dirname(path), { recursive: true, mode: CONFIG_DIR_MODE });
+  await writeFileAtomic(path, formatConfig(config), { mode: CONFIG_FILE_MODE });
+  // write-file-atomic sets the mode on its temporary file; make sure the umask did not widen it.
+  await chmod(path, CONFIG_FILE_MODE);
+  return path;
+}
+
+/**
+ * Load, change and save in one step. `change` is one of the pure operations (setSite,
+ * useSite, deleteSite) or anything returning `{ config }`; its result comes back with
+ * the path written. Nothing is written when loading or the change fails.
+ */
+export async function updateConfig<R extends { config: SiteConfig }>(
+  change: (config: SiteConfig) => R,
+  location: ConfigLocation = {},
+): Promise<R & { path: string }> {
+  const loaded = await loadConfig(location);
+  const result = change(loaded.config);
+  const path = await saveConfig(result.config, { ...location, path: loaded.path });
+  return { ...result, path };
+}
+
+/**
+ * A kubeconfig path as stored: absolute (resolved against `cwd`) and naming a file that
+ * exists. Throws KUBECONFIG_NOT_FOUND (NotFound) otherwise.
+ */
+export async function resolveKubeconfig(file: string, options: { cwd?: string } = {}): Promise<string> {
+  const path = resolve(options.cwd ?? process.cwd(), file);
+  let isFile: boolean;
+  try {
+    isFile = (await stat(path)).isFile();
+  } catch (error) {
+    throw new UserError("KUBECONFIG_NOT_FOUND", `kubeconfig ${path} does not exist`, {
+      exitCode: ExitCode.NotFound,
+      why: errorCode(error) === "ENOENT" ? undefined : (errorCode(error) ?? String(error)),
+      next: "pass the site cluster's kubeconfig with --kubeconfig (site bootstrap leaves it as <site>.kubeconfig)",
+      cause: error,
+    });
+  }
+  if (!isFile) {
+    throw new UserError("KUBECONFIG_NOT_FOUND", `kubeconfig ${path} is not a file`, {
+      exitCode: ExitCode.NotFound,
+      next: "pass the site cluster's kubeconfig file with --kubeconfig",
+    });
+  }
+  return path;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined;
+}

@@ -1,0 +1,27 @@
+export {
+  HOSTS_CSV_COLUMNS,
+  type Host,
+  type ParsedHosts,
+  type ParseHostsCsvOptions,
+  parseHostsCsv,
+} from "./hosts-csv.ts";
+export { type ParsedSiteSpec, type ParseSiteSpecOptions, parseSiteSpec } from "./parse-site-spec.ts";
+export {
+  DEFAULT_AGENT_PORT,
+  SITE_SPEC_API_VERSION,
+  SITE_SPEC_KIND,
+  type SiteSpec,
+  type SiteSpecHost,
+  SiteSpecHostSchema,
+  type SiteSpecInput,
+  SiteSpecSchema,
+} from "./schema.ts";
+export {
+  type BuildSiteSpecOptions,
+  buildSiteSpec,
+  type GeneratedSiteSpec,
+  type GenerateSiteSpecOptions,
+  generateSiteSpec,
+  type RenderSiteSpecOptions,
+  renderSiteSpec,
+} from "./site-spec.ts";

@@ -1,0 +1,142 @@
+import * as z from "zod";
+import {
+  ekThumbprintProblem,
+  FirstSeen,
+  hostNameProblem,
+  ipIdentity,
+  ipProblem,
+  normalizeEkThumbprint,
+  normalizeIp,
+  siteNameProblem,
+} from "./fields.ts";
+
+export const SITE_SPEC_API_VERSION = "nvke.io/v1alpha1";
+export const SITE_SPEC_KIND = "SiteSpec";
+/** The port each host's nvke-agent listens on, unless the spec says otherwise. */
+export const DEFAULT_AGENT_PORT = 8443;
+
+// Messages complete a sentence that starts with the field's path and value, as
+// formatProblem prints them: `field spec.hosts[2].ip: "10.0.0.300" is not a valid ...`.
+
+const typeMessage = (expected: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? "is required" : `must be ${expected}`;
+
+/**
+ * A mapping that rejects unknown fields, the way `kubectl apply --validate=strict` does:
+ * a misspelt optional field would otherwise be dropped without a word.
+ */
+function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  const known = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === "unrecognized_keys") return `is not a known field; the fields here are ${known}`;
+      return issue.input === undefined ? "is required" : "must be a mapping";
+    },
+  });
+}
+
+/** A string checked by one of the field rules, which returns the reason it is wrong. */
+function checkedString(check: (value: string) => string | undefined) {
+  return z.string({ error: typeMessage("a string") }).superRefine((value, context) => {
+    const fault = check(value);
+    if (fault !== undefined) context.addIssue({ code: "custom", message: fault, input: value });
+  });
+}
+
+const TpmAttestationSchema = mapping({
+  enabled: z.boolean({ error: typeMessage("true or false") }),
+  ekThumbprint: checkedString(ekThumbprintProblem).transform(normalizeEkThumbprint).optional(),
+}).superRefine((tpm, context) => {
+  if (tpm.enabled && tpm.ekThumbprint === undefined) {
+    context.addIssue({ code: "custom", path: ["ekThumbprint"], message: "is required when tpm.enabled is true" });
+  }
+});
+
+export const SiteSpecHostSchema = mapping({
+  /** DNS-1123 label; becomes the Kubernetes node name. */
+  name: checkedString(hostNameProblem),
+  /** IPv4 or IPv6; read in any valid spelling and kept in canonical form. */
+  ip: checkedString(ipProblem).transform(normalizeIp),
+  /** Absent: the host is not attested. */
+  attestation: mapping({ tpm: TpmAttestationSchema }).optional(),
+});
+
+const HostsSchema = z
+  .array(SiteSpecHostSchema, { error: typeMessage("a list of hosts") })
+  .min(1, { error: "must list at least one host" })
+  .superRefine(
+    (hosts, context) => {
+      // Runs even when some hosts are invalid (`when` below), so that a duplicate is
+      // reported alongside every other problem; hence the defensive reads.
+      if (!Array.isArray(hosts)) return;
+      const names = new FirstSeen<number>();
+      const ips = new FirstSeen<number>();
+      const thumbprints = new FirstSeen<number>();
+      const claim = (seen: FirstSeen<number>, key: string, index: number, field: string[], what: string) => {
+        const earlier = seen.claim(key, key, index);
+        if (earlier !== undefined) {
+          context.addIssue({
+            code: "custom",
+            path: [index, ...field],
+            message: `is a duplicate ${what}: spec.hosts[${earlier.place}] already has it`,
+          });
+        }
+      };
+      hosts.forEach((host: unknown, index) => {
+        if (!isRecord(host)) return;
+        if (typeof host.name === "string" && hostNameProblem(host.name) === undefined) {
+          claim(names, host.name, index, ["name"], "host name");
+        }
+        if (typeof host.ip === "string" && ipProblem(host.ip) === undefined) {
+          claim(ips, ipIdentity(normalizeIp(host.ip)), index, ["ip"], "IP address");
+        }
+        const tpm = isRecord(host.attestation) && isRecord(host.attestation.tpm) ? host.attestation.tpm : undefined;
+        if (tpm && typeof tpm.ekThumbprint === "string" && ekThumbprintProblem(tpm.ekThumbprint) === undefined) {
+          claim(
+            thumbprints,
+            normalizeEkThumbprint(tpm.ekThumbprint),
+            index,
+            ["attestation", "tpm", "ekThumbprint"],
+            "TPM EK thumbprint",
+          );
+        }
+      });
+    },
+    { when: () => true },
+  );
+
+/**
+ * The NVKE site spec: the site's name and the hosts it is built from. The format is
+ * described in docs/sitespec.md. Parsing normalizes IPs and thumbprints and fills in
+ * `spec.agentPort`.
+ */
+export const SiteSpecSchema = mapping({
+  apiVersion: z.literal(SITE_SPEC_API_VERSION, {
+    error: (issue) =>
+      issue.input === undefined ? "is required" : `is not supported; this version reads "${SITE_SPEC_API_VERSION}"`,
+  }),
+  kind: z.literal(SITE_SPEC_KIND, {
+    error: (issue) => (issue.input === undefined ? "is required" : `must be "${SITE_SPEC_KIND}"`),
+  }),
+  metadata: mapping({ name: checkedString(siteNameProblem) }),
+  spec: mapping({
+    agentPort: z
+      .number({ error: typeMessage("a port number") })
+      .int({ error: "must be a whole number from 1 to 65535" })
+      .min(1, { error: "must be a whole number from 1 to 65535" })
+      .max(65535, { error: "must be a whole number from 1 to 65535" })
+      .default(DEFAULT_AGENT_PORT),
+    hosts: HostsSchema,
+  }),
+});
+
+/** A valid site spec, as `SiteSpecSchema` returns it. */
+export type SiteSpec = z.output<typeof SiteSpecSchema>;
+/** One host of a site spec. */
+export type SiteSpecHost = z.output<typeof SiteSpecHostSchema>;
+/** What `SiteSpecSchema` accepts: `spec.agentPort` may be left out. */
+export type SiteSpecInput = z.input<typeof SiteSpecSchema>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

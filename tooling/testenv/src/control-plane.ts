@@ -1,0 +1,390 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync, closeSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { resolveBinDir } from "./binaries.ts";
+import { type ApiResponse, apiRequest, type ControlPlaneClient, connectControlPlane } from "./client.ts";
+import { TestenvError } from "./errors.ts";
+import { renderKubeconfig } from "./kubeconfig.ts";
+import {
+  createCertificateAuthority,
+  createSigningKeyPair,
+  issueClientCertificate,
+  issueServingCertificate,
+} from "./pki.ts";
+
+export interface StartControlPlaneOptions {
+  /** Directory holding kube-apiserver and etcd; default: the output of tooling/k8s-testbin/ensure.sh. */
+  binDir?: string;
+  /** Where certificates, etcd data, kubeconfigs and logs go; default: a new temp dir. Removed by stop(). */
+  dataDir?: string;
+  /** Progress lines (binary build, ports, timings). Default: silent. */
+  log?: (line: string) => void;
+  /** How long to wait for /readyz; default 60 s. */
+  readyTimeoutMs?: number;
+  /** Environment for ensure.sh; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface StartupTimings {
+  /** ensure.sh (a cache hit is a few hundred ms; a cold build takes tens of minutes). */
+  binariesMs: number;
+  /** Certificates and keys. */
+  pkiMs: number;
+  /** From spawning etcd to kube-apiserver's /readyz answering 200. */
+  readyMs: number;
+  /** Spawning etcd to /readyz plus certificates: the warm start, binaries excluded. */
+  totalMs: number;
+}
+
+export interface ControlPlane extends ControlPlaneClient {
+  readonly dataDir: string;
+  readonly pids: { etcd: number; kubeApiserver: number };
+  readonly timings: StartupTimings;
+  /** Settles when etcd or kube-apiserver exits, for whatever reason (stop() included): its name. */
+  readonly exited: Promise<string>;
+  /** Stops kube-apiserver and etcd and removes dataDir. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1, as the kernel hands one out. */
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+interface ControlPlaneLayout {
+  pkiDir: string;
+  etcdDir: string;
+  logDir: string;
+  kubeconfigDir: string;
+  adminKubeconfigPath: string;
+  pidsFile: string;
+}
+
+function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
+  return {
+    pkiDir: join(dataDir, "pki"),
+    etcdDir: join(dataDir, "etcd"),
+    logDir: join(dataDir, "logs"),
+    kubeconfigDir: join(dataDir, "kubeconfigs"),
+    adminKubeconfigPath: join(dataDir, "admin.kubeconfig"),
+    pidsFile: join(dataDir, "pids"),
+  };
+}
+
+interface Ports {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+}
+
+/** etcd's command line: one member on loopback, no fsync (the data is thrown away). */
+function etcdArgs(dir: string, ports: Ports): string[] {
+  const client = `http://127.0.0.1:${ports.etcdClient}`;
+  const peer = `http://127.0.0.1:${ports.etcdPeer}`;
+  return [
+    "--name=testenv",
+    `--data-dir=${dir}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=testenv=${peer}`,
+    "--initial-cluster-state=new",
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+  ];
+}
+
+/** kube-apiserver's command line, envtest-style, with RBAC and client-certificate users. */
+function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports): string[] {
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const pki = (name: string) => join(layout.pkiDir, name);
+  return [
+    "--advertise-address=127.0.0.1",
+    "--bind-address=127.0.0.1",
+    `--secure-port=${ports.apiserver}`,
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    `--cert-dir=${layout.pkiDir}`,
+    `--tls-cert-file=${pki("apiserver.crt")}`,
+    `--tls-private-key-file=${pki("apiserver.key")}`,
+    `--client-ca-file=${pki("ca.crt")}`,
+    "--authorization-mode=RBAC",
+    `--service-account-issuer=${server}`,
+    `--api-audiences=${server}`,
+    `--service-account-key-file=${pki("sa.pub")}`,
+    `--service-account-signing-key-file=${pki("sa.key")}`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--allow-privileged=true",
+    // No controller-manager runs, so no namespace gets a `default` ServiceAccount; without
+    // this, the ServiceAccount admission plugin would reject every Pod.
+    "--disable-admission-plugins=ServiceAccount",
+    "--profiling=false",
+  ];
+}
+
+interface Daemon {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  exited: Promise<void>;
+}
+
+function spawnDaemon(name: string, bin: string, args: string[], logFile: string): Daemon {
+  const fd = openSync(logFile, "a");
+  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<void>((resolvePromise) => {
+    child.once("exit", () => resolvePromise());
+    child.once("error", (error) => {
+      appendFileSync(logFile, `\n${error.message}\n`);
+      resolvePromise();
+    });
+  });
+  return { name, child, logFile, exited };
+}
+
+function alive(daemon: Daemon): boolean {
+  return daemon.child.exitCode === null && daemon.child.signalCode === null && daemon.child.pid !== undefined;
+}
+
+function logTail(daemon: Daemon, lines = 20): string {
+  try {
+    return readFileSync(daemon.logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+async function terminate(daemon: Daemon, graceMs: number): Promise<void> {
+  if (!alive(daemon)) return;
+  daemon.child.kill("SIGTERM");
+  const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), graceMs).unref());
+  if ((await Promise.race([daemon.exited.then(() => "exited" as const), timer])) === "timeout") {
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+  }
+}
+
+// Kills the listed daemons and removes dataDir once this process is gone, however it went
+// (SIGKILL included): a detached sh that checks once a second whether it has been orphaned.
+// `kill -0` alone is not enough: a parent whose own parent never reaps it stays a zombie.
+const watchdogScript = `
+parent=$1 dir=$2
+orphaned() {
+  kill -0 "$parent" 2>/dev/null || return 0
+  ppid=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
+  [ -n "$ppid" ] && [ "$ppid" != "$parent" ]
+}
+while ! orphaned; do sleep 1; done
+pids=$(cut -d' ' -f1 "$dir/pids" 2>/dev/null)
+if [ -n "$pids" ]; then
+  kill -TERM $pids 2>/dev/null
+  i=0
+  while [ $i -lt 50 ]; do
+    up=; for p in $pids; do kill -0 "$p" 2>/dev/null && up=1; done
+    [ -z "$up" ] && break
+    sleep 0.1; i=$((i + 1))
+  done
+  kill -KILL $pids 2>/dev/null
+fi
+rm -rf "$dir"
+`;
+
+function spawnWatchdog(dataDir: string): ChildProcess {
+  const child = spawn("sh", ["-c", watchdogScript, "testenv-watchdog", String(process.pid), dataDir], {
+    detached: true,
+    stdio: "ignore",
+  });
+  child.unref();
+  return child;
+}
+
+async function waitForReady(
+  server: string,
+  tls: { ca: string; cert: string; key: string },
+  daemons: Daemon[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: ApiResponse | Error | undefined;
+  while (Date.now() < deadline) {
+    const dead = daemons.find((daemon) => !alive(daemon));
+    if (dead) {
+      throw new TestenvError(`${dead.name} exited during start-up`, {
+        why: `last lines of ${dead.logFile}:\n${logTail(dead)}`,
+      });
+    }
+    try {
+      last = await apiRequest(server, tls, "GET", "/readyz", undefined, 2_000);
+      if (last.status === 200) return;
+    } catch (error) {
+      last = error as Error;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const detail = last instanceof Error ? last.message : last ? `HTTP ${last.status}: ${last.body.slice(0, 2000)}` : "";
+  const apiserver = daemons.find((daemon) => daemon.name === "kube-apiserver");
+  throw new TestenvError(`kube-apiserver was not ready within ${timeoutMs / 1000} s`, {
+    why: `last /readyz answer: ${detail}${apiserver ? `\nlast lines of ${apiserver.logFile}:\n${logTail(apiserver)}` : ""}`,
+  });
+}
+
+/**
+ * Starts etcd and kube-apiserver on free loopback ports with a throwaway CA, RBAC and a
+ * service-account issuer, and resolves once /readyz answers. Both processes are stopped
+ * by stop(), on this process's exit or SIGINT/SIGTERM/SIGHUP, and by a watchdog if this
+ * process is killed outright.
+ */
+export async function startControlPlane(options: StartControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? (() => {});
+  const t0 = performance.now();
+  const binDir = await resolveBinDir({
+    ...(options.binDir === undefined ? {} : { binDir: options.binDir }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    log: (line) => log(line),
+  });
+  const t1 = performance.now();
+
+  const dataDir = options.dataDir ? resolve(options.dataDir) : await mkdtemp(join(tmpdir(), "nodekit-testenv-"));
+  const layout = controlPlaneLayout(dataDir);
+  await Promise.all(
+    [layout.pkiDir, layout.etcdDir, layout.logDir, layout.kubeconfigDir].map((dir) =>
+      mkdir(dir, { recursive: true, mode: 0o700 }),
+    ),
+  );
+  const watchdog = spawnWatchdog(dataDir);
+
+  const daemons: Daemon[] = [];
+  const killNow = () => {
+    for (const daemon of daemons) if (alive(daemon)) daemon.child.kill("SIGTERM");
+  };
+  const onExit = () => killNow();
+  const onSignal = (signal: NodeJS.Signals) => {
+    killNow();
+    removeHandlers();
+    // Re-raise when nobody else handles it, so the process still dies of the signal.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  function removeHandlers() {
+    process.off("exit", onExit);
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+  process.on("exit", onExit);
+  for (const signal of signals) process.on(signal, onSignal);
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      removeHandlers();
+      const [etcd, apiserver] = daemons;
+      if (apiserver) await terminate(apiserver, 5_000);
+      if (etcd) await terminate(etcd, 3_000);
+      if (watchdog.pid !== undefined) {
+        try {
+          process.kill(watchdog.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
+    })();
+    return stopped;
+  };
+
+  try {
+    const ca = await createCertificateAuthority();
+    const [serving, admin, sa] = await Promise.all([
+      issueServingCertificate(ca),
+      issueClientCertificate(ca, { user: "admin", groups: ["system:masters"] }),
+      createSigningKeyPair(),
+    ]);
+    const files: Record<string, string> = {
+      "ca.crt": ca.certPem,
+      "ca.key": ca.keyPem,
+      "apiserver.crt": serving.certPem,
+      "apiserver.key": serving.keyPem,
+      "admin.crt": admin.certPem,
+      "admin.key": admin.keyPem,
+      "sa.key": sa.privateKeyPem,
+      "sa.pub": sa.publicKeyPem,
+    };
+    await Promise.all(
+      Object.entries(files).map(([name, pem]) => writeFile(join(layout.pkiDir, name), pem, { mode: 0o600 })),
+    );
+    const t2 = performance.now();
+
+    const ports: Ports = { etcdClient: await freePort(), etcdPeer: await freePort(), apiserver: await freePort() };
+    const server = `https://127.0.0.1:${ports.apiserver}`;
+    log(`etcd on 127.0.0.1:${ports.etcdClient}, kube-apiserver on ${server}, data in ${dataDir}`);
+
+    const etcd = spawnDaemon(
+      "etcd",
+      join(binDir, "etcd"),
+      etcdArgs(layout.etcdDir, ports),
+      join(layout.logDir, "etcd.log"),
+    );
+    daemons.push(etcd);
+    const apiserver = spawnDaemon(
+      "kube-apiserver",
+      join(binDir, "kube-apiserver"),
+      kubeApiserverArgs(layout, ports),
+      join(layout.logDir, "kube-apiserver.log"),
+    );
+    daemons.push(apiserver);
+    await writeFile(layout.pidsFile, daemons.map((daemon) => `${daemon.child.pid} ${daemon.name}\n`).join(""));
+
+    await waitForReady(
+      server,
+      { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem },
+      daemons,
+      options.readyTimeoutMs ?? 60_000,
+    );
+    const t3 = performance.now();
+
+    await writeFile(
+      layout.adminKubeconfigPath,
+      renderKubeconfig({ server, caPem: ca.certPem, name: "admin", certPem: admin.certPem, keyPem: admin.keyPem }),
+      { mode: 0o600 },
+    );
+    const client = await connectControlPlane({
+      server,
+      binDir,
+      adminKubeconfigPath: layout.adminKubeconfigPath,
+      kubeconfigDir: layout.kubeconfigDir,
+      pkiDir: layout.pkiDir,
+    });
+    const timings: StartupTimings = {
+      binariesMs: Math.round(t1 - t0),
+      pkiMs: Math.round(t2 - t1),
+      readyMs: Math.round(t3 - t2),
+      totalMs: Math.round(t3 - t1),
+    };
+    log(
+      `ready at ${server} in ${(timings.totalMs / 1000).toFixed(1)} s (certificates ${timings.pkiMs} ms, etcd + kube-apiserver to /readyz ${(timings.readyMs / 1000).toFixed(1)} s; ensure.sh ${(timings.binariesMs / 1000).toFixed(1)} s before that)`,
+    );
+    return {
+      ...client,
+      dataDir,
+      pids: { etcd: etcd.child.pid ?? 0, kubeApiserver: apiserver.child.pid ?? 0 },
+      timings,
+      exited: Promise.race(daemons.map((daemon) => daemon.exited.then(() => daemon.name))),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,18 @@
+import type { TestProject } from "vitest/node";
+import { startControlPlane } from "./control-plane.ts";
+
+/**
+ * Global setup of the vitest project `integration`: one kube-apiserver + etcd per run,
+ * whose connection details reach the test files through `inject("testenv")`
+ * (see useControlPlane in ./vitest.ts). Fails the run, never skips it, when the binaries
+ * cannot be had. NODEKIT_TESTENV_BIN_DIR bypasses tooling/k8s-testbin/ensure.sh.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const binDir = process.env.NODEKIT_TESTENV_BIN_DIR;
+  const plane = await startControlPlane({
+    ...(binDir ? { binDir } : {}),
+    log: (line) => process.stderr.write(`testenv: ${line}\n`),
+  });
+  project.provide("testenv", plane.info);
+  return () => plane.stop();
+}

@@ -1,0 +1,17 @@
+export { ensureScript, type ResolveBinDirOptions, resolveBinDir } from "./binaries.ts";
+export {
+  type ApiResponse,
+  type ControlPlaneClient,
+  type ControlPlaneInfo,
+  connectControlPlane,
+  namespaceName,
+} from "./client.ts";
+export {
+  type ControlPlane,
+  type StartControlPlaneOptions,
+  type StartupTimings,
+  startControlPlane,
+} from "./control-plane.ts";
+export { TestenvError } from "./errors.ts";
+export { kubeconfigFileName, renderKubeconfig } from "./kubeconfig.ts";
+export type { ClientIdentity } from "./pki.ts";

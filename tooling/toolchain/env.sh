@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# Sourced by ./run. Makes sure a Node.js >= 22 and the pinned pnpm are on PATH,
+# fetching both from the npm registry (and nowhere else) when the machine lacks them.
+# Everything fetched is cached per version under the user's cache directory, so a
+# fresh clone on a machine that has run this once starts in well under a second.
+
+NODEKIT_NODE_MAJOR=22
+NODEKIT_PNPM_VERSION=$(sed -n 's/.*"packageManager": *"pnpm@\([^"]*\)".*/\1/p' "$NODEKIT_ROOT/package.json")
+NODEKIT_CACHE=${NODEKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit}
+
+nodekit_log() { printf '%s\n' "$*" >&2; }
+
+nodekit_node_ok() {
+  command -v node >/dev/null 2>&1 || return 1
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || return 1
+  [ "$major" -ge "$NODEKIT_NODE_MAJOR" ]
+}
+
+nodekit_ensure_node() {
+  if nodekit_node_ok; then return 0; fi
+  command -v npm >/dev/null 2>&1 || {
+    nodekit_log "error: Node.js >= $NODEKIT_NODE_MAJOR is required and no npm is available to fetch it."
+    nodekit_log "next: install Node.js $NODEKIT_NODE_MAJOR LTS or newer and run this again."
+    return 1
+  }
+  local os arch pkg dir bin
+  os=$(uname -s | tr '[:upper:]' '[:lower:]')
+  case "$(uname -m)" in x86_64|amd64) arch=x64 ;; aarch64|arm64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+  dir="$NODEKIT_CACHE/toolchain/node-$NODEKIT_NODE_MAJOR-$os-$arch"
+  if [ "$os-$arch" = linux-x64 ] || [ "$os-$arch" = linux-arm64 ] || [ "$os-$arch" = darwin-x64 ] || [ "$os-$arch" = darwin-arm64 ]; then
+    pkg="node-$os-$arch"
+    bin="$dir/node_modules/$pkg/bin"
+  else
+    pkg="node"
+    bin="$dir/node_modules/node/bin"
+  fi
+  if [ ! -x "$bin/node" ]; then
+    nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MAJOR; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
+    local tmp="$dir.tmp.$$"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "$pkg@$NODEKIT_NODE_MAJOR" >&2
+    rm -rf "$dir" && mv "$tmp" "$dir"
+  fi
+  export PATH="$bin:$PATH"
+  nodekit_node_ok || { nodekit_log "error: fetched Node.js in $bin does not run"; return 1; }
+}
+
+nodekit_ensure_pnpm() {
+  if command -v pnpm >/dev/null 2>&1 && [ "$(pnpm -v 2>/dev/null)" = "$NODEKIT_PNPM_VERSION" ]; then return 0; fi
+  local dir="$NODEKIT_CACHE/toolchain/pnpm-$NODEKIT_PNPM_VERSION"
+  if [ ! -x "$dir/node_modules/.bin/pnpm" ]; then
+    nodekit_log "fetching pnpm@$NODEKIT_PNPM_VERSION from the npm registry into $dir"
+    local tmp="$dir.tmp.$$"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "pnpm@$NODEKIT_PNPM_VERSION" >&2
+    rm -rf "$dir" && mv "$tmp" "$dir"
+  fi
+  export PATH="$dir/node_modules/.bin:$PATH"
+}
+
+nodekit_ensure_deps() {
+  local stamp="$NODEKIT_ROOT/node_modules/.nodekit-install-stamp"
+  local want
+  want=$(cat "$NODEKIT_ROOT/pnpm-lock.yaml" "$NODEKIT_ROOT/package.json" "$NODEKIT_ROOT"/{packages,apps,tooling}/*/package.json 2>/dev/null | cksum)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  (cd "$NODEKIT_ROOT" && pnpm install --frozen-lockfile --reporter=append-only >&2)
+  printf '%s' "$want" > "$stamp"
+}

@@ -1,0 +1,44 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { defineConfig } from "vitest/config";
+
+// One project per package: `vitest --project sitespec` runs one package's tests.
+// Sibling packages resolve from source through the "source" export condition, so no
+// build is needed before the unit tests. CLI tests (apps/*/test) run the built CLIs.
+const packageDirs = ["packages", "apps", "tooling"].flatMap((group) =>
+  readdirSync(group, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(group, entry.name, "package.json")))
+    .map((entry) => join(group, entry.name)),
+);
+
+export default defineConfig({
+  resolve: { conditions: ["source"] },
+  test: {
+    projects: [
+      ...packageDirs.map((dir) => ({
+        extends: true,
+        test: {
+          name: dir.split("/")[1],
+          root: dir,
+          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          exclude: ["**/*.int.test.ts", "**/node_modules/**"],
+          testTimeout: 30_000,
+        },
+      })),
+      // Integration tests (*.int.test.ts, any package) against one real kube-apiserver + etcd per
+      // run, started by the global setup (tooling/testenv) and reached through inject("testenv").
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["{packages,apps,tooling}/*/{src,test}/**/*.int.test.ts"],
+          exclude: ["**/node_modules/**"],
+          globalSetup: ["tooling/testenv/src/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
