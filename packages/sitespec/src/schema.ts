@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
 import {
   ekThumbprintProblem,
   FirstSeen,
@@ -10,10 +11,7 @@ import {
   siteNameProblem,
 } from "./fields.ts";
 
-export const SITE_SPEC_API_VERSION = "nvke.io/v1alpha1";
-export const SITE_SPEC_KIND = "SiteSpec";
-/** The port each host's nvke-agent listens on, unless the spec says otherwise. */
-export const DEFAULT_AGENT_PORT = 8443;
+export { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND };
 
 // Messages complete a sentence that starts with the field's path and value, as
 // formatProblem prints them: `field spec.hosts[2].ip: "10.0.0.300" is not a valid ...`.

@@ -1,14 +1,9 @@
 import { hasErrors, type Problem } from "@nodekit/errors";
 import { dump } from "js-yaml";
+import { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
 import { siteNameProblem } from "./fields.ts";
 import { type Host, parseHostsCsv } from "./hosts-csv.ts";
-import {
-  DEFAULT_AGENT_PORT,
-  SITE_SPEC_API_VERSION,
-  SITE_SPEC_KIND,
-  type SiteSpec,
-  type SiteSpecHost,
-} from "./schema.ts";
+import type { SiteSpec, SiteSpecHost } from "./schema.ts";
 
 export interface BuildSiteSpecOptions {
   /** metadata.name: a DNS-1123 label. Not checked here; generateSiteSpec checks it. */

@@ -1,8 +1,9 @@
 import { ExitCode, UserError } from "@nodekit/errors";
-import writeFileAtomicLib from "write-file-atomic";
 
 /** Write a whole file or nothing: a temporary file renamed into place. */
 export async function writeFileAtomic(path: string, content: string, mode: number): Promise<void> {
+  // Loaded here, not at the top: most runs write to stdout and need not pay for it.
+  const { default: writeFileAtomicLib } = await import("write-file-atomic");
   try {
     await writeFileAtomicLib(path, content, { mode });
   } catch (error) {

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { ExitCode, formatProblem, invalidInput, UserError } from "@nodekit/errors";
-import { generateSiteSpec } from "@nodekit/sitespec";
+import { generateSiteSpec } from "@nodekit/sitespec/generate";
 import { writeFileAtomic } from "./files.ts";
 
 export interface GenerateSiteSpecFileOptions {
