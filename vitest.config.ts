@@ -12,7 +12,9 @@ const packageDirs = ["packages", "apps", "tooling"].flatMap((group) =>
 );
 
 export default defineConfig({
+  // Tests run in Vite's SSR environment, which takes its own resolve conditions.
   resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
   test: {
     projects: [
       ...packageDirs.map((dir) => ({

@@ -67,7 +67,12 @@ describe("parseConfig", () => {
     ]);
     expect(problems.every((p) => p.source === source && p.severity === "error")).toBe(true);
     expect(problems.find((p) => p.path?.join(".") === "sites.1.kubeconfig")?.message).toBe("is required");
-    expect(problems.find((p) => p.path?.join(".") === "colour")?.message).toBe("is not a known field");
+    expect(problems.find((p) => p.path?.join(".") === "colour")?.message).toBe(
+      "is not a known field; the fields here are apiVersion, kind, activeSite, sites",
+    );
+    expect(problems.find((p) => p.path?.join(".") === "sites.1.token")?.message).toBe(
+      "is not a known field; the fields here are name, url, kubeconfig",
+    );
   });
 
   it("reports an activeSite that names no site, and duplicate names", () => {

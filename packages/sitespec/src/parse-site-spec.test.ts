@@ -103,12 +103,12 @@ spec:
     expect(formatted(text)).toEqual([
       'sitespec.yaml:1: field apiVersion: "nvke.io/v1beta1" is not supported; this version reads "nvke.io/v1alpha1"',
       'sitespec.yaml:4: field metadata.name: "Lab" is not a valid site name: it contains uppercase letters; a site name names the site cluster and its kubeconfig, so it must be a DNS-1123 label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit',
-      'sitespec.yaml:6: field spec.agentport: "9443" is not a known field; the fields here are agentPort, hosts',
+      "sitespec.yaml:6: field spec.agentport: is not a known field; the fields here are agentPort, hosts",
       "sitespec.yaml:11: field spec.hosts[0].attestation.tpm.ekThumbprint: is required when tpm.enabled is true",
       'sitespec.yaml:13: field spec.hosts[1].name: "node-1" is a duplicate host name: spec.hosts[0] already has it',
       'sitespec.yaml:15: field spec.hosts[1].attestation.tpm.enabled: "yes" must be true or false',
       'sitespec.yaml:15: field spec.hosts[1].attestation.tpm.ekThumbprint: "abc" is not a valid TPM EK thumbprint: expected the SHA-256 digest of the TPM endorsement key as 64 hex digits, optionally written as colon-separated pairs (found 3 hex digits)',
-      'sitespec.yaml:16: field spec.hosts[2].role: "worker" is not a known field; the fields here are name, ip, attestation',
+      "sitespec.yaml:16: field spec.hosts[2].role: is not a known field; the fields here are name, ip, attestation",
       'sitespec.yaml:16: field spec.hosts[2].ip: "::1" is a duplicate IP address: spec.hosts[1] already has it',
       "sitespec.yaml:17: field spec.hosts[3].name: is required",
     ]);
@@ -165,13 +165,13 @@ spec:
 describe("files that are not one YAML mapping", () => {
   test("invalid YAML is one problem on its line", () => {
     expect(parse("apiVersion: nvke.io/v1alpha1\nkind: [SiteSpec\n").problems).toEqual([
-      { severity: "error", source, line: 3, message: expect.stringMatching(/^is not valid YAML: /) },
+      { severity: "error", source, line: 3, column: 1, message: expect.stringMatching(/^is not valid YAML: /) },
     ]);
   });
 
   test("a key given twice is invalid YAML, on the second key's line", () => {
     expect(formatted("kind: SiteSpec\nmetadata: {}\nkind: SiteSpec\n")).toEqual([
-      "sitespec.yaml:3: is not valid YAML: duplicated mapping key",
+      "sitespec.yaml:3: column 1: is not valid YAML: duplicated mapping key",
     ]);
   });
 

@@ -1,0 +1,5 @@
+export type { FieldPath } from "./locate.ts";
+export { readableMessage } from "./messages.ts";
+export { type ParseYamlOptions, parseYamlWith } from "./parse-yaml.ts";
+export { type LocatedDocument, type ReadYamlOptions, type ReadYamlResult, readYamlDocuments } from "./read.ts";
+export { type Validated, type ValidateOptions, validateDocument } from "./validate.ts";

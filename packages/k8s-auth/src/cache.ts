@@ -1,0 +1,174 @@
+import { createHash } from "node:crypto";
+import { chmod, mkdir, readFile, rm } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import writeFileAtomic from "write-file-atomic";
+import { z } from "zod";
+import type { ObjectRef } from "./constants.ts";
+
+/** Token files hold bearer tokens: only their owner may read them. */
+export const CACHE_FILE_MODE = 0o600;
+export const CACHE_DIR_MODE = 0o700;
+
+/** A token is renewed this long before it expires: 10% of its lifetime, at least a minute. */
+export const MIN_REFRESH_MARGIN_MS = 60_000;
+export const REFRESH_MARGIN_FRACTION = 0.1;
+
+/** Which cache file: one per site and ServiceAccount. */
+export interface CacheKey {
+  readonly site: string;
+  readonly serviceAccount: ObjectRef;
+  /**
+   * Which cluster credentials the entry came from ("file:/abs/path" or "server:… user:…").
+   * An entry written for another kubeconfig is not used.
+   */
+  readonly source: string;
+}
+
+export type CacheEntry =
+  | {
+      readonly auth: "on";
+      readonly audience: string;
+      /** The auth ConfigMap the audience came from. */
+      readonly configMap: ObjectRef;
+      readonly token: string;
+      readonly issuedAt: Date;
+      readonly expiresAt: Date;
+    }
+  | {
+      /** No auth ConfigMap existed when this was written; believed until expiresAt. */
+      readonly auth: "off";
+      readonly checkedAt: Date;
+      readonly expiresAt: Date;
+    };
+
+export type CacheLookup =
+  | { readonly kind: "hit"; readonly entry: CacheEntry }
+  | { readonly kind: "miss" }
+  /** A file exists but cannot be used; `reason` never quotes its contents. */
+  | { readonly kind: "ignored"; readonly reason: string };
+
+const ref = z.object({ namespace: z.string().min(1), name: z.string().min(1) });
+const instant = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+const fileSchema = z.object({
+  version: z.literal(1),
+  site: z.string(),
+  source: z.string(),
+  serviceAccount: ref,
+  state: z.discriminatedUnion("auth", [
+    z.object({
+      auth: z.literal("on"),
+      audience: z.string().min(1),
+      configMap: ref,
+      token: z.string().min(1),
+      issuedAt: instant,
+      expiresAt: instant,
+    }),
+    z.object({ auth: z.literal("off"), checkedAt: instant, expiresAt: instant }),
+  ]),
+});
+
+/**
+ * nvkectl's token cache directory: `$XDG_CACHE_HOME/nvkectl/tokens`, else
+ * `~/.cache/nvkectl/tokens`. A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+ */
+export function defaultTokenCacheDir(env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), ".cache");
+  return join(base, "nvkectl", "tokens");
+}
+
+/**
+ * `<cacheDir>/<site>/<namespace>_<name>.json`. A site name that is not a plain file name
+ * is hashed (`_<sha256>`); `_` cannot start a plain name, nor appear in a Kubernetes name.
+ */
+export function cacheFilePath(cacheDir: string, key: Pick<CacheKey, "site" | "serviceAccount">): string {
+  return join(cacheDir, siteDirName(key.site), `${key.serviceAccount.namespace}_${key.serviceAccount.name}.json`);
+}
+
+function siteDirName(site: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(site)) return site;
+  return `_${createHash("sha256").update(site).digest("hex").slice(0, 32)}`;
+}
+
+/** When a cached entry stops being used: expiry minus the refresh margin (auth off: expiry). */
+export function refreshAt(entry: CacheEntry): Date {
+  if (entry.auth === "off") return entry.expiresAt;
+  const lifetime = entry.expiresAt.getTime() - entry.issuedAt.getTime();
+  const margin = Math.max(MIN_REFRESH_MARGIN_MS, REFRESH_MARGIN_FRACTION * lifetime);
+  return new Date(entry.expiresAt.getTime() - margin);
+}
+
+export function isFresh(entry: CacheEntry, now: Date): boolean {
+  return now.getTime() < refreshAt(entry).getTime();
+}
+
+/** The entry for this site, ServiceAccount and kubeconfig, fresh or not. Never throws. */
+export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheLookup> {
+  const path = cacheFilePath(cacheDir, key);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = errnoCode(error);
+    return code === "ENOENT" ? { kind: "miss" } : { kind: "ignored", reason: `${path} cannot be read (${code})` };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text, which holds a token: say only that it is not JSON.
+    return { kind: "ignored", reason: `${path} is not valid JSON; it will be replaced` };
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
+    return { kind: "ignored", reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced` };
+  }
+  const file = parsed.data;
+  if (
+    file.site !== key.site ||
+    file.serviceAccount.namespace !== key.serviceAccount.namespace ||
+    file.serviceAccount.name !== key.serviceAccount.name
+  ) {
+    return { kind: "ignored", reason: `${path} belongs to another site or ServiceAccount; it will be replaced` };
+  }
+  if (file.source !== key.source) {
+    return { kind: "ignored", reason: `${path} was written for other cluster credentials; it will be replaced` };
+  }
+  return { kind: "hit", entry: file.state };
+}
+
+/** Writes the entry atomically (temporary file + rename), file 0600 in 0700 directories. */
+export async function writeCache(cacheDir: string, key: CacheKey, entry: CacheEntry): Promise<string> {
+  const path = cacheFilePath(cacheDir, key);
+  const siteDir = join(cacheDir, siteDirName(key.site));
+  await mkdir(siteDir, { recursive: true, mode: CACHE_DIR_MODE });
+  // mkdir's mode only applies to directories it creates; these two are ours either way.
+  await chmod(cacheDir, CACHE_DIR_MODE);
+  await chmod(siteDir, CACHE_DIR_MODE);
+  const state =
+    entry.auth === "on"
+      ? { ...entry, issuedAt: entry.issuedAt.toISOString(), expiresAt: entry.expiresAt.toISOString() }
+      : { ...entry, checkedAt: entry.checkedAt.toISOString(), expiresAt: entry.expiresAt.toISOString() };
+  const file = {
+    version: 1,
+    site: key.site,
+    source: key.source,
+    serviceAccount: { namespace: key.serviceAccount.namespace, name: key.serviceAccount.name },
+    state,
+  };
+  await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { mode: CACHE_FILE_MODE });
+  return path;
+}
+
+/** Drops the entry; a missing file is fine. */
+export async function removeCache(cacheDir: string, key: Pick<CacheKey, "site" | "serviceAccount">): Promise<void> {
+  await rm(cacheFilePath(cacheDir, key), { force: true });
+}
+
+function errnoCode(error: unknown): string {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : String(error);
+}

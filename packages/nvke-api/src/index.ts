@@ -1,0 +1,20 @@
+export {
+  createNvkeClient,
+  excerpt,
+  type ListNodePoolsOptions,
+  type MergePatch,
+  type NvkeClient,
+  NvkeClientErrorCode,
+  type NvkeClientOptions,
+  type PageOptions,
+} from "./client.ts";
+export { applyMergePatch, isPlainObject } from "./merge-patch.ts";
+export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
+export * from "./schemas.ts";
+export {
+  issuesToDetails,
+  issuesToProblems,
+  type ParsedRequest,
+  type ParseRequestOptions,
+  parseRequest,
+} from "./validate.ts";

@@ -1,0 +1,107 @@
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { AUTH_CONFIGMAP_CANDIDATES, type RunningEmulator, startEmulator } from "./index.ts";
+import { authOff, authOn, coreFor, FAST, mintToken, randomSuffix, stateFile } from "./test-support.ts";
+
+interface Answer {
+  status: number;
+  body: { error?: { code: number; reason: string; message: string }; items?: unknown[] };
+}
+
+async function get(url: string, authorization?: string): Promise<Answer> {
+  const response = await fetch(`${url}/api/v1/clusters`, {
+    headers: authorization === undefined ? {} : { authorization },
+  });
+  return { status: response.status, body: (await response.json()) as Answer["body"] };
+}
+
+describe("auth exactly like the controller: the auth ConfigMap, then a TokenReview for its audience", () => {
+  let emulator: RunningEmulator;
+  let core: ReturnType<typeof coreFor>;
+  const audience = `nvke-test-${randomSuffix()}`;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    const plane = await useControlPlane();
+    core = coreFor(plane.adminKubeconfigPath);
+    await authOff(core);
+    emulator = await startEmulator({
+      kubeconfigPath: plane.adminKubeconfigPath,
+      stateFile: await stateFile(),
+      timing: FAST,
+      clustersNamespace: await plane.createNamespace("nvke-clusters"),
+      authConfigTtlMs: 0,
+      log: (line) => logs.push(line),
+    });
+  });
+  afterAll(async () => {
+    await emulator?.stop();
+    await authOff(core);
+  });
+
+  test("with no auth ConfigMap anywhere, auth is off and a bare request is served", async () => {
+    await authOff(core);
+    expect((await get(emulator.url)).status).toBe(200);
+  });
+
+  test("with nvke-auth-config in nke-controller, a bare request is 401 with the error body", async () => {
+    await authOn(core, audience);
+    const answer = await get(emulator.url);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toEqual({
+      code: 401,
+      reason: "Unauthorized",
+      message: `authentication required: send a bearer token for audience "${audience}"`,
+    });
+  });
+
+  test("a TokenRequest token for nke-clients/nke-client with the audience is accepted", async () => {
+    await authOn(core, audience);
+    const token = await mintToken(core, audience);
+    const answer = await get(emulator.url, `Bearer ${token}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.items).toEqual([]);
+    // And the log names the identity, never the token
+    expect(logs.join("\n")).toContain("user=system:serviceaccount:nke-clients:nke-client");
+    expect(logs.join("\n")).not.toContain(token);
+  });
+
+  test("a real token for another audience is 401", async () => {
+    await authOn(core, audience);
+    const token = await mintToken(core, "someone-else");
+    const answer = await get(emulator.url, `Bearer ${token}`);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error?.message).toMatch(new RegExp(`^bearer token rejected for audience "${audience}"`));
+    expect(answer.body.error?.message).not.toContain(token);
+  });
+
+  test("a made-up token and a malformed header are 401", async () => {
+    await authOn(core, audience);
+    expect((await get(emulator.url, "Bearer not-a-real-token")).status).toBe(401);
+    const malformed = await get(emulator.url, "Basic dXNlcjpwYXNz");
+    expect(malformed.status).toBe(401);
+    expect(malformed.body.error?.message).toBe('the Authorization header is not "Bearer <token>"');
+  });
+
+  test("the search falls back to nke-auth-config in cloud-workflow-engine, and reads the audience there", async () => {
+    await authOff(core);
+    const fallback = AUTH_CONFIGMAP_CANDIDATES[3];
+    const otherAudience = `legacy-${randomSuffix()}`;
+    await authOn(core, otherAudience, fallback);
+    expect((await get(emulator.url)).status).toBe(401);
+    expect((await get(emulator.url, `Bearer ${await mintToken(core, otherAudience)}`)).status).toBe(200);
+    expect((await get(emulator.url, `Bearer ${await mintToken(core, audience)}`)).status).toBe(401);
+
+    // And an earlier candidate wins over a later one
+    await authOn(core, audience, AUTH_CONFIGMAP_CANDIDATES[0]);
+    expect((await get(emulator.url, `Bearer ${await mintToken(core, audience)}`)).status).toBe(200);
+  });
+
+  test("flipping auth off again serves bare requests; /healthz and /api/docs never need a token", async () => {
+    await authOn(core, audience);
+    expect((await fetch(`${emulator.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${emulator.url}/api/docs`)).status).toBe(200);
+    await authOff(core);
+    expect((await get(emulator.url)).status).toBe(200);
+  });
+});

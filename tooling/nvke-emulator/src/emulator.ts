@@ -1,0 +1,591 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  buildOpenApiDocument,
+  type Cluster,
+  isPlainObject,
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  MERGE_PATCH_CONTENT_TYPE,
+} from "@nodekit/nvke-api";
+import { ApiError, badRequest, notFound } from "./api-error.ts";
+import { Authenticator } from "./auth.ts";
+import {
+  type ControllerContext,
+  createCluster,
+  createClusterRelease,
+  createMachineImage,
+  createNodePool,
+  createNodePoolRelease,
+  deleteCluster,
+  deleteNodePool,
+  getClusterRecord,
+  getNodePoolRecord,
+  patchCluster,
+  patchNodePool,
+} from "./controller.ts";
+import { renderTenantKubeconfig } from "./kubeconfig.ts";
+import { connectSite, type SiteCluster } from "./site.ts";
+import {
+  advance,
+  DEFAULT_TIMING,
+  type EmulatorState,
+  iso,
+  markReady,
+  nextDueAt,
+  renderNodePool,
+  type Timing,
+} from "./state.ts";
+import { StateStore } from "./store.ts";
+
+export interface EmulatorOptions {
+  /** Kubeconfig of the site cluster: auth ConfigMap, TokenReviews and kubeconfig Secrets go there. */
+  kubeconfigPath: string;
+  /** The state file (JSON, written atomically); an existing one is resumed. */
+  stateFile: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  timing?: Partial<Timing>;
+  /** When off, deleting a cluster's last joined control-plane pool is refused (default on). */
+  controlPlaneController?: boolean;
+  /** Where the `<cluster>-kubeconfig` Secrets go (default `nvke-clusters`). */
+  clustersNamespace?: string;
+  /** How long the auth ConfigMap search is reused (default 1000 ms; 0: every request). */
+  authConfigTtlMs?: number;
+  /** One line per request and per background failure (default: nothing). */
+  log?: (line: string) => void;
+  /** The clock (ms since the epoch); tests may pass their own. */
+  now?: () => number;
+  /** Instead of kubeconfigPath: the site as an object (tests, or a fake for unit use). */
+  site?: SiteCluster;
+}
+
+/** Emulator-only fault injection: how the next requests are answered instead of normally. */
+export type ChaosMode = "html500" | "json500" | "json503" | "hang" | "reset";
+
+export interface SeedOptions {
+  /** How many clusters to add. */
+  clusters: number;
+  /** Names are `<namePrefix>-<n>` (default `seed`). */
+  namePrefix?: string;
+}
+
+export interface RunningEmulator {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Stops serving, finishes background work and writes the state file. */
+  stop(): Promise<void>;
+  /** The next `count` API requests are answered with `mode` (emulator-only; also `POST /_emulator/chaos`). */
+  chaos(mode: ChaosMode, count?: number): void;
+  /** Adds Ready clusters in bulk, without kubeconfig Secrets (emulator-only; also `POST /_emulator/seed`). */
+  seed(options: SeedOptions): Promise<{ created: number }>;
+  /** Settles every due transition and kubeconfig Secret now (tests use it instead of sleeping). */
+  reconcile(): Promise<void>;
+  readonly state: EmulatorState;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** Starts the NVKE controller emulator; resolves once it is listening. */
+export async function startEmulator(options: EmulatorOptions): Promise<RunningEmulator> {
+  const timing: Timing = { ...DEFAULT_TIMING, ...options.timing };
+  const now = options.now ?? Date.now;
+  const log = options.log ?? (() => {});
+  const clustersNamespace = options.clustersNamespace ?? "nvke-clusters";
+  const site = options.site ?? connectSite(options.kubeconfigPath);
+  const auth = new Authenticator(site, {
+    ...(options.authConfigTtlMs === undefined ? {} : { configTtlMs: options.authConfigTtlMs }),
+    now,
+  });
+  // Fail at start, not on the first request, when the site cluster cannot be reached.
+  const initialAuth = await auth.currentConfig().catch((error: unknown) => {
+    throw new Error(
+      `cannot reach the site cluster at ${site.server} with ${options.kubeconfigPath}: ${(error as Error).message}`,
+    );
+  });
+  log(
+    initialAuth.mode === "on"
+      ? `auth on: audience "${initialAuth.audience}" from ${initialAuth.source}`
+      : initialAuth.mode === "off"
+        ? "auth off: no auth ConfigMap in nke-controller or cloud-workflow-engine"
+        : `auth misconfigured: ${initialAuth.message}`,
+  );
+  const store = await StateStore.open(options.stateFile);
+  const { state } = store;
+  const openApi = JSON.stringify(buildOpenApiDocument());
+  const chaosQueue: ChaosMode[] = [];
+  const context = (): ControllerContext => ({
+    now: now(),
+    timing,
+    controlPlaneController: options.controlPlaneController ?? true,
+    clustersNamespace,
+    newId: randomUUID,
+  });
+
+  // ---- background work: transitions on time, kubeconfig Secrets in the site cluster
+  let timer: NodeJS.Timeout | undefined;
+  let reconciling: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  let retryAt: number | undefined;
+
+  const persist = () =>
+    store
+      .persist()
+      .catch((error: unknown) => log(`cannot write state file ${store.path}: ${(error as Error).message}`));
+
+  async function reconcileOnce(): Promise<void> {
+    let changed = advance(state, now(), timing);
+    retryAt = undefined;
+    for (const name of [...state.secretsToDelete]) {
+      try {
+        await site.deleteKubeconfigSecret(clustersNamespace, name);
+        state.secretsToDelete = state.secretsToDelete.filter((n) => n !== name);
+        changed = true;
+      } catch (error) {
+        log(`cannot delete Secret ${clustersNamespace}/${name}-kubeconfig: ${(error as Error).message}; retrying`);
+        retryAt = now() + 1000;
+      }
+    }
+    for (const [id, record] of Object.entries(state.clusters)) {
+      if (record.kubeconfigSecret !== "pending" || record.cluster.status.phase !== "Provisioning") continue;
+      const { cluster } = record;
+      try {
+        const kubeconfig = await renderTenantKubeconfig({
+          clusterName: cluster.name,
+          clusterID: cluster.id,
+          server: cluster.status.controlPlaneEndpoint ?? `https://${cluster.name}:6443`,
+        });
+        await site.writeKubeconfigSecret(clustersNamespace, cluster.name, kubeconfig);
+        if (state.clusters[id] === record && record.kubeconfigSecret === "pending") {
+          record.kubeconfigSecret = "written";
+          if (record.cluster.status.phase === "Provisioning") markReady(record, timing);
+        }
+        changed = true;
+      } catch (error) {
+        const message = `cannot write the kubeconfig Secret ${clustersNamespace}/${cluster.name}-kubeconfig: ${(error as Error).message}`;
+        log(`${message}; retrying`);
+        cluster.status = { ...cluster.status, message: `waiting: ${message}` };
+        retryAt = now() + 1000;
+      }
+    }
+    if (advance(state, now(), timing)) changed = true;
+    if (changed) void persist();
+  }
+
+  function reconcile(): Promise<void> {
+    if (reconciling !== undefined) {
+      again = true;
+      return reconciling;
+    }
+    reconciling = (async () => {
+      try {
+        do {
+          again = false;
+          await reconcileOnce();
+        } while (again && !stopped);
+      } finally {
+        reconciling = undefined;
+        schedule();
+      }
+    })();
+    return reconciling;
+  }
+
+  function schedule(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (stopped) return;
+    const candidates = [nextDueAt(state, timing), retryAt].filter((t): t is number => t !== undefined);
+    const pending = Object.values(state.clusters).some(
+      (r) => r.kubeconfigSecret === "pending" && r.cluster.status.phase === "Provisioning",
+    );
+    if (pending && retryAt === undefined) candidates.push(now());
+    if (candidates.length === 0) return;
+    const delay = Math.min(Math.max(0, Math.min(...candidates) - now()), 2_147_483_647);
+    timer = setTimeout(() => void reconcile(), delay);
+    timer.unref();
+  }
+
+  /** Before answering: bring the state to now, and let the reconciler pick up what fell due. */
+  function settle(): void {
+    if (advance(state, now(), timing)) {
+      void persist();
+      void reconcile();
+    }
+  }
+
+  async function mutate<T>(operation: (ctx: ControllerContext) => T): Promise<T> {
+    settle();
+    const result = operation(context());
+    // The answer waits for the state file, so what a client was told survives a restart.
+    await store.persist();
+    schedule();
+    return result;
+  }
+
+  // ---- HTTP
+  type Route = (req: IncomingMessage, params: string[], query: URLSearchParams) => Promise<[number, unknown]>;
+
+  function paginate<T>(
+    items: T[],
+    key: (item: T) => string,
+    query: URLSearchParams,
+  ): { items: T[]; continue?: string } {
+    const limitText = query.get("limit");
+    const limit = limitText === null ? LIST_LIMIT_DEFAULT : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+      throw badRequest(`limit must be a whole number from 1 to ${LIST_LIMIT_MAX}; got "${limitText}"`);
+    }
+    const token = query.get("continue");
+    let after: string | undefined;
+    if (token !== null && token !== "") {
+      try {
+        const decoded = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as {
+          v?: unknown;
+          after?: unknown;
+        };
+        if (decoded.v !== 1 || typeof decoded.after !== "string") throw new Error("bad token");
+        after = decoded.after;
+      } catch {
+        throw badRequest("the continue token is not valid; list again without it");
+      }
+    }
+    const keyed = items.map((item) => ({ item, key: key(item) }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    let start = 0;
+    if (after !== undefined) {
+      let lo = 0;
+      let hi = keyed.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((keyed[mid]?.key ?? "") <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    const page = keyed.slice(start, start + limit);
+    const last = page.at(-1);
+    const more = start + limit < keyed.length && last !== undefined;
+    return {
+      items: page.map((entry) => entry.item),
+      ...(more ? { continue: Buffer.from(JSON.stringify({ v: 1, after: last.key })).toString("base64url") } : {}),
+    };
+  }
+
+  const nameFilter = <T extends { name: string }>(items: T[], query: URLSearchParams) => {
+    const name = query.get("name");
+    return name === null ? items : items.filter((item) => item.name === name);
+  };
+
+  const routes: Array<{ method: string; pattern: RegExp; handle: Route }> = [];
+  const route = (method: string, path: string, handle: Route) =>
+    routes.push({ method, pattern: new RegExp(`^${path.replace(/\{id\}/g, "([^/]+)")}$`), handle });
+
+  route("GET", "/api/v1/clusters", async (_req, _params, query) => {
+    settle();
+    const clusters = nameFilter(
+      Object.values(state.clusters).map((record) => record.cluster),
+      query,
+    );
+    return [200, paginate(clusters, (cluster: Cluster) => cluster.name, query)];
+  });
+  route("POST", "/api/v1/clusters", async (req) => {
+    const body = await readJson(req, "application/json");
+    return [202, await mutate((ctx) => createCluster(state, body, ctx))];
+  });
+  route("GET", "/api/v1/clusters/{id}", async (_req, [id = ""]) => {
+    settle();
+    return [200, getClusterRecord(state, id).cluster];
+  });
+  route("PATCH", "/api/v1/clusters/{id}", async (req, [id = ""]) => {
+    const body = await readJson(req, MERGE_PATCH_CONTENT_TYPE);
+    return [200, await mutate((ctx) => patchCluster(state, id, body, ctx))];
+  });
+  route("DELETE", "/api/v1/clusters/{id}", async (_req, [id = ""]) => [
+    202,
+    await mutate((ctx) => deleteCluster(state, id, ctx)),
+  ]);
+
+  route("GET", "/api/v1/nodepools", async (_req, _params, query) => {
+    settle();
+    const clusterID = query.get("clusterID");
+    if (clusterID !== null && state.clusters[clusterID] === undefined) throw notFound(`cluster ${clusterID} not found`);
+    const records = Object.values(state.nodePools).filter(
+      (record) => clusterID === null || record.pool.clusterID === clusterID,
+    );
+    const pools = nameFilter(
+      records.map((record) => renderNodePool(state, record)),
+      query,
+    );
+    return [200, paginate(pools, (pool) => `${pool.clusterName}\u0000${pool.name}`, query)];
+  });
+  route("POST", "/api/v1/nodepools", async (req) => {
+    const body = await readJson(req, "application/json");
+    return [202, await mutate((ctx) => createNodePool(state, body, ctx))];
+  });
+  route("GET", "/api/v1/nodepools/{id}", async (_req, [id = ""]) => {
+    settle();
+    return [200, renderNodePool(state, getNodePoolRecord(state, id))];
+  });
+  route("PATCH", "/api/v1/nodepools/{id}", async (req, [id = ""]) => {
+    const body = await readJson(req, MERGE_PATCH_CONTENT_TYPE);
+    return [200, await mutate((ctx) => patchNodePool(state, id, body, ctx))];
+  });
+  route("DELETE", "/api/v1/nodepools/{id}", async (_req, [id = ""]) => [
+    202,
+    await mutate((ctx) => deleteNodePool(state, id, ctx)),
+  ]);
+
+  const releaseKinds = [
+    { path: "machineimages", noun: "machine image", map: () => state.machineImages, create: createMachineImage },
+    {
+      path: "clusterreleases",
+      noun: "cluster release",
+      map: () => state.clusterReleases,
+      create: createClusterRelease,
+    },
+    {
+      path: "nodepoolreleases",
+      noun: "node pool release",
+      map: () => state.nodePoolReleases,
+      create: createNodePoolRelease,
+    },
+  ] as const;
+  for (const kind of releaseKinds) {
+    route("GET", `/api/v1/${kind.path}`, async (_req, _params, query) => {
+      const items = nameFilter(Object.values(kind.map()) as Array<{ name: string }>, query);
+      return [200, paginate(items, (item) => item.name, query)];
+    });
+    route("POST", `/api/v1/${kind.path}`, async (req) => {
+      const body = await readJson(req, "application/json");
+      return [201, await mutate((ctx) => kind.create(state, body, ctx))];
+    });
+    route("GET", `/api/v1/${kind.path}/{id}`, async (_req, [id = ""]) => {
+      const item = (kind.map() as Record<string, unknown>)[id];
+      if (item === undefined) throw notFound(`${kind.noun} ${id} not found`);
+      return [200, item];
+    });
+  }
+
+  async function seed(seedOptions: SeedOptions): Promise<{ created: number }> {
+    const prefix = seedOptions.namePrefix ?? "seed";
+    const at = now();
+    const release = Object.values(state.clusterReleases)[0];
+    const taken = new Set(Object.values(state.clusters).map((record) => record.cluster.name));
+    let created = 0;
+    for (let n = 0; created < seedOptions.clusters; n++) {
+      const name = `${prefix}-${n}`;
+      if (taken.has(name)) continue;
+      const id = randomUUID();
+      state.clusters[id] = {
+        createdMs: at - timing.provisionMs,
+        readyMs: at,
+        kubeconfigSecret: "skipped",
+        cluster: {
+          id,
+          name,
+          description: "seeded by the NVKE emulator",
+          provider: "capd",
+          clusterReleaseID: release?.id ?? "00000000-0000-4000-8000-000000000000",
+          clusterReleaseName: release?.name ?? "seed",
+          kubernetesVersion: release?.kubernetesVersion ?? "v1.31.4",
+          controlPlaneConfig: { replicas: 1, nodeNamePrefix: `${name}-cp` },
+          network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
+          infra: {
+            machineTemplate: {
+              apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+              kind: "DockerMachineTemplate",
+              spec: {},
+            },
+          },
+          labels: { "nvke-emulator/seeded": "true" },
+          status: {
+            phase: "Ready",
+            controlPlaneReady: true,
+            controlPlaneEndpoint: `https://${name}.seed.tenants.nvke.internal:6443`,
+          },
+          createdAt: iso(at),
+          updatedAt: iso(at),
+        },
+      };
+      created++;
+    }
+    await store.persist();
+    return { created };
+  }
+
+  async function emulatorRoute(req: IncomingMessage, path: string): Promise<[number, unknown]> {
+    if (req.method !== "POST") throw new ApiError(405, `${req.method} is not allowed on ${path}`);
+    const body = await readJson(req, "application/json");
+    if (!isPlainObject(body)) throw badRequest("the body must be a JSON object");
+    if (path === "/_emulator/chaos") {
+      const modes: ChaosMode[] = ["html500", "json500", "json503", "hang", "reset"];
+      const mode = body.mode as ChaosMode;
+      const count = body.count === undefined ? 1 : Number(body.count);
+      if (!modes.includes(mode) || !Number.isInteger(count) || count < 1) {
+        throw badRequest(`chaos takes {"mode": one of ${modes.join(", ")}, "count"?: n ≥ 1}`);
+      }
+      for (let i = 0; i < count; i++) chaosQueue.push(mode);
+      return [200, { queued: chaosQueue.length }];
+    }
+    if (path === "/_emulator/seed") {
+      const clusters = Number(body.clusters);
+      if (!Number.isInteger(clusters) || clusters < 1 || clusters > 100_000) {
+        throw badRequest('seed takes {"clusters": n (1 to 100000), "namePrefix"?: string}');
+      }
+      return [
+        200,
+        await seed({ clusters, ...(typeof body.namePrefix === "string" ? { namePrefix: body.namePrefix } : {}) }),
+      ];
+    }
+    throw notFound(`no emulator route ${path}`);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", "http://emulator");
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    let status = 500;
+    let user: string | undefined;
+    try {
+      if (path.startsWith("/_emulator/")) {
+        const [code, body] = await emulatorRoute(req, path);
+        status = code;
+        return sendJson(res, code, body);
+      }
+      const chaos = chaosQueue.shift();
+      if (chaos !== undefined) {
+        status = applyChaos(chaos, req, res);
+        return;
+      }
+      if (path === "/healthz" && req.method === "GET") {
+        status = 200;
+        return sendJson(res, 200, { status: "ok" });
+      }
+      if (path === "/api/docs" && req.method === "GET") {
+        status = 200;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(openApi);
+        return;
+      }
+      const matches = routes.filter((r) => r.pattern.test(path));
+      if (matches.length === 0) throw notFound(`no route for ${req.method} ${path}`);
+      user = await auth.authenticate(req.headers.authorization);
+      const match = matches.find((r) => r.method === req.method);
+      if (match === undefined) {
+        res.setHeader("allow", matches.map((r) => r.method).join(", "));
+        throw new ApiError(
+          405,
+          `${req.method} is not allowed on ${path}; use ${matches.map((r) => r.method).join(" or ")}`,
+        );
+      }
+      const params = (match.pattern.exec(path) ?? []).slice(1).map(decodeURIComponent);
+      const [code, body] = await match.handle(req, params, url.searchParams);
+      status = code;
+      sendJson(res, code, body);
+    } catch (error) {
+      const apiError =
+        error instanceof ApiError
+          ? error
+          : new ApiError(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
+      if (!(error instanceof ApiError))
+        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? error}`);
+      status = apiError.status;
+      if (!res.headersSent) sendJson(res, apiError.status, apiError.toBody());
+    } finally {
+      const who = user === undefined ? "" : ` user=${user}`;
+      log(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms${who}`);
+    }
+  }
+
+  const server = createServer((req, res) => void handle(req, res));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  // Resume: anything that fell due while the emulator was down happens now.
+  void reconcile();
+
+  return {
+    url: `http://${host}:${address.port}`,
+    state,
+    chaos(mode, count = 1) {
+      for (let i = 0; i < count; i++) chaosQueue.push(mode);
+    },
+    seed,
+    async reconcile() {
+      await reconcile();
+      while (reconciling !== undefined) await reconciling;
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      while (reconciling !== undefined) await reconciling.catch(() => {});
+      await store.persist();
+    },
+  };
+}
+
+function applyChaos(mode: ChaosMode, req: IncomingMessage, res: ServerResponse): number {
+  req.resume();
+  switch (mode) {
+    case "html500":
+      res.writeHead(500, { "content-type": "text/html" });
+      res.end(
+        "<!DOCTYPE html><html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>\n",
+      );
+      return 500;
+    case "json500":
+      sendJson(res, 500, new ApiError(500, "internal error: emulated failure (chaos)").toBody());
+      return 500;
+    case "json503":
+      sendJson(res, 503, new ApiError(503, "the controller is starting; try again shortly (chaos)").toBody());
+      return 503;
+    case "reset":
+      req.socket.destroy();
+      return 0;
+    case "hang":
+      return 0;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage, expectedType: string): Promise<unknown> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  const accepted =
+    expectedType === MERGE_PATCH_CONTENT_TYPE ? [MERGE_PATCH_CONTENT_TYPE, "application/json"] : ["application/json"];
+  if (!accepted.includes(type)) {
+    req.resume();
+    throw new ApiError(415, `Content-Type must be ${accepted.join(" or ")}; got "${type || "none"}"`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw badRequest(`the request body is larger than ${BODY_LIMIT} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw badRequest("the request body is empty; send a JSON object");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw badRequest(`the request body is not valid JSON: ${(error as Error).message}`);
+  }
+}

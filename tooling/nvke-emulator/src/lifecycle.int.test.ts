@@ -1,0 +1,142 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type CreateClusterRequest,
+  type CreateNodePoolRequest,
+  CreateNodePoolRequestSchema,
+  createNvkeClient,
+  parseRequest,
+} from "@nodekit/nvke-api";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type RunningEmulator, startEmulator } from "./index.ts";
+import { authOff, coreFor, eventually, FAST, stateFile } from "./test-support.ts";
+
+const examples = join(import.meta.dirname, "../../../examples");
+const example = async (name: string) => load(await readFile(join(examples, name), "utf8"));
+
+describe("cluster lifecycle against a real site cluster (auth off)", () => {
+  let emulator: RunningEmulator;
+  let namespace: string;
+  let core: ReturnType<typeof coreFor>;
+
+  beforeAll(async () => {
+    const plane = await useControlPlane();
+    core = coreFor(plane.adminKubeconfigPath);
+    await authOff(core);
+    namespace = await plane.createNamespace("nvke-clusters");
+    emulator = await startEmulator({
+      kubeconfigPath: plane.adminKubeconfigPath,
+      stateFile: await stateFile(),
+      timing: FAST,
+      clustersNamespace: namespace,
+      authConfigTtlMs: 0,
+      log: (line) => process.env.NVKE_EMULATOR_DEBUG && process.stderr.write(`emulator: ${line}\n`),
+    });
+  });
+  afterAll(() => emulator?.stop());
+
+  test("the shipped examples are accepted as they are, in the order the docs give", async () => {
+    // Given the emulator and the examples
+    const client = createNvkeClient({ baseUrl: emulator.url });
+
+    // When each is published in turn
+    const image = await client.createMachineImage((await example("machineimage.yaml")) as never);
+    const clusterRelease = await client.createClusterRelease((await example("clusterrelease.yaml")) as never);
+    const nodePoolRelease = await client.createNodePoolRelease((await example("nodepoolrelease.yaml")) as never);
+    const cluster = await client.createCluster((await example("capd-cluster.yaml")) as CreateClusterRequest);
+
+    // Then they refer to each other
+    expect(clusterRelease.machineImageID).toBe(image.id);
+    expect(nodePoolRelease.machineImageName).toBe(image.name);
+    expect(cluster).toMatchObject({
+      name: "capd-demo",
+      clusterReleaseID: clusterRelease.id,
+      kubernetesVersion: "v1.31.4",
+    });
+    expect(cluster.status.phase).toBe("Provisioning");
+
+    // And the node pool example is valid once its placeholder is the cluster's ID (what the docs tell the user)
+    const text = (await readFile(join(examples, "nico-mock-nodepool.yaml"), "utf8")).replaceAll(
+      "REPLACE_WITH_CLUSTER_ID",
+      cluster.id,
+    );
+    const parsed = parseRequest(CreateNodePoolRequestSchema, load(text), { source: "nico-mock-nodepool.yaml" });
+    expect(parsed.problems).toEqual([]);
+    const pool = await client.createNodePool(load(text) as CreateNodePoolRequest);
+    expect(pool).toMatchObject({
+      name: "workers",
+      clusterID: cluster.id,
+      desiredNodeCount: 2,
+      clusterName: "capd-demo",
+    });
+    // The shipped placeholder itself is caught by validation, not sent
+    const unfilled = parseRequest(CreateNodePoolRequestSchema, await example("nico-mock-nodepool.yaml"), {
+      source: "nico-mock-nodepool.yaml",
+    });
+    expect(unfilled.problems.map((p) => p.path?.join("."))).toEqual(["clusterID"]);
+  });
+
+  test("a cluster goes Ready with its kubeconfig Secret in the site cluster, and deletion removes both", async () => {
+    const client = createNvkeClient({ baseUrl: emulator.url });
+    const cluster = await client.getClusterByName("capd-demo");
+
+    // When provisioning completes
+    const ready = await eventually(async () => {
+      const current = await client.getCluster(cluster.id);
+      expect(current.status.phase).toBe("Ready");
+      return current;
+    });
+
+    // Then the Cluster API Secret <name>-kubeconfig holds a kubeconfig under data.value
+    expect(ready.status).toMatchObject({
+      controlPlaneReady: true,
+      kubeconfigSecret: { namespace, name: "capd-demo-kubeconfig" },
+    });
+    const secret = await core.readNamespacedSecret({ name: "capd-demo-kubeconfig", namespace });
+    expect(secret.type).toBe("cluster.x-k8s.io/secret");
+    expect(secret.metadata?.labels?.["cluster.x-k8s.io/cluster-name"]).toBe("capd-demo");
+    const kubeconfig = load(Buffer.from(secret.data?.value ?? "", "base64").toString("utf8")) as {
+      clusters: { cluster: { server: string; "certificate-authority-data": string } }[];
+      users: { user: { token: string } }[];
+      "current-context": string;
+    };
+    expect(kubeconfig.clusters[0]?.cluster.server).toBe(ready.status.controlPlaneEndpoint);
+    expect(kubeconfig.clusters[0]?.cluster.server).toMatch(/^https:\/\/.+:6443$/);
+    const caPem = Buffer.from(kubeconfig.clusters[0]?.cluster["certificate-authority-data"] ?? "", "base64").toString();
+    const { X509Certificate } = await import("node:crypto");
+    expect(new X509Certificate(caPem).ca).toBe(true);
+    expect(kubeconfig.users[0]?.user.token).toMatch(/^nvke-emulator\.[0-9a-f]{48}$/);
+
+    // And its workers join once the cluster is Ready: Pending → Provisioning → Running
+    const pool = await client.getNodePoolByName(cluster.id, "workers");
+    const running = await eventually(async () => {
+      const current = await client.getNodePool(pool.id);
+      expect(current.status.phase).toBe("Ready");
+      return current;
+    });
+    expect(running.status).toMatchObject({ readyNodes: 2, pendingNodes: 0 });
+    expect(running.status.nodes.map((n) => n.name)).toEqual(["capd-demo-worker-0", "capd-demo-worker-1"]);
+
+    // When the cluster is deleted
+    const deleting = await client.deleteCluster(cluster.id);
+    expect(deleting.status.phase).toBe("Deleting");
+
+    // Then it and its Secret go
+    await eventually(async () => expect(await client.findClusterByName("capd-demo")).toBeUndefined());
+    await eventually(async () => {
+      const list = await core.listNamespacedSecret({ namespace });
+      expect(list.items.map((s) => s.metadata?.name)).not.toContain("capd-demo-kubeconfig");
+    });
+  });
+
+  test("the OpenAPI document and health are served", async () => {
+    const client = createNvkeClient({ baseUrl: emulator.url });
+    expect(await client.healthz()).toEqual({ status: "ok" });
+    const doc = await client.openApi();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths as object)).toContain("/api/v1/clusters/{id}");
+    expect(Object.keys((doc.components as { schemas: object }).schemas)).toContain("CreateClusterRequest");
+  });
+});

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// `pnpm emulator:nvke --kubeconfig FILE [--port N] [--host H] [--state FILE]
+//   [--control-plane-controller=on|off] [--provision-ms N] [--delete-ms N] [--node-ms N]`
+// Runs in the foreground; prints its base URL as one line on stdout once it is ready;
+// logs to stderr. SIGINT/SIGTERM stop it after writing the state file.
+import { spawn } from "node:child_process";
+import { constants, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const USAGE = `usage: pnpm emulator:nvke --kubeconfig FILE [--port N] [--host ADDRESS] [--state FILE]
+                          [--control-plane-controller=on|off]
+                          [--provision-ms N] [--delete-ms N] [--node-ms N]`;
+
+// The workspace packages resolve to their TypeScript sources only under the "source"
+// condition; without it they would load whatever was last built into dist/.
+if (!process.execArgv.some((arg) => arg === "--conditions=source" || arg === "-C=source")) {
+  const child = spawn(
+    process.execPath,
+    ["--conditions=source", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: "inherit",
+    },
+  );
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  child.on("exit", (code, signal) => {
+    process.exitCode = code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0));
+  });
+} else {
+  await main();
+}
+
+async function main(): Promise<void> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        kubeconfig: { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        state: { type: "string" },
+        "control-plane-controller": { type: "string" },
+        "provision-ms": { type: "string" },
+        "delete-ms": { type: "string" },
+        "node-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    return usage((error as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const kubeconfig = values.kubeconfig as string | undefined;
+  if (kubeconfig === undefined) return usage("--kubeconfig is required: the site cluster's kubeconfig");
+  const number = (flag: string): number | undefined => {
+    const text = values[flag] as string | undefined;
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag} must be a whole number; got "${text}"`);
+    return n;
+  };
+  const cpc = (values["control-plane-controller"] as string | undefined) ?? "on";
+  if (!["on", "off"].includes(cpc)) return usage(`--control-plane-controller must be on or off; got "${cpc}"`);
+
+  const { startEmulator } = await import("./emulator.ts");
+  let port: number | undefined;
+  const timing: Record<string, number> = {};
+  try {
+    port = number("port");
+    for (const [flag, key] of [
+      ["provision-ms", "provisionMs"],
+      ["delete-ms", "deleteMs"],
+      ["node-ms", "nodeMs"],
+    ] as const) {
+      const value = number(flag);
+      if (value !== undefined) timing[key] = value;
+    }
+  } catch (error) {
+    return usage((error as Error).message);
+  }
+  const stateFile = resolve((values.state as string | undefined) ?? join(tmpdir(), "nvke-emulator", "state.json"));
+  const log = (line: string) => process.stderr.write(`nvke-emulator: ${line}\n`);
+  try {
+    const emulator = await startEmulator({
+      kubeconfigPath: resolve(kubeconfig),
+      stateFile,
+      ...(port === undefined ? {} : { port }),
+      ...(values.host === undefined ? {} : { host: values.host as string }),
+      timing,
+      controlPlaneController: cpc === "on",
+      log,
+    });
+    log(`state file ${stateFile}`);
+    process.stdout.write(`${emulator.url}\n`);
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await emulator.stop();
+      log("stopped; state written");
+    };
+    process.on("SIGINT", () => void stop());
+    process.on("SIGTERM", () => void stop());
+  } catch (error) {
+    log(`error: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}
+
+function usage(message: string): void {
+  process.stderr.write(`nvke-emulator: ${message}\n${USAGE}\n`);
+  process.exitCode = 2;
+}
