@@ -7,8 +7,8 @@
  *
  * Targets (from the issues) are checked and reported, never asserted in tests.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +63,152 @@ const cases: Case[] = [
   },
 ];
 
+// ---- nvkectl against a management plane: a real kube-apiserver (tooling/testenv) and the
+// NVKE controller emulator on it, with auth on so that the token cache is what is measured.
+// `get clusters -o json` (20 clusters, token cached) runs in the same interleaved rounds as
+// `kubectl get configmaps -o json` against that apiserver; `get clusters -o json` over 10,000
+// clusters is measured apart, for wall time and peak RSS. Skipped when kubectl or the
+// testenv binaries are missing.
+
+interface NvkeBench {
+  cases: Case[];
+  /** `get clusters -o json` over 10,000 clusters. */
+  big: Case;
+  note?: string;
+  stop(): void;
+}
+
+async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
+  if (!kubectl) return { note: "kubectl not on PATH" };
+  const testenvState = join(work, "testenv");
+  const testenvEnv = { ...process.env, NODEKIT_TESTENV_STATE_DIR: testenvState };
+  const cli = join(root, "tooling/testenv/src/cli.ts");
+  const up = spawnSync(node, [cli, "up"], { cwd: root, env: testenvEnv, encoding: "utf8" });
+  const kubeconfig = up.stdout.trim().split("\n").at(-1) ?? "";
+  if (up.status !== 0 || kubeconfig === "")
+    return { note: `testenv did not start: ${up.stderr.trim().split("\n").at(-1)}` };
+  const emulators: ChildProcess[] = [];
+  const stop = () => {
+    for (const child of emulators) child.kill("SIGTERM");
+    spawnSync(node, [cli, "down"], { cwd: root, env: testenvEnv, stdio: "ignore" });
+  };
+  try {
+    const objects = [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
+        data: { audience: "nvke-bench" },
+      },
+    ];
+    const applied = spawnSync(kubectl, ["--kubeconfig", kubeconfig, "apply", "-f", "-"], {
+      input: JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }),
+      encoding: "utf8",
+    });
+    if (applied.status !== 0) throw new Error(`kubectl apply: ${applied.stderr}`);
+
+    const startEmulator = async (name: string, clusters: number): Promise<string> => {
+      const child = spawn(
+        node,
+        [
+          "tooling/nvke-emulator/src/main.ts",
+          "--kubeconfig",
+          kubeconfig,
+          "--port",
+          "0",
+          "--state",
+          join(work, `${name}.json`),
+        ],
+        { cwd: root, stdio: ["ignore", "pipe", "ignore"] },
+      );
+      emulators.push(child);
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let buffered = "";
+        child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+          buffered += chunk;
+          const line = buffered.split("\n")[0];
+          if (buffered.includes("\n") && line) resolveUrl(line.trim());
+        });
+        child.on("exit", (code) => reject(new Error(`the emulator exited with ${code}`)));
+      });
+      const seeded = await fetch(`${url}/_emulator/seed`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ clusters, namePrefix: "bench" }),
+      });
+      if (!seeded.ok) throw new Error(`seeding ${clusters} clusters: HTTP ${seeded.status}`);
+      const set = spawnSync(node, [nvkectl, "config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig], {
+        env,
+      });
+      if (set.status !== 0) throw new Error(`nvkectl config set-site ${name}: ${set.stderr}`);
+      // Prime the token cache: the cases measure a read with a cached token.
+      const prime = spawnSync(node, [nvkectl, "get", "clusters", "-o", "json", "--site", name], {
+        env,
+        stdio: "ignore",
+      });
+      if (prime.status !== 0) throw new Error(`nvkectl get clusters --site ${name} exited ${prime.status}`);
+      return url;
+    };
+    await startEmulator("small", 20);
+    await startEmulator("big", 10_000);
+    return {
+      cases: [
+        {
+          name: "nvkectl get clusters -o json (20, cached token)",
+          argv: [node, nvkectl, "get", "clusters", "-o", "json", "--site", "small"],
+        },
+        // What any nvkectl command costs before it does its own work (oclif, the kit, the site config).
+        {
+          name: "nvkectl config current-site (baseline)",
+          argv: [node, nvkectl, "config", "current-site", "--site", "small"],
+        },
+        {
+          name: "kubectl get configmaps -A -o json",
+          argv: [kubectl, "--kubeconfig", kubeconfig, "get", "configmaps", "--all-namespaces", "-o", "json"],
+        },
+      ],
+      big: {
+        name: "nvkectl get clusters -o json (10,000)",
+        argv: [node, nvkectl, "get", "clusters", "-o", "json", "--site", "big"],
+      },
+      stop,
+    };
+  } catch (error) {
+    stop();
+    return { note: `NVKE cases skipped: ${(error as Error).message}` };
+  }
+}
+
+const nvke = await startNvkeBench();
+if ("cases" in nvke) cases.push(...nvke.cases);
+
+/** Wall time and peak RSS of one run, its stdout written to a file (as a user's redirect would). */
+function measureBig(c: Case): { ms: number; peakRssMb: number; items: number } {
+  const hook = join(work, "max-rss.mjs");
+  const rssFile = join(work, "max-rss.txt");
+  const outFile = join(work, "big.json");
+  writeFileSync(
+    hook,
+    `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)));\n`,
+  );
+  const out = openSync(outFile, "w");
+  const start = process.hrtime.bigint();
+  const result = spawnSync(c.argv[0] ?? "", c.argv.slice(1), {
+    cwd: root,
+    env: { ...env, NODE_OPTIONS: `--import=${hook}` },
+    stdio: ["ignore", out, "pipe"],
+  });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  closeSync(out);
+  if (result.status !== 0)
+    throw new Error(`${c.name} exited ${result.status}: ${result.stderr?.toString().slice(0, 500)}`);
+  const items = (JSON.parse(readFileSync(outFile, "utf8")) as unknown[]).length;
+  return { ms, peakRssMb: Number(readFileSync(rssFile, "utf8")) / 1024, items };
+}
+
 function timeOnce(c: Case): number {
   const start = process.hrtime.bigint();
   const result = spawnSync(c.argv[0] ?? "", c.argv.slice(1), {
@@ -87,6 +233,18 @@ for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
 for (let round = 0; round < rounds; round++) for (const c of cases) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
+
+let bigRuns: Array<{ ms: number; peakRssMb: number; items: number }> = [];
+if ("cases" in nvke) {
+  try {
+    measureBig(nvke.big); // warm-up
+    bigRuns = Array.from({ length: Math.max(3, Math.floor(rounds / 5)) }, () => measureBig(nvke.big));
+  } finally {
+    nvke.stop();
+  }
+}
+const bigMs = bigRuns.length > 0 ? median(bigRuns.map((r) => r.ms)) : undefined;
+const bigPeakMb = bigRuns.length > 0 ? Math.max(...bigRuns.map((r) => r.peakRssMb)) : undefined;
 
 // Import cost of each runtime dependency: median of `node -e import(dep)` minus `node -e 0`.
 const deps: Array<{ name: string; from: string }> = [
@@ -139,11 +297,22 @@ const targets = [
     value: medians.get("nvkectl sitespec generate (10,000 rows)"),
     limit: 1000,
   },
+  {
+    what: "nvkectl get clusters -o json (cached token) ≤ 2.5× kubectl get configmaps -o json",
+    value: ratio("nvkectl get clusters -o json (20, cached token)", medians.get("kubectl get configmaps -A -o json")),
+    limit: 2.5,
+  },
+  {
+    what: `nvkectl get clusters -o json over 10,000 clusters: peak RSS < 200 MB (wall ${bigMs === undefined ? "n/a" : `${bigMs.toFixed(0)} ms`}, ${bigRuns[0]?.items ?? 0} items)`,
+    value: bigPeakMb,
+    limit: 200,
+  },
 ];
+if (!("cases" in nvke)) process.stderr.write(`bench: ${nvke.note}\n`);
 
 if (asJson) {
   process.stdout.write(
-    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets }, null, 2)}\n`,
+    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns }, null, 2)}\n`,
   );
 } else {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];

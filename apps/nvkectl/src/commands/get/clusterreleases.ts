@@ -1,0 +1,36 @@
+import { outputFlag } from "@nodekit/cli-kit";
+import { Args } from "@oclif/core";
+import { NvkectlCommand } from "../../base.ts";
+import { clusterReleaseColumns } from "../../columns.ts";
+import { createListPrinter } from "../../output.ts";
+import { listReleases } from "../../services/releases.ts";
+
+export default class GetClusterReleases extends NvkectlCommand<typeof GetClusterReleases> {
+  static override aliases = ["get:clusterrelease"];
+  static override summary = "List the site's ClusterReleases, or show one.";
+  static override description =
+    `A ClusterRelease is what a cluster's control plane is built from: a Kubernetes version, a MachineImage and the components and charts installed on it. With NAME, only that one is shown (still as a list with -o json and -o yaml); an unknown NAME exits 4.`;
+
+  static override examples = ["<%= config.bin %> <%= command.id %>", "<%= config.bin %> <%= command.id %> -o wide"];
+
+  static override args = {
+    name: Args.string({ description: "Show only the ClusterRelease with this name." }),
+  };
+
+  static override flags = {
+    output: outputFlag(),
+  };
+
+  override async run(): Promise<void> {
+    const printer = createListPrinter(this.flags.output, clusterReleaseColumns(new Date()));
+    await listReleases({
+      client: await this.controller(),
+      kind: "clusterrelease",
+      name: this.args.name,
+      onPage: (page) => printer.add(page),
+    });
+    const { output } = this.flags;
+    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
+      this.logger.info("No resources found.");
+  }
+}

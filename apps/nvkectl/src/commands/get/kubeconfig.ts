@@ -1,0 +1,37 @@
+import { Args, Flags } from "@oclif/core";
+import { NvkectlCommand } from "../../base.ts";
+import { getTenantKubeconfig } from "../../services/kubeconfig.ts";
+
+export default class GetKubeconfig extends NvkectlCommand<typeof GetKubeconfig> {
+  static override summary = "Print a tenant cluster's kubeconfig, or write it to a file.";
+  static override description =
+    `Reads the kubeconfig Cluster API wrote for the cluster — data key value of Secret <cluster>-kubeconfig in namespace nvke-clusters — directly from the site cluster, with kubectl and the site's kubeconfig (kubectl must be on PATH). The Secret appears when the cluster becomes Ready; until then the command exits 4.
+
+Without --output-file the kubeconfig is written to stdout. With it, the file is written atomically with mode 0600 (it holds the cluster's admin credentials), and nothing goes to stdout.`;
+
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> tenant-a > tenant-a.kubeconfig",
+    "<%= config.bin %> <%= command.id %> tenant-a --output-file ~/.kube/tenant-a.kubeconfig",
+  ];
+
+  static override args = {
+    cluster: Args.string({ description: "The tenant cluster's name.", required: true }),
+  };
+
+  static override flags = {
+    "output-file": Flags.string({
+      description: "Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.",
+    }),
+  };
+
+  override async run(): Promise<void> {
+    const result = await getTenantKubeconfig({
+      site: await this.siteCluster(),
+      cluster: this.args.cluster,
+      outputFile: this.flags["output-file"],
+    });
+    if (result.writtenTo)
+      this.logger.info(`wrote the kubeconfig of cluster ${this.args.cluster} to ${result.writtenTo}`);
+    else this.out(result.kubeconfig);
+  }
+}

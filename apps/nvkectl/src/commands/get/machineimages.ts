@@ -1,0 +1,36 @@
+import { outputFlag } from "@nodekit/cli-kit";
+import { Args } from "@oclif/core";
+import { NvkectlCommand } from "../../base.ts";
+import { machineImageColumns } from "../../columns.ts";
+import { createListPrinter } from "../../output.ts";
+import { listReleases } from "../../services/releases.ts";
+
+export default class GetMachineImages extends NvkectlCommand<typeof GetMachineImages> {
+  static override aliases = ["get:machineimage"];
+  static override summary = "List the site's MachineImages, or show one.";
+  static override description =
+    `A MachineImage is a node image (a bootable disk or OCI artifact pinned by digest) for one Kubernetes version and architecture. With NAME, only that one is shown (still as a list with -o json and -o yaml); an unknown NAME exits 4.`;
+
+  static override examples = ["<%= config.bin %> <%= command.id %>", "<%= config.bin %> <%= command.id %> -o wide"];
+
+  static override args = {
+    name: Args.string({ description: "Show only the MachineImage with this name." }),
+  };
+
+  static override flags = {
+    output: outputFlag(),
+  };
+
+  override async run(): Promise<void> {
+    const printer = createListPrinter(this.flags.output, machineImageColumns(new Date()));
+    await listReleases({
+      client: await this.controller(),
+      kind: "machineimage",
+      name: this.args.name,
+      onPage: (page) => printer.add(page),
+    });
+    const { output } = this.flags;
+    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
+      this.logger.info("No resources found.");
+  }
+}

@@ -1,0 +1,36 @@
+import { outputFlag } from "@nodekit/cli-kit";
+import { Args } from "@oclif/core";
+import { NvkectlCommand } from "../../base.ts";
+import { nodePoolReleaseColumns } from "../../columns.ts";
+import { createListPrinter } from "../../output.ts";
+import { listReleases } from "../../services/releases.ts";
+
+export default class GetNodePoolReleases extends NvkectlCommand<typeof GetNodePoolReleases> {
+  static override aliases = ["get:nodepoolrelease"];
+  static override summary = "List the site's NodePoolReleases, or show one.";
+  static override description =
+    `A NodePoolRelease is what a node pool's workers are built from: a Kubernetes version, a MachineImage and the components on it. With NAME, only that one is shown (still as a list with -o json and -o yaml); an unknown NAME exits 4.`;
+
+  static override examples = ["<%= config.bin %> <%= command.id %>", "<%= config.bin %> <%= command.id %> -o wide"];
+
+  static override args = {
+    name: Args.string({ description: "Show only the NodePoolRelease with this name." }),
+  };
+
+  static override flags = {
+    output: outputFlag(),
+  };
+
+  override async run(): Promise<void> {
+    const printer = createListPrinter(this.flags.output, nodePoolReleaseColumns(new Date()));
+    await listReleases({
+      client: await this.controller(),
+      kind: "nodepoolrelease",
+      name: this.args.name,
+      onPage: (page) => printer.add(page),
+    });
+    const { output } = this.flags;
+    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
+      this.logger.info("No resources found.");
+  }
+}

@@ -1,0 +1,49 @@
+import { outputFlag } from "@nodekit/cli-kit";
+import { NvkectlCommand } from "../../base.ts";
+import { getProviders, type ProviderStatus } from "../../services/providers.ts";
+import { age } from "../../services/time.ts";
+
+export default class GetProviders extends NvkectlCommand<typeof GetProviders> {
+  static override aliases = ["get:provider"];
+  static override summary = "Show whether each infrastructure provider is installed and has working credentials.";
+  static override description =
+    `Lists each infrastructure provider nvkectl knows, read directly from the site cluster with kubectl and the site's kubeconfig (so kubectl must be on PATH). It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
+
+STATE is CONFIGURED when the provider's CRDs are all Established, its controller Deployment is Available and its credentials Secret exists. Otherwise it names the first thing missing, in this order: NOT-INSTALLED (none of its CRDs exist), CRDS-MISSING, CRDS-NOT-ESTABLISHED, NO-CONTROLLER, CONTROLLER-UNAVAILABLE, NO-CREDENTIALS. CONFIGURED does not prove the credentials work.
+
+CREDENTIALS is the provider's own last credential check, read from the identity object that names its credentials Secret (for nico, a NicoIdentity): HEALTHY, or a failure state such as INVALID, EXPIRED, FORBIDDEN or UNREACHABLE; UNKNOWN when the identity has not checked yet; NO-IDENTITY when no identity names the Secret; UNSUPPORTED when the provider has no credential check (capd). LAST CHECK is how long ago that check ran. Look for CONFIGURED with HEALTHY.
+
+-o wide adds what is missing, the controller, the credentials Secret and the identity; -o json and -o yaml print all of it, with lastCheckTime as a timestamp. docs/providers.md describes each provider and value.`;
+
+  static override examples = [
+    "<%= config.bin %> <%= command.id %>",
+    {
+      description: "See what is missing and where the credentials state comes from:",
+      command: "<%= config.bin %> <%= command.id %> -o wide",
+    },
+    "<%= config.bin %> <%= command.id %> -o json --site lab",
+  ];
+
+  static override flags = {
+    output: outputFlag(),
+  };
+
+  override async run(): Promise<void> {
+    const providers = await getProviders({ cluster: await this.siteCluster() });
+    const now = new Date();
+    this.print(this.flags.output, {
+      rows: providers,
+      columns: [
+        { header: "name", value: (p: ProviderStatus) => p.name },
+        { header: "state", value: (p: ProviderStatus) => p.state },
+        { header: "credentials", value: (p: ProviderStatus) => p.credentials },
+        { header: "last check", value: (p: ProviderStatus) => age(p.lastCheckTime, now) },
+        { header: "reason", value: (p: ProviderStatus) => p.reason, wide: true },
+        { header: "controller", value: (p: ProviderStatus) => p.controller, wide: true },
+        { header: "credentials secret", value: (p: ProviderStatus) => p.credentialsSecret, wide: true },
+        { header: "identity", value: (p: ProviderStatus) => p.identity, wide: true },
+      ],
+      data: providers,
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import { Flags } from "@oclif/core";
+
+/** `-f FILE`: the request document, YAML or JSON. */
+export const fileFlag = (what: string) =>
+  Flags.string({
+    char: "f",
+    description: `The ${what}: a YAML or JSON file holding exactly one document.`,
+    required: true,
+  });
+
+/** `-o json|yaml` on create, scale and patch: print the object the controller returned instead of a line. */
+export const objectOutputFlag = Flags.option({
+  char: "o",
+  description: "Print the object the controller returned, as json or yaml, instead of a one-line summary.",
+  options: ["json", "yaml"] as const,
+})();
+
+/** `--cluster NAME`: pool names are unique within a cluster only, so this decides which pool. */
+export const clusterFlag = Flags.string({
+  description: "The cluster the node pool belongs to (pool names are unique within a cluster only).",
+  required: true,
+});
+
+/** How often --watch and --wait ask the controller (hidden: tests shorten it). */
+export const pollIntervalFlag = Flags.string({
+  description: "How often to ask the controller while watching or waiting.",
+  default: "2s",
+  hidden: true,
+});
+
+export const timeoutFlag = Flags.string({
+  description: "How long --wait (or --watch) waits before giving up with exit code 6, e.g. 90s, 10m, 1h.",
+  default: "10m",
+});
+
+export const patchFlags = {
+  patch: Flags.string({
+    char: "p",
+    description: "The JSON merge patch, as JSON text.",
+    exactlyOne: ["patch", "patch-file"],
+  }),
+  "patch-file": Flags.string({
+    description: "A file holding the JSON merge patch, as YAML or JSON (one document).",
+    exactlyOne: ["patch", "patch-file"],
+  }),
+};

@@ -1,0 +1,52 @@
+import fc from "fast-check";
+import { load } from "js-yaml";
+import { describe, expect, it } from "vitest";
+import { createListPrinter } from "./output.ts";
+
+const columns = [
+  { header: "name", value: (row: { name: string; n: number }) => row.name },
+  { header: "n", value: (row: { name: string; n: number }) => row.n, wide: true },
+];
+
+async function render(format: "json" | "yaml" | "table" | "wide", pages: { name: string; n: number }[][]) {
+  let text = "";
+  const printer = createListPrinter(format, columns, async (chunk) => {
+    text += chunk;
+  });
+  for (const page of pages) await printer.add(page);
+  const count = await printer.end();
+  return { text, count };
+}
+
+const item = fc.record({ name: fc.string(), n: fc.integer() });
+
+describe("createListPrinter", () => {
+  it("streams -o json page by page into exactly what printing the whole array prints", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(item, { maxLength: 4 }), { maxLength: 4 }), async (pages) => {
+        const { text } = await render("json", pages);
+        expect(text).toBe(`${JSON.stringify(pages.flat(), null, 2)}\n`);
+      }),
+    );
+  });
+
+  it("streams -o yaml into one list", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(item, { maxLength: 4 }), { maxLength: 4 }), async (pages) => {
+        const { text } = await render("yaml", pages);
+        expect(load(text)).toEqual(pages.flat());
+      }),
+    );
+  });
+
+  it("prints one table with the columns sized over every page; wide adds the wide columns", async () => {
+    const pages = [[{ name: "a", n: 1 }], [{ name: "longer-name", n: 22 }]];
+    expect((await render("table", pages)).text).toBe("NAME\na\nlonger-name\n");
+    expect((await render("wide", pages)).text).toBe("NAME          N\na             1\nlonger-name   22\n");
+  });
+
+  it("prints nothing for an empty table (the command says so on stderr) and [] for empty json", async () => {
+    expect(await render("table", [])).toEqual({ text: "", count: 0 });
+    expect((await render("json", [[]])).text).toBe("[]\n");
+  });
+});

@@ -1,0 +1,177 @@
+import { ExitCode, UserError } from "@nodekit/errors";
+import {
+  CLUSTER_IMMUTABLE_FIELDS,
+  CLUSTER_READ_ONLY_FIELDS,
+  type Cluster,
+  ClusterPatchSchema,
+  CreateClusterRequestSchema,
+  type NvkeClient,
+} from "@nodekit/nvke-api";
+import { readPatch, readRequestFile } from "./requests.ts";
+
+/** Validates the CreateClusterRequest in `file` and sends it; the controller provisions asynchronously. */
+export async function createCluster(options: { client: NvkeClient; file: string }): Promise<Cluster> {
+  const request = await readRequestFile(CreateClusterRequestSchema, options.file, "CreateClusterRequest");
+  return options.client.createCluster(request);
+}
+
+/**
+ * Every cluster, handed to `onPage` one page at a time as the pages arrive, so that even
+ * ten thousand clusters are never all in memory. Returns how many there were.
+ */
+export async function listClusters(options: {
+  client: NvkeClient;
+  onPage: (clusters: Cluster[]) => Promise<void> | void;
+  pageSize?: number;
+}): Promise<number> {
+  let count = 0;
+  let next: string | undefined;
+  do {
+    const page = await options.client.listClustersPage({
+      ...(options.pageSize === undefined ? {} : { limit: options.pageSize }),
+      ...(next === undefined ? {} : { continue: next }),
+    });
+    count += page.items.length;
+    if (page.items.length > 0) await options.onPage(page.items);
+    next = page.continue;
+  } while (next !== undefined && next !== "");
+  return count;
+}
+
+/** The cluster with this name (one request). CLUSTER_NOT_FOUND (NotFound) when there is none. */
+export function getCluster(options: { client: NvkeClient; name: string }): Promise<Cluster> {
+  return options.client.getClusterByName(options.name);
+}
+
+export interface WaitOptions {
+  client: NvkeClient;
+  name: string;
+  /** The cluster's ID when known (after create or delete): then the name is not looked up. */
+  id?: string;
+  /** Ready: until the cluster is Ready. Gone: until it no longer exists (after delete). */
+  until: "Ready" | "gone";
+  timeoutMs: number;
+  intervalMs: number;
+  /** Told about the cluster on each poll where its phase (or status message) changed; the first poll always. */
+  onChange?: (cluster: Cluster) => Promise<void> | void;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Polls the cluster until it is Ready (or gone). A cluster that turns Failed ends the
+ * wait with CLUSTER_FAILED (CheckFailed) and the controller's message; the deadline with
+ * WAIT_TIMEOUT (Unreachable). Returns the last state seen (undefined when gone).
+ */
+export async function waitForCluster(options: WaitOptions): Promise<Cluster | undefined> {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const deadline = now() + options.timeoutMs;
+  let cluster =
+    options.id === undefined
+      ? await options.client.getClusterByName(options.name)
+      : await getById(options.client, options.id);
+  if (cluster === undefined) {
+    if (options.until === "gone") return undefined;
+    throw new UserError("CLUSTER_NOT_FOUND", `cluster ${JSON.stringify(options.name)} not found`, {
+      exitCode: ExitCode.NotFound,
+    });
+  }
+  const id = cluster.id;
+  let seen: string | undefined;
+  for (;;) {
+    const signature = `${cluster.status.phase}\u0000${cluster.status.message ?? ""}`;
+    if (signature !== seen) {
+      seen = signature;
+      await options.onChange?.(cluster);
+    }
+    if (options.until === "Ready" && cluster.status.phase === "Ready") return cluster;
+    if (options.until === "Ready" && cluster.status.phase === "Failed") {
+      throw new UserError(
+        "CLUSTER_FAILED",
+        `cluster ${JSON.stringify(cluster.name)} failed: ${cluster.status.message ?? "the controller gave no reason"}`,
+        {
+          exitCode: ExitCode.CheckFailed,
+          next: [
+            `see its state with: nvkectl get clusters ${cluster.name} -o yaml`,
+            `delete it with: nvkectl delete cluster ${cluster.name}`,
+          ],
+        },
+      );
+    }
+    if (options.until === "Ready" && cluster.status.phase === "Deleting") {
+      throw new UserError(
+        "CLUSTER_DELETING",
+        `cluster ${JSON.stringify(cluster.name)} is being deleted; it will not become Ready`,
+        {
+          exitCode: ExitCode.Conflict,
+        },
+      );
+    }
+    if (now() >= deadline) throw waitTimeout(cluster, options);
+    await sleep(Math.min(options.intervalMs, Math.max(0, deadline - now())));
+    const next: Cluster | undefined = await getById(options.client, id);
+    if (next === undefined) {
+      if (options.until === "gone") return undefined;
+      throw new UserError(
+        "CLUSTER_NOT_FOUND",
+        `cluster ${JSON.stringify(options.name)} disappeared while waiting for it to become Ready`,
+        {
+          exitCode: ExitCode.NotFound,
+          why: "someone deleted it",
+        },
+      );
+    }
+    cluster = next;
+  }
+}
+
+async function getById(client: NvkeClient, id: string): Promise<Cluster | undefined> {
+  try {
+    return await client.getCluster(id);
+  } catch (error) {
+    if (error instanceof UserError && error.exitCode === ExitCode.NotFound) return undefined;
+    throw error;
+  }
+}
+
+function waitTimeout(cluster: Cluster, options: WaitOptions): UserError {
+  const target = options.until === "Ready" ? "to become Ready" : "to be deleted";
+  return new UserError(
+    "WAIT_TIMEOUT",
+    `cluster ${JSON.stringify(cluster.name)} did not finish ${options.until === "Ready" ? "provisioning" : "deleting"} in ${Math.round(options.timeoutMs / 1000)}s: it is ${cluster.status.phase}${cluster.status.message ? ` (${cluster.status.message})` : ""}`,
+    {
+      exitCode: ExitCode.Unreachable,
+      why: `nvkectl waited for it ${target}; the controller keeps working on it`,
+      next: [`keep watching with: nvkectl get clusters ${cluster.name} -w`, "or wait longer with --timeout"],
+    },
+  );
+}
+
+/**
+ * Sends a JSON merge patch (RFC 7396): only the fields in it change; `null` clears a
+ * field. The patch is checked before it is sent; immutable fields are refused here.
+ */
+export async function patchCluster(options: {
+  client: NvkeClient;
+  name: string;
+  patch?: string | undefined;
+  patchFile?: string | undefined;
+}): Promise<Cluster> {
+  const patch = await readPatch({
+    schema: ClusterPatchSchema,
+    patch: options.patch,
+    patchFile: options.patchFile,
+    immutable: CLUSTER_IMMUTABLE_FIELDS,
+    readOnly: CLUSTER_READ_ONLY_FIELDS,
+    kind: "cluster",
+  });
+  const cluster = await options.client.getClusterByName(options.name);
+  return options.client.patchCluster(cluster.id, patch);
+}
+
+/** Starts the asynchronous deletion; returns the cluster as the controller accepted it (Deleting). */
+export async function deleteCluster(options: { client: NvkeClient; name: string }): Promise<Cluster> {
+  const cluster = await options.client.getClusterByName(options.name);
+  return options.client.deleteCluster(cluster.id);
+}

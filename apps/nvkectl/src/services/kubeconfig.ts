@@ -1,0 +1,81 @@
+import { ExitCode, UserError } from "@nodekit/errors";
+import { writeFileAtomic } from "./files.ts";
+import { kubectl, type SiteCluster } from "./kubectl.ts";
+
+/** Where Cluster API leaves a tenant cluster's kubeconfig on the site cluster. */
+const TENANT_KUBECONFIG_NAMESPACE = "nvke-clusters";
+const TENANT_KUBECONFIG_KEY = "value";
+const tenantKubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
+
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export interface GetKubeconfigOptions {
+  site: SiteCluster;
+  cluster: string;
+  /** Write the kubeconfig here (atomically, 0600) instead of returning it for stdout. */
+  outputFile?: string | undefined;
+}
+
+export interface GetKubeconfigResult {
+  kubeconfig: string;
+  writtenTo?: string;
+}
+
+/**
+ * The tenant cluster's kubeconfig, read directly from the site cluster: data key `value`
+ * of Secret `<cluster>-kubeconfig` in namespace nvke-clusters (NV-12). The controller API
+ * is not asked, so no token is minted.
+ */
+export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promise<GetKubeconfigResult> {
+  if (!NAME.test(options.cluster) || options.cluster.length > 63) {
+    throw new UserError("CLUSTER_NAME_INVALID", `${JSON.stringify(options.cluster)} is not a cluster name`, {
+      exitCode: ExitCode.InvalidInput,
+      why: "cluster names are lower case letters, digits and '-', at most 63 characters",
+      next: "list the clusters with: nvkectl get clusters",
+    });
+  }
+  const secret = tenantKubeconfigSecret(options.cluster);
+  const answer = await kubectl(
+    options.site,
+    [
+      "get",
+      "secrets",
+      secret,
+      "--namespace",
+      TENANT_KUBECONFIG_NAMESPACE,
+      `--output=jsonpath={.data.${TENANT_KUBECONFIG_KEY}}`,
+    ],
+    `reading the kubeconfig of cluster ${options.cluster}`,
+  );
+  if (!answer.found) {
+    throw new UserError(
+      "KUBECONFIG_NOT_FOUND",
+      `no kubeconfig for cluster ${JSON.stringify(options.cluster)}: Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} does not exist on the site cluster`,
+      {
+        exitCode: ExitCode.NotFound,
+        why: "the kubeconfig Secret is written when the cluster becomes Ready: the cluster is not Ready yet, or there is no cluster of that name",
+        next: [
+          `check its phase with: nvkectl get clusters ${options.cluster}`,
+          `wait for it with: nvkectl get clusters ${options.cluster} --wait`,
+        ],
+      },
+    );
+  }
+  const encoded = answer.stdout.trim();
+  const kubeconfig = Buffer.from(encoded, "base64").toString("utf8");
+  if (encoded === "" || kubeconfig.trim() === "") {
+    throw new UserError(
+      "KUBECONFIG_EMPTY",
+      `Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} has no ${JSON.stringify(TENANT_KUBECONFIG_KEY)} data`,
+      {
+        exitCode: ExitCode.NotFound,
+        why: "Cluster API writes the tenant kubeconfig under data key value; this Secret has none",
+        next: `inspect it with: kubectl --kubeconfig ${options.site.kubeconfig} -n ${TENANT_KUBECONFIG_NAMESPACE} describe secret ${secret}`,
+      },
+    );
+  }
+  const text = kubeconfig.endsWith("\n") ? kubeconfig : `${kubeconfig}\n`;
+  if (options.outputFile === undefined) return { kubeconfig: text };
+  await writeFileAtomic(options.outputFile, text, 0o600);
+  return { kubeconfig: text, writtenTo: options.outputFile };
+}

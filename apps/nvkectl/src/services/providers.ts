@@ -1,0 +1,249 @@
+import { kubectl, type SiteCluster } from "./kubectl.ts";
+import { type ObjectKey, PROVIDERS, type ProviderDefinition } from "./provider-catalogue.ts";
+
+/** STATE: CONFIGURED, or the first thing a provider lacks, in the order they are checked. */
+const PROVIDER_STATES = [
+  "NOT-INSTALLED",
+  "CRDS-MISSING",
+  "CRDS-NOT-ESTABLISHED",
+  "NO-CONTROLLER",
+  "CONTROLLER-UNAVAILABLE",
+  "NO-CREDENTIALS",
+  "CONFIGURED",
+] as const;
+type ProviderState = (typeof PROVIDER_STATES)[number];
+
+/**
+ * CREDENTIALS: the state of the provider's own last credential check (HEALTHY, INVALID,
+ * EXPIRED, FORBIDDEN, UNREACHABLE, …, as its identity object reports it), UNKNOWN when an
+ * identity names the Secret but has not checked it yet, NO-IDENTITY when none names it,
+ * UNSUPPORTED when the provider has no credentials to check.
+ */
+type CredentialsState = string;
+
+/** What was found on the site cluster for one provider. */
+export interface ProviderObservation {
+  /** Each of the provider's CRDs: missing, or whether it is Established. */
+  crds: Record<string, "missing" | "established" | "not-established">;
+  controller: { found: false } | { found: true; available: boolean; readyReplicas: number; replicas: number };
+  /** Undefined for providers without credentials. */
+  secretFound?: boolean;
+  /** The identity objects that name the credentials Secret. */
+  identities: IdentityObservation[];
+}
+
+interface IdentityObservation extends ObjectKey {
+  /** status.credentials.state, as written by the provider. */
+  state?: string;
+  /** status.credentials.lastCheckTime (RFC 3339). */
+  lastCheckTime?: string;
+  /** status.credentials.message, the provider's own words. */
+  message?: string;
+}
+
+export interface ProviderStatus {
+  name: string;
+  description: string;
+  state: ProviderState;
+  /** What is missing, for STATE other than CONFIGURED; empty when configured. */
+  reason: string;
+  credentials: CredentialsState;
+  /** When the provider last checked its credentials. */
+  lastCheckTime?: string;
+  /** The identity object the CREDENTIALS come from (`namespace/name`). */
+  identity?: string;
+  /** The provider's own message about its last check. */
+  credentialsMessage?: string;
+  controller: string;
+  credentialsSecret?: string;
+}
+
+const key = (ref: ObjectKey) => `${ref.namespace}/${ref.name}`;
+
+/** STATE and CREDENTIALS of one provider from what was observed. Pure. */
+export function assessProvider(definition: ProviderDefinition, observed: ProviderObservation): ProviderStatus {
+  const missing = definition.crds.filter((crd) => observed.crds[crd] === "missing" || observed.crds[crd] === undefined);
+  const notEstablished = definition.crds.filter((crd) => observed.crds[crd] === "not-established");
+  let state: ProviderState;
+  let reason = "";
+  if (missing.length === definition.crds.length) {
+    state = "NOT-INSTALLED";
+    reason = `none of its ${definition.crds.length} CRDs exist`;
+  } else if (missing.length > 0) {
+    state = "CRDS-MISSING";
+    reason = `CRD ${missing.join(", ")} not found`;
+  } else if (notEstablished.length > 0) {
+    state = "CRDS-NOT-ESTABLISHED";
+    reason = `CRD ${notEstablished.join(", ")} not Established`;
+  } else if (!observed.controller.found) {
+    state = "NO-CONTROLLER";
+    reason = `Deployment ${key(definition.controller)} not found`;
+  } else if (!observed.controller.available) {
+    state = "CONTROLLER-UNAVAILABLE";
+    reason = `Deployment ${key(definition.controller)} not Available (${observed.controller.readyReplicas}/${observed.controller.replicas} ready)`;
+  } else if (definition.credentials !== undefined && observed.secretFound !== true) {
+    state = "NO-CREDENTIALS";
+    reason = `Secret ${key(definition.credentials.secret)} not found`;
+  } else {
+    state = "CONFIGURED";
+  }
+
+  const status: ProviderStatus = {
+    name: definition.name,
+    description: definition.description,
+    state,
+    reason,
+    credentials: "UNSUPPORTED",
+    controller: key(definition.controller),
+  };
+  if (definition.credentials === undefined) return status;
+  status.credentialsSecret = key(definition.credentials.secret);
+  const identity = latestCheck(observed.identities);
+  if (identity === undefined) {
+    status.credentials = "NO-IDENTITY";
+    return status;
+  }
+  status.identity = key(identity);
+  status.credentials = identity.state ? identity.state.toUpperCase() : "UNKNOWN";
+  if (identity.lastCheckTime !== undefined) status.lastCheckTime = identity.lastCheckTime;
+  if (identity.message !== undefined) status.credentialsMessage = identity.message;
+  return status;
+}
+
+/** Of several identities naming the same Secret, the one that checked last (then by name). */
+function latestCheck(identities: readonly IdentityObservation[]): IdentityObservation | undefined {
+  return [...identities].sort((a, b) => {
+    const byTime = (Date.parse(b.lastCheckTime ?? "") || 0) - (Date.parse(a.lastCheckTime ?? "") || 0);
+    return byTime !== 0 ? byTime : key(a).localeCompare(key(b));
+  })[0];
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the site cluster (kubectl, read-only)
+
+export interface GetProvidersOptions {
+  cluster: SiteCluster;
+  providers?: readonly ProviderDefinition[];
+}
+
+interface KubeObject {
+  kind?: string;
+  items?: KubeObject[];
+  metadata?: { name?: string; namespace?: string };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** Every known provider's STATE and CREDENTIALS, read with kubectl from the site cluster. */
+export async function getProviders(options: GetProvidersOptions): Promise<ProviderStatus[]> {
+  const providers = options.providers ?? PROVIDERS;
+  const crdNames = [...new Set(providers.flatMap((p) => p.crds))];
+  const crds = await readCrds(options.cluster, crdNames);
+  return Promise.all(
+    providers.map(async (definition) => {
+      const crdStates = Object.fromEntries(definition.crds.map((crd) => [crd, crds.get(crd) ?? "missing"] as const));
+      const identityResource = definition.credentials?.identity.resource;
+      const [controller, secretFound, identities] = await Promise.all([
+        readDeployment(options.cluster, definition.controller),
+        definition.credentials === undefined
+          ? Promise.resolve(undefined)
+          : secretExists(options.cluster, definition.credentials.secret),
+        identityResource !== undefined && crds.get(identityResource) === "established" && definition.credentials
+          ? readIdentities(options.cluster, identityResource, definition.credentials.secret)
+          : Promise.resolve([]),
+      ]);
+      return assessProvider(definition, {
+        crds: crdStates,
+        controller,
+        ...(secretFound === undefined ? {} : { secretFound }),
+        identities,
+      });
+    }),
+  );
+}
+
+function parseObjects(stdout: string): KubeObject[] {
+  if (stdout.trim() === "") return [];
+  const parsed = JSON.parse(stdout) as KubeObject;
+  return parsed.kind === "List" || Array.isArray(parsed.items) ? (parsed.items ?? []) : [parsed];
+}
+
+function condition(object: KubeObject, type: string): string | undefined {
+  const conditions = object.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  const found = conditions.find((c: { type?: string }) => c?.type === type) as { status?: string } | undefined;
+  return found?.status;
+}
+
+async function readCrds(
+  cluster: SiteCluster,
+  names: string[],
+): Promise<Map<string, "established" | "not-established">> {
+  const answer = await kubectl(
+    cluster,
+    ["get", "customresourcedefinitions.apiextensions.k8s.io", ...names, "--ignore-not-found", "--output=json"],
+    "reading the providers' CRDs",
+  );
+  const found = new Map<string, "established" | "not-established">();
+  if (!answer.found) return found;
+  for (const crd of parseObjects(answer.stdout)) {
+    const name = crd.metadata?.name;
+    if (name) found.set(name, condition(crd, "Established") === "True" ? "established" : "not-established");
+  }
+  return found;
+}
+
+async function readDeployment(cluster: SiteCluster, ref: ObjectKey): Promise<ProviderObservation["controller"]> {
+  const answer = await kubectl(
+    cluster,
+    ["get", "deployments.apps", ref.name, "--namespace", ref.namespace, "--ignore-not-found", "--output=json"],
+    `reading the provider controller Deployment ${key(ref)}`,
+  );
+  const [deployment] = answer.found ? parseObjects(answer.stdout) : [];
+  if (deployment === undefined) return { found: false };
+  const number = (value: unknown) => (typeof value === "number" ? value : 0);
+  return {
+    found: true,
+    available: condition(deployment, "Available") === "True",
+    readyReplicas: number(deployment.status?.readyReplicas),
+    replicas: number(deployment.spec?.replicas ?? 1),
+  };
+}
+
+/** Whether the Secret exists; its data is never read (`-o name`). */
+async function secretExists(cluster: SiteCluster, ref: ObjectKey): Promise<boolean> {
+  const answer = await kubectl(
+    cluster,
+    ["get", "secrets", ref.name, "--namespace", ref.namespace, "--ignore-not-found", "--output=name"],
+    `checking the provider credentials Secret ${key(ref)}`,
+  );
+  return answer.found && answer.stdout.trim() !== "";
+}
+
+async function readIdentities(
+  cluster: SiteCluster,
+  resource: string,
+  secret: ObjectKey,
+): Promise<IdentityObservation[]> {
+  const answer = await kubectl(
+    cluster,
+    ["get", resource, "--all-namespaces", "--output=json"],
+    `reading the provider identities (${resource})`,
+  );
+  if (!answer.found) return [];
+  const out: IdentityObservation[] = [];
+  for (const object of parseObjects(answer.stdout)) {
+    const namespace = object.metadata?.namespace ?? "";
+    const secretRef = object.spec?.secretRef as { name?: string; namespace?: string } | undefined;
+    if (secretRef?.name !== secret.name || (secretRef.namespace ?? namespace) !== secret.namespace) continue;
+    const credentials = object.status?.credentials as
+      | { state?: unknown; lastCheckTime?: unknown; message?: unknown }
+      | undefined;
+    const identity: IdentityObservation = { namespace, name: object.metadata?.name ?? "" };
+    if (typeof credentials?.state === "string" && credentials.state !== "") identity.state = credentials.state;
+    if (typeof credentials?.lastCheckTime === "string") identity.lastCheckTime = credentials.lastCheckTime;
+    if (typeof credentials?.message === "string") identity.message = credentials.message;
+    out.push(identity);
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { humanDuration, parseDuration } from "./time.ts";
+
+const s = 1000;
+const m = 60 * s;
+const h = 60 * m;
+const d = 24 * h;
+
+describe("humanDuration (kubectl's AGE)", () => {
+  it.each([
+    [-5 * s, "<invalid>"],
+    [-1 * s, "0s"],
+    [0, "0s"],
+    [59 * s, "59s"],
+    [119 * s, "119s"],
+    [2 * m, "2m"],
+    [3 * m + 20 * s, "3m20s"],
+    [10 * m + 59 * s, "10m"],
+    [179 * m, "179m"],
+    [3 * h, "3h"],
+    [4 * h + 12 * m, "4h12m"],
+    [47 * h, "47h"],
+    [2 * d + 3 * h, "2d3h"],
+    [8 * d, "8d"],
+    [400 * d, "400d"],
+    [3 * 365 * d + 10 * d, "3y10d"],
+    [9 * 365 * d, "9y"],
+  ])("%d ms → %s", (ms, text) => {
+    expect(humanDuration(ms)).toBe(text);
+  });
+});
+
+describe("parseDuration", () => {
+  it.each([
+    ["90s", 90 * s],
+    ["10m", 10 * m],
+    ["1h30m", 90 * m],
+    ["500ms", 500],
+    ["45", 45 * s],
+    ["1.5s", 1500],
+  ])("%s → %d ms", (text, ms) => {
+    expect(parseDuration(text, "--timeout")).toBe(ms);
+  });
+
+  it.each(["", "soon", "10 m", "5d", "m10"])("refuses %j as a usage error", (text) => {
+    expect(() => parseDuration(text, "--timeout")).toThrow(
+      expect.objectContaining({ code: "INVALID_DURATION", exitCode: 2 }),
+    );
+  });
+});

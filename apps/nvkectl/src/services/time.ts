@@ -1,0 +1,50 @@
+import { ExitCode, UserError } from "@nodekit/errors";
+
+/**
+ * An age as kubectl prints it (k8s.io/apimachinery duration.HumanDuration): `45s`, `5m`,
+ * `3m20s`, `4h12m`, `2d3h`, `400d`. A time more than a second in the future is `<invalid>`.
+ */
+export function humanDuration(ms: number): string {
+  const seconds = Math.trunc(ms / 1000);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 120) return `${seconds}s`;
+  const minutes = Math.trunc(seconds / 60);
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 180) return `${minutes}m`;
+  const hours = Math.trunc(minutes / 60);
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  const days = Math.trunc(hours / 24);
+  if (hours < 24 * 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  if (hours < 24 * 365 * 2) return `${days}d`;
+  const years = Math.trunc(days / 365);
+  if (hours < 24 * 365 * 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
+  return `${years}y`;
+}
+
+/** The age of an RFC 3339 timestamp at `now`; undefined (printed `<none>`) without one. */
+export function age(timestamp: string | undefined, now: Date): string | undefined {
+  if (timestamp === undefined) return undefined;
+  const then = Date.parse(timestamp);
+  return Number.isNaN(then) ? undefined : humanDuration(now.getTime() - then);
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration as kubectl's --timeout takes it: `90s`, `10m`, `1h30m`, `500ms`; a bare
+ * number is seconds. Throws INVALID_DURATION (Usage) for anything else.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length > 0 && parts.map((p) => p[0]).join("") === trimmed) {
+    return parts.reduce((sum, [, value, unit]) => sum + Number(value) * (UNIT_MS[unit ?? "s"] ?? 1000), 0);
+  }
+  throw new UserError("INVALID_DURATION", `${flag} ${JSON.stringify(text)} is not a duration`, {
+    exitCode: ExitCode.Usage,
+    next: `give it as a number with a unit, as kubectl does: ${flag} 90s, ${flag} 10m, ${flag} 1h30m`,
+  });
+}

@@ -1,0 +1,520 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { networkInterfaces } from "node:os";
+import { join } from "node:path";
+import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
+import { repoRoot, tempDir } from "@nodekit/test-utils";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { apply, type CliHome, cliHome, eventually, kubectl, moduleLoadRecorder } from "./helpers.ts";
+
+// The cluster and node pool commands as a user runs them: the built CLI against the NVKE
+// controller emulator, which authenticates every request with a TokenReview against the
+// real kube-apiserver (auth on), and writes tenant kubeconfig Secrets there.
+
+const AUDIENCE = "nvke-controller-test";
+const AUTH_CONFIGMAP = {
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
+  data: { audience: AUDIENCE },
+};
+
+let admin: string;
+let emulator: RunningEmulator;
+let home: CliHome;
+/** One line per HTTP request the emulator answered: "GET /api/v1/clusters?name=x 200 3ms user=…". */
+const requests: string[] = [];
+const apiRequests = () => requests.filter((line) => /^(GET|POST|PATCH|DELETE) \/api\//.test(line));
+const example = (name: string) => join(repoRoot, "examples", name);
+
+/** Requests made while `fn` ran. */
+async function counting<T>(fn: () => Promise<T>): Promise<{ result: T; made: string[] }> {
+  const before = apiRequests().length;
+  const result = await fn();
+  return { result, made: apiRequests().slice(before) };
+}
+
+async function clusterJson(name: string): Promise<Record<string, unknown> & { id: string; status: { phase: string } }> {
+  const result = await home.nvkectl(["get", "clusters", name, "-o", "json"]);
+  expect(result.exitCode, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  const plane = await useControlPlane();
+  admin = plane.adminKubeconfigPath;
+  // Auth on: the auth ConfigMap, and the ServiceAccount tokens are minted for.
+  await apply(
+    admin,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
+    AUTH_CONFIGMAP,
+  );
+  const state = await tempDir("nvkectl-emulator-");
+  emulator = await startEmulator({
+    kubeconfigPath: admin,
+    stateFile: join(state.path, "state.json"),
+    timing: { provisionMs: 2500, deleteMs: 800, nodeMs: 200 },
+    // Seed step 14: with the control-plane controller off, the last joined control-plane pool cannot be deleted.
+    controlPlaneController: false,
+    authConfigTtlMs: 0,
+    log: (line) => requests.push(line),
+  });
+  home = await cliHome("nvkectl-clusters-");
+  const set = await home.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+  expect(set.exitCode, set.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await emulator?.stop();
+  await home?.cleanup();
+  // Leave the site cluster with auth off, as other test files expect to find it.
+  if (admin)
+    await kubectl(admin, ["delete", "configmap", "nvke-auth-config", "-n", "nke-controller", "--ignore-not-found"]);
+});
+
+describe("a tenant cluster's life, command by command", () => {
+  let clusterId: string;
+
+  test("create publishes the MachineImage, ClusterRelease and NodePoolRelease of examples/", async () => {
+    for (const [kind, file, name] of [
+      ["machineimage", "machineimage.yaml", "ubuntu-2404-k8s-1-31"],
+      ["clusterrelease", "clusterrelease.yaml", "nvke-1-31"],
+      ["nodepoolrelease", "nodepoolrelease.yaml", "nvke-workers-1-31"],
+    ] as const) {
+      const result = await home.nvkectl(["create", kind, "-f", example(file)]);
+      expect(result.stderr).toBe("");
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^${kind} "${name}" created: ID [0-9a-f-]{36}, version `));
+    }
+    const images = await home.nvkectl(["get", "machineimages"]);
+    expect(images.stdout).toMatch(
+      /^NAME\s+VERSION\s+KUBERNETES\s+OS\s+ARCH\s+AGE\nubuntu-2404-k8s-1-31\s+1\.0\.0\s+v1\.31\.4\s+ubuntu 24\.04\s+amd64\s+\d+s\n$/,
+    );
+    const releases = await home.nvkectl(["get", "clusterrelease", "nvke-1-31", "-o", "json"]);
+    expect(JSON.parse(releases.stdout)).toMatchObject([
+      { name: "nvke-1-31", machineImageName: "ubuntu-2404-k8s-1-31" },
+    ]);
+    const missing = await home.nvkectl(["get", "nodepoolreleases", "nope"]);
+    expect(missing.exitCode).toBe(4);
+  });
+
+  test("create cluster -f prints the new cluster's name, ID and phase", async () => {
+    const result = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml")]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const match = /^cluster "capd-demo" created: ID ([0-9a-f-]{36}), phase Provisioning\n$/.exec(result.stdout);
+    expect(match).not.toBeNull();
+    clusterId = match?.[1] ?? "";
+    expect(result.stderr).toBe("watch it come up with: nvkectl get clusters capd-demo --watch\n");
+  });
+
+  test("get cluster -w (an alias) prints each phase until Ready, then returns", async () => {
+    const result = await home.nvkectl(["get", "cluster", "capd-demo", "-w", "--poll-interval", "200ms"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^NAME\s+ID\s+PROVIDER\s+VERSION\s+PHASE\s+AGE$/);
+    expect(lines[1]).toMatch(new RegExp(`^capd-demo\\s+${clusterId}\\s+capd\\s+v1\\.31\\.4\\s+Provisioning\\s+\\d+s$`));
+    expect(lines.at(-1)).toMatch(/\sReady\s+\d+s$/);
+  });
+
+  test("get clusters NAME reports the ID; the list, -o json and -o yaml parse", async () => {
+    const one = await clusterJson("capd-demo");
+    expect(one).toMatchObject({ id: clusterId, name: "capd-demo", status: { phase: "Ready" } });
+
+    const table = await home.nvkectl(["get", "clusters", "capd-demo"]);
+    expect(table.stdout).toMatch(
+      new RegExp(`\\ncapd-demo\\s+${clusterId}\\s+capd\\s+v1\\.31\\.4\\s+Ready\\s+\\d+s\\n$`),
+    );
+    const wide = await home.nvkectl(["get", "clusters", "-o", "wide"]);
+    expect(wide.stdout).toMatch(
+      /^NAME\s+ID\s+PROVIDER\s+VERSION\s+PHASE\s+AGE\s+RELEASE\s+CONTROL PLANE\s+ENDPOINT\s+MESSAGE\n/,
+    );
+    expect(wide.stdout).toContain("nvke-1-31");
+
+    const list = JSON.parse((await home.nvkectl(["get", "clusters", "-o", "json"])).stdout);
+    expect(list).toEqual([expect.objectContaining({ id: clusterId, name: "capd-demo" })]);
+    const yaml = load((await home.nvkectl(["get", "clusters", "-o", "yaml"])).stdout);
+    expect(yaml).toEqual(list);
+  });
+
+  test("get kubeconfig reads the tenant kubeconfig Secret from the site cluster: stdout, or a 0600 file", async () => {
+    const printed = await home.nvkectl(["get", "kubeconfig", "capd-demo"]);
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(load(printed.stdout)).toMatchObject({ apiVersion: "v1", kind: "Config" });
+
+    const file = join(home.path, "capd-demo.kubeconfig");
+    const written = await home.nvkectl(["get", "kubeconfig", "capd-demo", "--output-file", file]);
+    expect(written.exitCode).toBe(0);
+    expect(written.stdout).toBe("");
+    expect(await readFile(file, "utf8")).toBe(printed.stdout);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  test("patch cluster changes only the fields in the patch, and null clears a field", async () => {
+    const before = await clusterJson("capd-demo");
+    expect(before).toMatchObject({
+      description: "Lab tenant cluster on CAPD",
+      labels: { team: "platform", environment: "lab" },
+    });
+
+    const result = await home.nvkectl([
+      "patch",
+      "clusters",
+      "capd-demo",
+      "--patch",
+      '{"description": null, "labels": {"team": null, "owner": "sre"}}',
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toBe('cluster "capd-demo" patched\n');
+
+    const after = await clusterJson("capd-demo");
+    expect(after.description).toBeUndefined();
+    expect(after.labels).toEqual({ environment: "lab", owner: "sre" });
+    const { description: _d, labels: _l, updatedAt: _u, ...unchanged } = before;
+    const { labels: _l2, updatedAt: _u2, ...afterRest } = after;
+    expect(afterRest).toEqual(unchanged);
+
+    // From a YAML file, too
+    const file = join(home.path, "patch.yaml");
+    await writeFile(file, "description: patched from a file\n");
+    expect((await home.nvkectl(["patch", "cluster", "capd-demo", "--patch-file", file])).exitCode).toBe(0);
+    expect((await clusterJson("capd-demo")).description).toBe("patched from a file");
+  });
+
+  test("patch refuses an immutable field and invalid JSON before sending anything", async () => {
+    const { result, made } = await counting(() =>
+      home.nvkectl([
+        "patch",
+        "cluster",
+        "capd-demo",
+        "--patch",
+        '{"network": {"podCIDR": "10.0.0.0/8"}, "description": 5}',
+      ]),
+    );
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain("error: --patch has 2 problems; nothing was sent to the controller");
+    expect(result.stderr).toContain("--patch: field network: cannot be changed once the cluster exists");
+    expect(result.stderr).toContain('--patch: field description: "5" Invalid input: expected string, received number');
+    expect(made).toEqual([]);
+
+    const broken = await home.nvkectl(["patch", "cluster", "capd-demo", "--patch", '{"description": ']);
+    expect(broken.exitCode).toBe(3);
+    expect(broken.stderr).toContain("--patch:1: column 17: is not valid YAML or JSON: ");
+  });
+
+  describe("node pools", () => {
+    let poolFile: string;
+
+    test("create nodepool -f takes one document; a file with two is refused, naming the count", async () => {
+      const text = (await readFile(example("nico-mock-nodepool.yaml"), "utf8")).replace(
+        "clusterID: REPLACE_WITH_CLUSTER_ID",
+        `clusterID: ${clusterId}`,
+      );
+      poolFile = join(home.path, "workers.yaml");
+      await writeFile(poolFile, text);
+      const twoDocs = join(home.path, "two-pools.yaml");
+      await writeFile(twoDocs, `${text}\n---\n${text.replace("name: workers", "name: workers-2")}`);
+
+      const refused = await counting(() => home.nvkectl(["create", "nodepool", "-f", twoDocs]));
+      expect(refused.result.exitCode).toBe(3);
+      expect(refused.result.stderr).toContain(
+        `error: ${twoDocs} holds 2 documents; it must hold exactly one CreateNodePoolRequest. Nothing was sent.`,
+      );
+      expect(refused.made).toEqual([]);
+
+      const created = await home.nvkectl(["create", "nodepools", "-f", poolFile]);
+      expect(created.exitCode, created.stderr).toBe(0);
+      expect(created.stdout).toMatch(
+        /^nodepool "workers" created in cluster "capd-demo": ID [0-9a-f-]{36}, phase Provisioning\n$/,
+      );
+
+      const again = await home.nvkectl(["create", "nodepool", "-f", poolFile]);
+      expect(again.exitCode).toBe(8);
+    });
+
+    test("get nodepools --cluster lists the cluster's pools; NAME shows one", async () => {
+      const table = await home.nvkectl(["get", "nodepools", "--cluster", "capd-demo"]);
+      expect(table.exitCode, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^NAME\s+ID\s+ROLE\s+DESIRED\s+READY\s+PENDING\s+PHASE\s+AGE\n/);
+      expect(table.stdout).toMatch(/\ncontrol-plane\s+\S+\s+control-plane\s+1\s/);
+      expect(table.stdout).toMatch(/\nworkers\s+\S+\s+worker\s+2\s/);
+      const one = JSON.parse(
+        (await home.nvkectl(["get", "nodepool", "workers", "--cluster", "capd-demo", "-o", "json"])).stdout,
+      );
+      expect(one).toMatchObject({ name: "workers", clusterID: clusterId, desiredNodeCount: 2 });
+      const unknown = await home.nvkectl(["get", "nodepools", "nope", "--cluster", "capd-demo"]);
+      expect(unknown.exitCode).toBe(4);
+      expect(unknown.stderr).toContain('error: node pool "nope" not found in cluster "capd-demo"');
+    });
+
+    test("scale nodepool changes desiredNodeCount up and down and prints current → desired", async () => {
+      const up = await home.nvkectl(["scale", "nodepool", "workers", "--cluster", "capd-demo", "--replicas", "5"]);
+      expect(up.exitCode, up.stderr).toBe(0);
+      expect(up.stdout).toBe('nodepool "workers" scaled: 2 → 5\n');
+      const down = await home.nvkectl(["scale", "nodepools", "workers", "--cluster", "capd-demo", "--replicas", "1"]);
+      expect(down.stdout).toBe('nodepool "workers" scaled: 5 → 1\n');
+    });
+
+    test("a scale-up the pod CIDR has no room for is refused with the controller's own message, and nothing changes", async () => {
+      const result = await home.nvkectl([
+        "scale",
+        "nodepool",
+        "workers",
+        "--cluster",
+        "capd-demo",
+        "--replicas",
+        "300",
+      ]);
+      expect(result.exitCode).toBe(8);
+      expect(result.stderr).toMatch(
+        /^error: cannot scale node pool "workers" to 300 nodes: pod CIDR 10\.244\.0\.0\/16 has room for 256 nodes with \/24 per node \(control plane uses 1\)\n/,
+      );
+      const pool = JSON.parse(
+        (await home.nvkectl(["get", "nodepool", "workers", "--cluster", "capd-demo", "-o", "json"])).stdout,
+      );
+      expect(pool.desiredNodeCount).toBe(1);
+    });
+
+    test("scale takes nothing but --replicas: another flag is refused before sending", async () => {
+      const { result, made } = await counting(() =>
+        home.nvkectl(["scale", "nodepool", "workers", "--cluster", "capd-demo", "--replicas", "2", "--labels", "a=b"]),
+      );
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain("Nonexistent flag: --labels");
+      expect(made).toEqual([]);
+    });
+
+    test("deleting the last joined control-plane pool is refused with the controller's own message", async () => {
+      await eventually(async () => {
+        const pool = JSON.parse(
+          (await home.nvkectl(["get", "nodepool", "control-plane", "--cluster", "capd-demo", "-o", "json"])).stdout,
+        );
+        if (pool.status.readyNodes < 1) throw new Error("control plane not joined yet");
+      });
+      const result = await home.nvkectl(["delete", "nodepool", "control-plane", "--cluster", "capd-demo"]);
+      expect(result.exitCode).toBe(8);
+      expect(result.stderr.split("\n")[0]).toBe(
+        'error: node pool "control-plane" is the last joined control-plane pool of cluster "capd-demo"; delete the cluster instead',
+      );
+    });
+
+    test("delete nodepool is asynchronous: it returns at once and the pool drains, then goes", async () => {
+      const result = await home.nvkectl(["delete", "nodepools", "workers", "--cluster", "capd-demo"]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toBe('nodepool "workers" deleting: its nodes are drained, then removed\n');
+      await eventually(async () => {
+        const list = JSON.parse(
+          (await home.nvkectl(["get", "nodepools", "--cluster", "capd-demo", "-o", "json"])).stdout,
+        );
+        if (list.some((pool: { name: string }) => pool.name === "workers")) throw new Error("still there");
+      });
+    });
+  });
+
+  test("delete cluster --wait returns once the cluster is gone; then it is unknown (exit 4)", async () => {
+    const result = await home.nvkectl(["delete", "clusters", "capd-demo", "--wait", "--poll-interval", "200ms"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`cluster "capd-demo" deleting (ID ${clusterId})\ncluster "capd-demo" deleted\n`);
+    const gone = await home.nvkectl(["get", "clusters", "capd-demo"]);
+    expect(gone.exitCode).toBe(4);
+    expect(gone.stderr).toContain('error: cluster "capd-demo" not found');
+    await eventually(async () => {
+      const kubeconfig = await home.nvkectl(["get", "kubeconfig", "capd-demo"]);
+      expect(kubeconfig.exitCode).toBe(4);
+      expect(kubeconfig.stderr).toContain("the cluster is not Ready yet, or there is no cluster of that name");
+    });
+  });
+});
+
+describe("auth: the token cache", () => {
+  test("with a cached token a read makes exactly one HTTP request and never loads @kubernetes/client-node", async () => {
+    const fresh = await cliHome("nvkectl-one-request-");
+    try {
+      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      const recorder = await moduleLoadRecorder(fresh.path);
+      const env = { NODE_OPTIONS: recorder.nodeOptions };
+
+      // Given a first run, which mints the token (and so loads the Kubernetes client: the recorder sees it)
+      const first = await fresh.nvkectl(["get", "clusters", "-o", "json"], { env });
+      expect(first.exitCode, first.stderr).toBe(0);
+      expect(await readFile(recorder.logFile, "utf8")).toContain("@kubernetes/client-node");
+      await writeFile(recorder.logFile, "");
+
+      // When a read runs with the token cached
+      const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters", "-o", "json", "-v"], { env }));
+
+      // Then it made one request, loaded no Kubernetes client, and said it used the cached token
+      expect(result.exitCode).toBe(0);
+      expect(made).toHaveLength(1);
+      expect(made[0]).toMatch(/^GET \/api\/v1\/clusters 200 /);
+      expect(await readFile(recorder.logFile, "utf8")).toBe("");
+      expect(result.stderr).toContain("debug: using cached token, expires in");
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  test("a cached token the controller rejects (401) is dropped, a new one minted, and the request retried once", async () => {
+    const fresh = await cliHome("nvkectl-401-");
+    try {
+      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      expect((await fresh.nvkectl(["get", "clusters"])).exitCode).toBe(0);
+      const cacheFile = join(fresh.tokenCacheDir, "lab", "nke-clients_nke-client.json");
+      const entry = JSON.parse(await readFile(cacheFile, "utf8"));
+      const realToken = entry.state.token as string;
+      expect(realToken).toMatch(/^ey/);
+      const garbage = "garbage-token-the-controller-does-not-know";
+      entry.state.token = garbage;
+      await writeFile(cacheFile, JSON.stringify(entry), { mode: 0o600 });
+
+      const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters", "-o", "json", "-v"]));
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual([]);
+      expect(made.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual([
+        "GET /api/v1/clusters 401",
+        "GET /api/v1/clusters 200",
+      ]);
+      expect(result.stderr).toContain("dropping the cached token and retrying once");
+      expect(result.stderr).toContain("debug: minted a token for ServiceAccount nke-clients/nke-client");
+      // No token, the bad one or the new one, reaches the output.
+      const renewed = JSON.parse(await readFile(cacheFile, "utf8")).state.token as string;
+      expect(renewed).toMatch(/^ey/);
+      for (const token of [garbage, renewed, realToken]) expect(result.stdout + result.stderr).not.toContain(token);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  test("a kubeconfig that may not read the auth ConfigMap fails with exit 7 and sends no request", async () => {
+    const plane = await useControlPlane();
+    const nobody = await plane.kubeconfigFor({ user: "nvkectl-no-rbac" });
+    const fresh = await cliHome("nvkectl-denied-");
+    try {
+      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", nobody]);
+      const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters"]));
+      expect(result.exitCode).toBe(7);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(
+        'user "nvkectl-no-rbac" may not read the NVKE auth ConfigMap nvke-auth-config in namespace nke-controller',
+      );
+      expect(made).toEqual([]);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+});
+
+describe("failures get a clear message and a documented exit code, and change nothing", () => {
+  const clusterCount = () => Object.keys(emulator.state.clusters).length;
+
+  test("an unknown cluster exits 4", async () => {
+    for (const args of [
+      ["get", "clusters", "nope"],
+      ["patch", "cluster", "nope", "--patch", '{"description": "x"}'],
+      ["delete", "cluster", "nope"],
+      ["get", "nodepools", "--cluster", "nope"],
+      ["scale", "nodepool", "workers", "--cluster", "nope", "--replicas", "1"],
+    ]) {
+      const result = await home.nvkectl(args);
+      expect(result.exitCode, args.join(" ")).toBe(4);
+      expect(result.stderr).toContain('error: cluster "nope" not found');
+    }
+  });
+
+  test("an unreachable controller (a closed port) exits 6", async () => {
+    const port = await closedPort();
+    const result = await home.nvkectl(["get", "clusters", "--site", "down"], {});
+    expect(result.exitCode).toBe(4); // no such site yet
+    await home.nvkectl(["config", "set-site", "down", "--url", `http://127.0.0.1:${port}`, "--kubeconfig", admin]);
+    const before = clusterCount();
+    const create = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml"), "--site", "down"]);
+    expect(create.exitCode).toBe(6);
+    expect(create.stderr).toContain(
+      `error: cannot reach the NVKE controller at http://127.0.0.1:${port}: connection refused`,
+    );
+    expect(clusterCount()).toBe(before);
+  });
+
+  test("a controller answering 500 with HTML, or with its error body, exits 6 with what it said", async () => {
+    const before = clusterCount();
+    emulator.chaos("html500");
+    const html = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml")]);
+    expect(html.exitCode).toBe(6);
+    expect(html.stderr).toContain(
+      "(HTTP 500, text/html) is not the NVKE controller's error body: 500 Internal Server Error",
+    );
+    expect(html.stderr).not.toContain("<html>");
+
+    emulator.chaos("json500");
+    const json = await home.nvkectl(["get", "clusters"]);
+    expect(json.exitCode).toBe(6);
+    expect(json.stderr).toContain("error: internal error: emulated failure (chaos)\n");
+    expect(clusterCount()).toBe(before);
+  });
+});
+
+/** A non-loopback IPv4 address of this machine, if it has one. */
+const externalAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address?.family === "IPv4" && !address.internal)?.address;
+
+describe("the bearer token and plain HTTP", () => {
+  test.skipIf(externalAddress === undefined)(
+    "a token sent over plain HTTP to a non-loopback address is warned about on stderr; stdout stays clean",
+    async () => {
+      const state = await tempDir("nvkectl-emulator-remote-");
+      const remote = await startEmulator({
+        kubeconfigPath: admin,
+        stateFile: join(state.path, "state.json"),
+        host: "0.0.0.0",
+        authConfigTtlMs: 0,
+      });
+      const fresh = await cliHome("nvkectl-plain-http-");
+      try {
+        const url = remote.url.replace("0.0.0.0", externalAddress ?? "");
+        await fresh.nvkectl(["config", "set-site", "remote", "--url", url, "--kubeconfig", admin]);
+        const result = await fresh.nvkectl(["get", "clusters", "-o", "json"]);
+        expect(result.exitCode, result.stderr).toBe(0);
+        expect(JSON.parse(result.stdout)).toEqual([]);
+        expect(result.stderr).toContain(
+          `warning: ${new URL(url).origin} is plain HTTP: a bearer token will be sent in clear text`,
+        );
+      } finally {
+        await fresh.cleanup();
+        await remote.stop();
+        await state.cleanup();
+      }
+    },
+  );
+
+  test("with no auth ConfigMap anywhere, no token is sent and -v says auth is off", async () => {
+    await kubectl(admin, ["delete", "configmap", "nvke-auth-config", "-n", "nke-controller", "--ignore-not-found"]);
+    const fresh = await cliHome("nvkectl-auth-off-");
+    try {
+      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters", "-v"]));
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stderr).toContain("debug: auth off: no auth ConfigMap in nke-controller or cloud-workflow-engine");
+      expect(made).toHaveLength(1);
+      expect(made[0]).not.toContain("user=");
+    } finally {
+      await fresh.cleanup();
+      await apply(admin, AUTH_CONFIGMAP);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/test-utils";
+
+// Shared by apps/nvkectl's CLI tests. The CLI runs built, as a subprocess, with HOME and
+// the XDG directories in a temporary directory of the test's own.
+
+const execFileAsync = promisify(execFile);
+
+export interface CliHome {
+  path: string;
+  env: Record<string, string>;
+  /** The token cache directory nvkectl uses under this home. */
+  tokenCacheDir: string;
+  nvkectl(args: string[], options?: Omit<RunCliOptions, "cwd">): Promise<CliResult>;
+  cleanup(): Promise<void>;
+}
+
+export async function cliHome(prefix = "nvkectl-test-"): Promise<CliHome> {
+  const dir = await tempDir(prefix);
+  const env = {
+    HOME: dir.path,
+    XDG_CONFIG_HOME: join(dir.path, "config"),
+    XDG_CACHE_HOME: join(dir.path, "cache"),
+  };
+  return {
+    path: dir.path,
+    env,
+    tokenCacheDir: join(dir.path, "cache", "nvkectl", "tokens"),
+    nvkectl: (args, options = {}) =>
+      runCli("nvkectl", args, { ...options, cwd: dir.path, env: { ...env, ...options.env } }),
+    cleanup: dir.cleanup,
+  };
+}
+
+/** `kubectl --kubeconfig K ...args`, with stdin; rejects on a non-zero exit. */
+export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+  // A timeout, so that no kubectl outlives the test that started it.
+  const child = execFileAsync("kubectl", ["--kubeconfig", kubeconfig, ...args], { encoding: "utf8", timeout: 60_000 });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  const { stdout } = await child;
+  return stdout;
+}
+
+/** `kubectl apply` of Kubernetes objects (as one v1 List). */
+export const apply = (kubeconfig: string, ...objects: object[]) =>
+  kubectl(kubeconfig, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+
+/**
+ * A Node.js --import hook that records every module under @kubernetes/client-node the
+ * process resolves, in `logFile`: how a test proves a command never loaded it.
+ */
+export async function moduleLoadRecorder(dir: string): Promise<{ nodeOptions: string; logFile: string }> {
+  const hook = join(dir, "record-client-node.mjs");
+  const logFile = join(dir, "client-node-loads.log");
+  await writeFile(
+    hook,
+    `import { appendFileSync } from "node:fs";
+import { registerHooks } from "node:module";
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    const result = nextResolve(specifier, context);
+    if (result.url.includes("/@kubernetes/client-node/")) appendFileSync(${JSON.stringify(logFile)}, result.url + "\\n");
+    return result;
+  },
+});
+`,
+  );
+  await writeFile(logFile, "");
+  return { nodeOptions: `--import=${hook}`, logFile };
+}
+
+/** Waits until `fn` stops throwing. */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+}
