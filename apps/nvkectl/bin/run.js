@@ -7,6 +7,8 @@ if (Number(process.versions.node.split(".")[0]) < 22) {
   );
   process.exit(9);
 }
+// The check above is the engine check; oclif's own would load semver (47 modules) on every start.
+process.env.OCLIF_DISABLE_ENGINE_WARNING ??= "1";
 // Node's compile cache keeps start-up fast from the second run on (oclif CLIs are known to start slowly).
 module.enableCompileCache?.();
 const { run } = await import("@nodekit/cli-kit/run");

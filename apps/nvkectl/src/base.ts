@@ -1,8 +1,7 @@
 import { BaseCommand, globalFlags } from "@nodekit/cli-kit";
 import type { NvkeClient } from "@nodekit/nvke-api";
-import { currentSite, type Site } from "@nodekit/site-config";
+import type { Site } from "@nodekit/site-config";
 import { type Command, Flags } from "@oclif/core";
-import { openController } from "./services/controller.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1). */
@@ -18,6 +17,8 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
 
   /** The site this invocation acts on: `--site` when given, else the active site (NV-8). */
   protected async site(): Promise<Site> {
+    // Loaded on use: commands that need no site (sitespec generate) never pay for reading the config.
+    const { currentSite } = await import("@nodekit/site-config");
     const { site } = await currentSite({ site: (this.flags as { site?: string }).site });
     return site;
   }
@@ -33,6 +34,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
    * the redactor before it is used, so no log line or error can carry it.
    */
   protected async controller(): Promise<NvkeClient> {
+    const { openController } = await import("./services/controller.ts");
     return openController({
       site: await this.site(),
       onToken: (token) => this.redactor.add(token),
