@@ -41,6 +41,9 @@ afterAll(async () => {
   await home.cleanup();
 });
 
+const CLUSTER_FIELDS =
+  "name, description, provider, clusterReleaseName, clusterReleaseID, controlPlaneConfig, network, nico, infra, labels";
+
 async function file(name: string, content: string): Promise<string> {
   const path = join(home.path, name);
   await writeFile(path, content);
@@ -59,17 +62,64 @@ describe("create -f refuses invalid input with every problem and its field path,
     // Every problem in one pass, each with the file and the field path
     for (const line of [
       `error: ${path} has 7 problems; nothing was sent to the controller`,
-      `  ${path}: field name: "Bad_Name" must consist of lower case letters, digits and '-', and start and end with a letter or digit`,
-      `  ${path}: field provider: "aws" must be "capd" or "nico"`,
-      `  ${path}: field controlPlaneConfig.replicas: "two" must be a whole number`,
-      `  ${path}: field network.serviceCIDR: is required`,
-      `  ${path}: field surprise: "1" is not a known field`,
-      `  ${path}: field clusterReleaseName: give exactly one of clusterReleaseName and clusterReleaseID`,
-      `  ${path}: field nico: a nico or an infra payload is required; it chooses the node type`,
+      `  ${path}:1: field name: "Bad_Name" must consist of lower case letters, digits and '-', and start and end with a letter or digit`,
+      `  ${path}:2: field provider: "aws" must be "capd" or "nico"`,
+      `  ${path}:5: field controlPlaneConfig.replicas: "two" must be a whole number`,
+      `  ${path}:6: field network.serviceCIDR: is required`,
+      `  ${path}:3: field surprise: is not a known field; the fields here are ${CLUSTER_FIELDS}`,
+      `  ${path}:1: field clusterReleaseName: give exactly one of clusterReleaseName and clusterReleaseID`,
+      `  ${path}:1: field nico: a nico or an infra payload is required; it chooses the node type`,
       "next: fix every problem listed above and run the command again",
     ]) {
       expect(result.stderr).toContain(`${line}\n`);
     }
+  });
+
+  it("names the line of each problem in a request file, in line order; a trailing --- is no second document", async () => {
+    const path = await file(
+      "nodepool.yaml",
+      [
+        "# workers for the lab cluster", // 1
+        "name: workers", // 2
+        "nodeNamePrefix: w", // 3
+        "clusterID: 0b8e5b52-3b8e-4a8e-9d0e-1f0a3c1e2d4f", // 4
+        "nico:", // 5
+        "  instanceType: a", // 6
+        "desiredNodeCount: three", // 7
+        "taints:", // 8
+        "  - key: gpu", // 9
+        "    effect: Sometimes", // 10
+        "---", // 11
+        "",
+      ].join("\n"),
+    );
+    const result = await home.nvkectl(["create", "nodepool", "-f", path]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toBe(
+      `error: ${path} has 2 problems; nothing was sent to the controller\n` +
+        `  ${path}:7: field desiredNodeCount: "three" must be a whole number\n` +
+        `  ${path}:10: field taints[0].effect: "Sometimes" must be "NoSchedule" or "PreferNoSchedule" or "NoExecute"\n` +
+        "next: fix every problem listed above and run the command again\n",
+    );
+  });
+
+  it("names the line of each problem in a JSON request, a missing field at the object that lacks it", async () => {
+    const path = await file(
+      "nodepool.json",
+      [
+        "{",
+        '  "name": "workers",',
+        '  "nodeNamePrefix": "w",',
+        '  "desiredNodeCount": 2,',
+        '  "clusterID": "not-a-uuid",',
+        '  "infra": {"machineTemplate": {"apiVersion": "v1"}}',
+        "}",
+      ].join("\n"),
+    );
+    const result = await home.nvkectl(["create", "nodepool", "-f", path]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain(`  ${path}:5: field clusterID: "not-a-uuid" must be a UUID\n`);
+    expect(result.stderr).toContain(`  ${path}:6: field infra.machineTemplate.kind: is required\n`);
   });
 
   it("reports malformed YAML with its line and column", async () => {
@@ -91,8 +141,10 @@ describe("create -f refuses invalid input with every problem and its field path,
     const path = await file("cluster.json", JSON.stringify({ name: "a", provider: "capd", nodeCount: 3 }));
     const result = await home.nvkectl(["create", "clusters", "-f", path]);
     expect(result.exitCode).toBe(3);
-    expect(result.stderr).toContain(`  ${path}: field nodeCount: "3" is not a known field`);
-    expect(result.stderr).toContain(`  ${path}: field controlPlaneConfig: is required`);
+    expect(result.stderr).toContain(
+      `  ${path}:1: field nodeCount: is not a known field; the fields here are ${CLUSTER_FIELDS}\n`,
+    );
+    expect(result.stderr).toContain(`  ${path}:1: field controlPlaneConfig: is required`);
   });
 
   it("refuses a node pool file with several documents, naming the file and the count", async () => {
@@ -113,7 +165,7 @@ describe("create -f refuses invalid input with every problem and its field path,
     const result = await home.nvkectl(["create", "nodepools", "-f", path]);
     expect(result.exitCode).toBe(3);
     for (const field of ["name", "nodeNamePrefix", "desiredNodeCount", "clusterID"]) {
-      expect(result.stderr).toContain(`  ${path}: field ${field}: is required\n`);
+      expect(result.stderr).toContain(`  ${path}:1: field ${field}: is required\n`);
     }
   });
 
@@ -129,8 +181,8 @@ describe("create -f refuses invalid input with every problem and its field path,
     const image = await file("image.yaml", "name: img\nversion: one\nkubernetesVersion: 1.31\narchitecture: riscv\n");
     const bad = await home.nvkectl(["create", "machineimages", "-f", image]);
     expect(bad.exitCode).toBe(3);
-    expect(bad.stderr).toContain(`  ${image}: field version: "one" must be a semantic version such as 1.2.0`);
-    expect(bad.stderr).toContain(`  ${image}: field image: is required`);
+    expect(bad.stderr).toContain(`  ${image}:2: field version: "one" must be a semantic version such as 1.2.0`);
+    expect(bad.stderr).toContain(`  ${image}:1: field image: is required`);
   });
 
   it("says a file that is not there is not there (exit 4)", async () => {
@@ -155,11 +207,17 @@ describe("patch and scale check their input before sending", () => {
     const patch = await file("patch.yaml", "id: x\nname: other\ncontrolPlaneConfig:\n  replicas: 2\n");
     const result = await home.nvkectl(["patch", "clusters", "a", "--patch-file", patch]);
     expect(result.exitCode).toBe(3);
-    expect(result.stderr).toContain(`  ${patch}: field name: cannot be changed once the cluster exists`);
-    expect(result.stderr).toContain(`  ${patch}: field id: is set by the controller and cannot be patched`);
+    expect(result.stderr).toContain(`  ${patch}:2: field name: cannot be changed once the cluster exists`);
+    expect(result.stderr).toContain(`  ${patch}:1: field id: is set by the controller and cannot be patched`);
     expect(result.stderr).toContain(
-      `  ${patch}: field controlPlaneConfig.replicas: "2" must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
+      `  ${patch}:4: field controlPlaneConfig.replicas: "2" must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
     );
+    // In line order, each at its line
+    expect(result.stderr.split("\n").filter((line) => line.startsWith(`  ${patch}:`))).toEqual([
+      `  ${patch}:1: field id: is set by the controller and cannot be patched`,
+      `  ${patch}:2: field name: cannot be changed once the cluster exists`,
+      `  ${patch}:4: field controlPlaneConfig.replicas: "2" must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
+    ]);
     const pool = await home.nvkectl(["patch", "nodepools", "w", "--cluster", "c", "--patch", '{"role": "worker"}']);
     expect(pool.stderr).toContain("  --patch: field role: cannot be changed once the node pool exists");
   });

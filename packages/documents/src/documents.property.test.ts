@@ -1,5 +1,6 @@
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { dump } from "js-yaml";
+import { dump, load } from "js-yaml";
 import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import type { FieldPath } from "./locate.ts";
@@ -152,6 +153,14 @@ function setAt(value: Tree, path: FieldPath, leaf: Tree): Tree {
   return value;
 }
 
+function safeLoad(text: string): unknown {
+  try {
+    return load(text);
+  } catch {
+    return undefined;
+  }
+}
+
 describe("a wrong-typed leaf in a generated document", () => {
   test.each([
     ["YAML", (value: Tree) => dump(value)],
@@ -163,6 +172,9 @@ describe("a wrong-typed leaf in a generated document", () => {
         const document = setAt(root, leaf, MARKER);
         const schema = schemaFor(document, leaf);
         const text = write(document);
+        // js-yaml's dump can write text it cannot read back (a key "... a" becomes a
+        // document-end marker); such renderings say nothing about our locator.
+        fc.pre(isDeepStrictEqual(safeLoad(text), document));
         const expectedLine = text.split("\n").findIndex((line) => line.includes(String(MARKER))) + 1;
 
         const { value, problems } = parseYamlWith(schema, text, { source });

@@ -146,6 +146,20 @@ describe("readYamlDocuments", () => {
     ]);
   });
 
+  test("the syntax problem names the language the caller accepts", () => {
+    const { problems } = readYamlDocuments('{\n  "a": 1\n  "b": 2\n}\n', { source, language: "YAML or JSON" });
+
+    expect(problems).toEqual([
+      {
+        severity: "error",
+        source,
+        line: 3,
+        column: expect.any(Number),
+        message: expect.stringMatching(/^is not valid YAML or JSON: /),
+      },
+    ]);
+  });
+
   test("more documents than allowed is one problem naming the count", () => {
     const text = "a: 1\n---\na: 2\n---\na: 3\n";
 

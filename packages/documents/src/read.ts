@@ -24,6 +24,11 @@ export interface ReadYamlOptions {
    * `holds 2 YAML documents; a site spec file holds exactly one`.
    */
   fileKind?: string;
+  /**
+   * What the syntax problem calls the text, for input that may also be written in JSON:
+   * "YAML or JSON" gives `is not valid YAML or JSON: …`. "YAML" when left out.
+   */
+  language?: string;
 }
 
 export interface ReadYamlResult {
@@ -46,7 +51,7 @@ export function readYamlDocuments(text: string, options: ReadYamlOptions): ReadY
     events = parseEvents(text, {});
     values = constructFromEvents(events, { source: text });
   } catch (error) {
-    return { documents: [], problems: [yamlProblem(error, source)] };
+    return { documents: [], problems: [yamlProblem(error, source, options.language ?? "YAML")] };
   }
   if (values.length > maxDocuments) {
     const rule =
@@ -72,9 +77,9 @@ export function readYamlDocuments(text: string, options: ReadYamlOptions): ReadY
   };
 }
 
-function yamlProblem(error: unknown, source: string): Problem {
+function yamlProblem(error: unknown, source: string, language: string): Problem {
   if (error instanceof YAMLException) {
-    const problem: Problem = { severity: "error", source, message: `is not valid YAML: ${error.reason}` };
+    const problem: Problem = { severity: "error", source, message: `is not valid ${language}: ${error.reason}` };
     if (error.mark !== undefined) {
       problem.line = error.mark.line + 1;
       problem.column = error.mark.column + 1;
@@ -82,5 +87,5 @@ function yamlProblem(error: unknown, source: string): Problem {
     return problem;
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { severity: "error", source, message: `could not be read as YAML: ${message}` };
+  return { severity: "error", source, message: `could not be read as ${language}: ${message}` };
 }

@@ -11,10 +11,4 @@ export {
 export { applyMergePatch, isPlainObject } from "./merge-patch.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";
-export {
-  issuesToDetails,
-  issuesToProblems,
-  type ParsedRequest,
-  type ParseRequestOptions,
-  parseRequest,
-} from "./validate.ts";
+export { type ParsedRequest, type ParseRequestOptions, parseRequest, problemsToDetails } from "./validate.ts";

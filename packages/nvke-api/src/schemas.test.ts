@@ -7,7 +7,7 @@ import {
   CreateMachineImageRequestSchema,
   CreateNodePoolRequestSchema,
 } from "./schemas.ts";
-import { parseRequest } from "./validate.ts";
+import { parseRequest, problemsToDetails } from "./validate.ts";
 
 const cluster = {
   name: "c1",
@@ -48,7 +48,13 @@ describe("parseRequest", () => {
         value: "2",
         message: "must be odd (1, 3, 5 or 7) so that etcd keeps quorum",
       },
-      { severity: "error", source: "c.yaml", path: ["colour"], value: "blue", message: "is not a known field" },
+      {
+        severity: "error",
+        source: "c.yaml",
+        path: ["colour"],
+        message:
+          "is not a known field; the fields here are name, description, provider, clusterReleaseName, clusterReleaseID, controlPlaneConfig, network, nico, infra, labels",
+      },
     ]);
   });
 
@@ -96,6 +102,45 @@ describe("parseRequest", () => {
       { source: "p.yaml" },
     );
     expect(problems.map((p) => p.path?.join("."))).toEqual(["desiredNodeCount", "clusterID", "nico"]);
+  });
+
+  test("a field that is not there is required, whatever the schema says of a wrong value", () => {
+    const missing = parseRequest(
+      CreateClusterRequestSchema,
+      { ...cluster, provider: undefined, controlPlaneConfig: {}, network: { podCIDR: "10.244.0.0/16" } },
+      { source: "c" },
+    );
+    expect(missing.problems.map((p) => [p.path?.join("."), p.message])).toEqual([
+      ["provider", "is required"],
+      ["controlPlaneConfig.replicas", "is required"],
+      ["network.serviceCIDR", "is required"],
+    ]);
+    const wrong = parseRequest(
+      CreateNodePoolRequestSchema,
+      { name: "w", nodeNamePrefix: "w", desiredNodeCount: "three", clusterID: 7, nico: { instanceType: "x" } },
+      { source: "p" },
+    );
+    expect(wrong.problems.map((p) => [p.path?.join("."), p.message])).toEqual([
+      ["desiredNodeCount", "must be a whole number"],
+      ["clusterID", "must be a UUID"],
+    ]);
+  });
+
+  test("problems become the 422 details: the field path as text and the message", () => {
+    const { problems } = parseRequest(
+      CreateNodePoolRequestSchema,
+      { name: "w", nodeNamePrefix: "w", desiredNodeCount: 1, clusterID: "x", infra: {}, taints: [{ key: "" }] },
+      { source: "p" },
+    );
+    expect(problemsToDetails(problems)).toEqual([
+      { field: "clusterID", message: "must be a UUID" },
+      { field: "infra.machineTemplate", message: "is required" },
+      { field: "taints[0].key", message: "must not be empty" },
+      { field: "taints[0].effect", message: "is required" },
+    ]);
+    expect(problemsToDetails(parseRequest(CreateNodePoolRequestSchema, [], { source: "p" }).problems)).toEqual([
+      { field: "(body)", message: "must be a mapping, not a list" },
+    ]);
   });
 
   test("images are pinned by digest", () => {

@@ -7,6 +7,16 @@ import * as z from "zod";
 // ---------------------------------------------------------------------------------------
 // Shared pieces
 
+/**
+ * A schema's own message for a wrong value that leaves a missing field to the error map
+ * the request is validated with (`is required`): zod puts a schema's message ahead of
+ * every other, so a plain `z.int("must be a whole number")` says that of a field that is
+ * not there at all.
+ */
+function unlessMissing(message: string) {
+  return { error: (issue: z.core.$ZodRawIssue) => (issue.input === undefined ? undefined : message) };
+}
+
 /** An RFC 1123 label: what Kubernetes accepts as a name, and what becomes part of Secret names. */
 export const NameSchema = z
   .string()
@@ -17,7 +27,7 @@ export const NameSchema = z
     "must consist of lower case letters, digits and '-', and start and end with a letter or digit",
   );
 
-export const IdSchema = z.uuid({ message: "must be a UUID" });
+export const IdSchema = z.uuid(unlessMissing("must be a UUID"));
 
 export const DigestSchema = z.string().regex(/^sha256:[a-f0-9]{64}$/, "must be a digest sha256:<64 hex digits>");
 
@@ -34,14 +44,14 @@ export const VersionSchema = z
   .string()
   .regex(/^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, "must be a semantic version such as 1.2.0");
 
-export const CidrSchema = z.union([z.cidrv4(), z.cidrv6()], { message: "must be a CIDR such as 10.244.0.0/16" });
+export const CidrSchema = z.union([z.cidrv4(), z.cidrv6()], unlessMissing("must be a CIDR such as 10.244.0.0/16"));
 
 export const LabelsSchema = z.record(
   z.string().min(1).max(317, "label keys are at most 317 characters"),
   z.string().max(63, "label values are at most 63 characters"),
 );
 
-export const ProviderSchema = z.enum(["capd", "nico"], { message: 'must be "capd" or "nico"' });
+export const ProviderSchema = z.enum(["capd", "nico"], unlessMissing('must be "capd" or "nico"'));
 export type Provider = z.infer<typeof ProviderSchema>;
 
 /** Machines from NICo (NVIDIA Infrastructure Controller): the instance type is the node type. */
@@ -97,7 +107,7 @@ function exactlyOnePayload(value: { nico?: unknown; infra?: unknown }, ctx: z.co
 export const ControlPlaneConfigSchema = z.strictObject({
   /** Control-plane machines; odd so that etcd keeps quorum. */
   replicas: z
-    .int("must be a whole number")
+    .int(unlessMissing("must be a whole number"))
     .min(1, "must be at least 1")
     .max(7, "must be at most 7")
     .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 or 7) so that etcd keeps quorum"),
@@ -111,7 +121,7 @@ export const ClusterNetworkSchema = z
     podCIDR: CidrSchema,
     serviceCIDR: CidrSchema,
     /** Each node takes one block of this size from podCIDR; this bounds the cluster's node count. */
-    nodeCIDRMaskSize: z.int("must be a whole number").min(8).max(126).default(24),
+    nodeCIDRMaskSize: z.int(unlessMissing("must be a whole number")).min(8).max(126).default(24),
   })
   .superRefine((network, ctx) => {
     const prefix = Number(network.podCIDR.split("/")[1]);
@@ -235,7 +245,7 @@ export const TaintSchema = z.strictObject({
 export type Taint = z.infer<typeof TaintSchema>;
 
 export const DesiredNodeCountSchema = z
-  .int("must be a whole number")
+  .int(unlessMissing("must be a whole number"))
   .min(0, "must be 0 or more")
   .max(5000, "must be at most 5000");
 

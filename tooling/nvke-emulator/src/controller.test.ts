@@ -145,7 +145,11 @@ describe("clusters", () => {
     expect(error.status).toBe(422);
     expect(error.details).toEqual([
       { field: "network.podCIDR", message: "must be a CIDR such as 10.244.0.0/16" },
-      { field: "colour", message: "is not a known field" },
+      {
+        field: "colour",
+        message:
+          "is not a known field; the fields here are name, description, provider, clusterReleaseName, clusterReleaseID, controlPlaneConfig, network, nico, infra, labels",
+      },
     ]);
     expect(error.toBody().error.reason).toBe("Invalid");
   });

@@ -12,7 +12,6 @@ import {
   CreateNodePoolRequestSchema,
   type InfraPayload,
   isPlainObject,
-  issuesToDetails,
   type MachineImage,
   type NicoPayload,
   NODEPOOL_IMMUTABLE_FIELDS,
@@ -20,6 +19,8 @@ import {
   type NodePool,
   NodePoolPatchSchema,
   type NodePoolRelease,
+  parseRequest,
+  problemsToDetails,
 } from "@nodekit/nvke-api";
 import type * as z from "zod";
 import { conflict, invalid, notFound } from "./api-error.ts";
@@ -51,9 +52,9 @@ export interface ControllerContext {
 export const CONTROL_PLANE_POOL = "control-plane";
 
 function validate<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const details = issuesToDetails(result.error.issues);
+  const { value, problems } = parseRequest(schema, body, { source: what });
+  if (problems.length === 0) return value as z.output<S>;
+  const details = problemsToDetails(problems);
   throw invalid(`${what} is invalid: ${details.map((d) => `${d.field}: ${d.message}`).join("; ")}`, details);
 }
 

@@ -83,7 +83,12 @@ describe("the emulator over HTTP, with the typed client", () => {
     // An unknown field, with its detail as a problem
     const unknown = await rejection(client.createCluster({ ...clusterRequest("other"), colour: "blue" } as never));
     expect(unknown.exitCode).toBe(ExitCode.Rejected);
-    expect(unknown.problems.map((p) => [p.path?.join("."), p.message])).toEqual([["colour", "is not a known field"]]);
+    expect(unknown.problems.map((p) => [p.path?.join("."), p.message])).toEqual([
+      [
+        "colour",
+        "is not a known field; the fields here are name, description, provider, clusterReleaseName, clusterReleaseID, controlPlaneConfig, network, nico, infra, labels",
+      ],
+    ]);
 
     // A node pool for a cluster that does not exist
     const missingID = "00000000-0000-4000-8000-000000000001";

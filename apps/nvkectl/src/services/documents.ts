@@ -1,12 +1,7 @@
 import { readFile } from "node:fs/promises";
+import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { ExitCode, type Problem, UserError } from "@nodekit/errors";
-import { loadAll } from "js-yaml";
-
-/** A document parsed from a file or a flag value; `source` names it in messages. */
-export interface ParsedDocument {
-  value: unknown;
-  source: string;
-}
+import type * as z from "zod";
 
 /** Reads a request file; a missing file is NotFound, an unreadable one InvalidInput. */
 export async function readInputFile(path: string, flag: string): Promise<string> {
@@ -22,38 +17,21 @@ export async function readInputFile(path: string, flag: string): Promise<string>
 }
 
 /**
- * The documents in a YAML or JSON text (JSON is read as YAML, as kubectl does, so an error
- * in either comes with its line and column). Empty documents (a trailing `---`) are not
- * counted.
- */
-function parseDocuments(text: string, source: string): { documents: unknown[]; problems: Problem[] } {
-  try {
-    return { documents: loadAll(text).filter((doc) => doc !== null && doc !== undefined), problems: [] };
-  } catch (error) {
-    const yamlError = error as { reason?: string; mark?: { line: number; column: number }; message?: string };
-    return {
-      documents: [],
-      problems: [
-        {
-          severity: "error",
-          source,
-          ...(yamlError.mark ? { line: yamlError.mark.line + 1, column: yamlError.mark.column + 1 } : {}),
-          message: `is not valid YAML or JSON: ${yamlError.reason ?? yamlError.message ?? String(error)}`,
-        },
-      ],
-    };
-  }
-}
-
-/**
  * Exactly one document, a mapping (an object): what every create request and patch is.
- * Throws INPUT_INVALID (InvalidInput) for a syntax error, no document, several documents
- * (naming how many), or a document that is not an object.
+ * JSON is read as YAML, as kubectl does, so a syntax error in either comes with its line
+ * and column; the document knows the line of each of its fields. Empty documents (a
+ * trailing `---`) are not counted. Throws INPUT_INVALID (InvalidInput) for a syntax
+ * error or a document that is not a mapping, INPUT_EMPTY for none, and
+ * INPUT_MULTIPLE_DOCUMENTS naming how many.
  */
-export function singleObject(text: string, source: string, what: string): ParsedDocument {
-  const { documents, problems } = parseDocuments(text, source);
-  if (problems.length > 0) throw invalid(source, problems, [`fix the ${what} and run the command again`]);
-  if (documents.length !== 1) {
+export function singleObject(text: string, source: string, what: string): LocatedDocument {
+  const read = readYamlDocuments(text, { source, language: "YAML or JSON" });
+  if (read.problems.length > 0) throw invalid(source, read.problems, [`fix the ${what} and run the command again`]);
+  // Counted here rather than with `maxDocuments`: a trailing `---` is no second request, and
+  // several documents keep their own error code and reason.
+  const documents = read.documents.filter((document) => document.value !== null);
+  const [document] = documents;
+  if (documents.length !== 1 || document === undefined) {
     const several = documents.length > 1;
     throw new UserError(
       several ? "INPUT_MULTIPLE_DOCUMENTS" : "INPUT_EMPTY",
@@ -69,23 +47,44 @@ export function singleObject(text: string, source: string, what: string): Parsed
       },
     );
   }
-  const [value] = documents;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (typeof document.value !== "object" || Array.isArray(document.value)) {
     throw invalid(source, [
-      { severity: "error", source, message: `must be a ${what} (a mapping of fields), not ${describeType(value)}` },
+      {
+        severity: "error",
+        source,
+        message: `must be a ${what} (a mapping of fields), not ${describeType(document.value)}`,
+      },
     ]);
   }
-  return { value, source };
+  return document;
 }
 
 function describeType(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+  return Array.isArray(value) ? "a list" : `a ${typeof value}`;
+}
+
+/**
+ * The request, checked against the API schema as the controller checks it, or
+ * INPUT_INVALID with every problem (`extra` ones too), in line order, each with its field
+ * path and, when the document came from a file, its line.
+ */
+export function validateRequest<S extends z.ZodType>(
+  schema: S,
+  document: LocatedDocument | { readonly value: unknown },
+  source: string,
+  extra: readonly Problem[] = [],
+): z.output<S> {
+  const { value, problems } = validateDocument(schema, document, { source });
+  if (problems.length === 0 && extra.length === 0) return value as z.output<S>;
+  // Array.prototype.sort is stable: the problems of one line keep their order, extra ones first.
+  throw invalid(
+    source,
+    [...extra, ...problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)),
+  );
 }
 
 /** The error for invalid input: every problem, and that nothing was sent. */
-export function invalid(source: string, problems: Problem[], next?: string | string[]): UserError {
+function invalid(source: string, problems: Problem[], next?: string | string[]): UserError {
   const errors = problems.filter((p) => p.severity === "error");
   return new UserError(
     "INPUT_INVALID",
@@ -96,15 +95,4 @@ export function invalid(source: string, problems: Problem[], next?: string | str
       next: next ?? "fix every problem listed above and run the command again",
     },
   );
-}
-
-/** Whether the document lacks the field at `path` altogether (its parent exists and has no such key). */
-export function isMissing(document: unknown, path: ReadonlyArray<PropertyKey>): boolean {
-  if (path.length === 0) return false;
-  let parent = document;
-  for (const segment of path.slice(0, -1)) {
-    if (typeof parent !== "object" || parent === null) return false;
-    parent = (parent as Record<PropertyKey, unknown>)[segment];
-  }
-  return typeof parent === "object" && parent !== null && !Object.hasOwn(parent, path.at(-1) as PropertyKey);
 }
