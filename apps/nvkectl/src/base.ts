@@ -1,7 +1,7 @@
-import { BaseCommand, globalFlags } from "@nodekit/cli-kit";
+import { BaseCommand, Flags, globalFlags } from "@nodekit/cli-kit";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
-import { type Command, Flags } from "@oclif/core";
+import type { Command } from "@oclif/core/command";
 import type { SiteCluster } from "./services/kubectl.ts";
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1). */

@@ -1,4 +1,4 @@
-import { Flags } from "@oclif/core";
+import { Flags } from "@nodekit/cli-kit";
 
 /** `-f FILE`: the request document, YAML or JSON. */
 export const fileFlag = (what: string) =>

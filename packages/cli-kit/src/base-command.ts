@@ -1,5 +1,7 @@
 import { createDryRunRecorder, createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
-import { Command, Errors, type Interfaces } from "@oclif/core";
+import type { Interfaces } from "@oclif/core";
+import { Command } from "@oclif/core/command";
+import * as Errors from "@oclif/core/errors";
 import { globalFlags } from "./flags.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type OutputFormat, type Rendered, renderOutput } from "./output.ts";

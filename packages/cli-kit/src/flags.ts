@@ -1,4 +1,4 @@
-import { Flags } from "@oclif/core";
+import { Flags } from "./oclif.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "./output.ts";
 
 /** Flags every command of both CLIs takes. */

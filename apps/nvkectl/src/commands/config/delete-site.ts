@@ -1,5 +1,5 @@
+import { Args } from "@nodekit/cli-kit";
 import { removeSite } from "@nodekit/site-config";
-import { Args } from "@oclif/core";
 import { NvkectlCommand } from "../../base.ts";
 
 export default class ConfigDeleteSite extends NvkectlCommand<typeof ConfigDeleteSite> {

@@ -1,5 +1,5 @@
+import { Args, Flags } from "@nodekit/cli-kit";
 import { configureSite } from "@nodekit/site-config";
-import { Args, Flags } from "@oclif/core";
 import { NvkectlCommand } from "../../base.ts";
 
 export default class ConfigSetSite extends NvkectlCommand<typeof ConfigSetSite> {

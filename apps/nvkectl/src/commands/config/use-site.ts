@@ -1,5 +1,5 @@
+import { Args } from "@nodekit/cli-kit";
 import { activateSite } from "@nodekit/site-config";
-import { Args } from "@oclif/core";
 import { NvkectlCommand } from "../../base.ts";
 
 export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> {

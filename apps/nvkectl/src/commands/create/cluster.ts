@@ -1,4 +1,4 @@
-import { Flags } from "@oclif/core";
+import { Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";

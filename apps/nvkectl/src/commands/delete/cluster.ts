@@ -1,4 +1,4 @@
-import { Args, Flags } from "@oclif/core";
+import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { deleteCluster, waitForCluster } from "../../services/clusters.ts";

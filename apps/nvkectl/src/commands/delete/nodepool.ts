@@ -1,4 +1,4 @@
-import { Args } from "@oclif/core";
+import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterFlag } from "../../flags.ts";
 import { deleteNodePool } from "../../services/nodepools.ts";

@@ -1,6 +1,5 @@
-import { outputFlag } from "@nodekit/cli-kit";
+import { Args, Flags, outputFlag } from "@nodekit/cli-kit";
 import { ExitCode, UserError } from "@nodekit/errors";
-import { Args, Flags } from "@oclif/core";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";

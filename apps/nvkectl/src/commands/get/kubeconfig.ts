@@ -1,4 +1,4 @@
-import { Args, Flags } from "@oclif/core";
+import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { getTenantKubeconfig } from "../../services/kubeconfig.ts";
 

@@ -1,5 +1,4 @@
-import { outputFlag } from "@nodekit/cli-kit";
-import { Args } from "@oclif/core";
+import { Args, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolReleaseColumns } from "../../columns.ts";
 import { createListPrinter } from "../../output.ts";

@@ -1,4 +1,4 @@
-import { Args } from "@oclif/core";
+import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolColumns } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag, patchFlags } from "../../flags.ts";

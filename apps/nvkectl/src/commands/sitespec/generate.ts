@@ -1,4 +1,4 @@
-import { Flags } from "@oclif/core";
+import { Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { generateSiteSpecFile } from "../../services/sitespec.ts";
 
