@@ -255,7 +255,7 @@ const deps: Array<{ name: string; from: string }> = [
   { name: "csv-parse/sync", from: "packages/sitespec" },
   { name: "write-file-atomic", from: "packages/site-config" },
   { name: "@kubernetes/client-node", from: "packages/k8s-auth" },
-  { name: "ky", from: "packages/nvke-client" },
+  { name: "ky", from: "packages/nvke-api" },
 ];
 const importCosts: Array<{ name: string; ms: number }> = [];
 const baseline = medians.get("node -e 0") ?? 0;

@@ -3,11 +3,11 @@ import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { repoRoot, tempDir } from "@nodekit/test-utils";
+import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { apply, type CliHome, cliHome, eventually, kubectl, moduleLoadRecorder } from "./helpers.ts";
+import { apply, type CliHome, cliHome, kubectl, moduleLoadRecorder } from "./helpers.ts";
 
 // The cluster and node pool commands as a user runs them: the built CLI against the NVKE
 // controller emulator, which authenticates every request with a TokenReview against the
@@ -305,7 +305,7 @@ describe("a tenant cluster's life, command by command", () => {
           (await home.nvkectl(["get", "nodepool", "control-plane", "--cluster", "capd-demo", "-o", "json"])).stdout,
         );
         if (pool.status.readyNodes < 1) throw new Error("control plane not joined yet");
-      });
+      }, 20_000);
       const result = await home.nvkectl(["delete", "nodepool", "control-plane", "--cluster", "capd-demo"]);
       expect(result.exitCode).toBe(8);
       expect(result.stderr.split("\n")[0]).toBe(
@@ -322,7 +322,7 @@ describe("a tenant cluster's life, command by command", () => {
           (await home.nvkectl(["get", "nodepools", "--cluster", "capd-demo", "-o", "json"])).stdout,
         );
         if (list.some((pool: { name: string }) => pool.name === "workers")) throw new Error("still there");
-      });
+      }, 20_000);
     });
   });
 
@@ -337,7 +337,7 @@ describe("a tenant cluster's life, command by command", () => {
       const kubeconfig = await home.nvkectl(["get", "kubeconfig", "capd-demo"]);
       expect(kubeconfig.exitCode).toBe(4);
       expect(kubeconfig.stderr).toContain("the cluster is not Ready yet, or there is no cluster of that name");
-    });
+    }, 20_000);
   });
 });
 

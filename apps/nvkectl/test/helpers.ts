@@ -73,16 +73,3 @@ registerHooks({
   await writeFile(logFile, "");
   return { nodeOptions: `--import=${hook}`, logFile };
 }
-
-/** Waits until `fn` stops throwing. */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, intervalMs));
-    }
-  }
-}

@@ -1,8 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { eventually } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { apply, type CliHome, cliHome, eventually, kubectl } from "./helpers.ts";
+import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
 
 // get providers against a real kube-apiserver: the provider objects are applied with
 // kubectl, and status (which no controller runs here to write) is patched through the
@@ -125,7 +126,7 @@ async function establishedAll(names: string[]): Promise<void> {
       ]);
       if (status !== "True") throw new Error(`${name} not Established yet`);
     }
-  });
+  }, 20_000);
 }
 
 const allCrdNames = [
@@ -158,7 +159,7 @@ async function removeEverything(): Promise<void> {
     await eventually(async () => {
       const left = await kubectl(admin, ["get", "crd", ...allCrdNames, "--ignore-not-found", "-o", "name"]);
       if (left.trim() !== "") throw new Error(`CRDs still there: ${left}`);
-    });
+    }, 20_000);
   }
   for (const [ns, name] of [
     ["nico-system", "nico-controller-manager"],

@@ -1,16 +1,17 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
-  AuthenticationV1Api,
-  AuthorizationV1Api,
-  CoreV1Api,
+  type AuthenticationV1Api,
+  type AuthorizationV1Api,
+  type CoreV1Api,
   KubeConfig,
-  RbacAuthorizationV1Api,
+  type RbacAuthorizationV1Api,
   type RequestContext,
   type V1PolicyRule,
 } from "@kubernetes/client-node";
-import { ExitCode, UserError } from "@nodekit/errors";
-import { tempDir } from "@nodekit/test-utils";
+import { ExitCode } from "@nodekit/errors";
+import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { clientsFor, grantRole, ignoring, revokeRole, untilAllowed } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { cacheFilePath } from "./cache.ts";
@@ -52,14 +53,6 @@ let authz: AuthorizationV1Api;
 const kubeconfigs: Record<string, string> = {};
 const roles: ObjectRef[] = [];
 
-async function ignoring(status: number, call: () => Promise<unknown>): Promise<void> {
-  try {
-    await call();
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== status) throw error;
-  }
-}
-
 async function putConfigMap(ref: ObjectRef, data: Record<string, string>): Promise<void> {
   await ignoring(404, () => core.deleteNamespacedConfigMap(ref));
   await core.createNamespacedConfigMap({ namespace: ref.namespace, body: { metadata: { name: ref.name }, data } });
@@ -69,33 +62,11 @@ async function removeAllCandidates(): Promise<void> {
   for (const ref of SEARCH_ORDER) await ignoring(404, () => core.deleteNamespacedConfigMap(ref));
 }
 
-/** A Role with one rule, bound to `user`, in `namespace`. */
+/** A Role with one rule, bound to `user`, in `namespace`; removed when the file is done. */
 async function grant(user: string, namespace: string, rule: V1PolicyRule): Promise<void> {
   const name = `${ROLE_PREFIX}-${user}`;
-  const role = { metadata: { name }, rules: [rule] };
-  const binding = {
-    metadata: { name },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
-  };
-  await ignoring(404, () => rbac.deleteNamespacedRoleBinding({ name, namespace }));
-  await ignoring(404, () => rbac.deleteNamespacedRole({ name, namespace }));
-  await rbac.createNamespacedRole({ namespace, body: role });
-  await rbac.createNamespacedRoleBinding({ namespace, body: binding });
+  await grantRole(rbac, { namespace, name, user, rules: [rule] });
   roles.push({ namespace, name });
-}
-
-/** Waits until the authorizer's caches agree with the grants just made. */
-async function untilAllowed(user: string, attributes: Record<string, string>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const review = await authz.createSubjectAccessReview({
-      body: { spec: { user, resourceAttributes: attributes } },
-    });
-    if (review.status?.allowed) return;
-    if (Date.now() > deadline) throw new Error(`RBAC never allowed ${user}: ${JSON.stringify(attributes)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const readAllConfigMaps: V1PolicyRule = { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] };
@@ -106,7 +77,7 @@ const mintClientTokens: V1PolicyRule = {
   resourceNames: [CLIENT_SERVICE_ACCOUNT.name],
 };
 const canMint = (user: string) =>
-  untilAllowed(user, {
+  untilAllowed(authz, user, {
     namespace: CLIENT_SERVICE_ACCOUNT.namespace,
     verb: "create",
     resource: "serviceaccounts",
@@ -114,7 +85,7 @@ const canMint = (user: string) =>
     name: CLIENT_SERVICE_ACCOUNT.name,
   });
 const canRead = (user: string, ref: ObjectRef) =>
-  untilAllowed(user, { namespace: ref.namespace, verb: "get", resource: "configmaps", name: ref.name });
+  untilAllowed(authz, user, { namespace: ref.namespace, verb: "get", resource: "configmaps", name: ref.name });
 
 /** Identities, each with a different slice of the RBAC a site may grant. */
 const USERS = {
@@ -132,12 +103,7 @@ const USERS = {
 
 beforeAll(async () => {
   plane = await useControlPlane();
-  const admin = new KubeConfig();
-  admin.loadFromFile(plane.adminKubeconfigPath);
-  core = admin.makeApiClient(CoreV1Api);
-  rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  authn = admin.makeApiClient(AuthenticationV1Api);
-  authz = admin.makeApiClient(AuthorizationV1Api);
+  ({ core, rbac, authn, authz } = clientsFor(plane.adminKubeconfigPath));
 
   // The fixed namespaces and the client ServiceAccount, created if another test has not.
   for (const namespace of ["nke-controller", "cloud-workflow-engine", CLIENT_SERVICE_ACCOUNT.namespace]) {
@@ -172,10 +138,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!core) return;
   await removeAllCandidates();
-  for (const { namespace, name } of roles) {
-    await ignoring(404, () => rbac.deleteNamespacedRoleBinding({ name, namespace }));
-    await ignoring(404, () => rbac.deleteNamespacedRole({ name, namespace }));
-  }
+  for (const role of roles) await revokeRole(rbac, role);
 });
 
 let dir: string;
@@ -215,15 +178,6 @@ function providerFor(kubeconfig: string | KubeConfig, overrides: { now?: () => D
 async function review(token: string, audience: string) {
   const result = await authn.createTokenReview({ body: { spec: { token, audiences: [audience] } } });
   return result.status ?? {};
-}
-
-async function userErrorOf(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof UserError)) throw new Error(`expected a UserError, got ${String(error)}`);
-  return error;
 }
 
 describe("NV-9: finding the audience", () => {

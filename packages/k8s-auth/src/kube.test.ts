@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { ExitCode, UserError } from "@nodekit/errors";
-import { tempDir } from "@nodekit/test-utils";
+import { ExitCode } from "@nodekit/errors";
+import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { discoverAudience } from "./discover.ts";
 import { describeFailure } from "./kube.ts";
@@ -14,15 +14,6 @@ beforeEach(async () => {
   ({ path: dir, cleanup } = await tempDir("k8s-auth-kube-"));
 });
 afterEach(() => cleanup());
-
-async function failureOf(promise: Promise<unknown>): Promise<UserError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof UserError)) throw new Error(`expected a UserError, got ${String(error)}`);
-  return error;
-}
 
 function kubeconfigText(server: string): string {
   return [
@@ -58,7 +49,7 @@ async function closedPort(): Promise<number> {
 describe("the kubeconfig", () => {
   test("a missing file is KUBECONFIG_NOT_FOUND (NotFound), naming it", async () => {
     const path = join(dir, "nope.kubeconfig");
-    const error = await failureOf(discoverAudience(path));
+    const error = await userErrorOf(discoverAudience(path));
     expect(error.code).toBe("KUBECONFIG_NOT_FOUND");
     expect(error.exitCode).toBe(ExitCode.NotFound);
     expect(error.message).toContain(path);
@@ -67,7 +58,7 @@ describe("the kubeconfig", () => {
   test("a file that is not a kubeconfig is AUTH_KUBECONFIG_INVALID (InvalidInput)", async () => {
     const path = join(dir, "bad.kubeconfig");
     await writeFile(path, "clusters: [unclosed\n");
-    const error = await failureOf(mintToken(path, { audience: "a" }));
+    const error = await userErrorOf(mintToken(path, { audience: "a" }));
     expect(error).toMatchObject({ code: "AUTH_KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
     expect(error.message).toContain(path);
   });
@@ -75,7 +66,7 @@ describe("the kubeconfig", () => {
   test("a kubeconfig without a current cluster is AUTH_KUBECONFIG_INVALID", async () => {
     const path = join(dir, "empty.kubeconfig");
     await writeFile(path, "apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n");
-    const error = await failureOf(discoverAudience(path));
+    const error = await userErrorOf(discoverAudience(path));
     expect(error).toMatchObject({ code: "AUTH_KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
     expect(error.message).toMatch(/has no current cluster/);
   });
@@ -89,7 +80,7 @@ describe("an unreachable cluster", () => {
     await writeFile(path, kubeconfigText(server));
 
     // When the audience is looked up
-    const error = await failureOf(discoverAudience(path));
+    const error = await userErrorOf(discoverAudience(path));
 
     // Then the error says which cluster and which kubeconfig, and what to check
     expect(error.code).toBe("AUTH_CLUSTER_UNREACHABLE");
@@ -119,7 +110,7 @@ describe("an unreachable cluster", () => {
       await writeFile(path, kubeconfigText(`https://127.0.0.1:${port}`));
 
       const started = Date.now();
-      const error = await failureOf(discoverAudience(path, { requestTimeoutMs: 300 }));
+      const error = await userErrorOf(discoverAudience(path, { requestTimeoutMs: 300 }));
 
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(error).toMatchObject({ code: "AUTH_CLUSTER_UNREACHABLE", exitCode: ExitCode.Unreachable });

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ExitCode, UserError } from "@nodekit/errors";
+import { ExitCode } from "@nodekit/errors";
+import { userErrorOf } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
 import { createNvkeClient, NvkeClientErrorCode } from "./client.ts";
 import type { Cluster } from "./schemas.ts";
@@ -73,16 +74,6 @@ function cluster(name: string): Cluster {
   };
 }
 
-async function caught(promise: Promise<unknown>): Promise<UserError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof UserError) return error;
-    throw error;
-  }
-  throw new Error("expected a UserError");
-}
-
 describe("listClusters", () => {
   test("follows continue page by page and yields every item once", async () => {
     // Given a controller with 7 clusters served 3 per page
@@ -129,7 +120,7 @@ describe("listClusters", () => {
     const client = createNvkeClient({ baseUrl: `${url}/` });
     expect((await client.getClusterByName("there")).name).toBe("there");
     expect(seen).toHaveLength(1);
-    const error = await caught(client.getClusterByName("nope"));
+    const error = await userErrorOf(client.getClusterByName("nope"));
     expect(error.code).toBe(NvkeClientErrorCode.ClusterNotFound);
     expect(error.exitCode).toBe(ExitCode.NotFound);
     expect(error.message).toBe('cluster "nope" not found');
@@ -175,7 +166,7 @@ describe("auth", () => {
       onUnauthorized: async () => {},
       log: (line) => lines.push(line),
     });
-    const error = await caught(client.getCluster(randomUUID()));
+    const error = await userErrorOf(client.getCluster(randomUUID()));
     expect(seen).toHaveLength(2);
     expect(error.code).toBe(NvkeClientErrorCode.Unauthorized);
     expect(error.exitCode).toBe(ExitCode.Unauthorized);
@@ -203,7 +194,7 @@ describe("errors", () => {
         errorBody(422, "Invalid", message, [{ field: "desiredNodeCount", message: "exceeds capacity" }]),
       ),
     );
-    const error = await caught(createNvkeClient({ baseUrl: url }).scaleNodePool(randomUUID(), 300));
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url }).scaleNodePool(randomUUID(), 300));
     expect(error.code).toBe(NvkeClientErrorCode.Rejected);
     expect(error.exitCode).toBe(ExitCode.Rejected);
     expect(error.message).toBe(message);
@@ -227,12 +218,12 @@ describe("errors", () => {
       } else sendJson(res, 404, errorBody(404, "NotFound", 'cluster "x" not found'));
     });
     const client = createNvkeClient({ baseUrl: url });
-    const conflict = await caught(client.deleteNodePool(randomUUID()));
+    const conflict = await userErrorOf(client.deleteNodePool(randomUUID()));
     expect([conflict.code, conflict.exitCode]).toEqual([NvkeClientErrorCode.Rejected, ExitCode.Rejected]);
     expect(conflict.message).toBe(
       'node pool "cp" is the last joined control-plane pool of cluster "c1"; delete the cluster instead',
     );
-    const missing = await caught(client.getCluster(randomUUID()));
+    const missing = await userErrorOf(client.getCluster(randomUUID()));
     expect([missing.code, missing.exitCode, missing.message]).toEqual([
       NvkeClientErrorCode.NotFound,
       ExitCode.NotFound,
@@ -247,7 +238,7 @@ describe("errors", () => {
         "<html><head><title>500 Internal Server Error</title></head><body><h1>Bad Gateway Thing</h1></body></html>",
       );
     });
-    const error = await caught(createNvkeClient({ baseUrl: url }).listClustersPage());
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect(error.code).toBe(NvkeClientErrorCode.BadResponse);
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.message).toContain("HTTP 500, text/html");
@@ -260,7 +251,7 @@ describe("errors", () => {
     const { url } = await serve((_req, _body, res) =>
       sendJson(res, 500, errorBody(500, "InternalError", "etcd is unhappy")),
     );
-    const error = await caught(createNvkeClient({ baseUrl: url }).listClustersPage());
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect([error.code, error.exitCode, error.message]).toEqual([
       NvkeClientErrorCode.ServerError,
       ExitCode.Unreachable,
@@ -270,7 +261,7 @@ describe("errors", () => {
 
   test("a 200 that is not the contract is a bad response, not a crash", async () => {
     const { url } = await serve((_req, _body, res) => sendJson(res, 200, { clusters: [] }));
-    const error = await caught(createNvkeClient({ baseUrl: url }).listClustersPage());
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect(error.code).toBe(NvkeClientErrorCode.BadResponse);
     expect(error.message).toContain("does not match the NVKE API contract");
   });
@@ -278,7 +269,7 @@ describe("errors", () => {
   test("connection refused names the URL and says what to check", async () => {
     const { url } = await serve(() => {});
     await new Promise((r) => servers.pop()?.close(r));
-    const error = await caught(createNvkeClient({ baseUrl: url }).listClustersPage());
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect(error.code).toBe(NvkeClientErrorCode.Unreachable);
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.message).toBe(`cannot reach the NVKE controller at ${url}: connection refused`);
@@ -287,7 +278,7 @@ describe("errors", () => {
 
   test("no answer within timeoutMs is a timeout", async () => {
     const { url } = await serve(() => {});
-    const error = await caught(createNvkeClient({ baseUrl: url, timeoutMs: 200 }).healthz());
+    const error = await userErrorOf(createNvkeClient({ baseUrl: url, timeoutMs: 200 }).healthz());
     expect(error.code).toBe(NvkeClientErrorCode.Timeout);
     expect(error.exitCode).toBe(ExitCode.Unreachable);
   });

@@ -1,7 +1,7 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ExitCode, UserError } from "@nodekit/errors";
+import { ExitCode } from "@nodekit/errors";
+import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./schema.ts";
@@ -10,29 +10,18 @@ import { setSite } from "./sites.ts";
 import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
 
 let root: string;
+let cleanup: () => Promise<void>;
 let location: ConfigLocation;
 let file: string;
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "site-config-"));
+  ({ path: root, cleanup } = await tempDir("site-config-"));
   location = { env: { HOME: root, XDG_CONFIG_HOME: join(root, "xdg") }, cwd: root };
   file = join(root, "xdg", "nvkectl", "config.yaml");
   await writeFile(join(root, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n");
 });
 
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-async function rejection(promise: Promise<unknown>): Promise<UserError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof UserError) return error;
-    throw error;
-  }
-  throw new Error("expected a UserError");
-}
+afterEach(() => cleanup());
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 
@@ -56,7 +45,7 @@ describe("loadConfig", () => {
     await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
     await writeFile(file, "apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: lab\nsites: []\nextra: 1\n");
 
-    const error = await rejection(loadConfig(location));
+    const error = await userErrorOf(loadConfig(location));
 
     expect(error.code).toBe("CONFIG_INVALID");
     expect(error.exitCode).toBe(ExitCode.InvalidInput);
@@ -91,7 +80,7 @@ describe("saveConfig", () => {
 
   it("refuses to write an invalid configuration", async () => {
     const invalid = { ...emptyConfig(), activeSite: "ghost" };
-    expect((await rejection(saveConfig(invalid, location))).code).toBe("CONFIG_INVALID");
+    expect((await userErrorOf(saveConfig(invalid, location))).code).toBe("CONFIG_INVALID");
     await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
@@ -125,7 +114,7 @@ describe("updateConfig", () => {
     await writeFile(file, corrupt);
     await chmod(file, 0o644);
 
-    const error = await rejection(updateConfig((config) => ({ config }), location));
+    const error = await userErrorOf(updateConfig((config) => ({ config }), location));
 
     expect(error.code).toBe("CONFIG_INVALID");
     expect(await readFile(file)).toEqual(corrupt);
@@ -162,7 +151,7 @@ describe("the command services", () => {
   });
 
   it("configureSite writes nothing when the kubeconfig does not exist", async () => {
-    const error = await rejection(
+    const error = await userErrorOf(
       configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "missing.kubeconfig" }),
     );
 
@@ -188,6 +177,6 @@ describe("the command services", () => {
       path: file,
       sites: [expect.objectContaining({ name: "lab", active: false })],
     });
-    expect((await rejection(currentSite(location))).code).toBe("NO_ACTIVE_SITE");
+    expect((await userErrorOf(currentSite(location))).code).toBe("NO_ACTIVE_SITE");
   });
 });

@@ -1,7 +1,9 @@
+import type { CoreV1Api } from "@kubernetes/client-node";
+import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AUTH_CONFIGMAP_CANDIDATES, type RunningEmulator, startEmulator } from "./index.ts";
-import { authOff, authOn, coreFor, FAST, mintToken, randomSuffix, stateFile } from "./test-support.ts";
+import { authOff, authOn, FAST, mintToken, randomSuffix, stateFile } from "./test-support.ts";
 
 interface Answer {
   status: number;
@@ -17,13 +19,13 @@ async function get(url: string, authorization?: string): Promise<Answer> {
 
 describe("auth exactly like the controller: the auth ConfigMap, then a TokenReview for its audience", () => {
   let emulator: RunningEmulator;
-  let core: ReturnType<typeof coreFor>;
+  let core: CoreV1Api;
   const audience = `nvke-test-${randomSuffix()}`;
   const logs: string[] = [];
 
   beforeAll(async () => {
     const plane = await useControlPlane();
-    core = coreFor(plane.adminKubeconfigPath);
+    ({ core } = clientsFor(plane.adminKubeconfigPath));
     await authOff(core);
     emulator = await startEmulator({
       kubeconfigPath: plane.adminKubeconfigPath,

@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ExitCode, UserError } from "@nodekit/errors";
+import { ExitCode } from "@nodekit/errors";
 import { type CreateClusterRequest, createNvkeClient, NvkeClientErrorCode } from "@nodekit/nvke-api";
+import { eventually, userErrorOf } from "@nodekit/test-utils";
+import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningEmulator, startEmulator } from "./index.ts";
-import { authOff, coreFor, eventually, FAST, stateFile } from "./test-support.ts";
+import { authOff, FAST, stateFile } from "./test-support.ts";
 
 const examples = join(import.meta.dirname, "../../../examples");
 const example = async (name: string) => load(await readFile(join(examples, name), "utf8")) as never;
@@ -17,16 +19,6 @@ async function publishReleases(url: string): Promise<void> {
   await client.createMachineImage(await example("machineimage.yaml"));
   await client.createClusterRelease(await example("clusterrelease.yaml"));
   await client.createNodePoolRelease(await example("nodepoolrelease.yaml"));
-}
-
-async function rejection(promise: Promise<unknown>): Promise<UserError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof UserError) return error;
-    throw error;
-  }
-  throw new Error("expected a UserError");
 }
 
 function clusterRequest(name: string, replicas = 1): CreateClusterRequest {
@@ -59,7 +51,7 @@ describe("the emulator over HTTP, with the typed client", () => {
   beforeAll(async () => {
     const plane = await useControlPlane();
     kubeconfigPath = plane.adminKubeconfigPath;
-    await authOff(coreFor(kubeconfigPath));
+    await authOff(clientsFor(kubeconfigPath).core);
     clustersNamespace = await plane.createNamespace("nvke-clusters");
   });
   afterAll(async () => {
@@ -73,7 +65,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     const cluster = await client.createCluster(clusterRequest("rules"));
 
     // A second cluster of that name
-    const duplicate = await rejection(client.createCluster(clusterRequest("rules")));
+    const duplicate = await userErrorOf(client.createCluster(clusterRequest("rules")));
     expect([duplicate.code, duplicate.exitCode, duplicate.message]).toEqual([
       NvkeClientErrorCode.Rejected,
       ExitCode.Rejected,
@@ -81,7 +73,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     ]);
 
     // An unknown field, with its detail as a problem
-    const unknown = await rejection(client.createCluster({ ...clusterRequest("other"), colour: "blue" } as never));
+    const unknown = await userErrorOf(client.createCluster({ ...clusterRequest("other"), colour: "blue" } as never));
     expect(unknown.exitCode).toBe(ExitCode.Rejected);
     expect(unknown.problems.map((p) => [p.path?.join("."), p.message])).toEqual([
       [
@@ -92,7 +84,7 @@ describe("the emulator over HTTP, with the typed client", () => {
 
     // A node pool for a cluster that does not exist
     const missingID = "00000000-0000-4000-8000-000000000001";
-    const missing = await rejection(
+    const missing = await userErrorOf(
       client.createNodePool({
         name: "w",
         nodeNamePrefix: "w",
@@ -111,7 +103,7 @@ describe("the emulator over HTTP, with the typed client", () => {
       clusterID: cluster.id,
       nico: { instanceType: "mock.x86.medium" },
     });
-    const full = await rejection(client.scaleNodePool(workers.id, 300));
+    const full = await userErrorOf(client.scaleNodePool(workers.id, 300));
     expect([full.exitCode, full.message]).toEqual([
       ExitCode.Rejected,
       'cannot scale node pool "workers" to 300 nodes: pod CIDR 10.244.0.0/16 has room for 256 nodes with /24 per node (control plane uses 1)',
@@ -124,14 +116,14 @@ describe("the emulator over HTTP, with the typed client", () => {
       expect(pool.status.readyNodes).toBe(1);
       return pool;
     });
-    const last = await rejection(client.deleteNodePool(cp.id));
+    const last = await userErrorOf(client.deleteNodePool(cp.id));
     expect([last.exitCode, last.message]).toEqual([
       ExitCode.Rejected,
       'node pool "control-plane" is the last joined control-plane pool of cluster "rules"; delete the cluster instead',
     ]);
 
     // Immutable fields in a merge patch
-    const immutable = await rejection(client.patchCluster(cluster.id, { network: { podCIDR: "10.0.0.0/8" } }));
+    const immutable = await userErrorOf(client.patchCluster(cluster.id, { network: { podCIDR: "10.0.0.0/8" } }));
     expect(immutable.message).toBe(
       "cluster patch is invalid: network: is immutable; create a new cluster to change it",
     );
@@ -165,7 +157,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     const emulator = await start();
     const client = createNvkeClient({ baseUrl: emulator.url });
     emulator.chaos("html500");
-    const error = await rejection(client.listClustersPage());
+    const error = await userErrorOf(client.listClustersPage());
     expect([error.code, error.exitCode]).toEqual([NvkeClientErrorCode.BadResponse, ExitCode.Unreachable]);
     expect(error.message).toContain("HTTP 500, text/html");
     // Only the next one
@@ -176,7 +168,7 @@ describe("the emulator over HTTP, with the typed client", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ mode: "json500" }),
     });
-    const server = await rejection(client.listClustersPage());
+    const server = await userErrorOf(client.listClustersPage());
     expect([server.code, server.message]).toEqual([
       NvkeClientErrorCode.ServerError,
       "internal error: emulated failure (chaos)",
@@ -204,7 +196,7 @@ describe("the emulator over HTTP, with the typed client", () => {
       return cluster;
     });
     expect(ready.updatedAt).toBe(new Date(Date.parse(created.createdAt) + 1500).toISOString());
-    const core = coreFor(kubeconfigPath);
+    const { core } = clientsFor(kubeconfigPath);
     const secret = await core.readNamespacedSecret({ name: "survivor-kubeconfig", namespace: clustersNamespace });
     expect(secret.data?.value).toBeTruthy();
     expect((await client.listClusterReleasesPage()).items.map((r) => r.name)).toEqual(["nvke-1-31"]);

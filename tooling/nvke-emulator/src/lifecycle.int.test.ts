@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { CoreV1Api } from "@kubernetes/client-node";
 import {
   type CreateClusterRequest,
   type CreateNodePoolRequest,
@@ -7,11 +8,13 @@ import {
   createNvkeClient,
   parseRequest,
 } from "@nodekit/nvke-api";
+import { eventually } from "@nodekit/test-utils";
+import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningEmulator, startEmulator } from "./index.ts";
-import { authOff, coreFor, eventually, FAST, stateFile } from "./test-support.ts";
+import { authOff, FAST, stateFile } from "./test-support.ts";
 
 const examples = join(import.meta.dirname, "../../../examples");
 const example = async (name: string) => load(await readFile(join(examples, name), "utf8"));
@@ -19,11 +22,11 @@ const example = async (name: string) => load(await readFile(join(examples, name)
 describe("cluster lifecycle against a real site cluster (auth off)", () => {
   let emulator: RunningEmulator;
   let namespace: string;
-  let core: ReturnType<typeof coreFor>;
+  let core: CoreV1Api;
 
   beforeAll(async () => {
     const plane = await useControlPlane();
-    core = coreFor(plane.adminKubeconfigPath);
+    ({ core } = clientsFor(plane.adminKubeconfigPath));
     await authOff(core);
     namespace = await plane.createNamespace("nvke-clusters");
     emulator = await startEmulator({

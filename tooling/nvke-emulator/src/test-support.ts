@@ -1,50 +1,22 @@
 // Shared by this package's *.int.test.ts files only.
 import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import type { CoreV1Api } from "@kubernetes/client-node";
+import { tempDir } from "@nodekit/test-utils";
+import { ignoring } from "@nodekit/testenv/kube";
 import { AUTH_CONFIGMAP_CANDIDATES } from "./auth.ts";
 
-export function coreFor(kubeconfigPath: string): CoreV1Api {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfigPath);
-  return kc.makeApiClient(CoreV1Api);
-}
-
 export async function stateFile(): Promise<string> {
-  return join(await mkdtemp(join(tmpdir(), "nvke-emulator-test-")), "state.json");
+  return join((await tempDir("nvke-emulator-test-")).path, "state.json");
 }
 
-/** Retries `fn` until it stops throwing. */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
-async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
-  try {
-    await core.createNamespace({ body: { metadata: { name } } });
-  } catch (error) {
-    if ((error as { code?: number }).code !== 409) throw error;
-  }
-}
+const ensureNamespace = (core: CoreV1Api, name: string) =>
+  ignoring(409, () => core.createNamespace({ body: { metadata: { name } } }));
 
 /** Removes every auth ConfigMap candidate: auth off for the emulator. */
 export async function authOff(core: CoreV1Api): Promise<void> {
   for (const { namespace, name } of AUTH_CONFIGMAP_CANDIDATES) {
-    try {
-      await core.deleteNamespacedConfigMap({ name, namespace });
-    } catch (error) {
-      if ((error as { code?: number }).code !== 404) throw error;
-    }
+    await ignoring(404, () => core.deleteNamespacedConfigMap({ name, namespace }));
   }
 }
 
@@ -67,11 +39,9 @@ export async function authOn(
 /** A real token from a TokenRequest for nke-clients/nke-client (created if missing). */
 export async function mintToken(core: CoreV1Api, audience: string): Promise<string> {
   await ensureNamespace(core, "nke-clients");
-  try {
-    await core.createNamespacedServiceAccount({ namespace: "nke-clients", body: { metadata: { name: "nke-client" } } });
-  } catch (error) {
-    if ((error as { code?: number }).code !== 409) throw error;
-  }
+  await ignoring(409, () =>
+    core.createNamespacedServiceAccount({ namespace: "nke-clients", body: { metadata: { name: "nke-client" } } }),
+  );
   const request = await core.createNamespacedServiceAccountToken({
     name: "nke-client",
     namespace: "nke-clients",

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { UserError } from "@nodekit/errors";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -54,4 +55,31 @@ export function runCli(cli: "nr" | "nvkectl", args: string[], options: RunCliOpt
 export async function tempDir(prefix = "nodekit-test-"): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}
+
+/**
+ * Retries `fn` until it stops throwing, for state that settles asynchronously (RBAC
+ * caches, CRD handlers, a controller's provisioning); past `timeoutMs` its last error is thrown.
+ */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+}
+
+/** The UserError `promise` rejects with; any other outcome fails the test (another error is rethrown as it is). */
+export async function userErrorOf(promise: Promise<unknown>): Promise<UserError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof UserError) return error;
+    throw error;
+  }
+  throw new Error("expected a UserError, but the promise resolved");
 }

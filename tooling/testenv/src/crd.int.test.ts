@@ -1,6 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { eventually } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { clientsFor, eventually } from "./int-helpers.ts";
+import { clientsFor } from "./kube.ts";
 import { useControlPlane } from "./vitest.ts";
 
 const group = "testenv.nodekit.dev";

@@ -1,17 +1,17 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { tempDir } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { clientsFor, run } from "./int-helpers.ts";
+import { run } from "./int-helpers.ts";
+import { clientsFor } from "./kube.ts";
 import { useControlPlane } from "./vitest.ts";
 
 let work: string;
+let cleanup: () => Promise<void>;
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), "testenv-kubectl-helm-"));
+  ({ path: work, cleanup } = await tempDir("testenv-kubectl-helm-"));
 });
-afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+afterAll(() => cleanup());
 
 describe("kubectl and helm against the control plane", () => {
   test("kubectl apply (the machine's kubectl) creates real objects", async () => {

@@ -1,6 +1,7 @@
 import { ApiException } from "@kubernetes/client-node";
+import { eventually } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { clientsFor, eventually } from "./int-helpers.ts";
+import { clientsFor, grantRole } from "./kube.ts";
 import { useControlPlane } from "./vitest.ts";
 
 /** What a failed call through @kubernetes/client-node looks like to our code. */
@@ -24,20 +25,11 @@ describe("RBAC with resourceNames", () => {
     for (const name of ["allowed", "other"]) {
       await admin.core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { who: name } } });
     }
-    await admin.rbac.createNamespacedRole({
+    await grantRole(admin.rbac, {
       namespace,
-      body: {
-        metadata: { name: "read-one" },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: ["allowed", "ghost"] }],
-      },
-    });
-    await admin.rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name: "carol-reads-one" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read-one" },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
-      },
+      name: "carol-reads-one",
+      user: "carol",
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: ["allowed", "ghost"] }],
     });
     const carol = clientsFor(await plane.kubeconfigFor({ user: "carol", groups: ["nvke-users"] }));
 

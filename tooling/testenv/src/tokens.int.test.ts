@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { clientsFor } from "./int-helpers.ts";
+import { clientsFor } from "./kube.ts";
 import { useControlPlane } from "./vitest.ts";
 
 describe("ServiceAccount tokens (TokenRequest → TokenReview)", () => {

@@ -7,6 +7,7 @@ import {
   CreateClusterRequestSchema,
   type NvkeClient,
 } from "@nodekit/nvke-api";
+import { forEachPage } from "./paging.ts";
 import { readPatch, readRequestFile } from "./requests.ts";
 
 /** Validates the CreateClusterRequest in `file` and sends it; the controller provisions asynchronously. */
@@ -24,18 +25,8 @@ export async function listClusters(options: {
   onPage: (clusters: Cluster[]) => Promise<void> | void;
   pageSize?: number;
 }): Promise<number> {
-  let count = 0;
-  let next: string | undefined;
-  do {
-    const page = await options.client.listClustersPage({
-      ...(options.pageSize === undefined ? {} : { limit: options.pageSize }),
-      ...(next === undefined ? {} : { continue: next }),
-    });
-    count += page.items.length;
-    if (page.items.length > 0) await options.onPage(page.items);
-    next = page.continue;
-  } while (next !== undefined && next !== "");
-  return count;
+  const limit = options.pageSize === undefined ? {} : { limit: options.pageSize };
+  return forEachPage((page) => options.client.listClustersPage({ ...limit, ...page }), options.onPage);
 }
 
 /** The cluster with this name (one request). CLUSTER_NOT_FOUND (NotFound) when there is none. */

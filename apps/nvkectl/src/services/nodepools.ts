@@ -8,6 +8,7 @@ import {
   NodePoolPatchSchema,
   type NvkeClient,
 } from "@nodekit/nvke-api";
+import { forEachPage } from "./paging.ts";
 import { readPatch, readRequestFile } from "./requests.ts";
 
 /**
@@ -26,18 +27,7 @@ export async function listNodePools(options: {
   onPage: (pools: NodePool[]) => Promise<void> | void;
 }): Promise<number> {
   const cluster = await options.client.getClusterByName(options.cluster);
-  let count = 0;
-  let next: string | undefined;
-  do {
-    const page = await options.client.listNodePoolsPage({
-      clusterID: cluster.id,
-      ...(next === undefined ? {} : { continue: next }),
-    });
-    count += page.items.length;
-    if (page.items.length > 0) await options.onPage(page.items);
-    next = page.continue;
-  } while (next !== undefined && next !== "");
-  return count;
+  return forEachPage((page) => options.client.listNodePoolsPage({ clusterID: cluster.id, ...page }), options.onPage);
 }
 
 /** The pool of this name in this cluster (pool names are unique within a cluster, not across). */

@@ -8,7 +8,9 @@ import {
   type MachineImage,
   type NodePoolRelease,
   type NvkeClient,
+  type PageOptions,
 } from "@nodekit/nvke-api";
+import { forEachPage } from "./paging.ts";
 import { readRequestFile } from "./requests.ts";
 
 /** The three release objects a site publishes before its first tenant cluster (NV-14). */
@@ -63,8 +65,7 @@ export async function listReleases<K extends ReleaseKind>(options: {
   name?: string | undefined;
   onPage: (items: ReleaseObjects[K][]) => Promise<void> | void;
 }): Promise<number> {
-  const fetchPage = (next: string | undefined): Promise<List<ReleaseObjects[K]>> => {
-    const page = next === undefined ? {} : { continue: next };
+  const fetchPage = (page: Pick<PageOptions, "continue">): Promise<List<ReleaseObjects[K]>> => {
     switch (options.kind) {
       case "machineimage":
         return options.client.listMachineImagesPage(page) as Promise<List<ReleaseObjects[K]>>;
@@ -74,15 +75,11 @@ export async function listReleases<K extends ReleaseKind>(options: {
         return options.client.listNodePoolReleasesPage(page) as Promise<List<ReleaseObjects[K]>>;
     }
   };
-  let count = 0;
-  let next: string | undefined;
-  do {
-    const page = await fetchPage(next);
-    const items = options.name === undefined ? page.items : page.items.filter((item) => item.name === options.name);
-    count += items.length;
-    if (items.length > 0) await options.onPage(items);
-    next = page.continue;
-  } while (next !== undefined && next !== "");
+  const count = await forEachPage(async (page) => {
+    const list = await fetchPage(page);
+    if (options.name === undefined) return list;
+    return { ...list, items: list.items.filter((item) => item.name === options.name) };
+  }, options.onPage);
   if (options.name !== undefined && count === 0) {
     const label = REQUEST[options.kind].label;
     throw new UserError(`${label.toUpperCase()}_NOT_FOUND`, `${label} ${JSON.stringify(options.name)} not found`, {
