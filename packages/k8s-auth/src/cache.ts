@@ -2,8 +2,7 @@ import { createHash } from "node:crypto";
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import writeFileAtomic from "write-file-atomic";
-import { z } from "zod";
+import * as z from "zod";
 import type { ObjectRef } from "./constants.ts";
 
 /** Token files hold bearer tokens: only their owner may read them. */
@@ -158,6 +157,8 @@ export async function writeCache(cacheDir: string, key: CacheKey, entry: CacheEn
     serviceAccount: { namespace: key.serviceAccount.namespace, name: key.serviceAccount.name },
     state,
   };
+  // Loaded here: a cache hit, the common case, writes nothing and need not load it.
+  const { default: writeFileAtomic } = await import("write-file-atomic");
   await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { mode: CACHE_FILE_MODE });
   return path;
 }

@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 
 export const API_VERSION = "nvkectl.nvke.io/v1";
 export const KIND = "Config";

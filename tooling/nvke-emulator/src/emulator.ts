@@ -202,7 +202,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     const pending = Object.values(state.clusters).some(
       (r) => r.kubeconfigSecret === "pending" && r.cluster.status.phase === "Provisioning",
     );
-    if (pending && retryAt === undefined) candidates.push(now());
+    // A cluster can reach "gone" in reconcileOnce's last advance(), after its Secret loop ran:
+    // work left in secretsToDelete must get a pass of its own, or the Secret would outlive it.
+    if ((pending || state.secretsToDelete.length > 0) && retryAt === undefined) candidates.push(now());
     if (candidates.length === 0) return;
     const delay = Math.min(Math.max(0, Math.min(...candidates) - now()), 2_147_483_647);
     timer = setTimeout(() => void reconcile(), delay);
