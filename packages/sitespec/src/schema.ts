@@ -11,8 +11,6 @@ import {
   siteNameProblem,
 } from "./fields.ts";
 
-export { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND };
-
 // Messages complete a sentence that starts with the field's path and value, as
 // formatProblem prints them: `field spec.hosts[2].ip: "10.0.0.300" is not a valid ...`.
 
