@@ -5,5 +5,6 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 nvkectl() { node "$root/apps/nvkectl/bin/run.js" "$@"; }
 
+cd "$root"
 echo "# nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site" >&2
-nvkectl sitespec generate --hosts "$root/examples/hosts.csv" --site-name my-tier0-site
+nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site
