@@ -1,5 +1,4 @@
-import { generateKeyPair, randomBytes } from "node:crypto";
-import { promisify } from "node:util";
+import { randomBytes } from "node:crypto";
 import { dump } from "js-yaml";
 
 export interface TenantKubeconfigInput {
@@ -38,36 +37,9 @@ export async function renderTenantKubeconfig(input: TenantKubeconfigInput): Prom
   );
 }
 
-const generateKeyPairAsync = promisify(generateKeyPair);
-
-/** A self-signed CA certificate (PEM): the key from node:crypto, assembled and signed by node-forge. */
+/** A fresh self-signed CA certificate (PEM), made the way the test control plane makes its own. */
 async function selfSignedCa(commonName: string): Promise<string> {
-  // Loaded on first use: most emulator runs write few kubeconfigs, and it costs to import.
-  const { default: forge } = await import("node-forge");
-  const keys = await generateKeyPairAsync("rsa", {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-  });
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKey);
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive, as RFC 5280 requires
-  cert.serialNumber = serial.toString("hex");
-  const now = Date.now();
-  cert.validity.notBefore = new Date(now - 3_600_000);
-  cert.validity.notAfter = new Date(now + 10 * 365 * 86_400_000);
-  const name = [{ shortName: "CN", value: commonName }];
-  cert.setSubject(name);
-  cert.setIssuer(name);
-  cert.setExtensions([
-    { name: "basicConstraints", cA: true, critical: true },
-    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: "subjectKeyIdentifier" },
-  ]);
-  cert.sign(
-    forge.pki.privateKeyFromPem(keys.privateKey) as import("node-forge").pki.rsa.PrivateKey,
-    forge.md.sha256.create(),
-  );
-  return forge.pki.certificateToPem(cert);
+  // Loaded on first use: most emulator runs write few kubeconfigs, and node-forge costs to import.
+  const { createCertificateAuthority } = await import("@nodekit/testenv/pki");
+  return (await createCertificateAuthority({ commonName })).certPem;
 }

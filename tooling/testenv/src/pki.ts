@@ -23,6 +23,8 @@ export interface ClientIdentity {
 
 export interface PkiOptions {
   now?: Date;
+  /** The CA's common name (default `nodekit-testenv-ca`). */
+  commonName?: string;
 }
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -63,7 +65,7 @@ export async function createCertificateAuthority(options: PkiOptions = {}): Prom
   const keys = await rsaKeyPair();
   const key = forge.pki.privateKeyFromPem(keys.privateKeyPem) as forge.pki.rsa.PrivateKey;
   const cert = newCertificate(keys.publicKeyPem, options.now ?? new Date());
-  const name = [attribute("CN", "nodekit-testenv-ca")];
+  const name = [attribute("CN", options.commonName ?? "nodekit-testenv-ca")];
   cert.setSubject(name);
   cert.setIssuer(name);
   cert.setExtensions([
