@@ -19,10 +19,11 @@ afterEach(async () => {
   await home.cleanup();
 });
 
-function nvkectl(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+function nvkectl(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   return runCli("nvkectl", args, {
     env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), ...env },
     cwd: home.path,
+    ...(input === undefined ? {} : { input }),
   });
 }
 
@@ -255,6 +256,16 @@ describe("nvkectl config use-site, current-site and --site", () => {
     const override = await nvkectl(["config", "current-site", "--site", "prod"]);
     expect(override.exitCode).toBe(4);
     expect(override.stderr).toContain('site "prod" is not configured');
+  });
+
+  it("takes arguments from argv only: piped input is never read as a missing argument", async () => {
+    await addLabAndEdge();
+
+    // oclif alone would read "edge" from stdin as the site name and switch to it.
+    const piped = await nvkectl(["config", "use-site"], {}, "edge\n");
+    expect(piped.exitCode).toBe(2);
+    expect(piped.stderr).toContain("Missing 1 required arg");
+    expect((await nvkectl(["config", "current-site"], {}, "edge\n")).stdout).toBe("lab\n");
   });
 
   it("tells the user how to add a site when none is configured", async () => {

@@ -13,6 +13,17 @@ export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
 export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T["args"]>;
 
 /**
+ * oclif reads a missing positional argument from stdin when stdin is not a terminal, so
+ * `echo x | nvkectl get clusters` would show cluster "x", and a command in a `while read`
+ * loop would eat the loop's input (after waiting up to 10 ms for it). Neither kubectl nor
+ * helm does that: arguments come from argv only.
+ */
+function argsFromArgvOnly(args: Interfaces.ArgInput | undefined): Interfaces.ArgInput | undefined {
+  if (args === undefined) return undefined;
+  return Object.fromEntries(Object.entries(args).map(([name, arg]) => [name, { ...arg, ignoreStdin: true }]));
+}
+
+/**
  * The base of every nr and nvkectl command: global flags, a redacting logger on stderr,
  * results on stdout, and one place where failures become a message and an exit code.
  */
@@ -30,7 +41,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const { args, flags } = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
-      args: this.ctor.args,
+      args: argsFromArgvOnly(this.ctor.args),
       strict: this.ctor.strict,
       enableJsonFlag: false,
     });
