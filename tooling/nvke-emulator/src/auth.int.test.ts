@@ -1,8 +1,10 @@
 import type { CoreV1Api } from "@kubernetes/client-node";
+import { eventually } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { AUTH_CONFIGMAP_CANDIDATES, type RunningEmulator, startEmulator } from "./index.ts";
+import { AUTH_CONFIGMAP_CANDIDATES, Authenticator, type RunningEmulator, startEmulator } from "./index.ts";
+import { connectSite } from "./site.ts";
 import { authOff, authOn, FAST, mintToken, randomSuffix, stateFile } from "./test-support.ts";
 
 interface Answer {
@@ -105,5 +107,46 @@ describe("auth exactly like the controller: the auth ConfigMap, then a TokenRevi
     expect((await fetch(`${emulator.url}/api/docs`)).status).toBe(200);
     await authOff(core);
     expect((await get(emulator.url)).status).toBe(200);
+  });
+});
+
+describe("the auth configuration is served from what is known, like a controller's informer cache", () => {
+  let core: CoreV1Api;
+  let kubeconfigPath: string;
+  const audience = `nvke-cache-${randomSuffix()}`;
+
+  beforeAll(async () => {
+    const plane = await useControlPlane();
+    kubeconfigPath = plane.adminKubeconfigPath;
+    ({ core } = clientsFor(kubeconfigPath));
+  });
+  afterAll(async () => {
+    await authOff(core);
+  });
+
+  test("a stale configuration is answered at once and re-read behind the request", async () => {
+    await authOn(core, audience);
+    let clock = 1_000_000;
+    const auth = new Authenticator(connectSite(kubeconfigPath), { configTtlMs: 1000, now: () => clock });
+    expect(await auth.currentConfig()).toMatchObject({ mode: "on", audience });
+
+    await authOff(core);
+    // Within the TTL: what is known, without a read.
+    clock += 500;
+    expect(await auth.currentConfig()).toMatchObject({ mode: "on", audience });
+    // Past it: still what is known (the request does not wait for the API server)...
+    clock += 1000;
+    expect(await auth.currentConfig()).toMatchObject({ mode: "on", audience });
+    // ...while the re-read it started brings the change in.
+    await eventually(async () => expect(await auth.currentConfig()).toEqual({ mode: "off" }));
+  });
+
+  test("a token trusted from an earlier review still names its identity", async () => {
+    await authOn(core, audience);
+    const auth = new Authenticator(connectSite(kubeconfigPath), { configTtlMs: 0 });
+    const token = await mintToken(core, audience);
+    const identity = "system:serviceaccount:nke-clients:nke-client";
+    expect(await auth.authenticate(`Bearer ${token}`)).toBe(identity);
+    expect(await auth.authenticate(`Bearer ${token}`)).toBe(identity);
   });
 });

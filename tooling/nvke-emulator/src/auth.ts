@@ -20,7 +20,7 @@ export type AuthConfig =
   | { mode: "broken"; message: string };
 
 export interface AuthOptions {
-  /** How long the ConfigMap search result is reused (default 1000 ms; 0 reads it on every request). */
+  /** How long the ConfigMap search result is served before it is re-read in the background (default 1000 ms; 0 reads it on every request). */
   configTtlMs?: number;
   /** How long a token that passed its TokenReview is trusted without asking again (default 10 s). */
   reviewTtlMs?: number;
@@ -35,7 +35,8 @@ export interface AuthOptions {
 export class Authenticator {
   private config: { value: AuthConfig; at: number } | undefined;
   private loading: Promise<AuthConfig> | undefined;
-  private readonly reviews = new Map<string, number>();
+  /** Tokens that passed their TokenReview: key → who they are and until when that is trusted. */
+  private readonly reviews = new Map<string, { username: string | undefined; until: number }>();
   private readonly configTtlMs: number;
   private readonly reviewTtlMs: number;
   private readonly now: () => number;
@@ -48,14 +49,32 @@ export class Authenticator {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * The auth configuration. Like a controller's informer cache, once it has been read it is
+   * served as known while a stale copy is re-read in the background, so a request never
+   * waits on the site's API server for it; only the first read waits (and every read with a
+   * TTL of 0, which tests use to see a change at once).
+   */
   async currentConfig(): Promise<AuthConfig> {
-    if (this.config !== undefined && this.now() - this.config.at < this.configTtlMs) return this.config.value;
-    this.loading ??= this.search().finally(() => {
-      this.loading = undefined;
-    });
-    const value = await this.loading;
-    this.config = { value, at: this.now() };
-    return value;
+    const known = this.config;
+    if (known !== undefined && this.now() - known.at < this.configTtlMs) return known.value;
+    const reading = this.reread();
+    if (known === undefined || this.configTtlMs === 0) return reading;
+    // A failed re-read keeps the known configuration, as an informer keeps its cache.
+    reading.catch(() => {});
+    return known.value;
+  }
+
+  private reread(): Promise<AuthConfig> {
+    this.loading ??= this.search()
+      .then((value) => {
+        this.config = { value, at: this.now() };
+        return value;
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
   }
 
   private async search(): Promise<AuthConfig> {
@@ -108,7 +127,7 @@ export class Authenticator {
     const token = match[1];
     const key = `${config.audience}\u0000${createHash("sha256").update(token).digest("hex")}`;
     const cached = this.reviews.get(key);
-    if (cached !== undefined && cached > this.now()) return "(cached)";
+    if (cached !== undefined && cached.until > this.now()) return cached.username;
 
     let review: Awaited<ReturnType<SiteCluster["reviewToken"]>>;
     try {
@@ -126,7 +145,7 @@ export class Authenticator {
       );
     }
     if (this.reviews.size > 10_000) this.reviews.clear();
-    this.reviews.set(key, this.now() + this.reviewTtlMs);
+    this.reviews.set(key, { username: review.username, until: this.now() + this.reviewTtlMs });
     return review.username;
   }
 }
