@@ -2,7 +2,6 @@ import { chmod, mkdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ExitCode, invalidInput, UserError } from "@nodekit/errors";
-import writeFileAtomic from "write-file-atomic";
 import { formatConfig, parseConfig, validateConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./schema.ts";
 
@@ -83,6 +82,8 @@ export async function saveConfig(config: SiteConfig, location: ConfigLocation = 
   const problems = validateConfig(config, { source: `the configuration for ${path}` });
   if (problems.length > 0) throw invalidInput("CONFIG_INVALID", `the configuration for ${path}`, problems);
   await mkdir(dirname(path), { recursive: true, mode: CONFIG_DIR_MODE });
+  // Loaded here: every nvkectl command reads the config, few write it.
+  const { default: writeFileAtomic } = await import("write-file-atomic");
   await writeFileAtomic(path, formatConfig(config), { mode: CONFIG_FILE_MODE });
   // write-file-atomic sets the mode on its temporary file; make sure the umask did not widen it.
   await chmod(path, CONFIG_FILE_MODE);
