@@ -180,8 +180,9 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   }
 
   async function send(spec: RequestSpec<unknown>, url: URL): Promise<Response> {
-    const ky = await http();
-    const token = options.token === undefined ? undefined : await options.token();
+    // Loading ky (and Node's fetch under it) is CPU work and reading a cached token is I/O:
+    // done together, one hides behind the other.
+    const [ky, token] = await Promise.all([http(), options.token === undefined ? undefined : options.token()]);
     const headers: Record<string, string> = { accept: "application/json" };
     if (token !== undefined && token !== "") headers.authorization = `Bearer ${token}`;
     let body: string | undefined;
