@@ -152,8 +152,9 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
       if (prime.status !== 0) throw new Error(`nvkectl get clusters --site ${name} exited ${prime.status}`);
       return url;
     };
-    await startEmulator("small", 20);
+    const smallUrl = await startEmulator("small", 20);
     await startEmulator("big", 10_000);
+    const healthz = JSON.stringify(`${smallUrl}/healthz`);
     return {
       cases: [
         {
@@ -164,6 +165,22 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
         {
           name: "nvkectl config current-site (baseline)",
           argv: [node, nvkectl, "config", "current-site", "--site", "small"],
+        },
+        // What one HTTP request costs a fresh Node process, through ky (and Node's fetch, which
+        // ky needs) and through node:http: the part of get clusters that is the HTTP stack.
+        {
+          name: "node: one GET with ky",
+          argv: [
+            node,
+            "--input-type=module",
+            "-e",
+            `const { default: ky } = await import("ky"); await ky(${healthz}).json();`,
+          ],
+          cwd: join(root, "packages/nvke-api"),
+        },
+        {
+          name: "node: one GET with node:http",
+          argv: [node, "-e", `require("node:http").get(${healthz}, (r) => r.resume());`],
         },
         {
           name: "kubectl get configmaps -A -o json",
