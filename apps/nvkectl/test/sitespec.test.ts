@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { repoRoot, runCli, tempDir } from "@nodekit/test-utils";
@@ -115,5 +117,33 @@ describe("nvkectl itself", () => {
     const result = await runCli("nvkectl", ["autocomplete", "bash"], { env: { HOME: dir.path } });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain("nvkectl");
+  });
+});
+
+describe("a reader that stops early (| head)", () => {
+  it("stops writing and exits 141 without a word, as kubectl does", async () => {
+    const csv = join(dir.path, "hosts.csv");
+    const rows = Array.from({ length: 20_000 }, (_, i) => `host-${i},10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+    await writeFile(csv, `name,ip\n${rows.join("\n")}\n`);
+
+    const child = spawn(
+      process.execPath,
+      [join(repoRoot, "apps/nvkectl/bin/run.js"), "sitespec", "generate", "--hosts", csv],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: dir.path, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    // Read the first chunk, then close the pipe as head does.
+    await once(child.stdout, "data");
+    child.stdout.destroy();
+    const [exitCode] = (await once(child, "close")) as [number | null];
+
+    expect(stderr).toBe("");
+    expect(exitCode).toBe(141);
   });
 });

@@ -30,6 +30,8 @@ export const ExitCode = {
   UnknownCommand: 127,
   /** The run was interrupted (SIGINT/SIGTERM); a later run can resume. */
   Interrupted: 130,
+  /** The reader closed standard output (`| head`): the status of a process killed by SIGPIPE, as kubectl's. */
+  BrokenPipe: 141,
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;
@@ -49,4 +51,6 @@ export const exitCodeDescriptions: Record<ExitCodeName, string> = {
   Internal: "An unexpected failure inside the tool. This is a bug: please report it with the output of -v.",
   UnknownCommand: "No such command. The closest command is suggested.",
   Interrupted: "The run was interrupted. Re-run (with --resume where the command has it) to continue.",
+  BrokenPipe:
+    "The program reading the output (for example head) closed it early. The command stopped writing and printed nothing more, as kubectl does.",
 };
