@@ -4,7 +4,7 @@ import { Flags } from "@nodekit/cli-kit";
 export const fileFlag = (what: string) =>
   Flags.string({
     char: "f",
-    description: `The ${what}: a YAML or JSON file holding exactly one document.`,
+    description: `The ${what}: a YAML or JSON file holding exactly one document, or - to read it from stdin.`,
     required: true,
   });
 
@@ -40,7 +40,7 @@ export const patchFlags = {
     exactlyOne: ["patch", "patch-file"],
   }),
   "patch-file": Flags.string({
-    description: "A file holding the JSON merge patch, as YAML or JSON (one document).",
+    description: "A file holding the JSON merge patch, as YAML or JSON (one document), or - to read it from stdin.",
     exactlyOne: ["patch", "patch-file"],
   }),
 };

@@ -243,8 +243,10 @@ describe("a tenant cluster's life, command by command", () => {
         /^nodepool "workers" created in cluster "capd-demo": ID [0-9a-f-]{36}, phase Provisioning\n$/,
       );
 
-      const again = await home.nvkectl(["create", "nodepool", "-f", poolFile]);
+      // The same request again, from stdin (-f -): it reaches the controller, which refuses the name.
+      const again = await home.nvkectl(["create", "nodepool", "-f", "-"], { input: text });
       expect(again.exitCode).toBe(8);
+      expect(again.stderr).toContain('"workers"');
     });
 
     test("get nodepools --cluster lists the cluster's pools; NAME shows one", async () => {

@@ -185,6 +185,20 @@ describe("create -f refuses invalid input with every problem and its field path,
     expect(bad.stderr).toContain(`  ${image}:1: field image: is required`);
   });
 
+  it("reads the request from stdin for -f -, naming stdin in each problem", async () => {
+    const piped = await home.nvkectl(["create", "cluster", "-f", "-"], {
+      input: "name: Bad_Name\nprovider: capd\nnetwork: {}\n",
+    });
+    expect(piped.exitCode).toBe(3);
+    expect(piped.stderr).toContain("error: stdin has");
+    expect(piped.stderr).toContain("  stdin:1: field name: ");
+    const pools = await home.nvkectl(["create", "nodepool", "-f", "-"], { input: "name: a\n---\nname: b\n" });
+    expect(pools.stderr).toContain("error: stdin holds 2 documents; it must hold exactly one CreateNodePoolRequest.");
+    const patch = await home.nvkectl(["patch", "cluster", "a", "--patch-file", "-"], { input: "id: x\n" });
+    expect(patch.exitCode).toBe(3);
+    expect(patch.stderr).toContain("  stdin:1: field id: is set by the controller and cannot be patched");
+  });
+
   it("says a file that is not there is not there (exit 4)", async () => {
     const result = await home.nvkectl(["create", "cluster", "-f", join(home.path, "nope.yaml")]);
     expect(result.exitCode).toBe(4);

@@ -1,15 +1,25 @@
 import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
 import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { ExitCode, type Problem, UserError } from "@nodekit/errors";
 import type * as z from "zod";
 
-/** Reads a request file; a missing file is NotFound, an unreadable one InvalidInput. */
+/** What problems name as the place of `-` (standard input), as kubectl says STDIN. */
+export const STDIN_SOURCE = "stdin";
+
+/** How problems name an input path: `-` is standard input. */
+export const inputSource = (path: string): string => (path === "-" ? STDIN_SOURCE : path);
+
+/**
+ * Reads a request file, or standard input for `-` (as kubectl's `-f -`); a missing file is
+ * NotFound, an unreadable one InvalidInput.
+ */
 export async function readInputFile(path: string, flag: string): Promise<string> {
   try {
-    return await readFile(path, "utf8");
+    return path === "-" ? await text(process.stdin) : await readFile(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UserError("INPUT_FILE_UNREADABLE", `cannot read ${path}: ${code}`, {
+    throw new UserError("INPUT_FILE_UNREADABLE", `cannot read ${inputSource(path)}: ${code}`, {
       exitCode: code === "ENOENT" ? ExitCode.NotFound : ExitCode.InvalidInput,
       next: `check the path given to ${flag}`,
     });

@@ -15,9 +15,10 @@ export async function readRequestFile<S extends z.ZodType>(
   file: string,
   what: string,
 ): Promise<z.output<S>> {
-  const { readInputFile, singleObject, validateRequest } = await reading();
+  const { inputSource, readInputFile, singleObject, validateRequest } = await reading();
   const text = await readInputFile(file, "-f");
-  return validateRequest(schema, singleObject(text, file, what), file);
+  const source = inputSource(file);
+  return validateRequest(schema, singleObject(text, source, what), source);
 }
 
 /**
@@ -34,8 +35,8 @@ export async function readPatch<S extends z.ZodType>(options: {
   readOnly: readonly string[];
   kind: string;
 }): Promise<Record<string, unknown>> {
-  const { readInputFile, singleObject, validateRequest } = await reading();
-  const source = options.patchFile ?? "--patch";
+  const { inputSource, readInputFile, singleObject, validateRequest } = await reading();
+  const source = options.patchFile === undefined ? "--patch" : inputSource(options.patchFile);
   const text = options.patchFile !== undefined ? await readInputFile(options.patchFile, "--patch-file") : options.patch;
   const document = singleObject(text ?? "", source, "merge patch");
   const lineOf = options.patchFile !== undefined ? document.lineOf : () => undefined;
