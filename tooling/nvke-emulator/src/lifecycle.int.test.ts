@@ -14,6 +14,7 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningEmulator, startEmulator } from "./index.ts";
+import { connectSite, type SiteCluster } from "./site.ts";
 import { authOff, FAST, stateFile } from "./test-support.ts";
 
 const examples = join(import.meta.dirname, "../../../examples");
@@ -141,5 +142,86 @@ describe("cluster lifecycle against a real site cluster (auth off)", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths as object)).toContain("/api/v1/clusters/{id}");
     expect(Object.keys((doc.components as { schemas: object }).schemas)).toContain("CreateClusterRequest");
+  });
+});
+
+describe("a cluster that goes at the end of a reconcile pass (emulator clock, real site cluster)", () => {
+  // Timing in emulator milliseconds, long enough that no real timer fires during the test:
+  // the test moves the clock and runs the reconciler itself.
+  const timing = { provisionMs: 100_000_000, deleteMs: 100_000_000, nodeMs: 100_000_000 };
+  let emulator: RunningEmulator;
+  let namespace: string;
+  let core: CoreV1Api;
+  let clock = Date.parse("2026-01-01T00:00:00Z");
+  let onSecretWritten: (clusterName: string) => void = () => {};
+
+  beforeAll(async () => {
+    const plane = await useControlPlane();
+    ({ core } = clientsFor(plane.adminKubeconfigPath));
+    await authOff(core);
+    namespace = await plane.createNamespace("nvke-clusters");
+    const real = connectSite(plane.adminKubeconfigPath);
+    // The real site cluster, with a hook after each kubeconfig Secret write.
+    const site: SiteCluster = {
+      server: real.server,
+      readConfigMap: (ns, name) => real.readConfigMap(ns, name),
+      reviewToken: (token, audience) => real.reviewToken(token, audience),
+      deleteKubeconfigSecret: (ns, name) => real.deleteKubeconfigSecret(ns, name),
+      async writeKubeconfigSecret(ns, name, kubeconfig) {
+        await real.writeKubeconfigSecret(ns, name, kubeconfig);
+        onSecretWritten(name);
+      },
+    };
+    emulator = await startEmulator({
+      kubeconfigPath: plane.adminKubeconfigPath,
+      site,
+      stateFile: await stateFile(),
+      timing,
+      clustersNamespace: namespace,
+      authConfigTtlMs: 0,
+      now: () => clock,
+    });
+  });
+  afterAll(() => emulator?.stop());
+
+  const secretOf = (cluster: string) =>
+    core.readNamespacedSecret({ namespace, name: `${cluster}-kubeconfig` }).then(
+      () => "present",
+      (error: { code?: number }) => (error.code === 404 ? "gone" : Promise.reject(error)),
+    );
+
+  test("its kubeconfig Secret is still deleted", async () => {
+    const client = createNvkeClient({ baseUrl: emulator.url });
+    await client.createMachineImage((await example("machineimage.yaml")) as never);
+    await client.createClusterRelease((await example("clusterrelease.yaml")) as never);
+    const request = (await example("capd-cluster.yaml")) as CreateClusterRequest;
+    const start = clock;
+
+    // Cluster "old" comes up: its Secret is written.
+    const old = await client.createCluster({ ...request, name: "old" });
+    clock = start + timing.provisionMs;
+    await emulator.reconcile();
+    expect(await secretOf("old")).toBe("present");
+
+    // "new" is created, then "old" is deleted; "new" falls due first.
+    clock = start + 1.5 * timing.provisionMs;
+    await client.createCluster({ ...request, name: "new" });
+    clock = start + 2 * timing.provisionMs;
+    await client.deleteCluster(old.id);
+    const oldGoneAt = clock + timing.deleteMs;
+
+    // The pass that writes "new"'s Secret starts before "old" is due to go; while it writes,
+    // the clock passes that moment, so "old" goes in the pass's last step, after the step
+    // that deletes Secrets of clusters that are gone.
+    clock = start + 2.6 * timing.provisionMs;
+    onSecretWritten = (name) => {
+      if (name === "new") clock = oldGoneAt + 1;
+    };
+    await emulator.reconcile();
+    expect((await client.listClustersPage()).items.map((c) => c.name)).toEqual(["new"]);
+
+    // The Secret of "old" goes too, without anything else happening.
+    await eventually(async () => expect(await secretOf("old")).toBe("gone"), 5_000);
+    expect(await secretOf("new")).toBe("present");
   });
 });
