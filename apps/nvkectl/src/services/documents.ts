@@ -4,11 +4,8 @@ import { type LocatedDocument, readYamlDocuments, validateDocument } from "@node
 import { ExitCode, type Problem, UserError } from "@nodekit/errors";
 import type * as z from "zod";
 
-/** What problems name as the place of `-` (standard input), as kubectl says STDIN. */
-export const STDIN_SOURCE = "stdin";
-
-/** How problems name an input path: `-` is standard input. */
-export const inputSource = (path: string): string => (path === "-" ? STDIN_SOURCE : path);
+/** How problems name an input path: `-` is standard input, named "stdin" (kubectl says STDIN). */
+export const inputSource = (path: string): string => (path === "-" ? "stdin" : path);
 
 /**
  * Reads a request file, or standard input for `-` (as kubectl's `-f -`); a missing file is
