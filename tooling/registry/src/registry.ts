@@ -83,7 +83,9 @@ export function freePort(): Promise<number> {
 
 async function htpasswd(users: Readonly<Record<string, string>>): Promise<string> {
   // Cost 5 (the minimum distribution accepts is 4): each request checks the password.
-  const lines = await Promise.all(Object.entries(users).map(async ([user, password]) => `${user}:${await bcrypt.hash(password, 5)}`));
+  const lines = await Promise.all(
+    Object.entries(users).map(async ([user, password]) => `${user}:${await bcrypt.hash(password, 5)}`),
+  );
   return `${lines.join("\n")}\n`;
 }
 
@@ -113,7 +115,11 @@ function distributionConfig(options: {
     "  secret: nodekit-test-only",
   ];
   if (options.tls) {
-    lines.push("  tls:", `    certificate: ${JSON.stringify(options.tls.cert)}`, `    key: ${JSON.stringify(options.tls.key)}`);
+    lines.push(
+      "  tls:",
+      `    certificate: ${JSON.stringify(options.tls.cert)}`,
+      `    key: ${JSON.stringify(options.tls.key)}`,
+    );
   }
   if (options.htpasswd) {
     lines.push("auth:", "  htpasswd:", "    realm: nodekit-registry", `    path: ${JSON.stringify(options.htpasswd)}`);
@@ -131,7 +137,12 @@ function distributionConfig(options: {
   return `${lines.join("\n")}\n`;
 }
 
-async function waitForListening(url: string, child: ChildProcess, logFile: string, caPem: string | undefined): Promise<void> {
+async function waitForListening(
+  url: string,
+  child: ChildProcess,
+  logFile: string,
+  caPem: string | undefined,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   const dispatcher = new Agent(caPem === undefined ? {} : { connect: { ca: caPem } });
   try {
@@ -148,7 +159,9 @@ async function waitForListening(url: string, child: ChildProcess, logFile: strin
       }
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`the registry did not answer ${url}/v2/ within 30 s:\n${readFileSync(logFile, "utf8").slice(-3000)}`);
+    throw new Error(
+      `the registry did not answer ${url}/v2/ within 30 s:\n${readFileSync(logFile, "utf8").slice(-3000)}`,
+    );
   } finally {
     await dispatcher.close();
   }
@@ -228,7 +241,12 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
 
     let argv: string[];
     let bin: string;
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "", HOME: dataDir, OTEL_SDK_DISABLED: "true", OTEL_TRACES_EXPORTER: "none" };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? "",
+      HOME: dataDir,
+      OTEL_SDK_DISABLED: "true",
+      OTEL_TRACES_EXPORTER: "none",
+    };
     if (options.kind === "distribution") {
       const config = join(dataDir, "config.yml");
       await writeFile(

@@ -42,7 +42,8 @@ export async function startTokenServer(options: TokenServerOptions): Promise<Tok
   const requests: TokenServer["requests"] = [];
   let refusing = false;
   const grant =
-    options.grant ?? ((user: string | undefined, _repo: string, requested: string[]) => (user === undefined ? [] : requested));
+    options.grant ??
+    ((user: string | undefined, _repo: string, requested: string[]) => (user === undefined ? [] : requested));
 
   const unauthorized = (response: ServerResponse, message: string) => {
     response.writeHead(401, { "content-type": "application/json", "www-authenticate": 'Basic realm="token"' });
@@ -101,7 +102,14 @@ export async function startTokenServer(options: TokenServerOptions): Promise<Tok
       .sign(privateKey);
     requests.push({ user, scopes, status: 200 });
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ token, access_token: token, expires_in: expiresIn, issued_at: new Date(now * 1000).toISOString() }));
+    response.end(
+      JSON.stringify({
+        token,
+        access_token: token,
+        expires_in: expiresIn,
+        issued_at: new Date(now * 1000).toISOString(),
+      }),
+    );
   };
 
   const server = createServer((request, response) => {
