@@ -17,7 +17,7 @@ const imageReference = z
   });
 const pinned = z.strictObject({ reference: repository, digest });
 
-export const chartSchema = z.strictObject({
+const chartSchema = z.strictObject({
   name: z.string().min(1),
   version: z.string().min(1),
   /** `oci://registry/repository` as `helm pull` takes it. */
@@ -25,12 +25,12 @@ export const chartSchema = z.strictObject({
   digest,
 });
 
-export const imageSchema = z.strictObject({
+const imageSchema = z.strictObject({
   reference: imageReference,
   digest,
 });
 
-export const providerSchema = z.strictObject({
+const providerSchema = z.strictObject({
   /** clusterctl's provider name: `cluster-api`, `kubeadm`, `nico`. */
   name: z.string().min(1),
   type: z.enum([
@@ -49,7 +49,7 @@ export const providerSchema = z.strictObject({
   components: pinned,
 });
 
-export const nvkectlSchema = z.strictObject({
+const nvkectlSchema = z.strictObject({
   platform: z
     .string()
     .regex(/^(linux|darwin|windows)\/(amd64|arm64)$/, { message: "must be os/arch, e.g. linux/amd64" }),
