@@ -52,7 +52,7 @@ describe.each(matrix)("$kind registry, auth $auth", ({ kind, auth }) => {
   beforeAll(async () => {
     const registryAuth: RegistryAuth = auth === "none" ? { type: "none" } : { type: auth, users };
     registry = await startRegistry({ kind, auth: registryAuth });
-  });
+  }, 60_000);
   afterAll(() => registry?.stop());
 
   test("pushes an artifact and reads it back by tag and by digest, each read checked", async () => {
@@ -182,7 +182,7 @@ describe("bearer tokens", () => {
           user === "alice" ? requested : user === "bob" ? requested.filter((a) => a === "pull") : [],
       },
     });
-  });
+  }, 60_000);
   afterAll(() => registry?.stop());
 
   test("asks for pull to read and pull,push to write, and reuses the tokens", async () => {

@@ -107,7 +107,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
       images: ["controller", "agent"],
       signer: localKeySigner(publisherKey.privateKeyPem),
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await registry?.stop();
     await dir?.cleanup();
