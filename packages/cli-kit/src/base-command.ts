@@ -5,7 +5,7 @@ import * as Errors from "@oclif/core/errors";
 import { globalFlags } from "./flags.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type OutputFormat, type Rendered, renderOutput } from "./output.ts";
-import { describeFailure } from "./render-error.ts";
+import { describeFailure, type Hints } from "./render-error.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -85,9 +85,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return createExecaRunner({ redactor: this.redactor, onCall: (line) => this.logger.debug(`running ${line}`) });
   }
 
+  /** The CLI's own next steps per error code (its commands), added after the library's. */
+  protected hints(): Hints | undefined {
+    return undefined;
+  }
+
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
-    const failure = describeFailure(error, { bin: this.config.bin, version: this.config.version });
+    const failure = describeFailure(error, {
+      bin: this.config.bin,
+      version: this.config.version,
+      hints: this.hints(),
+    });
     this.logger.error(failure.message, failure.fields, failure.details);
     if (failure.stack) this.logger.debug(failure.stack);
     this.exit(failure.exitCode);

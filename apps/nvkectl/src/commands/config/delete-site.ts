@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
-import { removeSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { removeSite } from "../../services/sites.ts";
 
 export default class ConfigDeleteSite extends NvkectlCommand<typeof ConfigDeleteSite> {
   static override summary = "Forget a site.";

@@ -1,6 +1,6 @@
 import { Args, Flags } from "@nodekit/cli-kit";
-import { configureSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { configureSite } from "../../services/sites.ts";
 
 export default class ConfigSetSite extends NvkectlCommand<typeof ConfigSetSite> {
   static override summary = "Add a site, or change one: the management plane's API and its cluster's kubeconfig.";

@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
-import { activateSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { activateSite } from "../../services/sites.ts";
 
 export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> {
   static override summary = "Make a site the active one.";

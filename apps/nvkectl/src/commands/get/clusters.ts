@@ -1,5 +1,5 @@
 import { Args, Flags, outputFlag } from "@nodekit/cli-kit";
-import { ExitCode, UserError } from "@nodekit/errors";
+import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";
@@ -50,8 +50,7 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
   override async run(): Promise<void> {
     const { output, watch, wait, name } = { ...this.flags, name: this.args.name };
     if ((watch || wait) && name === undefined) {
-      throw new UserError("USAGE", `--${watch ? "watch" : "wait"} needs a cluster NAME`, {
-        exitCode: ExitCode.Usage,
+      throw new UserError(coreErrorCodes.USAGE, `--${watch ? "watch" : "wait"} needs a cluster NAME`, {
         next: "name the cluster: nvkectl get clusters NAME --watch",
       });
     }
