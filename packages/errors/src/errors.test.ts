@@ -88,9 +88,7 @@ describe("UserError", () => {
       next: "list the sites",
     });
     expect([error.code, error.exitCode]).toEqual(["SITE_NOT_FOUND", ExitCode.NotFound]);
-    expect(formatUserError(error)).toBe(
-      'error: no site named "x"\nwhy: it was never set\nnext: list the sites',
-    );
+    expect(formatUserError(error)).toBe('error: no site named "x"\nwhy: it was never set\nnext: list the sites');
   });
 });
 
