@@ -3,11 +3,11 @@ export { errorCodes as processErrorCodes } from "./errors.ts";
 export { REDACTED, Redactor } from "./redactor.ts";
 export {
   CommandFailedError,
-  createDryRunRecorder,
   createExecaRunner,
-  type DryRunRecorder,
+  createRecordingRunner,
   type ExecaRunnerOptions,
   type ProcessRunner,
   type RecordedCall,
+  type RecordingRunner,
   type RunOptions,
 } from "./runner.ts";

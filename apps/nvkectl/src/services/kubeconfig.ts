@@ -1,3 +1,4 @@
+import { isDnsLabel } from "@nodekit/documents/names";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
 import { writeFileAtomic } from "./files.ts";
@@ -8,7 +9,6 @@ const TENANT_KUBECONFIG_NAMESPACE = "nvke-clusters";
 const TENANT_KUBECONFIG_KEY = "value";
 const tenantKubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
 
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export interface GetKubeconfigOptions {
   site: SiteCluster;
@@ -28,7 +28,7 @@ export interface GetKubeconfigResult {
  * is not asked, so no token is minted.
  */
 export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promise<GetKubeconfigResult> {
-  if (!NAME.test(options.cluster) || options.cluster.length > 63) {
+  if (!isDnsLabel(options.cluster)) {
     throw new UserError(errorCodes.CLUSTER_NAME_INVALID, `${JSON.stringify(options.cluster)} is not a cluster name`, {
       why: "cluster names are lower case letters, digits and '-', at most 63 characters",
       next: "list the clusters with: nvkectl get clusters",

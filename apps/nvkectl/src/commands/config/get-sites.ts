@@ -16,7 +16,7 @@ export default class ConfigGetSites extends NvkectlCommand<typeof ConfigGetSites
 
   override async run(): Promise<void> {
     const { sites } = await readSites();
-    this.print(
+    await this.print(
       this.flags.output,
       {
         rows: sites,

@@ -15,6 +15,6 @@ export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> 
 
   override async run(): Promise<void> {
     const { site } = await activateSite({ name: this.args.name });
-    this.out(`Switched to site "${site.name}".`);
+    await this.out(`Switched to site "${site.name}".`);
   }
 }

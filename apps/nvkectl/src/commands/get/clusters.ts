@@ -3,7 +3,6 @@ import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";
-import { createListPrinter, formatOne, writeStdout } from "../../output.ts";
 import { getCluster, listClusters, waitForCluster } from "../../services/clusters.ts";
 import { parseDuration } from "../../services/time.ts";
 
@@ -57,14 +56,11 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
     const client = await this.controller();
     const columns = clusterColumns(new Date());
     if (name === undefined) {
-      const printer = createListPrinter(output, columns);
-      await listClusters({ client, onPage: (page) => printer.add(page) });
-      if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
-        this.logger.info("No resources found.");
+      await this.printList(output, columns, (add) => listClusters({ client, onPage: add }));
       return;
     }
     if (!watch && !wait) {
-      await writeStdout(formatOne(output, columns, await getCluster({ client, name })));
+      await this.printOne(output, columns, await getCluster({ client, name }));
       return;
     }
     let first = true;
@@ -76,10 +72,10 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
       intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
       onChange: async (seen) => {
         if (!watch) return;
-        await writeStdout(formatOne(output, clusterColumns(new Date()), seen, first));
+        await this.printOne(output, clusterColumns(new Date()), seen, first);
         first = false;
       },
     });
-    if (wait && cluster !== undefined) await writeStdout(formatOne(output, clusterColumns(new Date()), cluster));
+    if (wait && cluster !== undefined) await this.printOne(output, clusterColumns(new Date()), cluster);
   }
 }
