@@ -1,5 +1,5 @@
-import { isDnsLabel } from "@nodekit/documents/names";
 import { isAbsolute } from "node:path";
+import { isDnsLabel } from "@nodekit/documents/names";
 import * as z from "zod";
 
 export const API_VERSION = "nvkectl.nvke.io/v1";

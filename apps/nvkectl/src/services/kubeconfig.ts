@@ -9,7 +9,6 @@ const TENANT_KUBECONFIG_NAMESPACE = "nvke-clusters";
 const TENANT_KUBECONFIG_KEY = "value";
 const tenantKubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
 
-
 export interface GetKubeconfigOptions {
   site: SiteCluster;
   cluster: string;
