@@ -11,7 +11,7 @@ import { processErrorCodes } from "@nodekit/process";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
-export const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
+const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,
   processErrorCodes,
   kubeErrorCodes,
