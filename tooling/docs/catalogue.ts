@@ -7,7 +7,9 @@ import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
+import { ociErrorCodes } from "@nodekit/oci";
 import { processErrorCodes } from "@nodekit/process";
+import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
@@ -18,6 +20,8 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,
   siteConfigErrorCodes,
+  ociErrorCodes,
+  releaseErrorCodes,
   nvkectlErrorCodes,
 ];
 
