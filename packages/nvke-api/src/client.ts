@@ -1,36 +1,33 @@
 import { type Problem, UserError } from "@nodekit/errors";
-import type { KyInstance } from "ky";
 import type * as z from "zod";
-import { errorCodes } from "./errors.ts";
 import {
-  type ApiErrorBody,
-  ApiErrorBodySchema,
-  type Cluster,
-  ClusterListSchema,
-  type ClusterPatch,
-  type ClusterRelease,
-  ClusterReleaseListSchema,
-  ClusterReleaseSchema,
-  ClusterSchema,
-  type CreateClusterReleaseRequest,
-  type CreateClusterRequest,
-  type CreateMachineImageRequest,
-  type CreateNodePoolReleaseRequest,
-  type CreateNodePoolRequest,
-  HealthSchema,
-  type List,
-  type MachineImage,
-  MachineImageListSchema,
-  MachineImageSchema,
-  MERGE_PATCH_CONTENT_TYPE,
-  type NodePool,
-  NodePoolListSchema,
-  type NodePoolPatch,
-  type NodePoolRelease,
-  NodePoolReleaseListSchema,
-  NodePoolReleaseSchema,
-  NodePoolSchema,
+  type Check,
+  isCluster,
+  isClusterRelease,
+  isHealth,
+  isMachineImage,
+  isNodePool,
+  isNodePoolRelease,
+  listOf,
+} from "./checks.ts";
+import { errorCodes } from "./errors.ts";
+import type {
+  ApiErrorBody,
+  Cluster,
+  ClusterPatch,
+  ClusterRelease,
+  CreateClusterReleaseRequest,
+  CreateClusterRequest,
+  CreateMachineImageRequest,
+  CreateNodePoolReleaseRequest,
+  CreateNodePoolRequest,
+  List,
+  MachineImage,
+  NodePool,
+  NodePoolPatch,
+  NodePoolRelease,
 } from "./schemas.ts";
+import { createFetchTransport, type HttpTransport, TransportError, type TransportResponse } from "./transport.ts";
 
 export interface NvkeClientOptions {
   /** The controller API, e.g. `http://10.0.0.5:30080` (a path prefix is kept: `https://gw/nvke/`). */
@@ -39,10 +36,29 @@ export interface NvkeClientOptions {
   token?: () => Promise<string | undefined>;
   /** Called on a 401 before the one retry, so the caller can drop a cached token. */
   onUnauthorized?: () => Promise<void>;
-  /** A fetch implementation (defaults to the global fetch). */
+  /** How requests are sent (default: ky over `fetch`). `createNodeHttpTransport()` starts faster in a CLI. */
+  transport?: HttpTransport;
+  /** The fetch the default transport uses (defaults to the global fetch). */
   fetch?: typeof globalThis.fetch;
-  /** Per-request timeout (default 30 s). */
+  /** One overall deadline per request, headers and body together (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Ends every request when it fires: the caller's deadline for a whole operation (a
+   * command's --timeout) or a Ctrl-C. When its reason is a UserError, that error is thrown.
+   */
+  signal?: AbortSignal;
+  /** The longest response body read (default 32 MiB); a longer one fails with CONTROLLER_RESPONSE_TOO_LARGE. */
+  maxResponseBytes?: number;
+  /**
+   * Reads (GET) answered 429 or 503 with a Retry-After are retried after the wait it asks
+   * for, at most `attempts` times and only when the wait is at most `maxWaitMs` (default 3
+   * retries, 30 s). Nothing else is ever retried, except once after a 401.
+   */
+  retry?: { attempts?: number; maxWaitMs?: number };
+  /** The clock (ms since the epoch), for Retry-After dates. */
+  now?: () => number;
+  /** How a Retry-After wait is spent (default: a timer, ended early by `signal`). */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Debug log: one line per request (method, path, status, time). Never carries a token. */
   log?: (line: string) => void;
 }
@@ -117,41 +133,99 @@ const SITE_NEXT_STEPS = [
   "check that the controller's NodePort (30080 by default) answers from this machine and that the NetworkPolicy admits your network",
 ];
 
-interface RequestSpec<T> {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+type Schemas = typeof import("./schemas.ts");
+// The zod schemas load only when a fast check does not accept an answer (or for an error body).
+const loadSchemas = (): Promise<Schemas> => import("./schemas.ts");
+
+/** How an answer is checked: the fast check first, the zod schema for anything it does not accept. */
+interface Shape<T> {
+  check: Check<T>;
+  schema: (schemas: Schemas) => z.ZodType<T>;
+}
+
+/** One kind of object the controller serves: where it lives and how its answers are checked. */
+interface Kind<T> {
   path: string;
-  query?: Record<string, string | number | undefined>;
+  one: Shape<T>;
+  page: Shape<List<T>>;
+}
+
+function kind<T>(path: string, check: Check<T>, schema: (s: Schemas) => z.ZodType<T>): Kind<T> {
+  const listCheck = listOf(check);
+  return {
+    path,
+    one: { check, schema },
+    page: { check: listCheck, schema: (s) => s.listSchema(schema(s)) as unknown as z.ZodType<List<T>> },
+  };
+}
+
+const KINDS = {
+  clusters: kind<Cluster>("/api/v1/clusters", isCluster, (s) => s.ClusterSchema),
+  nodePools: kind<NodePool>("/api/v1/nodepools", isNodePool, (s) => s.NodePoolSchema),
+  machineImages: kind<MachineImage>("/api/v1/machineimages", isMachineImage, (s) => s.MachineImageSchema),
+  clusterReleases: kind<ClusterRelease>("/api/v1/clusterreleases", isClusterRelease, (s) => s.ClusterReleaseSchema),
+  nodePoolReleases: kind<NodePoolRelease>(
+    "/api/v1/nodepoolreleases",
+    isNodePoolRelease,
+    (s) => s.NodePoolReleaseSchema,
+  ),
+};
+
+const HEALTH: Shape<{ status: "ok" }> = { check: isHealth, schema: (s) => s.HealthSchema };
+/** Any JSON object (the OpenAPI document is checked only for being one). */
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const API_DOC: Shape<Record<string, unknown>> = {
+  check: isJsonObject,
+  schema: () => ({ safeParse: () => ({ success: false }) }) as unknown as z.ZodType<Record<string, unknown>>,
+};
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+type Query = Record<string, string | number | undefined>;
+
+interface RequestSpec<T> {
+  method: Method;
+  path: string;
+  query?: Query;
   body?: unknown;
   contentType?: string;
-  schema: z.ZodType<T>;
+  shape: Shape<T>;
 }
+
+/** What went out and came back: the final URL (after same-origin redirects) and whether a token was sent. */
+interface Exchange {
+  response: TransportResponse;
+  url: URL;
+  sentToken: boolean;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
 
 /**
  * A typed client for the NVKE controller API. Every failure is a UserError from
- * `@nodekit/errors` with a permanent code (see {@link errorCodes}), the
- * controller's own message verbatim where it sent one, and an exit code. No automatic
- * retries, except exactly one after a 401 with a fresh token.
+ * `@nodekit/errors` with a permanent code (see {@link errorCodes}), the controller's own
+ * message verbatim where it sent one, and an exit code. Each request has one deadline
+ * (headers and body), its body a size limit. A redirect is followed only within the
+ * controller's origin; a read is retried only when the controller asks for it with
+ * Retry-After (429, 503), and any request once after a 401 with a fresh token.
  */
 export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   const base = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBodyBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const attempts = options.retry?.attempts ?? 3;
+  const maxWaitMs = options.retry?.maxWaitMs ?? 30_000;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? sleepFor;
   const log = options.log ?? (() => {});
-  let kyInstance: Promise<KyInstance> | undefined;
+  const transport =
+    options.transport ?? createFetchTransport(options.fetch === undefined ? {} : { fetch: options.fetch });
 
-  // ky is imported on the first request, so importing the schemas costs nothing extra.
-  function http(): Promise<KyInstance> {
-    kyInstance ??= import("ky").then(({ default: ky }) =>
-      ky.create({
-        retry: 0,
-        throwHttpErrors: false,
-        timeout: timeoutMs,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-      }),
-    );
-    return kyInstance;
-  }
-
-  function urlFor(path: string, query: RequestSpec<unknown>["query"]): URL {
+  function urlFor(path: string, query: Query | undefined): URL {
     const url = new URL(path.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -159,82 +233,147 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     return url;
   }
 
-  async function send(spec: RequestSpec<unknown>, url: URL): Promise<Response> {
-    // Loading ky (and Node's fetch under it) is CPU work and reading a cached token is I/O:
-    // done together, one hides behind the other.
-    const [ky, token] = await Promise.all([http(), options.token === undefined ? undefined : options.token()]);
+  /** One request to one URL, within the deadline; the caller's abort reason wins over a timeout. */
+  async function sendOnce(method: Method, url: URL, spec: RequestSpec<unknown>, body: string | undefined) {
+    const token = options.token === undefined ? undefined : await options.token();
     const headers: Record<string, string> = { accept: "application/json" };
-    if (token !== undefined && token !== "") headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (spec.body !== undefined) {
-      body = JSON.stringify(spec.body);
-      headers["content-type"] = spec.contentType ?? "application/json";
-    }
+    const sentToken = token !== undefined && token !== "";
+    if (sentToken) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = spec.contentType ?? "application/json";
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
     const started = performance.now();
+    const took = () => `${Math.round(performance.now() - started)} ms`;
     try {
-      const response = await ky(url, { method: spec.method, headers, ...(body === undefined ? {} : { body }) });
-      log(
-        `${spec.method} ${url.pathname}${url.search} → ${response.status} (${Math.round(performance.now() - started)} ms)`,
-      );
-      return response;
+      const response = await transport.send({
+        method,
+        url,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal,
+        maxBodyBytes,
+      });
+      log(`${method} ${url.pathname}${url.search} → ${response.status} (${took()})`);
+      return { response, sentToken };
     } catch (error) {
-      log(`${spec.method} ${url.pathname}${url.search} → failed (${Math.round(performance.now() - started)} ms)`);
-      throw transportError(error, url, timeoutMs);
+      log(`${method} ${url.pathname}${url.search} → failed (${took()})`);
+      if (options.signal?.aborted && options.signal.reason instanceof UserError) throw options.signal.reason;
+      throw transportError(error, method, url, { timeoutMs, maxBodyBytes });
+    }
+  }
+
+  /** Sends, following redirects that stay on the controller's origin and refusing any other. */
+  async function sendFollowing(spec: RequestSpec<unknown>, first: URL): Promise<Exchange> {
+    let method = spec.method;
+    let body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    let url = first;
+    for (let hops = 0; ; hops++) {
+      const { response, sentToken } = await sendOnce(method, url, spec, body);
+      const location = response.headers.location;
+      if (!REDIRECTS.has(response.status) || location === undefined) return { response, url, sentToken };
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        return { response, url, sentToken };
+      }
+      if (next.origin !== first.origin) throw crossOriginRedirect(spec.method, first, response.status, next);
+      if (hops + 1 > MAX_REDIRECTS) {
+        throw new UserError(
+          errorCodes.CONTROLLER_REDIRECTED,
+          `the answer to ${spec.method} ${first.origin}${first.pathname} redirected more than ${MAX_REDIRECTS} times`,
+          {
+            why: "a controller API does not redirect; a proxy in front of it may be misconfigured",
+            next: SITE_NEXT_STEPS,
+          },
+        );
+      }
+      if (response.status === 303) {
+        method = "GET";
+        body = undefined;
+      }
+      url = next;
+    }
+  }
+
+  /** Sends; a read the controller asks to come back to (429/503 + Retry-After) is sent again after that wait. */
+  async function exchange(spec: RequestSpec<unknown>, url: URL): Promise<Exchange> {
+    for (let retry = 0; ; retry++) {
+      const sent = await sendFollowing(spec, url);
+      const { status, headers } = sent.response;
+      if ((status !== 429 && status !== 503) || spec.method !== "GET" || retry >= attempts) return sent;
+      const waitMs = retryAfterMs(headers["retry-after"], now());
+      if (waitMs === undefined || waitMs > maxWaitMs) return sent;
+      log(
+        `${spec.method} ${url.pathname}${url.search}: the controller asks to retry in ${formatMs(waitMs)} (${status})`,
+      );
+      try {
+        await sleep(waitMs, options.signal);
+      } catch (error) {
+        if (options.signal?.aborted && options.signal.reason instanceof UserError) throw options.signal.reason;
+        throw error;
+      }
     }
   }
 
   async function request<T>(spec: RequestSpec<T>): Promise<T> {
     const url = urlFor(spec.path, spec.query);
-    let response = await send(spec, url);
-    if (response.status === 401 && (options.token !== undefined || options.onUnauthorized !== undefined)) {
-      await response.body?.cancel();
+    let sent = await exchange(spec, url);
+    let retriedAuth = false;
+    if (sent.response.status === 401 && (options.token !== undefined || options.onUnauthorized !== undefined)) {
       await options.onUnauthorized?.();
-      response = await send(spec, url);
+      sent = await exchange(spec, url);
+      retriedAuth = true;
     }
-    const text = await readText(response, url, timeoutMs);
-    if (response.status >= 400) throw httpError(spec, url, response, text);
-    const parsed = parseJson(text, response);
-    const result = parsed === undefined ? undefined : spec.schema.safeParse(parsed.value);
+    const { response } = sent;
+    if (response.status >= 400) throw await httpError(spec, sent, { retriedAuth, now: now() });
+    const parsed = parseJson(response);
+    if (parsed !== undefined && spec.shape.check(parsed.value)) return parsed.value;
+    const result = parsed === undefined ? undefined : spec.shape.schema(await loadSchemas()).safeParse(parsed.value);
     if (result === undefined || !result.success) {
-      throw badResponse(
-        spec,
-        url,
-        response,
-        text,
-        parsed === undefined ? "is not JSON" : "does not match the NVKE API contract",
-      );
+      throw badResponse(spec, sent, parsed === undefined ? "is not JSON" : "does not match the NVKE API contract");
     }
     return result.data;
   }
 
-  async function* paginate<T>(
-    path: string,
-    schema: z.ZodType<List<T>>,
-    query: Record<string, string | number | undefined>,
-  ) {
+  const byId = (path: string, id: string) => `${path}/${encodeURIComponent(id)}`;
+
+  function page<T>(of: Kind<T>, query: Query): Promise<List<T>> {
+    return request({ method: "GET", path: of.path, query, shape: of.page });
+  }
+
+  async function* list<T>(of: Kind<T>, query: Query): AsyncGenerator<T> {
     let token: string | undefined;
     do {
-      const page: List<T> = await request({ method: "GET", path, query: { ...query, continue: token }, schema });
-      yield* page.items;
-      token = page.continue;
+      const result = await page(of, { ...query, continue: token });
+      yield* result.items;
+      token = result.continue;
     } while (token !== undefined && token !== "");
   }
 
-  const page = <T>(path: string, schema: z.ZodType<List<T>>, query: Record<string, string | number | undefined>) =>
-    request({ method: "GET", path, query, schema });
-  const byId = (path: string, id: string) => `${path}/${encodeURIComponent(id)}`;
+  const get = <T>(of: Kind<T>, id: string) => request({ method: "GET", path: byId(of.path, id), shape: of.one });
+  const create = <T>(of: Kind<T>, body: unknown) => request({ method: "POST", path: of.path, body, shape: of.one });
+  const patch = <T>(of: Kind<T>, id: string, body: unknown) =>
+    request({
+      method: "PATCH",
+      path: byId(of.path, id),
+      body,
+      contentType: MERGE_PATCH_CONTENT_TYPE,
+      shape: of.one,
+    });
+  const remove = <T>(of: Kind<T>, id: string) => request({ method: "DELETE", path: byId(of.path, id), shape: of.one });
+  const { clusters, nodePools, machineImages, clusterReleases, nodePoolReleases } = KINDS;
 
   const client: NvkeClient = {
     baseUrl: options.baseUrl,
-    healthz: () => request({ method: "GET", path: "/healthz", schema: HealthSchema }),
-    openApi: () =>
-      request({ method: "GET", path: "/api/docs", schema: ApiDocSchema as z.ZodType<Record<string, unknown>> }),
+    healthz: () => request({ method: "GET", path: "/healthz", shape: HEALTH }),
+    openApi: () => request({ method: "GET", path: "/api/docs", shape: API_DOC }),
 
-    listClusters: (o = {}) => paginate("/api/v1/clusters", ClusterListSchema, { limit: o.limit }),
-    listClustersPage: (o = {}) => page("/api/v1/clusters", ClusterListSchema, { limit: o.limit, continue: o.continue }),
-    getCluster: (id) => request({ method: "GET", path: byId("/api/v1/clusters", id), schema: ClusterSchema }),
+    listClusters: (o = {}) => list(clusters, { limit: o.limit }),
+    listClustersPage: (o = {}) => page(clusters, { limit: o.limit, continue: o.continue }),
+    getCluster: (id) => get(clusters, id),
     async findClusterByName(name) {
-      const result = await page("/api/v1/clusters", ClusterListSchema, { name, limit: 1 });
+      const result = await page(clusters, { name, limit: 1 });
       return result.items.find((cluster) => cluster.name === name);
     },
     async getClusterByName(name) {
@@ -245,24 +384,15 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
         facts: { cluster: name },
       });
     },
-    createCluster: (body) => request({ method: "POST", path: "/api/v1/clusters", body, schema: ClusterSchema }),
-    patchCluster: (id, patch) =>
-      request({
-        method: "PATCH",
-        path: byId("/api/v1/clusters", id),
-        body: patch,
-        contentType: MERGE_PATCH_CONTENT_TYPE,
-        schema: ClusterSchema,
-      }),
-    deleteCluster: (id) => request({ method: "DELETE", path: byId("/api/v1/clusters", id), schema: ClusterSchema }),
+    createCluster: (body) => create(clusters, body),
+    patchCluster: (id, body) => patch(clusters, id, body),
+    deleteCluster: (id) => remove(clusters, id),
 
-    listNodePools: (o = {}) =>
-      paginate("/api/v1/nodepools", NodePoolListSchema, { clusterID: o.clusterID, limit: o.limit }),
-    listNodePoolsPage: (o = {}) =>
-      page("/api/v1/nodepools", NodePoolListSchema, { clusterID: o.clusterID, limit: o.limit, continue: o.continue }),
-    getNodePool: (id) => request({ method: "GET", path: byId("/api/v1/nodepools", id), schema: NodePoolSchema }),
+    listNodePools: (o = {}) => list(nodePools, { clusterID: o.clusterID, limit: o.limit }),
+    listNodePoolsPage: (o = {}) => page(nodePools, { clusterID: o.clusterID, limit: o.limit, continue: o.continue }),
+    getNodePool: (id) => get(nodePools, id),
     async findNodePoolByName(clusterID, name) {
-      const result = await page("/api/v1/nodepools", NodePoolListSchema, { clusterID, name, limit: 1 });
+      const result = await page(nodePools, { clusterID, name, limit: 1 });
       return result.items.find((pool) => pool.name === name && pool.clusterID === clusterID);
     },
     async getNodePoolByName(clusterID, name) {
@@ -272,67 +402,61 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
         facts: { nodePool: name, clusterID },
       });
     },
-    createNodePool: (body) => request({ method: "POST", path: "/api/v1/nodepools", body, schema: NodePoolSchema }),
-    patchNodePool: (id, patch) =>
-      request({
-        method: "PATCH",
-        path: byId("/api/v1/nodepools", id),
-        body: patch,
-        contentType: MERGE_PATCH_CONTENT_TYPE,
-        schema: NodePoolSchema,
-      }),
+    createNodePool: (body) => create(nodePools, body),
+    patchNodePool: (id, body) => patch(nodePools, id, body),
     scaleNodePool: (id, desiredNodeCount) => client.patchNodePool(id, { desiredNodeCount }),
-    deleteNodePool: (id) => request({ method: "DELETE", path: byId("/api/v1/nodepools", id), schema: NodePoolSchema }),
+    deleteNodePool: (id) => remove(nodePools, id),
 
-    createMachineImage: (body) =>
-      request({ method: "POST", path: "/api/v1/machineimages", body, schema: MachineImageSchema }),
-    listMachineImages: (o = {}) => paginate("/api/v1/machineimages", MachineImageListSchema, { limit: o.limit }),
-    listMachineImagesPage: (o = {}) =>
-      page("/api/v1/machineimages", MachineImageListSchema, { limit: o.limit, continue: o.continue }),
-    getMachineImage: (id) =>
-      request({ method: "GET", path: byId("/api/v1/machineimages", id), schema: MachineImageSchema }),
+    createMachineImage: (body) => create(machineImages, body),
+    listMachineImages: (o = {}) => list(machineImages, { limit: o.limit }),
+    listMachineImagesPage: (o = {}) => page(machineImages, { limit: o.limit, continue: o.continue }),
+    getMachineImage: (id) => get(machineImages, id),
 
-    createClusterRelease: (body) =>
-      request({ method: "POST", path: "/api/v1/clusterreleases", body, schema: ClusterReleaseSchema }),
-    listClusterReleases: (o = {}) => paginate("/api/v1/clusterreleases", ClusterReleaseListSchema, { limit: o.limit }),
-    listClusterReleasesPage: (o = {}) =>
-      page("/api/v1/clusterreleases", ClusterReleaseListSchema, { limit: o.limit, continue: o.continue }),
-    getClusterRelease: (id) =>
-      request({ method: "GET", path: byId("/api/v1/clusterreleases", id), schema: ClusterReleaseSchema }),
+    createClusterRelease: (body) => create(clusterReleases, body),
+    listClusterReleases: (o = {}) => list(clusterReleases, { limit: o.limit }),
+    listClusterReleasesPage: (o = {}) => page(clusterReleases, { limit: o.limit, continue: o.continue }),
+    getClusterRelease: (id) => get(clusterReleases, id),
 
-    createNodePoolRelease: (body) =>
-      request({ method: "POST", path: "/api/v1/nodepoolreleases", body, schema: NodePoolReleaseSchema }),
-    listNodePoolReleases: (o = {}) =>
-      paginate("/api/v1/nodepoolreleases", NodePoolReleaseListSchema, { limit: o.limit }),
-    listNodePoolReleasesPage: (o = {}) =>
-      page("/api/v1/nodepoolreleases", NodePoolReleaseListSchema, { limit: o.limit, continue: o.continue }),
-    getNodePoolRelease: (id) =>
-      request({ method: "GET", path: byId("/api/v1/nodepoolreleases", id), schema: NodePoolReleaseSchema }),
+    createNodePoolRelease: (body) => create(nodePoolReleases, body),
+    listNodePoolReleases: (o = {}) => list(nodePoolReleases, { limit: o.limit }),
+    listNodePoolReleasesPage: (o = {}) => page(nodePoolReleases, { limit: o.limit, continue: o.continue }),
+    getNodePoolRelease: (id) => get(nodePoolReleases, id),
   };
   return client;
 }
 
-/** Any JSON object (the OpenAPI document is checked only for being one). */
-const ApiDocSchema = {
-  safeParse: (value: unknown) =>
-    typeof value === "object" && value !== null && !Array.isArray(value)
-      ? { success: true as const, data: value as Record<string, unknown> }
-      : { success: false as const },
-};
+// schemas.ts says the same; kept here so that the client does not import the schemas module.
+const MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json";
 
-async function readText(response: Response, url: URL, timeoutMs: number): Promise<string> {
-  try {
-    return await response.text();
-  } catch (error) {
-    throw transportError(error, url, timeoutMs);
-  }
+function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
-function parseJson(text: string, response: Response): { value: unknown } | undefined {
-  const type = response.headers.get("content-type") ?? "";
-  if (!/\bjson\b/i.test(type) && !/^\s*[{[]/.test(text)) return undefined;
+/** Retry-After as a wait in ms: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
+export function retryAfterMs(header: string | undefined, nowMs: number): number | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+function parseJson(response: TransportResponse): { value: unknown } | undefined {
+  const type = response.headers["content-type"] ?? "";
+  if (!/\bjson\b/i.test(type) && !/^\s*[{[]/.test(response.body)) return undefined;
   try {
-    return { value: JSON.parse(text) };
+    return { value: JSON.parse(response.body) };
   } catch {
     return undefined;
   }
@@ -349,22 +473,54 @@ export function excerpt(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-function describe(spec: RequestSpec<unknown>, url: URL): string {
-  return `${spec.method} ${url.origin}${url.pathname}`;
+function describe(method: string, url: URL): string {
+  return `${method} ${url.origin}${url.pathname}`;
 }
 
-function httpError(spec: RequestSpec<unknown>, url: URL, response: Response, text: string): UserError {
-  const parsed = parseJson(text, response);
-  const body = parsed === undefined ? undefined : ApiErrorBodySchema.safeParse(parsed.value);
+/** A duration for people: 1.5 s, 30 s, 2 min. */
+function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${Number((ms / 1000).toFixed(1))} s`;
+  return `${Number((ms / 60_000).toFixed(1))} min`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+async function httpError(
+  spec: RequestSpec<unknown>,
+  sent: Exchange,
+  context: { retriedAuth: boolean; now: number },
+): Promise<UserError> {
+  const { response, url } = sent;
+  const status = response.status;
+  const parsed = parseJson(response);
+  const schemas = parsed === undefined ? undefined : await loadSchemas();
+  const body = parsed === undefined ? undefined : schemas?.ApiErrorBodySchema.safeParse(parsed.value);
+  const retryAfter = response.headers["retry-after"];
+  if (status === 429 || (status === 503 && retryAfter !== undefined)) {
+    return busy(spec, url, status, body?.success ? body.data.error.message : undefined, retryAfter, context.now);
+  }
   if (body === undefined || !body.success) {
-    return badResponse(spec, url, response, text, "is not the NVKE controller's error body");
+    return badResponse(spec, sent, "is not the NVKE controller's error body");
   }
   const { error } = body.data;
-  const status = response.status;
   const problems = detailsToProblems(error.details);
+  const what = describe(spec.method, url);
   if (status === 401 || status === 403) {
+    const sentWhat =
+      status === 403
+        ? ""
+        : !sent.sentToken
+          ? "; no bearer token was sent (no auth ConfigMap was found, so auth looked off)"
+          : context.retriedAuth
+            ? ", also after a retry with a fresh token"
+            : "";
     return new UserError(errorCodes.CONTROLLER_UNAUTHORIZED, error.message, {
-      why: `the NVKE controller answered ${describe(spec, url)} with ${status} ${error.reason}${status === 401 ? ", also after a retry with a fresh token" : ""}`,
+      why: `the NVKE controller answered ${what} with ${status} ${error.reason}${sentWhat}`,
       next: [
         "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
         "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
@@ -377,15 +533,41 @@ function httpError(spec: RequestSpec<unknown>, url: URL, response: Response, tex
   }
   if (status >= 500) {
     return new UserError(errorCodes.CONTROLLER_ERROR, error.message, {
-      why: `the NVKE controller failed ${describe(spec, url)} with ${status} ${error.reason}`,
+      why: `the NVKE controller failed ${what} with ${status} ${error.reason}`,
       next: ["retry in a while; nothing was changed unless the controller says otherwise", ...SITE_NEXT_STEPS.slice(1)],
       problems,
     });
   }
   return new UserError(errorCodes.CONTROLLER_REJECTED, error.message, {
-    why: `the NVKE controller refused ${describe(spec, url)} with ${status} ${error.reason}`,
+    why: `the NVKE controller refused ${what} with ${status} ${error.reason}`,
     problems,
   });
+}
+
+/** 429 (or 503 with Retry-After) that was not, or no longer, retried: "try again", saying when. */
+function busy(
+  spec: RequestSpec<unknown>,
+  url: URL,
+  status: number,
+  message: string | undefined,
+  retryAfter: string | undefined,
+  nowMs: number,
+): UserError {
+  const waitMs = retryAfterMs(retryAfter, nowMs);
+  const when =
+    waitMs === undefined
+      ? "in a while (it did not say when)"
+      : `in ${formatMs(waitMs)}, at ${new Date(nowMs + waitMs).toISOString().replace(/\.\d{3}Z$/, "Z")}`;
+  const retried = spec.method === "GET" ? "" : `; a ${spec.method} is never retried by itself, so nothing was changed`;
+  return new UserError(
+    errorCodes.CONTROLLER_BUSY,
+    `the NVKE controller is too busy for ${describe(spec.method, url)} (${status}${message === undefined ? "" : `: ${message}`})`,
+    {
+      why: `it asks to be called again ${when}${retried}`,
+      next: `try again ${waitMs === undefined ? "in a while" : `after ${formatMs(waitMs)}`}`,
+      facts: waitMs === undefined ? {} : { retryAfterMs: waitMs },
+    },
+  );
 }
 
 function detailsToProblems(details: ApiErrorBody["error"]["details"]): Problem[] {
@@ -397,11 +579,12 @@ function detailsToProblems(details: ApiErrorBody["error"]["details"]): Problem[]
   }));
 }
 
-function badResponse(spec: RequestSpec<unknown>, url: URL, response: Response, text: string, what: string): UserError {
-  const type = response.headers.get("content-type") ?? "no content type";
+function badResponse(spec: RequestSpec<unknown>, sent: Exchange, what: string): UserError {
+  const { response, url } = sent;
+  const type = response.headers["content-type"] ?? "no content type";
   return new UserError(
     errorCodes.CONTROLLER_BAD_RESPONSE,
-    `the answer to ${describe(spec, url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(text)}`,
+    `the answer to ${describe(spec.method, url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(response.body)}`,
     {
       why: "something other than the NVKE controller answered (a proxy, a load balancer, another service on that port), or the controller failed",
       next: SITE_NEXT_STEPS,
@@ -409,20 +592,77 @@ function badResponse(spec: RequestSpec<unknown>, url: URL, response: Response, t
   );
 }
 
-function transportError(error: unknown, url: URL, timeoutMs: number): UserError {
-  const name = error instanceof Error ? error.name : "";
-  if (name === "TimeoutError") {
+function crossOriginRedirect(method: Method, from: URL, status: number, to: URL): UserError {
+  return new UserError(
+    errorCodes.CONTROLLER_REDIRECTED,
+    `the answer to ${describe(method, from)} is a redirect (${status}) to another origin, ${to.origin}; it was not followed`,
+    {
+      why: "a controller API never redirects to another host or port: the URL may point at a proxy or a login page, or the answer was tampered with; nothing was sent to the other origin",
+      next: SITE_NEXT_STEPS,
+      facts: { redirectOrigin: to.origin },
+    },
+  );
+}
+
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL", "EAI_NODATA"]);
+const TLS_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+function transportError(
+  error: unknown,
+  method: Method,
+  url: URL,
+  limits: { timeoutMs: number; maxBodyBytes: number },
+): UserError {
+  const kindOf = error instanceof TransportError ? error.kind : "network";
+  if (kindOf === "aborted") {
     return new UserError(
       errorCodes.CONTROLLER_TIMEOUT,
-      `the NVKE controller at ${url.origin} did not answer within ${timeoutMs} ms`,
-      { next: SITE_NEXT_STEPS },
+      `the NVKE controller at ${url.origin} did not answer ${method} ${url.pathname} within ${formatMs(limits.timeoutMs)}`,
+      {
+        why: "every request has one deadline for the whole answer, headers and body",
+        next: [...SITE_NEXT_STEPS, "if the controller is only slow, allow each request more time"],
+        facts: { timeoutMs: limits.timeoutMs },
+      },
+    );
+  }
+  if (kindOf === "too-large") {
+    return new UserError(
+      errorCodes.CONTROLLER_RESPONSE_TOO_LARGE,
+      `the answer to ${describe(method, url)} is larger than ${formatBytes(limits.maxBodyBytes)}, the most read from one response; it was not read further`,
+      {
+        why: "a page of the NVKE API holds at most 1000 objects, far less than that: something other than the controller may be answering",
+        next: [...SITE_NEXT_STEPS, "if the controller really sends answers this large, raise the limit"],
+        facts: { limitBytes: limits.maxBodyBytes },
+      },
     );
   }
   const code = systemCode(error);
+  if (code !== undefined && TLS_CODES.has(code)) {
+    return new UserError(
+      errorCodes.CONTROLLER_TLS_UNTRUSTED,
+      `the NVKE controller at ${url.origin} presented a certificate that is not trusted: ${rootMessage(error)} (${code})`,
+      {
+        why: "its certificate does not chain to a trusted certificate authority, or does not name this host",
+        next: [
+          "trust the certificate authority that signed it (install it in the system trust store, or name it for this client)",
+          "check that the URL uses the host name the certificate is for",
+        ],
+      },
+    );
+  }
   const reason =
     code === "ECONNREFUSED"
       ? "connection refused"
-      : code === "ENOTFOUND" || code === "EAI_AGAIN"
+      : code !== undefined && DNS_CODES.has(code)
         ? "the host name does not resolve"
         : code === "ECONNRESET"
           ? "the connection was reset"
@@ -433,16 +673,19 @@ function transportError(error: unknown, url: URL, timeoutMs: number): UserError 
     errorCodes.CONTROLLER_UNREACHABLE,
     `cannot reach the NVKE controller at ${url.origin}: ${reason}`,
     {
-      next: SITE_NEXT_STEPS,
+      next:
+        code !== undefined && DNS_CODES.has(code)
+          ? ["check the host name in the controller URL", ...SITE_NEXT_STEPS]
+          : SITE_NEXT_STEPS,
     },
   );
 }
 
-/** The system error code (ECONNREFUSED, …) anywhere down the cause chain (fetch wraps it twice). */
+/** The system error code (ECONNREFUSED, EAI_AGAIN, …) anywhere down the cause chain (fetch wraps it twice). */
 function systemCode(error: unknown): string | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 6; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+    if (typeof code === "string" && (/^E[A-Z_]+$/.test(code) || TLS_CODES.has(code))) return code;
     const aggregate = current instanceof AggregateError ? current.errors[0] : undefined;
     current = aggregate ?? current.cause;
   }

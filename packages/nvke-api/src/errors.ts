@@ -28,7 +28,26 @@ export const errorCodes = defineErrorCodes("nvke-api", {
   },
   CONTROLLER_TIMEOUT: {
     exitCode: ExitCode.Unreachable,
-    meaning: "The controller did not answer in time.",
+    meaning: "The controller did not send its whole answer (headers and body) within the request's deadline.",
+  },
+  CONTROLLER_BUSY: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "The controller asked to be called again later (429, or 503 with Retry-After) and was not retried (not a read, or the wait too long); the message says when.",
+  },
+  CONTROLLER_REDIRECTED: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "The answer redirected to another origin (or redirected in a loop); a controller API never does, so it was not followed.",
+  },
+  CONTROLLER_RESPONSE_TOO_LARGE: {
+    exitCode: ExitCode.Unreachable,
+    meaning: "An answer was longer than the most the client reads from one response; the message names the limit.",
+  },
+  CONTROLLER_TLS_UNTRUSTED: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "The controller's https certificate does not chain to a trusted certificate authority, or names another host.",
   },
   CLUSTER_NOT_FOUND: { exitCode: ExitCode.NotFound, meaning: "The controller has no tenant cluster of that name." },
   NODEPOOL_NOT_FOUND: {

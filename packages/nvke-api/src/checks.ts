@@ -1,0 +1,295 @@
+import { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN } from "@nodekit/documents/names";
+import type { Cluster, ClusterRelease, List, MachineImage, NodePool, NodePoolRelease } from "./schemas.ts";
+
+// Fast structural checks of the controller's answers, without zod: a read's happy path
+// never loads it (importing zod, building the schemas and its first parse cost a short-lived
+// process ≈ 20 ms). Each check accepts a value only when the schema in schemas.ts accepts it
+// AND returns it unchanged (no unknown field to strip, no default to fill), so the value can
+// be used as it came; anything else goes to the full zod check. schemas.test.ts holds each
+// check equal to its schema with property tests, so a schema change that a check does not
+// follow fails there.
+
+/** The check of one kind of object: true only when the schema would return `value` unchanged. */
+export type Check<T> = (value: unknown) => value is T;
+
+/** zod's `z.uuid()` pattern (RFC 9562 versions 1–8, nil and max); checks.test.ts compares it with zod's. */
+export const UUID_PATTERN =
+  /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/;
+/** zod's `z.iso.datetime()` pattern (UTC, `Z`, seconds required, any fraction). */
+export const DATETIME_PATTERN =
+  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z))$/;
+const DIGEST_PATTERN = /^sha256:[a-f0-9]{64}$/;
+
+type Fields = Record<string, unknown>;
+
+/** An object as JSON.parse makes it, whose keys are all in `known` (an unknown one would be stripped), none `__proto__`. */
+function objectOf(value: unknown, known: ReadonlySet<string>): value is Fields {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key of Object.keys(value)) if (!known.has(key)) return false;
+  return !Object.hasOwn(value, "__proto__");
+}
+const keys = (...names: string[]) => new Set(names);
+
+const isString = (value: unknown): value is string => typeof value === "string";
+const isNonEmpty = (value: unknown): value is string => typeof value === "string" && value.length >= 1;
+const isInt = (value: unknown): value is number => Number.isSafeInteger(value);
+const isBoolean = (value: unknown): value is boolean => typeof value === "boolean";
+const isUuid = (value: unknown): boolean => typeof value === "string" && UUID_PATTERN.test(value);
+const isDatetime = (value: unknown): boolean => typeof value === "string" && DATETIME_PATTERN.test(value);
+const isName = (value: unknown): boolean =>
+  typeof value === "string" &&
+  value.length >= 1 &&
+  value.length <= DNS_LABEL_MAX_LENGTH &&
+  DNS_LABEL_PATTERN.test(value);
+const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || check(value);
+const oneOf =
+  (...values: string[]) =>
+  (value: unknown) =>
+    typeof value === "string" && values.includes(value);
+
+function isRecordOf(value: unknown, check: (v: unknown) => boolean): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype || Object.hasOwn(value, "__proto__")) return false;
+  for (const item of Object.values(value)) if (!check(item)) return false;
+  return true;
+}
+const isLabels = (value: unknown) => isRecordOf(value, isString);
+const isArrayOf = (value: unknown, check: (v: unknown) => boolean) => Array.isArray(value) && value.every(check);
+
+const NICO = keys("instanceType", "vpcID", "subnetID", "sshKeyGroupIDs", "machineImageName");
+function isNico(value: unknown): boolean {
+  return (
+    objectOf(value, NICO) &&
+    isNonEmpty(value.instanceType) &&
+    optional(value.vpcID, isNonEmpty) &&
+    optional(value.subnetID, isNonEmpty) &&
+    optional(value.sshKeyGroupIDs, (ids) => isArrayOf(ids, isNonEmpty)) &&
+    optional(value.machineImageName, isName)
+  );
+}
+
+const INFRA = keys("machineTemplate");
+const MACHINE_TEMPLATE = keys("apiVersion", "kind", "spec");
+function isInfra(value: unknown): boolean {
+  if (!objectOf(value, INFRA)) return false;
+  const template = value.machineTemplate;
+  // spec has a default ({}): a template without one would come back changed, so it goes to zod.
+  return (
+    objectOf(template, MACHINE_TEMPLATE) &&
+    isNonEmpty(template.apiVersion) &&
+    isNonEmpty(template.kind) &&
+    isRecordOf(template.spec, () => true)
+  );
+}
+
+const CONTROL_PLANE = keys("replicas", "nodeNamePrefix");
+const NETWORK = keys("podCIDR", "serviceCIDR", "nodeCIDRMaskSize");
+const SECRET_REF = keys("namespace", "name");
+const CLUSTER_STATUS = keys("phase", "message", "controlPlaneReady", "controlPlaneEndpoint", "kubeconfigSecret");
+const CLUSTER = keys(
+  "id",
+  "name",
+  "description",
+  "provider",
+  "clusterReleaseID",
+  "clusterReleaseName",
+  "kubernetesVersion",
+  "controlPlaneConfig",
+  "network",
+  "nico",
+  "infra",
+  "labels",
+  "status",
+  "createdAt",
+  "updatedAt",
+);
+const isClusterPhase = oneOf("Provisioning", "Ready", "Deleting", "Failed");
+
+export const isCluster: Check<Cluster> = (value): value is Cluster => {
+  if (!objectOf(value, CLUSTER)) return false;
+  const { controlPlaneConfig: cp, network, status } = value;
+  return (
+    isUuid(value.id) &&
+    isName(value.name) &&
+    optional(value.description, isString) &&
+    oneOf("capd", "nico")(value.provider) &&
+    isUuid(value.clusterReleaseID) &&
+    isName(value.clusterReleaseName) &&
+    isString(value.kubernetesVersion) &&
+    objectOf(cp, CONTROL_PLANE) &&
+    isInt(cp.replicas) &&
+    isString(cp.nodeNamePrefix) &&
+    objectOf(network, NETWORK) &&
+    isString(network.podCIDR) &&
+    isString(network.serviceCIDR) &&
+    isInt(network.nodeCIDRMaskSize) &&
+    optional(value.nico, isNico) &&
+    optional(value.infra, isInfra) &&
+    isLabels(value.labels) &&
+    objectOf(status, CLUSTER_STATUS) &&
+    isClusterPhase(status.phase) &&
+    optional(status.message, isString) &&
+    isBoolean(status.controlPlaneReady) &&
+    optional(status.controlPlaneEndpoint, isString) &&
+    optional(
+      status.kubeconfigSecret,
+      (ref) => objectOf(ref, SECRET_REF) && isString(ref.namespace) && isString(ref.name),
+    ) &&
+    isDatetime(value.createdAt) &&
+    isDatetime(value.updatedAt)
+  );
+};
+
+const TAINT = keys("key", "value", "effect");
+const NODE = keys("name", "state");
+const POOL_STATUS = keys("phase", "message", "readyNodes", "pendingNodes", "nodes");
+const NODE_POOL = keys(
+  "id",
+  "name",
+  "clusterID",
+  "clusterName",
+  "nodeNamePrefix",
+  "desiredNodeCount",
+  "role",
+  "nodePoolReleaseName",
+  "nico",
+  "infra",
+  "labels",
+  "taints",
+  "status",
+  "createdAt",
+  "updatedAt",
+);
+const isTaint = (value: unknown) =>
+  objectOf(value, TAINT) &&
+  isNonEmpty(value.key) &&
+  optional(value.value, isString) &&
+  oneOf("NoSchedule", "PreferNoSchedule", "NoExecute")(value.effect);
+const isNode = (value: unknown) =>
+  objectOf(value, NODE) && isString(value.name) && oneOf("Pending", "Provisioning", "Running", "Draining")(value.state);
+
+export const isNodePool: Check<NodePool> = (value): value is NodePool => {
+  if (!objectOf(value, NODE_POOL)) return false;
+  const { status } = value;
+  return (
+    isUuid(value.id) &&
+    isName(value.name) &&
+    isUuid(value.clusterID) &&
+    isName(value.clusterName) &&
+    isString(value.nodeNamePrefix) &&
+    isInt(value.desiredNodeCount) &&
+    oneOf("worker", "control-plane")(value.role) &&
+    optional(value.nodePoolReleaseName, isString) &&
+    optional(value.nico, isNico) &&
+    optional(value.infra, isInfra) &&
+    isLabels(value.labels) &&
+    isArrayOf(value.taints, isTaint) &&
+    objectOf(status, POOL_STATUS) &&
+    oneOf("Provisioning", "Ready", "Scaling", "Deleting", "Failed")(status.phase) &&
+    optional(status.message, isString) &&
+    isInt(status.readyNodes) &&
+    isInt(status.pendingNodes) &&
+    isArrayOf(status.nodes, isNode) &&
+    isDatetime(value.createdAt) &&
+    isDatetime(value.updatedAt)
+  );
+};
+
+const OS = keys("distribution", "version");
+const MACHINE_IMAGE = keys(
+  "id",
+  "name",
+  "version",
+  "description",
+  "kubernetesVersion",
+  "os",
+  "architecture",
+  "image",
+  "digest",
+  "format",
+  "labels",
+  "createdAt",
+);
+export const isMachineImage: Check<MachineImage> = (value): value is MachineImage =>
+  objectOf(value, MACHINE_IMAGE) &&
+  isUuid(value.id) &&
+  isName(value.name) &&
+  isString(value.version) &&
+  optional(value.description, isString) &&
+  isString(value.kubernetesVersion) &&
+  objectOf(value.os, OS) &&
+  isString(value.os.distribution) &&
+  isString(value.os.version) &&
+  oneOf("amd64", "arm64")(value.architecture) &&
+  isString(value.image) &&
+  typeof value.digest === "string" &&
+  DIGEST_PATTERN.test(value.digest) &&
+  isString(value.format) &&
+  isLabels(value.labels) &&
+  isDatetime(value.createdAt);
+
+// The release objects' components and charts are re-declared with z.object over the
+// request's strict shapes: the same field rules, unknown fields stripped.
+const COMPONENT = keys("name", "version", "image");
+const IMAGE_REFERENCE = /^[^\s@]+@sha256:[a-f0-9]{64}$/;
+const isComponent = (value: unknown) =>
+  objectOf(value, COMPONENT) &&
+  isNonEmpty(value.name) &&
+  isNonEmpty(value.version) &&
+  typeof value.image === "string" &&
+  IMAGE_REFERENCE.test(value.image);
+const CHART = keys("name", "version", "repository", "digest");
+const CHART_REPOSITORY = /^(oci|https):\/\/\S+$/;
+const isChart = (value: unknown) =>
+  objectOf(value, CHART) &&
+  isNonEmpty(value.name) &&
+  isNonEmpty(value.version) &&
+  typeof value.repository === "string" &&
+  CHART_REPOSITORY.test(value.repository) &&
+  typeof value.digest === "string" &&
+  DIGEST_PATTERN.test(value.digest);
+
+const RELEASE = [
+  "id",
+  "name",
+  "version",
+  "description",
+  "kubernetesVersion",
+  "machineImageName",
+  "machineImageID",
+  "components",
+  "labels",
+  "createdAt",
+];
+function isReleaseFields(value: Fields): boolean {
+  return (
+    isUuid(value.id) &&
+    isName(value.name) &&
+    isString(value.version) &&
+    optional(value.description, isString) &&
+    isString(value.kubernetesVersion) &&
+    isString(value.machineImageName) &&
+    isUuid(value.machineImageID) &&
+    isArrayOf(value.components, isComponent) &&
+    isLabels(value.labels) &&
+    isDatetime(value.createdAt)
+  );
+}
+const CLUSTER_RELEASE = keys(...RELEASE, "charts");
+export const isClusterRelease: Check<ClusterRelease> = (value): value is ClusterRelease =>
+  objectOf(value, CLUSTER_RELEASE) && isReleaseFields(value) && isArrayOf(value.charts, isChart);
+const NODE_POOL_RELEASE = keys(...RELEASE, "clusterReleaseName");
+export const isNodePoolRelease: Check<NodePoolRelease> = (value): value is NodePoolRelease =>
+  objectOf(value, NODE_POOL_RELEASE) && isReleaseFields(value) && optional(value.clusterReleaseName, isString);
+
+const LIST = keys("items", "continue");
+/** The check of a list page of `item`s. */
+export function listOf<T>(item: Check<T>): Check<List<T>> {
+  return (value): value is List<T> =>
+    objectOf(value, LIST) && isArrayOf(value.items, item) && optional(value.continue, isString);
+}
+
+const HEALTH = keys("status");
+export const isHealth: Check<{ status: "ok" }> = (value): value is { status: "ok" } =>
+  objectOf(value, HEALTH) && value.status === "ok";
