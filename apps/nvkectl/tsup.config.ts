@@ -16,6 +16,8 @@ export default defineConfig({
   clean: true,
   target: "node22",
   dts: false,
+  // dist/metafile-esm.json: which source modules each chunk holds (the start-up guard test reads it).
+  metafile: true,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],
   external: ["typescript", "ts-node", "tsx"],
   banner: {

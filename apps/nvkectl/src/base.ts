@@ -5,7 +5,10 @@ import type { Command } from "@oclif/core/command";
 import { NVKECTL_HINTS } from "./hints.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
 
-/** nvkectl's global flags: the kit's, plus `--site` (NV-1). */
+/** How much later than --timeout a request still in flight is cut off (the wait's own timeout speaks first). */
+const DEADLINE_GRACE_MS = 2_000;
+
+/** nvkectl's global flags: the kit's, plus `--site` (NV-1) and the controller connection flags. */
 export abstract class NvkectlCommand<T extends typeof Command> extends BaseCommand<T> {
   static override baseFlags = {
     ...globalFlags,
@@ -13,6 +16,17 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       description: "Use this site instead of the active one, for this invocation only.",
       helpGroup: "GLOBAL",
       env: "NVKECTL_SITE",
+    }),
+    "request-timeout": Flags.string({
+      description:
+        "How long one request to the controller may take, its whole answer included (e.g. 30s, 2m). --timeout bounds a whole --wait or --watch.",
+      helpGroup: "GLOBAL",
+      default: "30s",
+    }),
+    "certificate-authority": Flags.string({
+      description:
+        "A PEM file with the certificate authority an https:// controller's certificate must chain to. Without it, the system trust store and Node.js's bundled roots are used.",
+      helpGroup: "GLOBAL",
     }),
   };
 
@@ -36,12 +50,38 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
 
   /**
    * The site's NVKE controller API, authenticated per NV-9. Every token is registered with
-   * the redactor before it is used, so no log line or error can carry it.
+   * the redactor before it is used, so no log line or error can carry it. Each request has
+   * one deadline (--request-timeout); with --wait or --watch, --timeout ends the whole command.
    */
   protected async controller(): Promise<NvkeClient> {
-    const { openController } = await import("./services/controller.ts");
+    const flags = this.flags as {
+      "request-timeout"?: string;
+      "certificate-authority"?: string;
+      timeout?: string;
+      wait?: boolean;
+      watch?: boolean;
+    };
+    const [{ openController }, { parseDuration }, { connectionOptions }] = await Promise.all([
+      import("./services/controller.ts"),
+      import("./services/time.ts"),
+      import("./services/connection.ts"),
+    ]);
+    const waits = flags.wait === true || flags.watch === true;
+    const connection = await connectionOptions({
+      requestTimeoutMs:
+        flags["request-timeout"] === undefined
+          ? undefined
+          : parseDuration(flags["request-timeout"], "--request-timeout"),
+      certificateAuthority: flags["certificate-authority"],
+      commandTimeout:
+        waits && flags.timeout !== undefined
+          ? { ms: parseDuration(flags.timeout, "--timeout"), text: flags.timeout, graceMs: DEADLINE_GRACE_MS }
+          : undefined,
+      env: process.env,
+    });
     return openController({
       site: await this.site(),
+      ...connection,
       onToken: (token) => this.redactor.add(token),
       debug: (message, fields) => this.logger.debug(message, fields),
       warn: (message) => this.logger.warn(message),

@@ -12,7 +12,8 @@ export const errorCodes = defineErrorCodes("nvkectl", {
   },
   WAIT_TIMEOUT: {
     exitCode: ExitCode.Unreachable,
-    meaning: "--wait or --watch gave up at --timeout; the controller keeps working on the object.",
+    meaning:
+      "--wait or --watch gave up at --timeout (which bounds the whole command, requests included); the controller keeps working on the object.",
   },
   INPUT_FILE_NOT_FOUND: {
     exitCode: ExitCode.NotFound,
@@ -48,6 +49,18 @@ export const errorCodes = defineErrorCodes("nvkectl", {
   TENANT_KUBECONFIG_EMPTY: {
     exitCode: ExitCode.NotFound,
     meaning: "The tenant cluster's kubeconfig Secret holds no kubeconfig under data key value.",
+  },
+  CA_FILE_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "The file named with --certificate-authority does not exist.",
+  },
+  CA_FILE_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The file named with --certificate-authority cannot be read or holds no PEM certificate.",
+  },
+  INVALID_SETTING: {
+    exitCode: ExitCode.Usage,
+    meaning: "An environment variable nvkectl reads (NVKECTL_MAX_RESPONSE_MB, …) has a value it cannot use.",
   },
   INVALID_DURATION: {
     exitCode: ExitCode.Usage,

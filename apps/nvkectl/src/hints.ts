@@ -22,7 +22,17 @@ export const NVKECTL_HINTS: Hints = {
     `add it with nvkectl config set-site ${String(error.facts.site ?? "NAME")} --url URL --kubeconfig FILE`,
   ],
   CONTROLLER_UNREACHABLE: () => [CHECK_URL],
-  CONTROLLER_TIMEOUT: () => [CHECK_URL],
+  CONTROLLER_TIMEOUT: (error) => [
+    CHECK_URL,
+    `give each request more time with --request-timeout (now ${Math.round(Number(error.facts.timeoutMs ?? 30_000) / 1000)}s), e.g. --request-timeout 2m`,
+  ],
+  CONTROLLER_REDIRECTED: () => [CHECK_URL],
+  CONTROLLER_RESPONSE_TOO_LARGE: (error) => [
+    `raise the limit with NVKECTL_MAX_RESPONSE_MB=<MiB> (now ${Math.round(Number(error.facts.limitBytes ?? 0) / 1048576)})`,
+  ],
+  CONTROLLER_TLS_UNTRUSTED: () => [
+    "name the certificate authority with --certificate-authority FILE (PEM), or add it to the system trust store",
+  ],
   CONTROLLER_BAD_RESPONSE: () => [CHECK_URL],
   CLUSTER_NOT_FOUND: () => ["list the clusters with `nvkectl get clusters`"],
   NODEPOOL_NOT_FOUND: (error) => [

@@ -1,7 +1,6 @@
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import * as z from "zod";
 import type { ObjectRef } from "./constants.ts";
 
 /** Token files hold bearer tokens: only their owner may read them. */
@@ -46,25 +45,61 @@ export type CacheLookup =
   /** A file exists but cannot be used; `reason` never quotes its contents. */
   | { readonly kind: "ignored"; readonly reason: string };
 
-const ref = z.object({ namespace: z.string().min(1), name: z.string().min(1) });
-const instant = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
-const fileSchema = z.object({
-  version: z.literal(1),
-  site: z.string(),
-  source: z.string(),
-  serviceAccount: ref,
-  state: z.discriminatedUnion("auth", [
-    z.object({
-      auth: z.literal("on"),
-      audience: z.string().min(1),
-      configMap: ref,
-      token: z.string().min(1),
-      issuedAt: instant,
-      expiresAt: instant,
-    }),
-    z.object({ auth: z.literal("off"), checkedAt: instant, expiresAt: instant }),
-  ]),
-});
+/** The cache file as read: the entry's dates parsed. */
+export interface CacheFile {
+  version: 1;
+  site: string;
+  source: string;
+  serviceAccount: ObjectRef;
+  state: CacheEntry;
+}
+
+// zod's `z.iso.datetime({ offset: true })`, which the schema (cache-schema.ts) uses; cache.test.ts compares them.
+export const INSTANT_PATTERN =
+  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/;
+
+type Fields = Record<string, unknown>;
+const isObject = (value: unknown): value is Fields =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0;
+const instant = (value: unknown): Date | undefined =>
+  typeof value === "string" && INSTANT_PATTERN.test(value) ? new Date(value) : undefined;
+const ref = (value: unknown): ObjectRef | undefined =>
+  isObject(value) && nonEmpty(value.namespace) && nonEmpty(value.name)
+    ? { namespace: value.namespace, name: value.name }
+    : undefined;
+
+/**
+ * The cache file without zod: what the schema in cache-schema.ts returns for `json`, or
+ * undefined for anything the schema might not accept (that then goes to zod, which names
+ * the fields). A cache hit, the common case, so never loads zod; cache.test.ts holds the two equal.
+ */
+export function readCacheFile(json: unknown): CacheFile | undefined {
+  if (!isObject(json) || json.version !== 1 || typeof json.site !== "string" || typeof json.source !== "string") {
+    return undefined;
+  }
+  const serviceAccount = ref(json.serviceAccount);
+  const state = json.state;
+  if (serviceAccount === undefined || !isObject(state)) return undefined;
+  const expiresAt = instant(state.expiresAt);
+  if (expiresAt === undefined) return undefined;
+  let entry: CacheEntry;
+  if (state.auth === "on") {
+    const configMap = ref(state.configMap);
+    const issuedAt = instant(state.issuedAt);
+    if (!nonEmpty(state.audience) || configMap === undefined || !nonEmpty(state.token) || issuedAt === undefined) {
+      return undefined;
+    }
+    entry = { auth: "on", audience: state.audience, configMap, token: state.token, issuedAt, expiresAt };
+  } else if (state.auth === "off") {
+    const checkedAt = instant(state.checkedAt);
+    if (checkedAt === undefined) return undefined;
+    entry = { auth: "off", checkedAt, expiresAt };
+  } else {
+    return undefined;
+  }
+  return { version: 1, site: json.site, source: json.source, serviceAccount, state: entry };
+}
 
 /**
  * nvkectl's token cache directory: `$XDG_CACHE_HOME/nvkectl/tokens`, else
@@ -120,12 +155,19 @@ export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheL
     // JSON.parse's message quotes the text, which holds a token: say only that it is not JSON.
     return { kind: "ignored", reason: `${path} is not valid JSON; it will be replaced` };
   }
-  const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) {
-    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
-    return { kind: "ignored", reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced` };
+  let file = readCacheFile(json);
+  if (file === undefined) {
+    const { cacheFileSchema } = await import("./cache-schema.ts");
+    const parsed = cacheFileSchema.safeParse(json);
+    if (!parsed.success) {
+      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
+      return {
+        kind: "ignored",
+        reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced`,
+      };
+    }
+    file = parsed.data;
   }
-  const file = parsed.data;
   if (
     file.site !== key.site ||
     file.serviceAccount.namespace !== key.serviceAccount.namespace ||

@@ -10,6 +10,7 @@ import {
   isNodePoolRelease,
   listOf,
 } from "./checks.ts";
+import { MERGE_PATCH_CONTENT_TYPE } from "./constants.ts";
 import { errorCodes } from "./errors.ts";
 import type {
   ApiErrorBody,
@@ -424,9 +425,6 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   };
   return client;
 }
-
-// schemas.ts says the same; kept here so that the client does not import the schemas module.
-const MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json";
 
 function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

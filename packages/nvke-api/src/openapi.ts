@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, MERGE_PATCH_CONTENT_TYPE } from "./constants.ts";
 import {
   ApiErrorBodySchema,
   ClusterListSchema,
@@ -12,11 +13,8 @@ import {
   CreateNodePoolReleaseRequestSchema,
   CreateNodePoolRequestSchema,
   HealthSchema,
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
   MachineImageListSchema,
   MachineImageSchema,
-  MERGE_PATCH_CONTENT_TYPE,
   NodePoolListSchema,
   NodePoolPatchSchema,
   NodePoolReleaseListSchema,

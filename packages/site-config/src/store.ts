@@ -1,11 +1,15 @@
 import { chmod, mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { readYamlDocuments } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
 import { assertKubeconfig } from "@nodekit/kube";
+import { emptyConfig, isSiteConfig, type SiteConfig } from "./checks.ts";
 import { errorCodes } from "./errors.ts";
-import { formatConfig, parseConfig, validateConfig } from "./parse.ts";
-import { emptyConfig, type SiteConfig } from "./schema.ts";
+
+// The zod schema and the writer load only when needed: a valid file passes the fast check
+// (checks.ts), so a read-only command never loads zod.
+const parsing = () => import("./parse.ts");
 
 /**
  * Where the config file is, from the environment. Everything has a real default, so
@@ -64,6 +68,10 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
       cause: error,
     });
   }
+  const read = readYamlDocuments(text, { source: path, fileKind: "the config file" });
+  const only = read.documents.length === 1 && read.problems.length === 0 ? read.documents[0] : undefined;
+  if (only !== undefined && isSiteConfig(only.value)) return { path, config: only.value, exists: true };
+  const { parseConfig } = await parsing();
   const { config, problems } = parseConfig(text, { source: path });
   if (config === undefined) {
     throw invalidInput(errorCodes.CONFIG_INVALID, path, problems, [
@@ -80,6 +88,7 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
  */
 export async function saveConfig(config: SiteConfig, location: ConfigLocation = {}): Promise<string> {
   const path = configPath(location);
+  const { formatConfig, validateConfig } = await parsing();
   const problems = validateConfig(config, { source: `the configuration for ${path}` });
   if (problems.length > 0) throw invalidInput(errorCodes.CONFIG_INVALID, `the configuration for ${path}`, problems);
   await mkdir(dirname(path), { recursive: true, mode: CONFIG_DIR_MODE });

@@ -3,17 +3,16 @@ import {
   CLUSTER_IMMUTABLE_FIELDS,
   CLUSTER_READ_ONLY_FIELDS,
   type Cluster,
-  ClusterPatchSchema,
-  CreateClusterRequestSchema,
   type NvkeClient,
   nvkeApiErrorCodes,
-} from "@nodekit/nvke-api";
+} from "@nodekit/nvke-api/client";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
-import { readPatch, readRequestFile } from "./requests.ts";
+import { apiSchemas, readPatch, readRequestFile } from "./requests.ts";
 
 /** Validates the CreateClusterRequest in `file` and sends it; the controller provisions asynchronously. */
 export async function createCluster(options: { client: NvkeClient; file: string }): Promise<Cluster> {
+  const { CreateClusterRequestSchema } = await apiSchemas();
   const request = await readRequestFile(CreateClusterRequestSchema, options.file, "CreateClusterRequest");
   return options.client.createCluster(request);
 }
@@ -144,6 +143,7 @@ export async function patchCluster(options: {
   patch?: string | undefined;
   patchFile?: string | undefined;
 }): Promise<Cluster> {
+  const { ClusterPatchSchema } = await apiSchemas();
   const patch = await readPatch({
     schema: ClusterPatchSchema,
     patch: options.patch,

@@ -1,5 +1,6 @@
-import type { NvkeClient } from "@nodekit/nvke-api";
-import { plainHttpWarning, type Site } from "@nodekit/site-config";
+import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
+import { createNodeHttpTransport, createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
+import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
 
 export interface OpenControllerOptions {
   site: Site;
@@ -11,6 +12,14 @@ export interface OpenControllerOptions {
   debug: (message: string, fields?: Record<string, unknown>) => void;
   /** Warnings for stderr (a bearer token over plain HTTP). */
   warn: (message: string) => void;
+  /** One deadline per request, headers and body (--request-timeout). */
+  requestTimeoutMs?: number;
+  /** PEM text of the CA(s) an https:// controller's certificate must chain to (--certificate-authority). */
+  certificateAuthority?: string;
+  /** The longest answer read (NVKECTL_MAX_RESPONSE_MB). */
+  maxResponseBytes?: number;
+  /** Ends every request: the whole command's deadline (--timeout of --wait/--watch). */
+  signal?: AbortSignal;
   env?: Record<string, string | undefined>;
 }
 
@@ -19,15 +28,13 @@ export interface OpenControllerOptions {
  * comes from @nodekit/k8s-auth (cached on disk; minted from the site cluster only when the
  * cache has none), a 401 drops the cached token and the request is retried once.
  *
- * Everything is imported here, when a command first needs the controller, and the
- * Kubernetes client library only when a token has to be minted: a read with a cached
- * token costs one HTTP request and no @kubernetes/client-node.
+ * This module is imported when a command first needs the controller (its imports are static
+ * so that the bundle keeps only what it uses), the Kubernetes client library only when a
+ * token has to be minted: a read with a cached
+ * token costs one HTTP request through Node's own http module (not fetch, whose undici a
+ * short-lived process pays ≈ 30 ms for), and loads neither @kubernetes/client-node nor zod.
  */
 export async function openController(options: OpenControllerOptions): Promise<NvkeClient> {
-  const [{ createTokenProvider, defaultTokenCacheDir }, { createNvkeClient }] = await Promise.all([
-    import("@nodekit/k8s-auth"),
-    import("@nodekit/nvke-api"),
-  ]);
   const { site } = options;
   const tokens = createTokenProvider({
     site: site.name,
@@ -39,6 +46,12 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
   let warned = false;
   return createNvkeClient({
     baseUrl: site.url,
+    transport: createNodeHttpTransport(
+      options.certificateAuthority === undefined ? {} : { ca: options.certificateAuthority },
+    ),
+    ...(options.requestTimeoutMs === undefined ? {} : { timeoutMs: options.requestTimeoutMs }),
+    ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     async token() {
       const token = await tokens.token();
       if (token !== undefined && !warned) {

@@ -1,23 +1,21 @@
 import { UserError } from "@nodekit/errors";
 import {
-  CreateNodePoolRequestSchema,
-  DesiredNodeCountSchema,
   NODEPOOL_IMMUTABLE_FIELDS,
   NODEPOOL_READ_ONLY_FIELDS,
   type NodePool,
-  NodePoolPatchSchema,
   type NvkeClient,
   nvkeApiErrorCodes,
-} from "@nodekit/nvke-api";
+} from "@nodekit/nvke-api/client";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
-import { readPatch, readRequestFile } from "./requests.ts";
+import { apiSchemas, readPatch, readRequestFile } from "./requests.ts";
 
 /**
  * Validates the CreateNodePoolRequest in `file` (one document: a file with several is
  * refused) and sends it. Provisioning is asynchronous.
  */
 export async function createNodePool(options: { client: NvkeClient; file: string }): Promise<NodePool> {
+  const { CreateNodePoolRequestSchema } = await apiSchemas();
   const request = await readRequestFile(CreateNodePoolRequestSchema, options.file, "CreateNodePoolRequest");
   return options.client.createNodePool(request);
 }
@@ -63,6 +61,7 @@ export async function scaleNodePool(options: {
   name: string;
   replicas: number;
 }): Promise<ScaleResult> {
+  const { DesiredNodeCountSchema } = await apiSchemas();
   const checked = DesiredNodeCountSchema.safeParse(options.replicas);
   if (!checked.success) {
     throw new UserError(
@@ -86,6 +85,7 @@ export async function patchNodePool(options: {
   patch?: string | undefined;
   patchFile?: string | undefined;
 }): Promise<NodePool> {
+  const { NodePoolPatchSchema } = await apiSchemas();
   const patch = await readPatch({
     schema: NodePoolPatchSchema,
     patch: options.patch,

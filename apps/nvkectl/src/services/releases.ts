@@ -1,18 +1,10 @@
 import { UserError } from "@nodekit/errors";
-import {
-  type ClusterRelease,
-  CreateClusterReleaseRequestSchema,
-  CreateMachineImageRequestSchema,
-  CreateNodePoolReleaseRequestSchema,
-  type List,
-  type MachineImage,
-  type NodePoolRelease,
-  type NvkeClient,
-  type PageOptions,
-} from "@nodekit/nvke-api";
+import type { ClusterRelease, List, MachineImage, NodePoolRelease, NvkeClient, PageOptions } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
-import { readRequestFile } from "./requests.ts";
+import { apiSchemas, readRequestFile } from "./requests.ts";
+
+type ApiSchemas = Awaited<ReturnType<typeof apiSchemas>>;
 
 /** The three release objects a site publishes before its first tenant cluster (NV-14). */
 export type ReleaseKind = "machineimage" | "clusterrelease" | "nodepoolrelease";
@@ -25,19 +17,19 @@ export interface ReleaseObjects {
 /** Each release kind: its request schema, what the request is called, its label, its not-found code. */
 const KINDS = {
   machineimage: {
-    schema: CreateMachineImageRequestSchema,
+    schema: (s: ApiSchemas) => s.CreateMachineImageRequestSchema,
     what: "CreateMachineImageRequest",
     label: "MachineImage",
     notFound: errorCodes.MACHINEIMAGE_NOT_FOUND,
   },
   clusterrelease: {
-    schema: CreateClusterReleaseRequestSchema,
+    schema: (s: ApiSchemas) => s.CreateClusterReleaseRequestSchema,
     what: "CreateClusterReleaseRequest",
     label: "ClusterRelease",
     notFound: errorCodes.CLUSTERRELEASE_NOT_FOUND,
   },
   nodepoolrelease: {
-    schema: CreateNodePoolReleaseRequestSchema,
+    schema: (s: ApiSchemas) => s.CreateNodePoolReleaseRequestSchema,
     what: "CreateNodePoolReleaseRequest",
     label: "NodePoolRelease",
     notFound: errorCodes.NODEPOOLRELEASE_NOT_FOUND,
@@ -51,18 +43,19 @@ export async function createRelease<K extends ReleaseKind>(options: {
   file: string;
 }): Promise<ReleaseObjects[K]> {
   const { client, file } = options;
+  const schemas = await apiSchemas();
   switch (options.kind) {
     case "machineimage":
       return (await client.createMachineImage(
-        await readRequestFile(KINDS.machineimage.schema, file, KINDS.machineimage.what),
+        await readRequestFile(KINDS.machineimage.schema(schemas), file, KINDS.machineimage.what),
       )) as ReleaseObjects[K];
     case "clusterrelease":
       return (await client.createClusterRelease(
-        await readRequestFile(KINDS.clusterrelease.schema, file, KINDS.clusterrelease.what),
+        await readRequestFile(KINDS.clusterrelease.schema(schemas), file, KINDS.clusterrelease.what),
       )) as ReleaseObjects[K];
     default:
       return (await client.createNodePoolRelease(
-        await readRequestFile(KINDS.nodepoolrelease.schema, file, KINDS.nodepoolrelease.what),
+        await readRequestFile(KINDS.nodepoolrelease.schema(schemas), file, KINDS.nodepoolrelease.what),
       )) as ReleaseObjects[K];
   }
 }

@@ -5,6 +5,9 @@ import type * as z from "zod";
 // module too: the YAML reader and the request checks load when a request is first read.
 const reading = () => import("./documents.ts");
 
+/** The API's zod schemas, loaded when a request or patch is checked: a read never loads zod. */
+export const apiSchemas = () => import("@nodekit/nvke-api/schemas");
+
 /**
  * Reads a create request from a YAML or JSON file holding exactly one document and checks
  * it against the API schema, as the controller would, before anything is sent. Every

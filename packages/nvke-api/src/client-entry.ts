@@ -1,0 +1,51 @@
+// `@nodekit/nvke-api/client`: the client, its transports, the fast checks and the plain
+// values of the contract, without the zod schemas (which the client loads only when it
+// needs them). A short-lived CLI imports this; everything is also in the package index.
+export {
+  type Check,
+  isCluster,
+  isClusterRelease,
+  isMachineImage,
+  isNodePool,
+  isNodePoolRelease,
+  listOf,
+} from "./checks.ts";
+export {
+  createNvkeClient,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  excerpt,
+  type ListNodePoolsOptions,
+  type MergePatch,
+  type NvkeClient,
+  type NvkeClientOptions,
+  type PageOptions,
+  retryAfterMs,
+} from "./client.ts";
+export * from "./constants.ts";
+export { errorCodes as nvkeApiErrorCodes } from "./errors.ts";
+export type {
+  ApiErrorBody,
+  Cluster,
+  ClusterPatch,
+  ClusterRelease,
+  CreateClusterReleaseRequest,
+  CreateClusterRequest,
+  CreateMachineImageRequest,
+  CreateNodePoolReleaseRequest,
+  CreateNodePoolRequest,
+  List,
+  MachineImage,
+  NodePool,
+  NodePoolPatch,
+  NodePoolRelease,
+} from "./schemas.ts";
+export {
+  createFetchTransport,
+  type HttpTransport,
+  TransportError,
+  type TransportFailure,
+  type TransportRequest,
+  type TransportResponse,
+} from "./transport.ts";
+export { createNodeHttpTransport, type NodeHttpTransportOptions } from "./transport-node.ts";
