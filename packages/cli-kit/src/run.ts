@@ -1,14 +1,103 @@
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ExitCode } from "@nodekit/errors";
-import { execute } from "@oclif/core/execute";
+import { arrangeArgv, asksForHelp } from "./launch/argv.ts";
+import {
+  COMMAND_HOOKS,
+  envPrefix,
+  hasUserPlugins,
+  knowsEveryFlag,
+  type ManifestCommand,
+  readShippedCli,
+  type ShippedCli,
+} from "./launch/shipped.ts";
+
+/** What the launcher does with a command line. */
+export type StartPlan =
+  | { kind: "version"; userAgent: string }
+  | { kind: "help"; argv: string[] }
+  | { kind: "command"; command: ManifestCommand; argv: string[] }
+  | { kind: "topic"; topic: string; argv: string[] }
+  | { kind: "full"; reason: string };
 
 /**
- * The entry point of the CLIs' bin scripts. It loads oclif's `execute` entry rather than
- * the package index (a third fewer modules at start-up), and nothing else, so `--version`
- * and `--help` stay cheap; commands load what they need when they run.
+ * Decides, from the shipped manifest alone, whether a command line can start without
+ * oclif's Config.load (which loads every plugin): `--version`, `--help` of one of the CLI's
+ * own commands, and any of its own commands whose flags are all known. Anything unusual
+ * takes oclif's full start: a user or linked plugin (its init and prerun hooks must run),
+ * a hook in the CLI's own package.json, oclif's debug variables, an unknown command or
+ * flag (oclif's messages and suggestions), a plugin's command, the root help.
+ */
+export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.ProcessEnv): StartPlan {
+  const prefix = envPrefix(cli.bin);
+  if (env[`${prefix}FULL_START`] === "1") return { kind: "full", reason: `${prefix}FULL_START=1` };
+  if (env.DEBUG || env[`${prefix}DEBUG`] || env.NODE_ENV === "development") return { kind: "full", reason: "debug" };
+  const hooks = Object.keys(cli.pjson.oclif.hooks ?? {}).filter((hook) =>
+    (COMMAND_HOOKS as readonly string[]).includes(hook),
+  );
+  if (hooks.length > 0) return { kind: "full", reason: `hooks: ${hooks.join(", ")}` };
+  if (hasUserPlugins(cli, env)) return { kind: "full", reason: "user plugins" };
+  const { oclif } = cli.pjson;
+  if ([...(oclif.additionalVersionFlags ?? []), "--version"].includes(argv[0] ?? "")) {
+    const arch = process.arch === "ia32" ? "x86" : process.arch;
+    return {
+      kind: "version",
+      userAgent: `${cli.pjson.name}/${cli.pjson.version} ${process.platform}-${arch} node-${process.version}`,
+    };
+  }
+  const arranged = arrangeArgv(argv, cli.table);
+  const command = arranged.id === undefined ? undefined : cli.commands.get(arranged.id);
+  if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
+    return command === undefined
+      ? { kind: "full", reason: "help of no command of the CLI's own" }
+      : {
+          kind: "help",
+          argv: arranged.argv.slice(0, arranged.words),
+        };
+  }
+  if (command === undefined) {
+    // Only the CLI's own commands are known here, so a topic is one when no plugin is installed.
+    if (arranged.topic !== undefined) return { kind: "topic", topic: arranged.topic, argv: arranged.argv };
+    return { kind: "full", reason: "no command of the CLI's own" };
+  }
+  if (command.pluginName !== cli.pjson.name || command.relativePath === undefined) {
+    return { kind: "full", reason: "a plugin's command" };
+  }
+  const args = arranged.argv.slice(arranged.words);
+  if (!knowsEveryFlag(command, args)) return { kind: "full", reason: "a flag the command does not declare" };
+  return { kind: "command", command, argv: args };
+}
+
+/**
+ * The entry point of the CLIs' bin scripts. It reads the shipped manifest and, when nothing
+ * is unusual, runs the command (or its help, or `--version`) without loading oclif's plugin
+ * machinery; anything else goes to oclif's full start. Both take global flags anywhere.
  */
 export async function run(binUrl: string, argv: string[] = process.argv.slice(2)): Promise<void> {
   process.stdout.on("error", stopOnBrokenPipe);
-  await execute({ args: argv, dir: binUrl });
+  const root = dirname(dirname(fileURLToPath(binUrl)));
+  const cli = readShippedCli(root);
+  const plan: StartPlan =
+    cli === undefined ? { kind: "full", reason: "no manifest" } : planStart(cli, argv, process.env);
+  if (cli === undefined || plan.kind === "full") {
+    const { fullStart } = await import("./launch/full-start.ts");
+    await fullStart(binUrl, argv);
+    return;
+  }
+  if (plan.kind === "version") {
+    process.stdout.write(`${plan.userAgent}\n`);
+    return;
+  }
+  if (plan.kind === "topic") {
+    const { topicWithoutCommand } = await import("./launch/usage.ts");
+    const commands = [...new Set(cli.commands.values())]
+      .filter((command) => !command.hidden && command.id.startsWith(`${plan.topic}:`))
+      .map((command) => ({ id: command.id, aliases: command.aliases ?? [] }));
+    await topicWithoutCommand({ bin: cli.bin, version: cli.pjson.version, topic: plan.topic, commands, argv });
+    return;
+  }
+  const { runFast } = await import("./launch/fast.ts");
+  await runFast(cli, plan);
 }
 
 /**

@@ -1,0 +1,167 @@
+import { appendFile, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { repoRoot } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliHome, cliHome } from "./helpers.ts";
+
+// The launcher (cli-kit's run): global flags anywhere on the line, a topic alone is an
+// error, and the fast path (the shipped manifest, no oclif Config.load) answers exactly as
+// oclif's full start does, which still runs whenever a user plugin is installed.
+
+let home: CliHome;
+const FULL = { NVKECTL_FULL_START: "1" };
+const manifest = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/oclif.manifest.json"), "utf8")) as {
+  commands: Record<string, { id: string; hidden?: boolean }>;
+};
+const ids = Object.values(manifest.commands)
+  .filter((command) => !command.hidden)
+  .map((command) => command.id);
+
+beforeAll(async () => {
+  home = await cliHome("nvkectl-launcher-");
+});
+afterAll(async () => {
+  await home.cleanup();
+});
+
+describe("global flags are taken anywhere on the line (NV-1), as kubectl takes them", () => {
+  // With no site configured, a command that got --site says that site is not configured (exit 4):
+  // proof that the flag reached it. Before, flags in front were "not a nvkectl command" (127)
+  // and `get --site lab clusters` printed get's help with exit 0.
+  const lines = [
+    ["--site", "lab", "get", "clusters"],
+    ["--site=lab", "get", "clusters"],
+    ["get", "--site", "lab", "clusters"],
+    ["get", "clusters", "--site", "lab"],
+    ["-v", "--site", "lab", "get", "clusters", "-o", "json"],
+    ["--json-logs", "get", "--site=lab", "clusters"],
+    ["--request-timeout", "5s", "--site", "lab", "get", "cluster"],
+  ];
+  it.each(lines)("%s …", async (...argv) => {
+    for (const env of [{}, FULL]) {
+      const result = await home.nvkectl(argv, { env });
+      expect(result.exitCode, result.stderr).toBe(4);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(/site \\?"lab\\?" is not configured/);
+    }
+  });
+
+  it("-v given first turns on debug logs", async () => {
+    const result = await home.nvkectl(["-v", "--site", "lab", "get", "clusters"]);
+    expect(result.stderr).toContain("code=SITE_NOT_FOUND");
+  });
+});
+
+describe("a topic without a command is a usage error, never help with exit 0", () => {
+  it("nvkectl get exits 2 and lists the resource types, once each", async () => {
+    for (const env of [{}, FULL]) {
+      const result = await home.nvkectl(["get"], { env });
+      expect(result.exitCode).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr.split("\n")[0]).toBe(
+        "error: nvkectl get needs one of: clusterreleases, clusters, kubeconfig, machineimages, nodepoolreleases, nodepools, providers",
+      );
+      expect(result.stderr).toContain("next: see what each does with nvkectl get --help");
+    }
+  });
+
+  it("so are `nvkectl config`, and `nvkectl create -o json` (a flag but no command)", async () => {
+    expect((await home.nvkectl(["config"])).stderr).toContain(
+      "error: nvkectl config needs one of: current-site, delete-site, get-sites, set-site, use-site",
+    );
+    expect((await home.nvkectl(["create", "-o", "json"])).exitCode).toBe(2);
+  });
+
+  it("an unknown command still gets the closest one suggested (127), and --help of a topic is help", async () => {
+    const unknown = await home.nvkectl(["get", "clusterz"]);
+    expect(unknown.exitCode).toBe(127);
+    const help = await home.nvkectl(["get", "--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain("get clusters          List tenant clusters");
+  });
+});
+
+describe("help", () => {
+  it("the root help lists the global flags", async () => {
+    const result = await home.nvkectl(["--help"]);
+    expect(result.exitCode).toBe(0);
+    const section = result.stdout.slice(result.stdout.indexOf("GLOBAL FLAGS"));
+    for (const flag of [
+      "-v, --verbose",
+      "--json-logs",
+      "--site=<value>",
+      "--request-timeout=<value>",
+      "--certificate-authority=<value>",
+    ]) {
+      expect(section).toContain(flag);
+    }
+  });
+
+  it("a topic lists each command once, with its alias beside it", async () => {
+    const result = await home.nvkectl(["get", "--help"]);
+    const rows = result.stdout.split("\n").filter((line) => /^ {2}get \S/.test(line));
+    expect(rows.map((row) => row.trim().split(/\s{2,}/)[0])).toEqual([
+      "get clusterreleases",
+      "get clusters",
+      "get kubeconfig",
+      "get machineimages",
+      "get nodepoolreleases",
+      "get nodepools",
+      "get providers",
+    ]);
+    expect(result.stdout).toContain("(alias: get cluster)");
+  });
+});
+
+describe("the fast path answers exactly as oclif's full start", () => {
+  it("--version", async () => {
+    const fast = await home.nvkectl(["--version"]);
+    const full = await home.nvkectl(["--version"], { env: FULL });
+    expect(fast).toEqual(full);
+    expect(fast.stdout).toMatch(/^@nodekit\/nvkectl\/\d+\.\d+\.\d+ \S+ node-v\d+/);
+  });
+
+  it("--help of every command", { timeout: 120_000 }, async () => {
+    for (const id of ids) {
+      const words = id.split(":");
+      const [fast, full] = await Promise.all([
+        home.nvkectl([...words, "--help"]),
+        home.nvkectl([...words, "--help"], { env: FULL }),
+      ]);
+      expect(fast, id).toEqual(full);
+      expect(fast.exitCode, id).toBe(0);
+    }
+  });
+});
+
+describe("with a user plugin installed, oclif starts in full and the plugin's hooks run", () => {
+  it("for the plugin's command and for the CLI's own, global flags anywhere", async () => {
+    const plugin = await cliHome("nvkectl-plugin-");
+    try {
+      const log = join(plugin.path, "hooks.log");
+      const env = { XDG_DATA_HOME: join(plugin.path, "data"), HOOKS_LOG: log };
+      await appendFile(log, "");
+      // A local path, linked: nothing is fetched (an install would ask a registry or GitHub).
+      const fixture = join(repoRoot, "apps/nvkectl/test/fixtures/hooks-plugin");
+      const linked = await plugin.nvkectl(["plugins", "link", "--no-install", fixture], { env });
+      expect(linked.exitCode, linked.stderr).toBe(0);
+
+      const hello = await plugin.nvkectl(["-v", "hello", "--name", "ops"], { env });
+      expect(hello.exitCode, hello.stderr).toBe(0);
+      expect(hello.stdout).toBe("hello ops (verbose)\n");
+      const get = await plugin.nvkectl(["--site", "lab", "get", "clusters"], { env });
+      expect(get.exitCode).toBe(4);
+      const version = await plugin.nvkectl(["--version"], { env });
+      expect(version.exitCode).toBe(0);
+      expect((await readFile(log, "utf8")).split("\n").filter(Boolean)).toEqual([
+        "init hello",
+        "prerun hello",
+        "init get:clusters",
+        "prerun get:clusters",
+        "init --version",
+      ]);
+    } finally {
+      await plugin.cleanup();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { fileURLToPath } from "node:url";
+import { Config } from "@oclif/core/config";
+import { execute } from "@oclif/core/execute";
+import { NodekitHelp } from "../help.ts";
+import { arrangeArgv, asksForHelp } from "./argv.ts";
+import { globalFlagsOf } from "./shipped.ts";
+import { topicWithoutCommand } from "./usage.ts";
+
+/**
+ * oclif's own start, for anything the fast path leaves to it: every plugin is loaded (user
+ * plugins' init and prerun hooks run), then the same arrangement of global flags as the
+ * fast path, with every plugin's commands known; help through the CLI's own help class.
+ */
+export async function fullStart(binUrl: string, argv: readonly string[]): Promise<void> {
+  const config = await Config.load(fileURLToPath(binUrl));
+  const own = config.commands.filter((command) => command.pluginName === config.pjson.name);
+  const arranged = arrangeArgv(argv, {
+    isCommand: (id) => config.findCommand(id) !== undefined,
+    isTopic: (id) => config.findTopic(id) !== undefined,
+    globalFlags: globalFlagsOf(own),
+  });
+  const versionFlags = ["--version", ...(config.pjson.oclif.additionalVersionFlags ?? [])];
+  const helpFlags = ["--help", ...(config.pjson.oclif.additionalHelpFlags ?? [])];
+  if (!versionFlags.includes(arranged.argv[0] ?? "")) {
+    const bare = arranged.words === 0 && arranged.argv.length === arranged.moved.length;
+    if (bare || asksForHelp(arranged.argv, helpFlags)) {
+      await config.runHook("init", { argv: arranged.argv.slice(arranged.words), id: arranged.id ?? arranged.topic });
+      await new NodekitHelp(config).showHelp(arranged.argv.slice(0, arranged.words));
+      return;
+    }
+    if (arranged.id === undefined && arranged.topic !== undefined) {
+      const commands = config.commands
+        .filter((command) => !command.hidden && command.id.startsWith(`${arranged.topic}:`))
+        .map((command) => ({ id: command.id, aliases: command.aliases ?? [] }));
+      await topicWithoutCommand({ bin: config.bin, version: config.version, topic: arranged.topic, commands, argv });
+      return;
+    }
+  }
+  await execute({ args: arranged.argv, loadOptions: config });
+}

@@ -1,0 +1,164 @@
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import type { CommandTable, GlobalFlag } from "./argv.ts";
+
+/** A flag as oclif's manifest describes it (the part the launcher reads). */
+export interface ManifestFlag {
+  name: string;
+  char?: string;
+  type: "boolean" | "option";
+  allowNo?: boolean;
+  helpGroup?: string;
+  [key: string]: unknown;
+}
+
+/** A command as oclif's manifest describes it (the part the launcher reads). */
+export interface ManifestCommand {
+  id: string;
+  aliases?: string[];
+  hiddenAliases?: string[];
+  hidden?: boolean;
+  pluginName?: string;
+  pluginType?: string;
+  relativePath?: string[];
+  flags: Record<string, ManifestFlag>;
+  args?: Record<string, unknown>;
+  strict?: boolean;
+  [key: string]: unknown;
+}
+
+export interface PackageJson {
+  name: string;
+  version: string;
+  description?: string;
+  oclif: {
+    bin?: string;
+    dirname?: string;
+    topicSeparator?: string;
+    additionalHelpFlags?: string[];
+    additionalVersionFlags?: string[];
+    hooks?: Record<string, unknown>;
+    topics?: Record<string, { description?: string; hidden?: boolean }>;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** The CLI as it was built: its package.json and the oclif manifest shipped beside it. */
+export interface ShippedCli {
+  root: string;
+  pjson: PackageJson;
+  bin: string;
+  /** The directory name under the XDG data/config/cache dirs (oclif's `dirname`). */
+  dirname: string;
+  /** Commands by id and by alias. */
+  commands: ReadonlyMap<string, ManifestCommand>;
+  topics: ReadonlySet<string>;
+  table: CommandTable;
+}
+
+/** Hooks that run around every command; a CLI that declares one takes oclif's full start. */
+export const COMMAND_HOOKS = ["init", "prerun", "preparse", "postrun", "finally", "command_not_found"] as const;
+
+/** The shipped package.json and manifest, or undefined when either is missing or they disagree. */
+export function readShippedCli(root: string): ShippedCli | undefined {
+  let pjson: PackageJson;
+  let manifest: { version: string; commands: Record<string, ManifestCommand> };
+  try {
+    pjson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
+    manifest = JSON.parse(readFileSync(join(root, "oclif.manifest.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+  if (manifest.version !== pjson.version || typeof pjson.oclif !== "object") return undefined;
+  if (pjson.oclif.topicSeparator !== " ") return undefined;
+  const commands = new Map<string, ManifestCommand>();
+  const topics = new Set<string>(Object.keys(pjson.oclif.topics ?? {}));
+  for (const command of Object.values(manifest.commands)) {
+    for (const id of [command.id, ...(command.aliases ?? []), ...(command.hiddenAliases ?? [])]) {
+      commands.set(id, command);
+      const parts = id.split(":");
+      for (let n = 1; n < parts.length; n++) topics.add(parts.slice(0, n).join(":"));
+    }
+  }
+  return {
+    root,
+    pjson,
+    bin: pjson.oclif.bin ?? pjson.name,
+    dirname: pjson.oclif.dirname ?? pjson.name,
+    commands,
+    topics,
+    table: {
+      isCommand: (id) => commands.has(id),
+      isTopic: (id) => topics.has(id),
+      globalFlags: globalFlagsOf(commands.values()),
+    },
+  };
+}
+
+/** The flags in the GLOBAL help group: the flags every command of the CLI takes. */
+export function globalFlagsOf(
+  commands: Iterable<{ flags: Record<string, { name: string; char?: string; type: string; helpGroup?: string }> }>,
+): GlobalFlag[] {
+  const flags = new Map<string, GlobalFlag>();
+  for (const command of commands) {
+    for (const flag of Object.values(command.flags)) {
+      if (flag.helpGroup !== "GLOBAL" || flags.has(flag.name)) continue;
+      flags.set(flag.name, { name: flag.name, char: flag.char, takesValue: flag.type === "option" });
+    }
+  }
+  return [...flags.values()];
+}
+
+/** oclif's environment-variable prefix for a CLI: `nvkectl` → `NVKECTL_`. */
+export const envPrefix = (bin: string) => `${bin.replace(/-/g, "_").toUpperCase()}_`;
+
+/** Where oclif keeps user-installed and linked plugins: `<dataDir>/package.json`. */
+export function dataDir(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEnv): string {
+  const scoped = env[`${envPrefix(cli.bin)}DATA_DIR`];
+  if (scoped) return scoped;
+  const xdg = env.XDG_DATA_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), ".local", "share");
+  return join(base, cli.dirname);
+}
+
+/** Whether any user or linked plugin is installed (their hooks must run, so oclif starts in full). */
+export function hasUserPlugins(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEnv): boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(dataDir(cli, env), "package.json"), "utf8");
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+  try {
+    const data = JSON.parse(text) as { oclif?: { plugins?: unknown[] }; dependencies?: Record<string, string> };
+    return (data.oclif?.plugins?.length ?? 0) > 0 || Object.keys(data.dependencies ?? {}).length > 0;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether the flags before any `--` are all flags `command` declares (with their values skipped). */
+export function knowsEveryFlag(command: ManifestCommand, argv: readonly string[]): boolean {
+  const flags = Object.values(command.flags);
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] as string;
+    if (token === "--") return true;
+    if (!token.startsWith("-") || token === "-") continue;
+    let flag: ManifestFlag | undefined;
+    let inline = false;
+    if (token.startsWith("--")) {
+      const [name = "", ...value] = token.slice(2).split("=");
+      inline = value.length > 0;
+      flag = flags.find((f) => f.name === name || (f.allowNo === true && `no-${f.name}` === name));
+    } else {
+      flag = flags.find((f) => f.char !== undefined && f.char === token[1]);
+      inline = token.length > 2;
+      if (flag?.type === "boolean" && inline) return false;
+    }
+    if (flag === undefined) return false;
+    if (flag.type === "option" && !inline) i++;
+  }
+  return true;
+}
