@@ -1,14 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  buildOpenApiDocument,
-  type Cluster,
-  isPlainObject,
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
-  MERGE_PATCH_CONTENT_TYPE,
-} from "@nodekit/nvke-api";
+import { buildOpenApiDocument, type Cluster, isPlainObject, MERGE_PATCH_CONTENT_TYPE } from "@nodekit/nvke-api";
 import { ApiError, badRequest, notFound } from "./api-error.ts";
 import { Authenticator } from "./auth.ts";
 import {
@@ -26,6 +19,7 @@ import {
   patchNodePool,
 } from "./controller.ts";
 import { renderTenantKubeconfig } from "./kubeconfig.ts";
+import { paginate } from "./paging.ts";
 import { connectSite, type SiteCluster } from "./site.ts";
 import {
   advance,
@@ -230,52 +224,6 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
 
   // ---- HTTP
   type Route = (req: IncomingMessage, params: string[], query: URLSearchParams) => Promise<[number, unknown]>;
-
-  function paginate<T>(
-    items: T[],
-    key: (item: T) => string,
-    query: URLSearchParams,
-  ): { items: T[]; continue?: string } {
-    const limitText = query.get("limit");
-    const limit = limitText === null ? LIST_LIMIT_DEFAULT : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-      throw badRequest(`limit must be a whole number from 1 to ${LIST_LIMIT_MAX}; got "${limitText}"`);
-    }
-    const token = query.get("continue");
-    let after: string | undefined;
-    if (token !== null && token !== "") {
-      try {
-        const decoded = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as {
-          v?: unknown;
-          after?: unknown;
-        };
-        if (decoded.v !== 1 || typeof decoded.after !== "string") throw new Error("bad token");
-        after = decoded.after;
-      } catch {
-        throw badRequest("the continue token is not valid; list again without it");
-      }
-    }
-    const keyed = items.map((item) => ({ item, key: key(item) }));
-    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    let start = 0;
-    if (after !== undefined) {
-      let lo = 0;
-      let hi = keyed.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if ((keyed[mid]?.key ?? "") <= after) lo = mid + 1;
-        else hi = mid;
-      }
-      start = lo;
-    }
-    const page = keyed.slice(start, start + limit);
-    const last = page.at(-1);
-    const more = start + limit < keyed.length && last !== undefined;
-    return {
-      items: page.map((entry) => entry.item),
-      ...(more ? { continue: Buffer.from(JSON.stringify({ v: 1, after: last.key })).toString("base64url") } : {}),
-    };
-  }
 
   const nameFilter = <T extends { name: string }>(items: T[], query: URLSearchParams) => {
     const name = query.get("name");
