@@ -1,0 +1,178 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { repoRoot } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliHome, cliHome } from "./helpers.ts";
+
+// The start-up guard (issue 10, lever 4): what the hot paths load is checked, module by
+// module, so that an import that slows them fails here rather than in a benchmark. The
+// speed itself is measured in tooling/bench, never asserted in a test.
+//
+// A Node.js --import hook records every module the built CLI resolves and, at exit, the
+// internal modules Node loaded; the bundle's metafile says which source modules each chunk holds.
+
+const distDir = join(repoRoot, "apps/nvkectl/dist");
+let home: CliHome;
+let server: Server;
+let hook: string;
+
+beforeAll(async () => {
+  home = await cliHome("nvkectl-startup-");
+  server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"items":[]}'));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfig = join(home.path, "site.kubeconfig");
+  await writeFile(kubeconfig, "apiVersion: v1\nkind: Config\n");
+  expect((await home.nvkectl(["config", "set-site", "lab", "--url", url, "--kubeconfig", kubeconfig])).exitCode).toBe(
+    0,
+  );
+  // A cached "auth off" answer: the read is the cached-token case, with no site cluster to ask.
+  await mkdir(join(home.tokenCacheDir, "lab"), { recursive: true, mode: 0o700 });
+  const now = Date.now();
+  await writeFile(
+    join(home.tokenCacheDir, "lab", "nke-clients_nke-client.json"),
+    JSON.stringify({
+      version: 1,
+      site: "lab",
+      source: `file:${kubeconfig}`,
+      serviceAccount: { namespace: "nke-clients", name: "nke-client" },
+      state: {
+        auth: "off",
+        checkedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 3_600_000).toISOString(),
+      },
+    }),
+    { mode: 0o600 },
+  );
+  hook = join(home.path, "record-loads.mjs");
+  await writeFile(
+    hook,
+    `import { appendFileSync } from "node:fs";
+import { registerHooks } from "node:module";
+const log = process.env.LOADS_LOG;
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    const result = nextResolve(specifier, context);
+    appendFileSync(log, result.url + "\\n");
+    return result;
+  },
+});
+process.on("exit", () => appendFileSync(log, process.moduleLoadList.map((m) => "internal " + m).join("\\n") + "\\n"));
+`,
+  );
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await home.cleanup();
+});
+
+interface Loads {
+  /** Source modules of the chunks loaded, by package: "@oclif/core", "js-yaml", "@nodekit/cli-kit", … */
+  packages: string[];
+  /** Node's internal modules loaded (NativeModule …). */
+  internal: string[];
+  files: string[];
+}
+
+async function loadsOf(argv: string[]): Promise<Loads> {
+  const log = join(home.path, `loads-${argv.join("-")}.log`);
+  await writeFile(log, "");
+  const result = await home.nvkectl(argv, { env: { NODE_OPTIONS: `--import=${hook}`, LOADS_LOG: log } });
+  expect(result.exitCode, result.stderr).toBe(0);
+  const lines = (await readFile(log, "utf8")).split("\n").filter(Boolean);
+  const files = [...new Set(lines.filter((line) => line.startsWith("file:")).map((url) => fileURLToPath(url)))];
+  const meta = JSON.parse(await readFile(join(distDir, "metafile-esm.json"), "utf8")) as {
+    outputs: Record<string, { inputs: Record<string, unknown> }>;
+  };
+  const packages = new Set<string>();
+  for (const file of files) {
+    const output = meta.outputs[relative(join(repoRoot, "apps/nvkectl"), file)];
+    const inputs = output === undefined ? [relative(repoRoot, file)] : Object.keys(output.inputs);
+    for (const input of inputs) packages.add(packageOf(input));
+  }
+  return {
+    packages: [...packages].sort(),
+    internal: lines.filter((line) => line.startsWith("internal ")).map((line) => line.slice("internal ".length)),
+    files,
+  };
+}
+
+/** The package a source module belongs to: an npm package's name, a workspace package, or the app. */
+function packageOf(input: string): string {
+  const npm = input.match(/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/);
+  if (npm?.[1]) return npm[1];
+  const workspace = input.match(/packages\/([^/]+)\//);
+  if (workspace?.[1]) return `@nodekit/${workspace[1]}`;
+  return input.startsWith("src/") || input.startsWith("apps/nvkectl/") ? "@nodekit/nvkectl" : input;
+}
+
+/** What @oclif/core brings into the bundle (its command class needs its parser, help and ux). */
+const OCLIF_CORE_DEPENDENCIES = [
+  "ansi-escapes",
+  "ansi-regex",
+  "ansi-styles",
+  "ansis",
+  "balanced-match",
+  "brace-expansion",
+  "clean-stack",
+  "cli-spinners",
+  "color-convert",
+  "color-name",
+  "debug",
+  "ejs",
+  "emoji-regex",
+  "escape-string-regexp",
+  "fdir",
+  "get-package-type",
+  "has-flag",
+  "indent-string",
+  "is-fullwidth-code-point",
+  "lilconfig",
+  "minimatch",
+  "ms",
+  "picomatch",
+  "string-width",
+  "strip-ansi",
+  "supports-color",
+  "tinyglobby",
+  "widest-line",
+  "wordwrap",
+  "wrap-ansi",
+];
+
+describe("what the hot paths load", () => {
+  it("--version loads the launcher and nothing of oclif", async () => {
+    const { packages, files } = await loadsOf(["--version"]);
+    expect(packages).toEqual(["@nodekit/cli-kit", "@nodekit/errors", "@nodekit/nvkectl"]);
+    expect(files.map((file) => relative(repoRoot, file)).every((file) => file.startsWith("apps/nvkectl/"))).toBe(true);
+  });
+
+  it("get clusters -o json with a cached token: no zod, ky, undici, execa or client-node; exactly these packages", async () => {
+    const { packages, internal } = await loadsOf(["get", "clusters", "-o", "json"]);
+    for (const slow of ["zod", "ky", "execa", "@kubernetes/client-node", "write-file-atomic", "log-update"]) {
+      expect(packages, slow).not.toContain(slow);
+    }
+    // Node's fetch (undici) is ≈ 30 ms a short-lived process never needs; node:http taken
+    // with process.getBuiltinModule does not load it, `import "node:http"` does.
+    expect(internal.filter((m) => m.includes("undici"))).toEqual([]);
+    // A new package here slows every read: add it only with a benchmark that says it is worth it.
+    expect(packages.filter((name) => !OCLIF_CORE_DEPENDENCIES.includes(name))).toEqual([
+      "@nodekit/cli-kit",
+      "@nodekit/documents",
+      "@nodekit/errors",
+      "@nodekit/k8s-auth",
+      "@nodekit/kube",
+      "@nodekit/nvke-api",
+      "@nodekit/nvkectl",
+      "@nodekit/plan",
+      "@nodekit/process",
+      "@nodekit/site-config",
+      "@oclif/core",
+      "js-yaml",
+    ]);
+    expect(packages.filter((name) => OCLIF_CORE_DEPENDENCIES.includes(name))).toEqual(OCLIF_CORE_DEPENDENCIES);
+  });
+});
