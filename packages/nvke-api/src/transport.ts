@@ -47,7 +47,7 @@ export class TransportError extends Error {
 }
 
 /** `name: value` pairs from a fetch Headers object, with lower-case names. */
-export function headerRecord(headers: { forEach(fn: (value: string, key: string) => void): void }) {
+function headerRecord(headers: { forEach(fn: (value: string, key: string) => void): void }) {
   const record: Record<string, string> = {};
   headers.forEach((value, key) => {
     record[key.toLowerCase()] = value;
@@ -121,7 +121,7 @@ export function tooLarge(limit: number): TransportError {
 }
 
 /** A failure of fetch (or of reading its body) as a TransportError: aborted when the signal fired. */
-export function asTransportError(error: unknown, signal: AbortSignal): TransportError {
+function asTransportError(error: unknown, signal: AbortSignal): TransportError {
   if (error instanceof TransportError) return error;
   if (signal.aborted) return new TransportError("aborted", "the request was aborted", { cause: signal.reason });
   return new TransportError("network", error instanceof Error ? error.message : String(error), { cause: error });

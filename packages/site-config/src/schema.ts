@@ -3,16 +3,7 @@ import { API_VERSION, checkKubeconfigPath, checkSiteName, checkSiteUrl, KIND } f
 
 // The zod schema of the config file. The plain values, types and checks are in checks.ts
 // (no zod), with the fast check that lets a valid file be read without loading zod.
-export {
-  API_VERSION,
-  checkKubeconfigPath,
-  checkSiteName,
-  checkSiteUrl,
-  emptyConfig,
-  KIND,
-  type Site,
-  type SiteConfig,
-} from "./checks.ts";
+export { API_VERSION, emptyConfig, KIND, type Site, type SiteConfig } from "./checks.ts";
 
 const refined = (check: (value: string) => string | undefined) =>
   z.string().superRefine((value, ctx) => {

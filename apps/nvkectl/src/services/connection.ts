@@ -20,7 +20,7 @@ export interface ConnectionOptions {
 }
 
 /** The limit on one answer's size can be raised (or lowered) with this variable, in MiB. */
-export const MAX_RESPONSE_ENV = "NVKECTL_MAX_RESPONSE_MB";
+const MAX_RESPONSE_ENV = "NVKECTL_MAX_RESPONSE_MB";
 
 /** The controller client's connection settings from the command line and the environment. */
 export async function connectionOptions(flags: ConnectionFlags): Promise<ConnectionOptions> {

@@ -58,7 +58,7 @@ describe("arrangeArgv", () => {
       "--json-logs",
     );
     fc.assert(
-      fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
+      fc.property(fc.array(token, { maxLength: 8 }), (argv: string[]) => {
         const { argv: arranged, moved, words } = arrangeArgv(argv, table);
         expect([...arranged].sort()).toEqual([...argv].sort());
         expect(arranged.slice(words, words + moved.length)).toEqual(moved);

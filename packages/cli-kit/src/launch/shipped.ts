@@ -4,7 +4,7 @@ import { isAbsolute, join } from "node:path";
 import type { CommandTable, GlobalFlag } from "./argv.ts";
 
 /** A flag as oclif's manifest describes it (the part the launcher reads). */
-export interface ManifestFlag {
+interface ManifestFlag {
   name: string;
   char?: string;
   type: "boolean" | "option";
@@ -28,7 +28,7 @@ export interface ManifestCommand {
   [key: string]: unknown;
 }
 
-export interface PackageJson {
+interface PackageJson {
   name: string;
   version: string;
   description?: string;
@@ -115,7 +115,7 @@ export function globalFlagsOf(
 export const envPrefix = (bin: string) => `${bin.replace(/-/g, "_").toUpperCase()}_`;
 
 /** Where oclif keeps user-installed and linked plugins: `<dataDir>/package.json`. */
-export function dataDir(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEnv): string {
+function dataDir(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEnv): string {
   const scoped = env[`${envPrefix(cli.bin)}DATA_DIR`];
   if (scoped) return scoped;
   const xdg = env.XDG_DATA_HOME;
