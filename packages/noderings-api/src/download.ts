@@ -119,8 +119,9 @@ export async function downloadArtifact(
   const temporary = join(dirname(destination), `.${basename(destination)}.${randomBytes(6).toString("hex")}.partial`);
   let writeError: unknown;
   const file = createWriteStream(temporary, { mode: 0o600 });
-  file.on("error", (error) => {
-    writeError = error;
+  // pipeline() also destroys the file stream with a failure of the body: only the file system's own errors count here.
+  file.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.syscall !== undefined) writeError = error;
   });
   armStall();
   try {
