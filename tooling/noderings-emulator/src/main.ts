@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DEV_TOKEN, StateFileError, startNodeRingsEmulator, type TokenSpec } from "./index.ts";
+import { StateFileError, startNodeRingsEmulator, type TokenSpec } from "./index.ts";
 
 const USAGE = `usage: pnpm emulator:noderings [--port N] [--host ADDRESS] [--state FILE] [--tokens-file FILE] [--inbound-ms N]`;
 const log = (line: string) => process.stderr.write(`noderings-emulator: ${line}\n`);
@@ -74,10 +74,12 @@ async function main(): Promise<number> {
       ...(inboundMs === undefined ? {} : { timing: { inboundMs } }),
       log,
     });
-    log(`state file ${emulator.stateFile}${state === undefined ? " (fresh for this run; --state FILE keeps it)" : ""}`);
+    log(
+      `pid ${process.pid}; state file ${emulator.stateFile}${state === undefined ? " (fresh for this run; --state FILE keeps it)" : ""}`,
+    );
     log(
       tokens === undefined
-        ? `accepting the development token ${DEV_TOKEN} (account "default")`
+        ? 'accepting the development token (account "default"; see the README)'
         : `accepting ${tokens.length} token(s) from ${tokensFile}`,
     );
     process.stdout.write(`${emulator.url}\n`);
