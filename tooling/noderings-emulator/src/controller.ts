@@ -36,7 +36,7 @@ export interface ControllerContext {
 }
 
 /** Validates a request body like the service does: every problem, each with its field. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
+function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
   const result = schema.safeParse(body, { error: readableMessage });
   if (result.success) return result.data;
   const details: ApiErrorDetail[] = result.error.issues.flatMap((issue) => {

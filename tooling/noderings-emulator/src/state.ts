@@ -90,7 +90,6 @@ const IdempotencyRecordSchema = z.strictObject({
   body: z.unknown(),
   createdMs: z.number(),
 });
-export type IdempotencyRecord = z.infer<typeof IdempotencyRecordSchema>;
 
 export const StateFileSchema = z.strictObject({
   kind: z.literal("NodeRingsEmulatorState", {
