@@ -116,14 +116,17 @@ export interface NodeRingsClient {
 
 type RetryMode = "read" | "idempotent-create" | "once";
 
-interface RequestSpec<T> {
+interface SendSpec {
   method: "GET" | "POST" | "PUT";
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
-  schema: z.ZodType<T>;
   retry: RetryMode;
   idempotencyKey?: string;
+}
+
+interface RequestSpec<T> extends SendSpec {
+  schema: z.ZodType<T>;
 }
 
 interface Answer {
@@ -168,13 +171,13 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return token.trim();
   }
 
-  function urlFor(path: string, query: RequestSpec<unknown>["query"]): URL {
+  function urlFor(path: string, query: SendSpec["query"]): URL {
     const url = new URL(path.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(key, value);
     return url;
   }
 
-  function retryOptions(spec: RequestSpec<unknown>): RetryOptions {
+  function retryOptions(spec: SendSpec): RetryOptions {
     if (spec.retry === "once") return { limit: 0 };
     return {
       limit,
@@ -192,7 +195,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     };
   }
 
-  async function send(spec: RequestSpec<unknown>): Promise<Answer> {
+  async function send(spec: SendSpec): Promise<Answer> {
     const url = urlFor(spec.path, spec.query);
     const [ky, token] = await Promise.all([http(), readToken()]);
     const headers: Record<string, string> = { accept: "application/json", authorization: `Bearer ${token}` };
@@ -305,13 +308,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     },
 
     async getPinsDocument({ arch }) {
-      const spec: RequestSpec<unknown> = {
-        method: "GET",
-        path: "/api/v1/pins",
-        query: { arch },
-        schema: HealthSchema,
-        retry: "read",
-      };
+      const spec: SendSpec = { method: "GET", path: "/api/v1/pins", query: { arch }, retry: "read" };
       const { response, text, url } = await send(spec);
       if (parseJson(text, response) === undefined) throw badResponse(spec, url, response, text, "is not JSON");
       return { text, url: url.toString() };
@@ -407,12 +404,12 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
 
   // ---- failures
 
-  function describeRequest(spec: RequestSpec<unknown>, url: URL): string {
+  function describeRequest(spec: SendSpec, url: URL): string {
     return `${spec.method} ${url.origin}${url.pathname}`;
   }
 
   function failure(
-    spec: RequestSpec<unknown>,
+    spec: SendSpec,
     url: URL,
     error: unknown,
     attempts: number,
@@ -445,7 +442,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     );
   }
 
-  function httpError(spec: RequestSpec<unknown>, url: URL, error: HTTPError, attempts: number): UserError {
+  function httpError(spec: SendSpec, url: URL, error: HTTPError, attempts: number): UserError {
     const { response } = error;
     const status = response.status;
     const data: unknown = error.data;
@@ -496,13 +493,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return new UserError(errorCodes.NODERINGS_REJECTED, message, { why: who, problems, facts });
   }
 
-  function badResponse(
-    spec: RequestSpec<unknown>,
-    url: URL,
-    response: Response,
-    text: string,
-    what: string,
-  ): UserError {
+  function badResponse(spec: SendSpec, url: URL, response: Response, text: string, what: string): UserError {
     const type = response.headers.get("content-type") ?? "no content type";
     return new UserError(
       errorCodes.NODERINGS_BAD_RESPONSE,
@@ -518,7 +509,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
   return client;
 }
 
-function detailsToProblems(spec: RequestSpec<unknown>, url: URL, details: ApiErrorBody["error"]["details"]): Problem[] {
+function detailsToProblems(spec: SendSpec, url: URL, details: ApiErrorBody["error"]["details"]): Problem[] {
   return (details ?? []).map((detail) => ({
     severity: "error",
     source: `${spec.method} ${url.pathname}`,
