@@ -190,7 +190,9 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
       // A Retry-After beyond the bound fails now: waiting less than asked would only be refused again.
       shouldRetry: ({ error }) => {
         const wait = retryAfterMs(error);
-        return wait !== undefined && wait > maxRetryAfterMs ? false : undefined;
+        if (wait !== undefined && wait > maxRetryAfterMs) return false;
+        // The first attempt (timed out here) is still running there: wait, then the answer is replayed.
+        return serviceCode(error) === "idempotency_key_in_use" ? true : undefined;
       },
     };
   }
@@ -536,6 +538,12 @@ function retryAfterMs(error: unknown): number | undefined {
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const at = Date.parse(header);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function serviceCode(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== "HTTPError") return undefined;
+  const body = ApiErrorBodySchema.safeParse((error as HTTPError).data);
+  return body.success ? body.data.error.code : undefined;
 }
 
 function retryReason(error: Error): string {

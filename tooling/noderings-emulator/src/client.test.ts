@@ -67,6 +67,24 @@ describe("agents", () => {
     expect(Object.keys(emulator.state.agents)).toHaveLength(1);
   });
 
+  test("a create that times out while the service is still carrying it out is retried until its answer is replayed", async () => {
+    // Given a service that takes 600 ms to create an agent, and a client that waits 200 ms
+    const emulator = await start();
+    emulator.chaos("slow", { method: "POST", path: "/api/v1/agents", delayMs: 600 });
+    const api = client(emulator, { timeoutMs: 200, retry: { limit: 8, backoffMs: 50 } });
+
+    // When the agent is created
+    const agent = await api.createAgent({ name: "vm-slow" });
+
+    // Then the retries met the first attempt still running (409 in use), and then its answer, replayed
+    const statuses = emulator.requests
+      .filter((r) => r.method === "POST" && r.path === "/api/v1/agents")
+      .map((r) => (r.replayed ? "replayed" : r.status));
+    expect(statuses).toContain(409);
+    expect(statuses.at(-1)).toBe("replayed");
+    expect(Object.values(emulator.state.agents).map((r) => r.agent.id)).toEqual([agent.id]);
+  });
+
   test("a create that fails with 503 before it is carried out is retried and succeeds", async () => {
     const emulator = await start();
     emulator.chaos("json503", { method: "POST", path: "/api/v1/agents", retryAfterSeconds: 0 });

@@ -64,7 +64,7 @@ export type ChaosMode =
   | "json503"
   /** 429 with Retry-After; until that time passes, every matching request is 429 again, as a real rate limiter answers. */
   | "rate-limit"
-  /** Waits `delayMs`, then answers normally. */
+  /** Takes `delayMs` to carry the request out (after authentication, holding its Idempotency-Key), then answers normally. */
   | "slow"
   /** Sends the headers and the start of a body, then nothing more. */
   | "stall"
@@ -492,6 +492,7 @@ export async function startNodeRingsEmulator(
           [status, body] = [earlier.status, earlier.body];
         } else {
           try {
+            await slowly(chaos);
             [status, body] = await match.handle(withBody(req, text), account, params, parsed.searchParams);
           } catch (error) {
             // A refusal is an answer too: the same request gets the same refusal, not a second try.
@@ -510,6 +511,7 @@ export async function startNodeRingsEmulator(
           await store.persist();
         }
       } else {
+        await slowly(chaos);
         [status, body] = await match.handle(req, account, params, parsed.searchParams);
       }
       if (chaos?.mode === "lose-response") {
@@ -556,8 +558,6 @@ export async function startNodeRingsEmulator(
   ): Promise<number | undefined> {
     switch (entry.mode) {
       case "slow":
-        await new Promise((resolve) => setTimeout(resolve, entry.delayMs ?? 1000));
-        return undefined;
       case "lose-response":
         return undefined;
     }
@@ -653,6 +653,12 @@ export async function startNodeRingsEmulator(
   // Resume: what fell due while the emulator was down happens now.
   settle();
   return emulator;
+}
+
+function slowly(chaos: ChaosEntry | undefined): Promise<void> {
+  return chaos?.mode === "slow"
+    ? new Promise((resolve) => setTimeout(resolve, chaos.delayMs ?? 1000))
+    : Promise.resolve();
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
