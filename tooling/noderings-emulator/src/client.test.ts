@@ -68,9 +68,9 @@ describe("agents", () => {
   });
 
   test("a create that times out while the service is still carrying it out is retried until its answer is replayed", async () => {
-    // Given a service that takes 600 ms to create an agent, and a client that waits 200 ms
+    // Given a service that takes 1.5 s to create an agent, and a client that waits 200 ms
     const emulator = await start();
-    emulator.chaos("slow", { method: "POST", path: "/api/v1/agents", delayMs: 600 });
+    emulator.chaos("slow", { method: "POST", path: "/api/v1/agents", delayMs: 1_500 });
     const api = client(emulator, { timeoutMs: 200, retry: { limit: 8, backoffMs: 50 } });
 
     // When the agent is created
