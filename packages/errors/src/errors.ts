@@ -1,18 +1,15 @@
-import type { ErrorCode } from "./catalogue.ts";
 import { ExitCode, type ExitCodeValue } from "./exit-codes.ts";
 import { formatProblem, type Problem } from "./problem.ts";
 
 export interface UserErrorOptions {
   /** Why it happened, when that is not obvious from the message. */
-  why?: string | undefined;
+  why?: string;
   /** What the user can do next; each entry is one step. */
-  next?: string | string[] | undefined;
+  next?: string | string[];
   /** The documented exit code for this failure. */
   exitCode?: ExitCodeValue;
   /** Problems with locations, for invalid input. */
-  problems?: Problem[] | undefined;
-  /** Facts a caller may act on; never secrets. (TEMPORARY shim until the catalogue lands on main.) */
-  facts?: Readonly<Record<string, string | number | boolean>> | undefined;
+  problems?: Problem[];
   cause?: unknown;
 }
 
@@ -29,15 +26,12 @@ export class UserError extends Error {
   readonly exitCode: ExitCodeValue;
   readonly problems: Problem[];
 
-  readonly facts: Readonly<Record<string, string | number | boolean>>;
-
-  constructor(code: string | ErrorCode, message: string, options: UserErrorOptions = {}) {
+  constructor(code: string, message: string, options: UserErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = typeof code === "string" ? code : code.code;
-    this.facts = options.facts ?? {};
+    this.code = code;
     this.why = options.why;
     this.next = options.next === undefined ? [] : Array.isArray(options.next) ? options.next : [options.next];
-    this.exitCode = typeof code === "string" ? (options.exitCode ?? ExitCode.CheckFailed) : code.exitCode;
+    this.exitCode = options.exitCode ?? ExitCode.CheckFailed;
     this.problems = options.problems ?? [];
   }
 }
@@ -52,12 +46,7 @@ export function isUserError(error: unknown): error is UserError {
 }
 
 /** Build the user error for invalid input from a list of problems (warnings are left out). */
-export function invalidInput(
-  code: string | ErrorCode,
-  source: string,
-  problems: Problem[],
-  next?: string | string[],
-): UserError {
+export function invalidInput(code: string, source: string, problems: Problem[], next?: string | string[]): UserError {
   const errors = problems.filter((p) => p.severity === "error");
   const noun = errors.length === 1 ? "problem" : "problems";
   return new UserError(code, `${source} has ${errors.length} ${noun}; nothing was written`, {

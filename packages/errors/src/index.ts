@@ -1,4 +1,3 @@
-export { catalogue, defineErrorCodes, type ErrorCode, type ErrorCodeSpec, type ErrorCodeTable } from "./catalogue.ts";
 export { BugError, formatUserError, invalidInput, isUserError, UserError, type UserErrorOptions } from "./errors.ts";
 export { ExitCode, type ExitCodeName, type ExitCodeValue, exitCodeDescriptions } from "./exit-codes.ts";
 export { formatPath, formatProblem, hasErrors, isError, type Problem } from "./problem.ts";
