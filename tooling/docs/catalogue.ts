@@ -8,7 +8,9 @@ import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
+import { ociErrorCodes } from "@nodekit/oci";
 import { processErrorCodes } from "@nodekit/process";
+import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
@@ -20,6 +22,8 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,
   siteConfigErrorCodes,
+  ociErrorCodes,
+  releaseErrorCodes,
   nvkectlErrorCodes,
   nodeRingsErrorCodes,
   versionPinsErrorCodes,
