@@ -13,6 +13,8 @@ import { type ClientIdentity, issueClientCertificate, loadCertificateAuthority }
 export interface ControlPlaneInfo {
   /** `https://127.0.0.1:<port>` */
   server: string;
+  /** The daemons' process IDs (a test may inspect kube-apiserver's sockets through /proc). */
+  pids: { etcd: number; kubeApiserver: number };
   /** Holds kube-apiserver, etcd and (from k8s-testbin) helm and clusterctl. */
   binDir: string;
   /** Kubeconfig of `admin` in group `system:masters`. */
