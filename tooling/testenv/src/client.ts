@@ -23,6 +23,8 @@ export interface ControlPlaneInfo {
   kubeconfigDir: string;
   /** ca.crt, ca.key (to issue client certificates), admin.crt, admin.key. */
   pkiDir: string;
+  /** etcd.log and kube-apiserver.log. */
+  logDir: string;
 }
 
 export interface ControlPlaneClient {

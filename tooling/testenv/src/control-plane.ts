@@ -371,6 +371,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       adminKubeconfigPath: layout.adminKubeconfigPath,
       kubeconfigDir: layout.kubeconfigDir,
       pkiDir: layout.pkiDir,
+      logDir: layout.logDir,
     });
     const timings: StartupTimings = {
       binariesMs: Math.round(t1 - t0),

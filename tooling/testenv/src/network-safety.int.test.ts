@@ -1,23 +1,28 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
+import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { eventually } from "@nodekit/test-utils";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { apiRequest } from "./client.ts";
-import { type SocketEntry, type SocketWatch, watchSockets } from "./sockets.ts";
+import { isolationMarker, ownInterface } from "./loopback-only.ts";
+import { type SocketWatch, watchSockets } from "./sockets.ts";
 import { useControlPlane } from "./vitest.ts";
 
 // The control plane has no controller-manager, so a Service never gets endpoints. Started with
-// --enable-aggregator-routing=true, kube-apiserver reaches a Service-backed webhook or APIService
-// through those endpoints and so fails at once ("no endpoints available"); without it, it dials
-// the Service's ClusterIP (10.0.0.0/24), which is off loopback. Each test proves both halves: the
-// refusal is that local one, and none of kube-apiserver's sockets had a peer off loopback while
-// the request ran (read from /proc on Linux). The control plane is shared by the whole run: each
-// test removes what it registers, whatever the outcome.
+// --enable-aggregator-routing=true, kube-apiserver reaches a Service-backed admission or
+// conversion webhook through those endpoints and so fails at once ("no endpoints available");
+// without it, it dials the Service's ClusterIP (10.0.0.0/24), which is off loopback: on the
+// project machine something there even answered with TLS. Each test proves both halves: the
+// refusal is the local one, and while the request ran no socket of kube-apiserver's had a peer
+// off loopback, no socket anywhere reached the ClusterIP (/proc, Linux), and kube-apiserver
+// logged no dial off loopback. (An APIService is refused for want of EndpointSlices before any
+// dial in Kubernetes 1.34, flag or not; its test guards that.) The control plane is shared by the
+// whole run: each test removes what it registers, whatever the outcome.
 
 type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: string; message: string }>;
 
-async function adminApi(): Promise<{ api: Api; pid: number }> {
+async function adminApi(): Promise<{ api: Api; pid: number; logFile: string }> {
   const plane = await useControlPlane();
   const pki = plane.info.pkiDir;
   const [ca, cert, key] = await Promise.all(
@@ -34,23 +39,37 @@ async function adminApi(): Promise<{ api: Api; pid: number }> {
     }
     return { ...response, message };
   };
-  return { api, pid: plane.info.pids.kubeApiserver };
+  return { api, pid: plane.info.pids.kubeApiserver, logFile: join(plane.info.logDir, "kube-apiserver.log") };
 }
 
 /**
- * Watches kube-apiserver's sockets, and any socket to `peers` (the Services' ClusterIPs), around
- * `during` (Linux only: elsewhere the refusal text is the proof).
+ * Watches kube-apiserver around `during`: its sockets, any socket to `peers` (the Services'
+ * ClusterIPs), and its log, for a dial to anything off loopback. The sockets are read from /proc
+ * (Linux); the log also catches a dial that failed at once (no socket is left then), as it does
+ * in a network namespace without routes.
  */
 async function offLoopbackDuring<T>(
+  logFile: string,
   pid: number,
   peers: string[],
   during: () => Promise<T>,
-): Promise<{ result: T; seen: SocketEntry[] }> {
+): Promise<{ result: T; seen: string[] }> {
+  const logBefore = (await stat(logFile)).size;
   const watch: SocketWatch | undefined = process.platform === "linux" ? await watchSockets(pid, { peers }) : undefined;
   const result = await during().finally(() => watch?.stop());
-  const seen = (await watch?.stop()) ?? [];
+  const sockets = (await watch?.stop()) ?? [];
   if (watch) expect(watch.samples).toBeGreaterThan(0);
-  return { result, seen };
+  const logged = (await readFile(logFile)).subarray(logBefore).toString("utf8");
+  const dials = [...logged.matchAll(/dial (?:tcp|udp) (\[[0-9a-f:.]+\]|[0-9.]+):\d+/gi)]
+    .filter(([, host = ""]) => !/^(127\.|\[::1\])/.test(host))
+    .map(([dial]) => `log: ${dial}`);
+  return {
+    result,
+    seen: [
+      ...sockets.map((s) => `socket: ${s.protocol} ${s.local} -> ${s.remote} (state ${s.state})`),
+      ...new Set(dials),
+    ],
+  };
 }
 
 /** Creates a ClusterIP Service with no endpoints; returns its ClusterIP. */
@@ -78,7 +97,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
   test("a validating admission webhook that names a Service", async () => {
     // Given a Service without endpoints and a webhook for ConfigMaps in one namespace that calls it
     const plane = await useControlPlane();
-    const { api, pid } = await adminApi();
+    const { api, pid, logFile } = await adminApi();
     const namespace = await plane.createNamespace("netsafety-webhook");
     const clusterIP = await serviceWithoutEndpoints(api, namespace, "guard");
     const name = `nodekit-netsafety-${namespace}`;
@@ -109,7 +128,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
     expect(registered.status).toBe(201);
 
     // When a ConfigMap is created there (until the webhook is in force: the apiserver picks it up from a watch)
-    const { result: refusal, seen } = await offLoopbackDuring(pid, [clusterIP], () =>
+    const { result: refusal, seen } = await offLoopbackDuring(logFile, pid, [clusterIP], () =>
       eventually(async () => {
         const attempt = await api("POST", `/api/v1/namespaces/${namespace}/configmaps`, {
           apiVersion: "v1",
@@ -130,7 +149,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
   test("a CRD whose conversion webhook names a Service", async () => {
     // Given a CRD with two versions, converted by a webhook behind a Service without endpoints
     const plane = await useControlPlane();
-    const { api, pid } = await adminApi();
+    const { api, pid, logFile } = await adminApi();
     const namespace = await plane.createNamespace("netsafety-conversion");
     const clusterIP = await serviceWithoutEndpoints(api, namespace, "convert");
     const group = `${namespace}.netsafety.nodekit.dev`;
@@ -175,7 +194,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
     });
 
     // When it is read at the other version, which takes a conversion
-    const { result: refusal, seen } = await offLoopbackDuring(pid, [clusterIP], () =>
+    const { result: refusal, seen } = await offLoopbackDuring(logFile, pid, [clusterIP], () =>
       api("GET", `/apis/${group}/v2/namespaces/${namespace}/gadgets/g1`),
     );
 
@@ -189,7 +208,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
   test("an APIService backed by a Service", async () => {
     // Given an APIService whose backend is a Service without endpoints
     const plane = await useControlPlane();
-    const { api, pid } = await adminApi();
+    const { api, pid, logFile } = await adminApi();
     const namespace = await plane.createNamespace("netsafety-apiservice");
     const clusterIP = await serviceWithoutEndpoints(api, namespace, "metrics");
     const group = `${namespace}.netsafety.nodekit.dev`;
@@ -214,7 +233,7 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
     expect(registered.status).toBe(201);
 
     // When a request for its group arrives (and the availability check runs), watched from the start
-    const { result, seen } = await offLoopbackDuring(pid, [clusterIP], async () => {
+    const { result, seen } = await offLoopbackDuring(logFile, pid, [clusterIP], async () => {
       const condition = await eventually(async () => {
         const read = await api("GET", `/apis/apiregistration.k8s.io/v1/apiservices/${name}`);
         const available = (
@@ -238,10 +257,32 @@ describe("Service-backed webhooks and APIServices: kube-apiserver dials nothing 
     expect(seen).toEqual([]);
   });
 
-  test.runIf(process.env.NODEKIT_TESTENV_NETWORK === "loopback-only")(
-    "under the loopback-only wrapper, this run has no network interface but lo",
-    () => {
-      expect(Object.keys(networkInterfaces())).toEqual(["lo"]);
+  test.runIf(process.env[isolationMarker.name] === isolationMarker.value)(
+    "under the loopback-only wrapper, no address off this network namespace can be reached",
+    async () => {
+      // Given this run's namespace: lo, and at most its own address on a device nothing reads
+      const addresses = Object.values(networkInterfaces())
+        .flat()
+        .filter((address) => address !== undefined && !address.internal)
+        .map((address) => address?.address);
+      expect(addresses.every((address) => address === ownInterface.address)).toBe(true);
+
+      // When anything off it is dialled (a ClusterIP, a documentation address, that address's neighbour)
+      const dial = (host: string) =>
+        new Promise<string>((resolvePromise) => {
+          const socket = connect({ host, port: 443, timeout: 5_000 });
+          const settle = (outcome: string) => {
+            socket.destroy();
+            resolvePromise(outcome);
+          };
+          socket.once("connect", () => settle("connected"));
+          socket.once("timeout", () => settle("timed out"));
+          socket.once("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message));
+        });
+      const outcomes = await Promise.all(["10.0.0.1", "203.0.113.1", "198.51.100.2"].map(dial));
+
+      // Then each fails at once: there is no route
+      expect(outcomes).toEqual(["ENETUNREACH", "ENETUNREACH", "ENETUNREACH"]);
     },
   );
 });

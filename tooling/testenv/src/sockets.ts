@@ -73,7 +73,7 @@ export function leavesLoopback(entry: SocketEntry): boolean {
 }
 
 /** Every socket of the network namespace that process `pid` is in (TIME_WAIT ones, whose inode is 0, included). */
-export async function namespaceSockets(pid: number): Promise<SocketEntry[]> {
+async function namespaceSockets(pid: number): Promise<SocketEntry[]> {
   const protocols = ["tcp", "tcp6", "udp", "udp6"] as const;
   const tables = await Promise.all(
     protocols.map(async (protocol) =>

@@ -1,0 +1,62 @@
+import { spawn } from "node:child_process";
+import { resolveBinDir } from "./binaries.ts";
+import { TestenvError } from "./errors.ts";
+import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
+
+// `node tooling/testenv/src/isolate.ts <command> [args...]`: how `pnpm test` and
+// `pnpm test:integration` run vitest. First the Kubernetes test binaries (building them needs
+// the Go module proxy), then the command in a network namespace with only loopback up, where
+// the platform allows one; elsewhere the command runs as it is, and one line on stderr says so.
+
+const usage = "usage: node tooling/testenv/src/isolate.ts [--] <command> [args...]";
+const log = (line: string) => process.stderr.write(`testenv: ${line}\n`);
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] === "--" ? argv.slice(1) : argv;
+  if (command.length === 0) {
+    process.stderr.write(`${usage}\n`);
+    return 2;
+  }
+  const env = { ...process.env };
+  // The integration project's global setup takes the binaries from here and runs no ensure.sh.
+  env.NODEKIT_TESTENV_BIN_DIR ||= await resolveBinDir({ log });
+
+  const isolation = await loopbackOnly();
+  let argvToRun = command;
+  if (isolation.isolated) {
+    env[isolationMarker.name] = isolationMarker.value;
+    argvToRun = [...isolation.prefix, ...command];
+  } else {
+    log(`tests run with this machine's network: no network namespace here (${isolation.reason})`);
+  }
+  const [file = "", ...args] = argvToRun;
+  const child = spawn(file, args, { stdio: "inherit", env });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const signal of signals) process.on(signal, forward);
+  return new Promise((resolvePromise) => {
+    child.on("error", (error) => {
+      log(`error: could not run ${command[0]}: ${error.message}`);
+      resolvePromise(127);
+    });
+    child.on("exit", (code, signal) => {
+      for (const s of signals) process.off(s, forward);
+      if (signal) {
+        process.kill(process.pid, signal);
+        return;
+      }
+      resolvePromise(code ?? 1);
+    });
+  });
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof TestenvError) {
+    log(`error: ${error.message}`); // what, why and next, one per line
+  } else {
+    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  }
+  process.exitCode = 1;
+}
