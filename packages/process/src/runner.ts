@@ -14,17 +14,20 @@ export interface ProcessRunner {
 /** A program exited non-zero (or could not start). Its output is redacted. */
 export class CommandFailedError extends Error {
   override readonly name = "CommandFailedError";
-  constructor(
-    readonly commandLine: string,
-    readonly exitCode: number | undefined,
-    readonly stderr: string,
-    readonly notFound: boolean,
-  ) {
+  readonly commandLine: string;
+  readonly exitCode: number | undefined;
+  readonly stderr: string;
+  readonly notFound: boolean;
+  constructor(commandLine: string, exitCode: number | undefined, stderr: string, notFound: boolean) {
     super(
       notFound
         ? `${commandLine.split(" ")[0]} was not found on PATH`
         : `${commandLine} exited with code ${exitCode}${stderr ? `: ${stderr.trim().split("\n").slice(-5).join("\n")}` : ""}`,
     );
+    this.commandLine = commandLine;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+    this.notFound = notFound;
   }
 }
 
