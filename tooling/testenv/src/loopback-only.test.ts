@@ -88,7 +88,8 @@ describe.skipIf(!here.isolated)("inside the namespace (this machine allows one)"
 });
 
 describe("isolate.ts: the wrapper `pnpm test` runs vitest through", () => {
-  const env = { ...process.env, NODEKIT_TESTENV_BIN_DIR: "/nonexistent-bin-dir" }; // skips ensure.sh
+  // Set, so that neither ensure.sh runs.
+  const env = { ...process.env, NODEKIT_TESTENV_BIN_DIR: "/nonexistent", NODEKIT_REGISTRY_BIN_DIR: "/nonexistent" };
 
   test("passes the command's exit code through", async () => {
     const result = await run(process.execPath, [isolate, "sh", "-c", "exit 7"], { env }).catch((error) => error);
