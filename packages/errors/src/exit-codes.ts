@@ -16,7 +16,7 @@ export const ExitCode = {
   NotFound: 4,
   /** The action conflicts with current state (already exists, another run holds the lock). */
   Conflict: 5,
-  /** A service or cluster could not be reached, or did not answer in time. */
+  /** A service or cluster could not be reached, did not answer in time, or asked to be called again later. */
   Unreachable: 6,
   /** Authentication or authorization failed (no credentials, token rejected, RBAC denial). */
   Unauthorized: 7,
@@ -44,7 +44,8 @@ export const exitCodeDescriptions: Record<ExitCodeName, string> = {
   InvalidInput: "A file or value you gave is invalid. Nothing was written or changed.",
   NotFound: "What the command was told to act on does not exist.",
   Conflict: "The action conflicts with current state (already exists, another run holds the lock).",
-  Unreachable: "A service or cluster could not be reached or did not answer in time.",
+  Unreachable:
+    "A service or cluster could not be reached, did not answer in time, or is too busy: try again (a busy service's message says when).",
   Unauthorized: "Authentication or authorization failed.",
   Rejected: "The remote service refused the request; its message is shown as it sent it.",
   Precondition: "The machine lacks something the command needs (a tool, OS, free port, disk, memory).",
