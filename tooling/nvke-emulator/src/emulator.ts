@@ -19,7 +19,7 @@ import {
   patchNodePool,
 } from "./controller.ts";
 import { renderTenantKubeconfig } from "./kubeconfig.ts";
-import { paginate } from "./paging.ts";
+import { paginate, paginateSorted, type SortedEntries, sortedByKey } from "./paging.ts";
 import { connectSite, type SiteCluster } from "./site.ts";
 import {
   advance,
@@ -124,6 +124,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   let again = false;
   let stopped = false;
   let retryAt: number | undefined;
+  // Every change to the state bumps `revision`; what depends on the state alone is kept per
+  // revision, so that a read of a large list costs its page, not a pass over every cluster:
+  // the clusters sorted by name, and when the next transition falls due (settle()).
+  let revision = 0;
+  let settled: { revision: number; dueAt: number | undefined } | undefined;
+  let clustersByName: { revision: number; entries: SortedEntries<Cluster> } | undefined;
 
   const persist = () =>
     store
@@ -132,6 +138,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
 
   async function reconcileOnce(): Promise<void> {
     let changed = advance(state, now(), timing);
+    revision++;
     retryAt = undefined;
     for (const name of [...state.secretsToDelete]) {
       try {
@@ -166,6 +173,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       }
     }
     if (advance(state, now(), timing)) changed = true;
+    revision++;
     if (changed) void persist();
   }
 
@@ -205,16 +213,24 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     timer.unref();
   }
 
-  /** Before answering: bring the state to now, and let the reconciler pick up what fell due. */
+  /**
+   * Before answering: bring the state to now, and let the reconciler pick up what fell due.
+   * Nothing changes until the next transition is due unless the state changed meanwhile, so
+   * that pass over every cluster runs once per change or due time, not on every request.
+   */
   function settle(): void {
+    if (settled?.revision === revision && (settled.dueAt === undefined || now() < settled.dueAt)) return;
     if (advance(state, now(), timing)) {
+      revision++;
       void persist();
       void reconcile();
     }
+    settled = { revision, dueAt: nextDueAt(state, timing) };
   }
 
   async function mutate<T>(operation: (ctx: ControllerContext) => T): Promise<T> {
     settle();
+    revision++;
     const result = operation(context());
     // The answer waits for the state file, so what a client was told survives a restart.
     await store.persist();
@@ -236,11 +252,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
 
   route("GET", "/api/v1/clusters", async (_req, _params, query) => {
     settle();
-    const clusters = nameFilter(
-      Object.values(state.clusters).map((record) => record.cluster),
-      query,
-    );
-    return [200, paginate(clusters, (cluster: Cluster) => cluster.name, query)];
+    if (clustersByName?.revision !== revision) {
+      const clusters = Object.values(state.clusters).map((record) => record.cluster);
+      clustersByName = { revision, entries: sortedByKey(clusters, (cluster) => cluster.name) };
+    }
+    return [200, paginateSorted(clustersByName.entries, query, query.get("name") ?? undefined)];
   });
   route("POST", "/api/v1/clusters", async (req) => {
     const body = await readJson(req, "application/json");
@@ -363,6 +379,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       };
       created++;
     }
+    revision++;
     await store.persist();
     return { created };
   }

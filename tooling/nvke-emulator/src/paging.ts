@@ -112,3 +112,50 @@ class MaxHeap<T> {
     }
   }
 }
+
+/** Items with their sort key, sorted by it (`sortedByKey`). */
+export type SortedEntries<T> = ReadonlyArray<{ readonly key: string; readonly item: T }>;
+
+export function sortedByKey<T>(items: Iterable<T>, key: (item: T) => string): SortedEntries<T> {
+  return [...items]
+    .map((item) => ({ key: key(item), item }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * A page of an already sorted list: found by binary search, so a page costs O(log n + limit)
+ * whatever the list's length. `only` keeps just the item whose key is that (a `name=` query).
+ * Same limits, tokens and errors as {@link paginate}.
+ */
+export function paginateSorted<T>(entries: SortedEntries<T>, query: URLSearchParams, only?: string): Page<T> {
+  const limitText = query.get("limit");
+  const limit = limitText === null ? LIST_LIMIT_DEFAULT : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+    throw badRequest(`limit must be a whole number from 1 to ${LIST_LIMIT_MAX}; got "${limitText}"`);
+  }
+  const after = afterKey(query.get("continue"));
+  const firstAbove = (bound: string, inclusive: boolean) => {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const key = entries[mid]?.key ?? "";
+      if (key < bound || (!inclusive && key === bound)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  let start = after === undefined ? 0 : firstAbove(after, false);
+  let end = entries.length;
+  if (only !== undefined) {
+    start = Math.max(start, firstAbove(only, true));
+    end = firstAbove(only, false);
+  }
+  const page = entries.slice(start, Math.min(end, start + limit));
+  const last = page.at(-1);
+  const more = start + limit < end && last !== undefined;
+  return {
+    items: page.map((entry) => entry.item),
+    ...(more ? { continue: Buffer.from(JSON.stringify({ v: 1, after: last.key })).toString("base64url") } : {}),
+  };
+}
