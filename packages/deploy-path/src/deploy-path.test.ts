@@ -182,3 +182,21 @@ spec:
     expect(JSON.stringify(error.problems)).not.toContain("secret-value");
   });
 });
+
+test("a manifest in another namespace than its item's is a located problem", async () => {
+  const { path, cleanup } = await tempDir("deploy-path-");
+  try {
+    await mkdir(join(path, "app"), { recursive: true });
+    await writeFile(
+      join(path, "nvke-deploy.yaml"),
+      "apiVersion: deploy.nodekit.dev/v1alpha1\nkind: DeployPath\nmetadata: { name: x }\nspec:\n  items:\n    - name: app\n      namespace: apps\n",
+    );
+    await writeFile(join(path, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\n");
+    const loaded = await loadDeployPath(path);
+    expect(loaded.problems.map(formatProblem)).toEqual([
+      `${path}/app/cm.yaml:5: field metadata.namespace: is "other", but the item's namespace is "apps": an item's manifests are applied into its namespace; move the object to an item of its own`,
+    ]);
+  } finally {
+    await cleanup();
+  }
+});

@@ -303,6 +303,12 @@ async function loadManifestsItem(
       if (typeof object.apiVersion !== "string") fault(["apiVersion"], "is required: every manifest names its apiVersion");
       if (typeof object.kind !== "string") fault(["kind"], "is required: every manifest names its kind");
       if (typeof meta?.name !== "string") fault(["metadata", "name"], "is required: every manifest names its object");
+      if (base.namespace !== undefined && typeof meta?.namespace === "string" && meta.namespace !== base.namespace) {
+        fault(
+          ["metadata", "namespace"],
+          `is ${JSON.stringify(meta.namespace)}, but the item's namespace is ${JSON.stringify(base.namespace)}: an item's manifests are applied into its namespace; move the object to an item of its own`,
+        );
+      }
       if (typeof object.apiVersion === "string" && typeof object.kind === "string" && typeof meta?.name === "string") {
         objects.push({
           apiVersion: object.apiVersion,
