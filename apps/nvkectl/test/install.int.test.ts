@@ -249,7 +249,7 @@ describe("nvkectl install against the real API server", () => {
       ["capi-kubeadm-control-plane-system", "capi-kubeadm-control-plane-controller-manager"],
       ["nico-system", "nico-controller-manager"],
     ]) {
-      const pod = (await json("get", "deployment", name, "--namespace", namespace ?? "")).spec.template.spec;
+      const pod = (await json("get", "deployment", name ?? "", "--namespace", namespace ?? "")).spec.template.spec;
       expect(pod.volumes).toContainEqual({ name: "spire-agent-socket", csi: { driver: "csi.spiffe.io", readOnly: true } });
       expect(pod.containers.find((c: { name: string }) => c.name === "manager").env).toContainEqual({
         name: "SPIFFE_ENDPOINT_SOCKET",

@@ -85,7 +85,7 @@ export interface InstallContext {
   observations: InstallObservations;
 }
 
-async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
+export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
   let text: string;
   try {
     text = await readFile(resolve(cwd, path), "utf8");
