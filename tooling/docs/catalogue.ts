@@ -3,6 +3,7 @@
  * and what the catalogue test checks. A package or CLI that defines a table adds it here.
  */
 
+import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
@@ -11,6 +12,7 @@ import { ociErrorCodes } from "@nodekit/oci";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
@@ -22,6 +24,8 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   siteConfigErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
+  deployPathErrorCodes,
+  stackConfigErrorCodes,
   nvkectlErrorCodes,
 ];
 
