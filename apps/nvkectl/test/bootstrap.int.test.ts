@@ -82,7 +82,13 @@ describe("nvkectl site bootstrap", () => {
 
   test("every missing tool at once, with versions found and needed; unreachable hosts named", async () => {
     const spec = join(work, "sitespec-2.yaml");
-    await writeFile(spec, siteSpec([["node-1", "127.0.0.1"], ["node-2", "127.0.0.2"]]));
+    await writeFile(
+      spec,
+      siteSpec([
+        ["node-1", "127.0.0.1"],
+        ["node-2", "127.0.0.2"],
+      ]),
+    );
     const onlyKubectl = join(work, "only-kubectl");
     await mkdir(onlyKubectl);
     await standIn(onlyKubectl, "kind", "v0.10.0");

@@ -47,7 +47,11 @@ beforeAll(async () => {
     await createExecaRunner().run({
       command: "kubectl",
       args: ["--kubeconfig", admin, "apply", "-f", "-"],
-      input: JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name, labels: { "kubernetes.io/arch": "arm64" } } }),
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name, labels: { "kubernetes.io/arch": "arm64" } },
+      }),
     });
   }
   await write({
@@ -235,12 +239,9 @@ describe("nvkectl install against the real API server", () => {
     );
     // and Cluster API, the StorageClass, the deploy path, the SPIRE patch and the NetworkPolicy exist
     const providers = await json("get", "providers.clusterctl.cluster.x-k8s.io", "--all-namespaces");
-    expect(providers.items.map((p: { providerName: string; version: string }) => `${p.providerName}@${p.version}`).sort()).toEqual([
-      "cluster-api@v1.11.7",
-      "kubeadm@v1.11.7",
-      "kubeadm@v1.11.7",
-      "nico@v0.3.0",
-    ]);
+    expect(
+      providers.items.map((p: { providerName: string; version: string }) => `${p.providerName}@${p.version}`).sort(),
+    ).toEqual(["cluster-api@v1.11.7", "kubeadm@v1.11.7", "kubeadm@v1.11.7", "nico@v0.3.0"]);
     await json("get", "crd", "clusters.cluster.x-k8s.io");
     expect((await json("get", "storageclass", "lab-local")).provisioner).toBe("rancher.io/local-path");
     for (const [namespace, name] of [
@@ -250,18 +251,27 @@ describe("nvkectl install against the real API server", () => {
       ["nico-system", "nico-controller-manager"],
     ]) {
       const pod = (await json("get", "deployment", name ?? "", "--namespace", namespace ?? "")).spec.template.spec;
-      expect(pod.volumes).toContainEqual({ name: "spire-agent-socket", csi: { driver: "csi.spiffe.io", readOnly: true } });
+      expect(pod.volumes).toContainEqual({
+        name: "spire-agent-socket",
+        csi: { driver: "csi.spiffe.io", readOnly: true },
+      });
       expect(pod.containers.find((c: { name: string }) => c.name === "manager").env).toContainEqual({
         name: "SPIFFE_ENDPOINT_SOCKET",
         value: "unix:///run/spire/agent-sockets/spire-agent.sock",
       });
     }
-    const controller = (await json("get", "deployment", "nvke-controller", "--namespace", "nke-controller")).spec.template.spec;
+    const controller = (await json("get", "deployment", "nvke-controller", "--namespace", "nke-controller")).spec
+      .template.spec;
     expect(controller.nodeSelector).toEqual({ "kubernetes.io/arch": "arm64" });
-    expect(controller.containers[0].env).toContainEqual({ name: "PROFILES", value: "registry.example.test/profiles:v1-arm64" });
+    expect(controller.containers[0].env).toContainEqual({
+      name: "PROFILES",
+      value: "registry.example.test/profiles:v1-arm64",
+    });
     expect((await json("get", "job", "controller-migrate", "--namespace", "nke-controller")).status.succeeded).toBe(1);
     const policy = await json("get", "networkpolicy", "nvke-controller-api-clients", "--namespace", "nke-controller");
-    expect(policy.spec.ingress).toEqual([{ from: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ protocol: "TCP", port: 8080 }] }]);
+    expect(policy.spec.ingress).toEqual([
+      { from: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ protocol: "TCP", port: 8080 }] },
+    ]);
     const secret = await json("get", "secret", "nvke-nico-credentials", "--namespace", "nke-controller");
     expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
     expect(JSON.stringify(witness.calls.map((call) => [call.line, call.call.args]))).not.toContain(API_KEY);
@@ -297,7 +307,11 @@ describe("nvkectl install against the real API server", () => {
     expect(witness.calls.some((call) => call.line.includes("finish/config.yaml"))).toBe(false);
     // Then, once the cause is fixed, --from-item finishes the rest
     await kubectl("create", "namespace", "not-yet");
-    const resumed = await runInstall(context, plan, { runner: witness, redactor: inputs.redactor, fromItem: "controller" });
+    const resumed = await runInstall(context, plan, {
+      runner: witness,
+      redactor: inputs.redactor,
+      fromItem: "controller",
+    });
     expect(resumed.skipped).toEqual(["cluster-api", "storage-class", "nico-credentials", "widgets"]);
     expect((await json("get", "configmap", "later", "--namespace", "not-yet")).metadata.name).toBe("later");
     expect((await json("get", "configmap", "finished", "--namespace", "nke-controller")).data).toEqual({ done: "yes" });
@@ -305,12 +319,25 @@ describe("nvkectl install against the real API server", () => {
 
   test("the built CLI: --dry-run -o json is the plan document; bad input fails with the file and field, and nothing is applied", async () => {
     const env = { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH };
-    const base = ["install", "--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath, "--kubeconfig", admin];
+    const base = [
+      "install",
+      "--sitespec",
+      inputs.siteSpec,
+      "--stack-config",
+      inputs.stackConfig,
+      "--deploy-path",
+      inputs.deployPath,
+      "--kubeconfig",
+      admin,
+    ];
     const dry = await runCli("nvkectl", [...base, "--dry-run", "-o", "json"], { env });
     expect(dry.stderr).toBe("");
     expect(dry.exitCode).toBe(0);
     const document = JSON.parse(dry.stdout);
-    expect(document).toMatchObject({ apiVersion: "plan.nodekit.dev/v1", observations: { architecture: "arm64", nodes: 2 } });
+    expect(document).toMatchObject({
+      apiVersion: "plan.nodekit.dev/v1",
+      observations: { architecture: "arm64", nodes: 2 },
+    });
     expect(document.items.map((item: { id: string }) => item.id)).toEqual([
       "cluster-api",
       "storage-class",
@@ -323,8 +350,15 @@ describe("nvkectl install against the real API server", () => {
     ]);
     expect(dry.stdout).not.toContain(API_KEY);
 
-    await writeFile(join(work, "bad-stack.yaml"), (await readFile(inputs.stackConfig, "utf8")).replace("org-42", "REPLACE_ORG"));
-    const bad = await runCli("nvkectl", [...base.slice(0, 3), "--stack-config", join(work, "bad-stack.yaml"), ...base.slice(5)], { env });
+    await writeFile(
+      join(work, "bad-stack.yaml"),
+      (await readFile(inputs.stackConfig, "utf8")).replace("org-42", "REPLACE_ORG"),
+    );
+    const bad = await runCli(
+      "nvkectl",
+      [...base.slice(0, 3), "--stack-config", join(work, "bad-stack.yaml"), ...base.slice(5)],
+      { env },
+    );
     expect(bad.exitCode).toBe(3);
     expect(bad.stderr).toContain('bad-stack.yaml:5: field nico.organizationId: "REPLACE_ORG" is still a placeholder');
     const noKey = await runCli("nvkectl", base, { env: { ...env, NVKE_NICO_API_KEY: "" } });
@@ -338,7 +372,11 @@ describe("the nodes' architecture decides, or the install refuses", () => {
     await createExecaRunner().run({
       command: "kubectl",
       args: ["--kubeconfig", admin, "apply", "-f", "-"],
-      input: JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: "site-node-x86", labels: { "kubernetes.io/arch": "amd64" } } }),
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "site-node-x86", labels: { "kubernetes.io/arch": "amd64" } },
+      }),
     });
     try {
       const error = await userErrorOf(prepareInstall(inputs, createExecaRunner()));
@@ -351,4 +389,3 @@ describe("the nodes' architecture decides, or the install refuses", () => {
     }
   });
 });
-

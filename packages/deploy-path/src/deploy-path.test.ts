@@ -138,7 +138,7 @@ spec:
 `,
     });
     expect(problems).toEqual([
-      "./nvke-deploy.yaml:7: field spec.clusterAPI.version: \"one.two\" is not a semantic version such as 1.2.3 or v1.2.3",
+      './nvke-deploy.yaml:7: field spec.clusterAPI.version: "one.two" is not a semantic version such as 1.2.3 or v1.2.3',
       './nvke-deploy.yaml:11: field spec.items[0].dependsOn[0]: "spire" comes later (spec.items[1]); an item can depend only on items before it',
       "./nvke-deploy.yaml:12: field spec.items[0].colour: is not a known field; the fields here are name, path, namespace, dependsOn, timeout, stackValues",
       './nvke-deploy.yaml:14: field spec.items[2].name: "spire" is a duplicate item name: spec.items[1] already has it',
@@ -169,7 +169,7 @@ spec:
     const { "crds/crd.yaml": _crd, "crds/deploy.yaml": _deploy, "controller/chart/Chart.yaml": _chart, ...rest } = GOOD;
     const problems = await problemsOf({ ...rest, "crds/README.md": "no manifests here" });
     expect(problems).toEqual([
-      "./controller/chart-pin.yaml: field chart: \"./chart\" names a local chart directory that holds no Chart.yaml (with no repository, chart is a directory relative to the item)",
+      './controller/chart-pin.yaml: field chart: "./chart" names a local chart directory that holds no Chart.yaml (with no repository, chart is a directory relative to the item)',
       "./crds: holds neither chart-pin.yaml nor manifests (*.yaml, *.yml, *.json)",
     ]);
   });
@@ -191,7 +191,10 @@ test("a manifest in another namespace than its item's is a located problem", asy
       join(path, "nvke-deploy.yaml"),
       "apiVersion: deploy.nodekit.dev/v1alpha1\nkind: DeployPath\nmetadata: { name: x }\nspec:\n  items:\n    - name: app\n      namespace: apps\n",
     );
-    await writeFile(join(path, "app", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\n");
+    await writeFile(
+      join(path, "app", "cm.yaml"),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: other\n",
+    );
     const loaded = await loadDeployPath(path);
     expect(loaded.problems.map(formatProblem)).toEqual([
       `${path}/app/cm.yaml:5: field metadata.namespace: is "other", but the item's namespace is "apps": an item's manifests are applied into its namespace; move the object to an item of its own`,

@@ -132,7 +132,8 @@ export async function loadDeployPath(dir: string, options: LoadDeployPathOptions
   const document = read.documents[0];
   if (read.problems.length > 0 || document === undefined) {
     return {
-      problems: read.problems.length > 0 ? read.problems : [{ severity: "error", source: indexSource, message: "is empty" }],
+      problems:
+        read.problems.length > 0 ? read.problems : [{ severity: "error", source: indexSource, message: "is empty" }],
     };
   }
   const validated = validateDocument(DeployPathFileSchema, document, { source: indexSource });
@@ -300,7 +301,8 @@ async function loadManifestsItem(
         fault([], "holds a document that is not a Kubernetes object (a mapping with apiVersion, kind and metadata)");
         continue;
       }
-      if (typeof object.apiVersion !== "string") fault(["apiVersion"], "is required: every manifest names its apiVersion");
+      if (typeof object.apiVersion !== "string")
+        fault(["apiVersion"], "is required: every manifest names its apiVersion");
       if (typeof object.kind !== "string") fault(["kind"], "is required: every manifest names its kind");
       if (typeof meta?.name !== "string") fault(["metadata", "name"], "is required: every manifest names its object");
       if (base.namespace !== undefined && typeof meta?.namespace === "string" && meta.namespace !== base.namespace) {

@@ -52,15 +52,31 @@ function chartSteps(item: ChartItem, options: PlanDeployPathOptions): PlanStep[]
   return [exec(helmCall(options.target, args, options.helmEnv), { mutates: true, reads })];
 }
 
-function waitSteps(item: ManifestsItem, objects: readonly ManifestObject[], options: PlanDeployPathOptions): PlanStep[] {
+function waitSteps(
+  item: ManifestsItem,
+  objects: readonly ManifestObject[],
+  options: PlanDeployPathOptions,
+): PlanStep[] {
   return objects.flatMap((object): PlanStep[] => {
     const namespace = object.namespace ?? item.namespace ?? "default";
     if (object.kind === "CustomResourceDefinition") {
-      const args = ["wait", "--for=condition=Established", `customresourcedefinition/${object.name}`, `--timeout=${item.timeout}`];
+      const args = [
+        "wait",
+        "--for=condition=Established",
+        `customresourcedefinition/${object.name}`,
+        `--timeout=${item.timeout}`,
+      ];
       return [exec(kubectlCall(options.target, args), { mutates: false })];
     }
     if (ROLLOUT_KINDS.has(object.kind) && object.apiVersion === "apps/v1") {
-      const args = ["rollout", "status", `${lower(object.kind)}/${object.name}`, "--namespace", namespace, `--timeout=${item.timeout}`];
+      const args = [
+        "rollout",
+        "status",
+        `${lower(object.kind)}/${object.name}`,
+        "--namespace",
+        namespace,
+        `--timeout=${item.timeout}`,
+      ];
       return [exec(kubectlCall(options.target, args), { mutates: false })];
     }
     return [];
@@ -88,7 +104,8 @@ function manifestSteps(item: ManifestsItem, options: PlanDeployPathOptions): Pla
   const crds = item.objects.filter((object) => object.kind === "CustomResourceDefinition");
   const rest = item.objects.filter((object) => object.kind !== "CustomResourceDefinition");
   const others = item.files.filter((file) => !crdFiles.includes(file));
-  if (crdFiles.length === 0 || others.length === 0) return [apply(item.files), ...waitSteps(item, item.objects, options)];
+  if (crdFiles.length === 0 || others.length === 0)
+    return [apply(item.files), ...waitSteps(item, item.objects, options)];
   return [apply(crdFiles), ...waitSteps(item, crds, options), apply(others), ...waitSteps(item, rest, options)];
 }
 
@@ -96,7 +113,8 @@ function describe(item: DeployPathItem): string {
   if (item.kind === "manifests") {
     return `${item.objects.length} manifest object${item.objects.length === 1 ? "" : "s"} from ${item.displayDir}`;
   }
-  const where = item.localChart === undefined ? `${item.pin.chart} ${item.pin.version}` : `local chart ${item.pin.chart}`;
+  const where =
+    item.localChart === undefined ? `${item.pin.chart} ${item.pin.version}` : `local chart ${item.pin.chart}`;
   return `chart ${where} as release ${item.release}`;
 }
 

@@ -9,7 +9,13 @@ import { type DeployPath, type LoadDeployPathOptions, loadDeployPath } from "./l
 export async function readDeployPath(dir: string, options: LoadDeployPathOptions = {}): Promise<DeployPath> {
   const loaded = await loadDeployPath(dir, options);
   if (loaded.deployPath === undefined) {
-    throw invalidInput(errorCodes.DEPLOY_PATH_INVALID, `deploy path ${dir}`, loaded.problems, undefined, "nothing was applied");
+    throw invalidInput(
+      errorCodes.DEPLOY_PATH_INVALID,
+      `deploy path ${dir}`,
+      loaded.problems,
+      undefined,
+      "nothing was applied",
+    );
   }
   return loaded.deployPath;
 }

@@ -166,7 +166,11 @@ export const ChartPinSchema = mapping({
   release: dnsLabel.optional(),
 }).superRefine((pin, context) => {
   if (pin.digest !== undefined && !pin.repository?.startsWith("oci://")) {
-    context.addIssue({ code: "custom", path: ["digest"], message: "needs an oci:// repository (helm checks digests of OCI charts only)" });
+    context.addIssue({
+      code: "custom",
+      path: ["digest"],
+      message: "needs an oci:// repository (helm checks digests of OCI charts only)",
+    });
   }
 });
 

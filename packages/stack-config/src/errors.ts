@@ -12,7 +12,8 @@ export const errorCodes = defineErrorCodes("stack-config", {
   },
   STACK_CONFIG_UNFILLED: {
     exitCode: ExitCode.InvalidInput,
-    meaning: "The stack config still holds REPLACE_* placeholders; each is listed with its key path, and nothing was changed.",
+    meaning:
+      "The stack config still holds REPLACE_* placeholders; each is listed with its key path, and nothing was changed.",
   },
   STACK_CREDENTIAL_MISSING: {
     exitCode: ExitCode.Precondition,

@@ -45,7 +45,8 @@ export function stackConfigKeys(): StackConfigKey[] {
         walk(child, key, isRequired);
         continue;
       }
-      const meaning = child.description ?? (name === "apiVersion" || name === "kind" ? "The format and its version." : "");
+      const meaning =
+        child.description ?? (name === "apiVersion" || name === "kind" ? "The format and its version." : "");
       rows.push({
         key,
         type: typeOf(child),

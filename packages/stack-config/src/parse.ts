@@ -14,7 +14,10 @@ export interface ParsedStackConfig {
 }
 
 /** Every string value starting with REPLACE_, with its path. */
-function placeholders(value: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; value: string }> {
+function placeholders(
+  value: unknown,
+  path: Array<string | number> = [],
+): Array<{ path: Array<string | number>; value: string }> {
   if (typeof value === "string") return value.startsWith(PLACEHOLDER_PREFIX) ? [{ path, value }] : [];
   if (Array.isArray(value)) return value.flatMap((entry, index) => placeholders(entry, [...path, index]));
   if (value !== null && typeof value === "object") {
@@ -33,7 +36,10 @@ export function parseStackConfig(text: string, options: { source: string }): Par
   const document = read.documents[0];
   if (read.problems.length > 0) return { problems: read.problems, unfilled: [] };
   if (document === undefined || document.value === null) {
-    return { problems: [{ severity: "error", source, message: "is empty; expected a StackConfig document" }], unfilled: [] };
+    return {
+      problems: [{ severity: "error", source, message: "is empty; expected a StackConfig document" }],
+      unfilled: [],
+    };
   }
   const validated = validateDocument(StackConfigSchema, document, { source });
   const unfilled = placeholders(document.value).map(
@@ -69,7 +75,13 @@ export async function readStackConfig(path: string, options: { source?: string }
   }
   const parsed = parseStackConfig(text, { source });
   if (parsed.problems.length > 0) {
-    throw invalidInput(errorCodes.STACK_CONFIG_INVALID, `stack config ${source}`, [...parsed.problems, ...parsed.unfilled], undefined, "nothing was changed");
+    throw invalidInput(
+      errorCodes.STACK_CONFIG_INVALID,
+      `stack config ${source}`,
+      [...parsed.problems, ...parsed.unfilled],
+      undefined,
+      "nothing was changed",
+    );
   }
   if (parsed.unfilled.length > 0) {
     const count = parsed.unfilled.length;

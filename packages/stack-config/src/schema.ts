@@ -46,7 +46,8 @@ const envName = checked((value) =>
 const imageReference = checked((value) =>
   /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?$/.test(
     value,
-  ) && (value.includes(":") || value.includes("@"))
+  ) &&
+  (value.includes(":") || value.includes("@"))
     ? undefined
     : "is not an image reference with a tag or digest (registry/repository:tag or …@sha256:…)",
 );
@@ -86,7 +87,9 @@ export const StackConfigSchema = mapping({
     error: (issue) => (issue.input === undefined ? "is required" : `must be "${STACK_CONFIG_KIND}"`),
   }),
   nico: mapping({
-    endpoint: httpsUrl.describe("The NICo API endpoint the controller provisions through, e.g. https://nico.example.net/api."),
+    endpoint: httpsUrl.describe(
+      "The NICo API endpoint the controller provisions through, e.g. https://nico.example.net/api.",
+    ),
     organizationId: text.describe("Your NICo organization ID."),
     apiName: text.describe("The NICo API name the controller uses."),
     apiKeyFromEnv: envName

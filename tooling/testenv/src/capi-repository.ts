@@ -96,7 +96,11 @@ export async function buildProviderRepository(
   const capi = await moduleDir(CAPI_VERSION);
   const providers = [
     { label: "cluster-api", file: "core-components.yaml", source: join(capi, "config", "default") },
-    { label: "bootstrap-kubeadm", file: "bootstrap-components.yaml", source: join(capi, "bootstrap", "kubeadm", "config", "default") },
+    {
+      label: "bootstrap-kubeadm",
+      file: "bootstrap-components.yaml",
+      source: join(capi, "bootstrap", "kubeadm", "config", "default"),
+    },
     {
       label: "control-plane-kubeadm",
       file: "control-plane-components.yaml",
@@ -141,7 +145,12 @@ export async function buildProviderRepository(
       stream([
         { apiVersion: "v1", kind: "Namespace", metadata: { name: infra.namespace } },
         {
-          ...crd(`${infra.name}clusters`, `${infra.name[0]?.toUpperCase()}${infra.name.slice(1)}Cluster`, "infrastructure.cluster.x-k8s.io", "v1alpha1"),
+          ...crd(
+            `${infra.name}clusters`,
+            `${infra.name[0]?.toUpperCase()}${infra.name.slice(1)}Cluster`,
+            "infrastructure.cluster.x-k8s.io",
+            "v1alpha1",
+          ),
           metadata: {
             name: `${infra.name}clusters.infrastructure.cluster.x-k8s.io`,
             labels: { "cluster.x-k8s.io/v1beta2": "v1alpha1" },
@@ -156,7 +165,9 @@ export async function buildProviderRepository(
             selector: { matchLabels: labels },
             template: {
               metadata: { labels },
-              spec: { containers: [{ name: "manager", image: `registry.invalid/${infra.name}-controller:${infra.version}` }] },
+              spec: {
+                containers: [{ name: "manager", image: `registry.invalid/${infra.name}-controller:${infra.version}` }],
+              },
             },
           },
         },

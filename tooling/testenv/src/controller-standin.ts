@@ -89,7 +89,10 @@ async function reconcileDeployment(apps: AppsV1Api, deployment: V1Deployment): P
           },
         },
       })
-      .catch((error) => (conflictOrGone(error), undefined));
+      .catch((error) => {
+        conflictOrGone(error);
+        return undefined;
+      });
     if (rs === undefined) return;
   }
   if (rs.metadata?.name && rs.status?.readyReplicas !== replicas) {
@@ -181,7 +184,10 @@ async function reconcileJob(batch: BatchV1Api, job: V1Job): Promise<void> {
  * Starts the stand-in against the cluster of `kubeconfigPath` (an admin), reconciling every
  * `intervalMs` until stopped.
  */
-export function startControllerStandIn(kubeconfigPath: string, options: { intervalMs?: number } = {}): ControllerStandIn {
+export function startControllerStandIn(
+  kubeconfigPath: string,
+  options: { intervalMs?: number } = {},
+): ControllerStandIn {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const apps = kc.makeApiClient(AppsV1Api);

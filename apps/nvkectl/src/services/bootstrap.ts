@@ -48,7 +48,9 @@ function reachable(host: string, port: number, timeoutMs: number): Promise<strin
 
 /** Every missing or too old tool, each with what was found and what is needed. */
 export async function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
-  const probes = await Promise.all(BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec), tool.minimum)));
+  const probes = await Promise.all(
+    BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec), tool.minimum)),
+  );
   return probes.filter((problem): problem is string => problem !== undefined);
 }
 
@@ -130,8 +132,15 @@ export async function bootstrapSite(options: BootstrapOptions): Promise<{ plan: 
     resolve(cwd, options.kubeconfigDir ?? dirname(resolve(cwd, options.siteSpec))),
     `${site.metadata.name}.kubeconfig`,
   );
-  const listed = await options.runner.run({ command: "kind", args: ["get", "clusters"], env: { KIND_EXPERIMENTAL_PROVIDER: "nerdctl" } });
-  const existing = listed.stdout.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  const listed = await options.runner.run({
+    command: "kind",
+    args: ["get", "clusters"],
+    env: { KIND_EXPERIMENTAL_PROVIDER: "nerdctl" },
+  });
+  const existing = listed.stdout
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
   const plan = planBootstrap(site, kubeconfig, existing);
   if (!options.dryRun) {
     await runPlan(plan, {

@@ -52,7 +52,13 @@ test("the shipped deploy path parses, validates and dry-runs in the order the se
   expect(lines[0]).toBe(
     "HOME=/srv/state/home XDG_CONFIG_HOME=/srv/state/home/.config XDG_CACHE_HOME=/srv/state/home/.cache XDG_DATA_HOME=/srv/state/home/.local/share CLUSTERCTL_DISABLE_VERSIONCHECK=true clusterctl init --config /srv/state/clusterctl.yaml --core cluster-api:v1.11.7 --bootstrap kubeadm:v1.11.7 --control-plane kubeadm:v1.11.7 --infrastructure nico:v0.3.0 --wait-providers --wait-provider-timeout 600 --kubeconfig /srv/my-tier0-site.kubeconfig",
   );
-  expect(lines.some((line) => line.includes("helm upgrade --install spire spire --repo https://spiffe.github.io/helm-charts-hardened --version 0.24.1"))).toBe(true);
+  expect(
+    lines.some((line) =>
+      line.includes(
+        "helm upgrade --install spire spire --repo https://spiffe.github.io/helm-charts-hardened --version 0.24.1",
+      ),
+    ),
+  ).toBe(true);
   const config = plan.items[0]?.steps[0];
   expect(config?.kind === "action" && String(config.params?.content)).not.toMatch(/github|https?:/);
 });
@@ -64,7 +70,11 @@ test("providers already installed at the pins are not installed again; another v
     "ControlPlaneProvider/kubeadm": "v1.11.7",
   };
   const plan = planInstall(await shippedContext(installed));
-  expect(planCallLines(plan)[0]).toContain("clusterctl init --config /srv/state/clusterctl.yaml --infrastructure nico:v0.3.0 --wait");
+  expect(planCallLines(plan)[0]).toContain(
+    "clusterctl init --config /srv/state/clusterctl.yaml --infrastructure nico:v0.3.0 --wait",
+  );
   const older = await shippedContext({ ...installed, "CoreProvider/cluster-api": "v1.10.0" });
-  expect(() => planInstall(older)).toThrow("Cluster API provider cluster-api (CoreProvider) is installed at v1.10.0; the deploy path pins v1.11.7");
+  expect(() => planInstall(older)).toThrow(
+    "Cluster API provider cluster-api (CoreProvider) is installed at v1.10.0; the deploy path pins v1.11.7",
+  );
 });

@@ -115,10 +115,14 @@ async function readDocuments(inputs: InstallInputs) {
   const stack = await readStackConfig(resolve(cwd, inputs.stackConfig), { source: inputs.stackConfig });
   const deployPath = await readDeployPath(inputs.deployPath, { cwd });
   if (deployPath.clusterAPI === undefined) {
-    throw new UserError(errorCodes.INSTALL_DEPLOY_PATH_UNUSABLE, `deploy path ${inputs.deployPath} pins no Cluster API`, {
-      why: "the install runs clusterctl init at the versions the deploy path pins in spec.clusterAPI",
-      next: "add spec.clusterAPI (version, certManager, infrastructure) to its nvke-deploy.yaml; docs/deploy-path.md shows it",
-    });
+    throw new UserError(
+      errorCodes.INSTALL_DEPLOY_PATH_UNUSABLE,
+      `deploy path ${inputs.deployPath} pins no Cluster API`,
+      {
+        why: "the install runs clusterctl init at the versions the deploy path pins in spec.clusterAPI",
+        next: "add spec.clusterAPI (version, certManager, infrastructure) to its nvke-deploy.yaml; docs/deploy-path.md shows it",
+      },
+    );
   }
   const clash = deployPath.items.find((item) => (OWN_ITEMS as readonly string[]).includes(item.name));
   if (clash !== undefined) {
@@ -145,9 +149,7 @@ async function observeArchitecture(runner: ProcessRunner, target: KubeTarget) {
     kubectlCall(target, ["get", "nodes", "--output=json"]),
     where(target.kubeconfig, "reading the nodes' architecture"),
   );
-  const items = answer.found
-    ? ((JSON.parse(answer.stdout) as { items?: unknown[] }).items ?? [])
-    : ([] as unknown[]);
+  const items = answer.found ? ((JSON.parse(answer.stdout) as { items?: unknown[] }).items ?? []) : ([] as unknown[]);
   const byArch = new Map<string, string[]>();
   for (const node of items as Array<{
     metadata?: { name?: string; labels?: Record<string, string> };
@@ -164,17 +166,25 @@ async function observeArchitecture(runner: ProcessRunner, target: KubeTarget) {
   }
   if (byArch.size > 1) {
     const list = [...byArch].map(([arch, names]) => `${arch} (${names.join(", ")})`).join("; ");
-    throw new UserError(errorCodes.NODE_ARCHITECTURE_MIXED, `the site cluster's nodes are of more than one architecture: ${list}`, {
-      why: "the stack is installed with the images of one architecture",
-      facts: { architectures: [...byArch.keys()].join(",") },
-    });
+    throw new UserError(
+      errorCodes.NODE_ARCHITECTURE_MIXED,
+      `the site cluster's nodes are of more than one architecture: ${list}`,
+      {
+        why: "the stack is installed with the images of one architecture",
+        facts: { architectures: [...byArch.keys()].join(",") },
+      },
+    );
   }
   const [arch] = [...byArch.keys()];
   if (!(ARCHITECTURES as readonly string[]).includes(arch ?? "")) {
-    throw new UserError(errorCodes.NODE_ARCHITECTURE_UNKNOWN, `the site cluster's nodes are ${arch}, which the stack has no images for`, {
-      why: `the stack ships images for ${ARCHITECTURES.join(" and ")}`,
-      facts: { architecture: arch ?? "unknown" },
-    });
+    throw new UserError(
+      errorCodes.NODE_ARCHITECTURE_UNKNOWN,
+      `the site cluster's nodes are ${arch}, which the stack has no images for`,
+      {
+        why: `the stack ships images for ${ARCHITECTURES.join(" and ")}`,
+        facts: { architecture: arch ?? "unknown" },
+      },
+    );
   }
   return { architecture: arch as Architecture, nodes: items.length };
 }
@@ -187,8 +197,9 @@ async function observeProviders(runner: ProcessRunner, target: KubeTarget): Prom
     where(target.kubeconfig, "reading the installed Cluster API providers"),
   );
   if (!answer.found) return {};
-  const items = (JSON.parse(answer.stdout) as { items?: Array<{ type?: string; providerName?: string; version?: string }> })
-    .items;
+  const items = (
+    JSON.parse(answer.stdout) as { items?: Array<{ type?: string; providerName?: string; version?: string }> }
+  ).items;
   return Object.fromEntries((items ?? []).map((p) => [`${p.type}/${p.providerName}`, p.version ?? ""]));
 }
 
@@ -295,7 +306,10 @@ function clusterctlConfig(context: InstallContext): string {
         type: p.type,
         url: `file://${join(repository, p.label, p.version, p.components)}`,
       })),
-      "cert-manager": { url: `file://${join(repository, "cert-manager", certManager, "cert-manager.yaml")}`, version: certManager },
+      "cert-manager": {
+        url: `file://${join(repository, "cert-manager", certManager, "cert-manager.yaml")}`,
+        version: certManager,
+      },
     },
     { lineWidth: -1 },
   );
@@ -346,7 +360,14 @@ const writeStep = (path: string, content: string, what: string) =>
 
 function applyFile(target: KubeTarget, file: string) {
   return exec(
-    kubectlCall(target, ["apply", "--server-side", `--field-manager=${FIELD_MANAGER}`, "--force-conflicts", "--filename", file]),
+    kubectlCall(target, [
+      "apply",
+      "--server-side",
+      `--field-manager=${FIELD_MANAGER}`,
+      "--force-conflicts",
+      "--filename",
+      file,
+    ]),
     { mutates: true, reads: [file] },
   );
 }
@@ -386,7 +407,11 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
     id: "cluster-api",
     title,
     steps: [
-      writeStep(configFile, clusterctlConfig(context), "the clusterctl configuration: local provider repositories only"),
+      writeStep(
+        configFile,
+        clusterctlConfig(context),
+        "the clusterctl configuration: local provider repositories only",
+      ),
       exec(clusterctlCall(context.target, args, toolEnv), {
         mutates: true,
         reads: [configFile, ...repositoryFiles(context)],
@@ -438,7 +463,10 @@ export function planInstall(context: InstallContext): Plan {
   }).map((item) =>
     // The rendered values are written by each item that reads them, so --from-item finds them too.
     values !== undefined && takesValues.includes(item.id)
-      ? { ...item, steps: [writeStep(valuesFile, values, `the stack's values for ${observations.architecture}`), ...item.steps] }
+      ? {
+          ...item,
+          steps: [writeStep(valuesFile, values, `the stack's values for ${observations.architecture}`), ...item.steps],
+        }
       : item,
   );
   const controllers = providersOf(context.deployPath).map((p) => p.controller);
@@ -471,9 +499,13 @@ export function planInstall(context: InstallContext): Plan {
       steps: [
         // The key goes on stdin, never in argv or a file.
         exec(
-          kubectlCall(target, ["apply", "--server-side", `--field-manager=${FIELD_MANAGER}`, "--force-conflicts", "--filename", "-"], {
-            input: credentials,
-          }),
+          kubectlCall(
+            target,
+            ["apply", "--server-side", `--field-manager=${FIELD_MANAGER}`, "--force-conflicts", "--filename", "-"],
+            {
+              input: credentials,
+            },
+          ),
           { mutates: true },
         ),
       ],
@@ -495,9 +527,19 @@ export function planInstall(context: InstallContext): Plan {
           ]),
           { mutates: true },
         ),
-        exec(kubectlCall(target, ["rollout", "status", `deployment/${c.name}`, "--namespace", c.namespace, "--timeout=5m"]), {
-          mutates: false,
-        }),
+        exec(
+          kubectlCall(target, [
+            "rollout",
+            "status",
+            `deployment/${c.name}`,
+            "--namespace",
+            c.namespace,
+            "--timeout=5m",
+          ]),
+          {
+            mutates: false,
+          },
+        ),
       ]),
     },
     ...(stack.clientNetworks.length === 0
@@ -534,7 +576,10 @@ export async function checkProviderRepository(context: InstallContext, plan: Pla
   if (clusterApi === undefined || clusterApi.steps.length === 0) return;
   const missing: string[] = [];
   for (const file of repositoryFiles(context)) {
-    const found = await stat(file).then((info) => info.isFile(), () => false);
+    const found = await stat(file).then(
+      (info) => info.isFile(),
+      () => false,
+    );
     if (!found) missing.push(file);
   }
   if (missing.length > 0) {
