@@ -39,7 +39,7 @@ const dnsLabel = checkedString((value) => {
 });
 
 /** A version pin: semantic version, with or without a leading v (`v1.11.7`, `0.26.1`). */
-export const versionString = checkedString((value) =>
+const versionString = checkedString((value) =>
   valid(value) === null ? "is not a semantic version such as 1.2.3 or v1.2.3" : undefined,
 );
 

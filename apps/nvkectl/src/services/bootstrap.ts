@@ -12,7 +12,7 @@ import { readSiteSpec } from "./install.ts";
 const semverIn = (text: string): string | undefined => /v?(\d+\.\d+\.\d+)/.exec(text)?.[0];
 
 /** What site bootstrap needs on the host (NV-4), with the oldest version it works with. */
-export const BOOTSTRAP_TOOLS: ReadonlyArray<{ spec: ToolSpec; minimum: string }> = [
+const BOOTSTRAP_TOOLS: ReadonlyArray<{ spec: ToolSpec; minimum: string }> = [
   { spec: { command: "nerdctl", versionArgs: ["--version"], parse: semverIn }, minimum: "v1.7.0" },
   { spec: { command: "containerd", versionArgs: ["--version"], parse: semverIn }, minimum: "v1.7.0" },
   { spec: { command: "kind", versionArgs: ["version"], parse: semverIn }, minimum: "v0.20.0" },
@@ -47,7 +47,7 @@ function reachable(host: string, port: number, timeoutMs: number): Promise<strin
 }
 
 /** Every missing or too old tool, each with what was found and what is needed. */
-export async function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
+async function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
   const probes = await Promise.all(
     BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec), tool.minimum)),
   );
@@ -55,7 +55,7 @@ export async function checkPrerequisites(runner: ProcessRunner): Promise<string[
 }
 
 /** The hosts whose nvke-agent port does not answer, checked concurrently. */
-export async function checkHosts(site: SiteSpec, timeoutMs: number): Promise<string[]> {
+async function checkHosts(site: SiteSpec, timeoutMs: number): Promise<string[]> {
   const port = site.spec.agentPort;
   const results = await Promise.all(
     site.spec.hosts.map(async (host) => {
@@ -67,7 +67,7 @@ export async function checkHosts(site: SiteSpec, timeoutMs: number): Promise<str
 }
 
 /** The bootstrap as a plan: create the kind cluster on nerdctl (unless it exists) and restrict its kubeconfig. */
-export function planBootstrap(site: SiteSpec, kubeconfig: string, existing: readonly string[]): Plan {
+function planBootstrap(site: SiteSpec, kubeconfig: string, existing: readonly string[]): Plan {
   const name = site.metadata.name;
   const exists = existing.includes(name);
   return createPlan(

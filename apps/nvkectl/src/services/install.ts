@@ -20,9 +20,9 @@ import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
 
 /** The field manager of every server-side apply the install makes. */
-export const FIELD_MANAGER = "nvkectl";
+const FIELD_MANAGER = "nvkectl";
 /** The Secret the NICo API key is kept in (in the controller's namespace). */
-export const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
+const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
 const ARCHITECTURES = ["amd64", "arm64"] as const;
 type Architecture = (typeof ARCHITECTURES)[number];
 /** The plan items the install adds around the deploy path's; a deploy path item may not use these names. */
@@ -65,7 +65,7 @@ export interface InstallInputs {
 }
 
 /** What the read-only observations found; the planner decides from this alone. */
-export interface InstallObservations {
+interface InstallObservations {
   architecture: Architecture;
   nodes: number;
   /** Installed Cluster API providers, `type/name` → version (the clusterctl inventory). */
@@ -562,7 +562,7 @@ export function planInstall(context: InstallContext): Plan {
 }
 
 /** The handler of the plan's write-file actions: the rendered files, written 0600 in the work dir. */
-export const installActions: Readonly<Record<string, ActionHandler>> = {
+const installActions: Readonly<Record<string, ActionHandler>> = {
   "write-file": async (step) => {
     const path = String(step.params?.path);
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -571,7 +571,7 @@ export const installActions: Readonly<Record<string, ActionHandler>> = {
 };
 
 /** Checks, before anything runs, that clusterctl will find every file it needs in the provider repository. */
-export async function checkProviderRepository(context: InstallContext, plan: Plan): Promise<void> {
+async function checkProviderRepository(context: InstallContext, plan: Plan): Promise<void> {
   const clusterApi = plan.items.find((item) => item.id === "cluster-api");
   if (clusterApi === undefined || clusterApi.steps.length === 0) return;
   const missing: string[] = [];
