@@ -350,6 +350,19 @@ describe("nvkectl install against the real API server", () => {
     ]);
     expect(dry.stdout).not.toContain(API_KEY);
 
+    // A real run through the CLI, with every call logged (-v): nothing to change, the key nowhere
+    const before = await versions();
+    const real = await runCli("nvkectl", [...base, "-v", "--work-dir", join(work, "state")], {
+      env,
+      timeoutMs: 110_000,
+    });
+    expect(real.exitCode).toBe(0);
+    expect(real.stderr).toContain("[nico-credentials] done");
+    expect(real.stderr).toContain("running kubectl --kubeconfig");
+    expect(real.stderr).toContain("<<<(stdin:");
+    expect(real.stderr + real.stdout).not.toContain(API_KEY);
+    expect(await versions()).toEqual(before);
+
     await writeFile(
       join(work, "bad-stack.yaml"),
       (await readFile(inputs.stackConfig, "utf8")).replace("org-42", "REPLACE_ORG"),
