@@ -312,7 +312,13 @@ describe("nvkectl install against the real API server", () => {
       redactor: inputs.redactor,
       fromItem: "controller",
     });
-    expect(resumed.skipped).toEqual(["cluster-api", "storage-class", "nico-credentials", "widgets"]);
+    expect(resumed.skipped).toEqual([
+      "cluster-api",
+      "storage-class",
+      "node-architecture",
+      "nico-credentials",
+      "widgets",
+    ]);
     expect((await json("get", "configmap", "later", "--namespace", "not-yet")).metadata.name).toBe("later");
     expect((await json("get", "configmap", "finished", "--namespace", "nke-controller")).data).toEqual({ done: "yes" });
   });
@@ -341,6 +347,7 @@ describe("nvkectl install against the real API server", () => {
     expect(document.items.map((item: { id: string }) => item.id)).toEqual([
       "cluster-api",
       "storage-class",
+      "node-architecture",
       "nico-credentials",
       "widgets",
       "controller",

@@ -38,6 +38,7 @@ test("the shipped deploy path parses, validates and dry-runs in the order the se
   expect(plan.items.map((item) => item.id)).toEqual([
     "cluster-api",
     "storage-class",
+    "node-architecture",
     "nico-credentials",
     "spire-crds",
     "spire",

@@ -13,7 +13,7 @@ import {
   runKube,
 } from "@nodekit/kube";
 import { type ActionHandler, action, createPlan, exec, type Plan, type PlanItem, runPlan } from "@nodekit/plan";
-import type { ProcessRunner, Redactor } from "@nodekit/process";
+import { formatCall, type ProcessRunner, type Redactor } from "@nodekit/process";
 import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump } from "js-yaml";
@@ -26,7 +26,14 @@ const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
 const ARCHITECTURES = ["amd64", "arm64"] as const;
 type Architecture = (typeof ARCHITECTURES)[number];
 /** The plan items the install adds around the deploy path's; a deploy path item may not use these names. */
-const OWN_ITEMS = ["cluster-api", "storage-class", "nico-credentials", "spire-patch", "client-networks"] as const;
+const OWN_ITEMS = [
+  "cluster-api",
+  "storage-class",
+  "node-architecture",
+  "nico-credentials",
+  "spire-patch",
+  "client-networks",
+] as const;
 
 /** Mount the SPIRE agent's Workload API socket (SPIFFE CSI driver) into a Cluster API controller. */
 const SPIRE_SOCKET_DIR = "/run/spire/agent-sockets";
@@ -142,11 +149,13 @@ async function readDocuments(inputs: InstallInputs) {
 
 const where = (kubeconfig: string, doing: string) => ({ doing, kubeconfig, cluster: "the site cluster" });
 
+const NODES_ARGS = ["get", "nodes", "--output=json"];
+
 /** The nodes' one architecture, read from the cluster: NODE_ARCHITECTURE_UNKNOWN / _MIXED otherwise. */
 async function observeArchitecture(runner: ProcessRunner, target: KubeTarget) {
   const answer = await runKube(
     runner,
-    kubectlCall(target, ["get", "nodes", "--output=json"]),
+    kubectlCall(target, NODES_ARGS),
     where(target.kubeconfig, "reading the nodes' architecture"),
   );
   const items = answer.found ? ((JSON.parse(answer.stdout) as { items?: unknown[] }).items ?? []) : ([] as unknown[]);
@@ -494,6 +503,18 @@ export function planInstall(context: InstallContext): Plan {
       steps: [writeStep(storageClassFile, manifest(storageClass), "StorageClass"), applyFile(target, storageClassFile)],
     },
     {
+      // Read before planning (the plan depends on it); shown here, in the seed's order, with the call that read it.
+      id: "node-architecture",
+      title: `the nodes' architecture: ${observations.architecture}`,
+      steps: [
+        action(
+          "observed",
+          `${observations.nodes} node${observations.nodes === 1 ? "" : "s"}, all ${observations.architecture}, read with: ${formatCall(kubectlCall(target, NODES_ARGS))}`,
+          { mutates: false, params: { architecture: observations.architecture, nodes: observations.nodes } },
+        ),
+      ],
+    },
+    {
       id: "nico-credentials",
       title: `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`,
       steps: [
@@ -563,6 +584,8 @@ export function planInstall(context: InstallContext): Plan {
 
 /** The handler of the plan's write-file actions: the rendered files, written 0600 in the work dir. */
 const installActions: Readonly<Record<string, ActionHandler>> = {
+  // What was observed before planning; nothing is left to do when the plan runs.
+  observed: async () => {},
   "write-file": async (step) => {
     const path = String(step.params?.path);
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
