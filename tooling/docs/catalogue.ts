@@ -8,6 +8,7 @@ import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
+import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
@@ -22,6 +23,7 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   siteConfigErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
+  phaseRunnerErrorCodes,
   nvkectlErrorCodes,
 ];
 
