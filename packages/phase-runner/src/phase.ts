@@ -68,6 +68,11 @@ export interface Phase<Ctx> {
   plan(context: Ctx, input: PlanInput): readonly PlanStep[];
   /** Handlers for the plan's action steps, by action name. */
   readonly actions?: Readonly<Record<string, ActionHandlerOf<Ctx>>>;
+  /**
+   * Runs after the phase's steps, whether they succeeded or not: removes what must not
+   * outlive the phase (a file holding a one-time token). Its own failure is ignored.
+   */
+  cleanup?(context: Ctx, io: PhaseIo): Promise<void>;
   /** In a dry run, the outputs later phases plan with when this phase would run (ids not known yet, say so). */
   preview?(context: Ctx, input: PlanInput): PhaseOutputs;
   /** A cheap check, on resume, that a completed phase's work is still in place. */

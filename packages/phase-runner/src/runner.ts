@@ -454,13 +454,17 @@ async function executePhase<Ctx>(
     if (event.type === "step-finished")
       emit({ type: "step-finished", phase: ref, step: event.step, line: event.line, ms: event.ms });
   };
-  await runPlan(plan, {
-    runner,
-    actions,
-    onEvent: forward,
-    ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
-    ...(options.describeFailure === undefined ? {} : { describeFailure: options.describeFailure }),
-  });
+  try {
+    await runPlan(plan, {
+      runner,
+      actions,
+      onEvent: forward,
+      ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
+      ...(options.describeFailure === undefined ? {} : { describeFailure: options.describeFailure }),
+    });
+  } finally {
+    await entry.cleanup?.(context, io).catch(() => {});
+  }
   return produced;
 }
 
