@@ -36,7 +36,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   PRECHECKS_FAILED: {
     exitCode: ExitCode.Precondition,
-    meaning: "The machine does not meet what k3s, Calico and Liqo need; every failed check says what was found, what is required and how to fix it.",
+    meaning:
+      "The machine does not meet what k3s, Calico and Liqo need; every failed check says what was found, what is required and how to fix it.",
   },
   HOST_FACTS_UNREADABLE: {
     exitCode: ExitCode.Precondition,
@@ -44,15 +45,18 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   TOOL_INSTALL_FAILED: {
     exitCode: ExitCode.Precondition,
-    meaning: "A companion tool downloaded and verified into ~/.nr/bin did not install or does not answer with its pinned version; nothing was kept.",
+    meaning:
+      "A companion tool downloaded and verified into ~/.nr/bin did not install or does not answer with its pinned version; nothing was kept.",
   },
   K3S_INSTALLER_MISSING: {
     exitCode: ExitCode.Precondition,
-    meaning: "No k3s installer on this machine (k3s-install.sh on PATH or in ~/.nr/bin) and the pins give none to download with a digest.",
+    meaning:
+      "No k3s installer on this machine (k3s-install.sh on PATH or in ~/.nr/bin) and the pins give none to download with a digest.",
   },
   PROXMOX_CREDENTIALS_MISSING: {
     exitCode: ExitCode.Usage,
-    meaning: "The operator phase needs Proxmox credentials and none were given (file, standard input, environment or prompt).",
+    meaning:
+      "The operator phase needs Proxmox credentials and none were given (file, standard input, environment or prompt).",
   },
   PROXMOX_CREDENTIALS_INVALID: {
     exitCode: ExitCode.InvalidInput,
@@ -62,16 +66,13 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Usage,
     meaning: "A secret was passed as a command-line flag, where shell history and ps can read it; it was not used.",
   },
-  WAIT_TIMEOUT: {
-    exitCode: ExitCode.Unreachable,
-    meaning: "Something a phase waits for (a node Ready, Calico ready, the peering) did not happen within --timeout.",
-  },
-  INVALID_DURATION: {
+  NR_DURATION_INVALID: {
     exitCode: ExitCode.Usage,
     meaning: "A duration flag (--timeout) is not a duration such as 90s, 10m or 1h.",
   },
   VERIFY_FAILED: {
     exitCode: ExitCode.CheckFailed,
-    meaning: "The verify phase's health gate did not pass; each failed check is listed and the result was reported to NodeRings.",
+    meaning:
+      "The verify phase's health gate did not pass; each failed check is listed and the result was reported to NodeRings.",
   },
 });

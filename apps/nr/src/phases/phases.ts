@@ -10,7 +10,7 @@ import { errorCodes } from "../errors.ts";
 import { calicoManifests, calicoResources } from "../services/calico.ts";
 import { credentialsSecret } from "../services/credentials.ts";
 import { displayPath } from "../services/home.ts";
-import { assessHost, type HostFacts, hostProblems, REQUIREMENTS, REQUIRED_PORTS } from "../services/host.ts";
+import { assessHost, type HostFacts, hostProblems, REQUIRED_PORTS, REQUIREMENTS } from "../services/host.ts";
 import { installInstaller, installSummary, installTool, type ToolDecision } from "../services/tools.ts";
 import type { RegisterContext } from "./context.ts";
 
@@ -70,7 +70,11 @@ function toolSteps(decision: ToolDecision, phaseTool: string): PlanStep[] {
   ];
 }
 
-async function installToolAction(ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload">, decision: ToolDecision, io: PhaseIo) {
+async function installToolAction(
+  ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload">,
+  decision: ToolDecision,
+  io: PhaseIo,
+) {
   if (decision.action !== "install") return;
   await installTool(decision, {
     runner: ctx.runner,
@@ -98,7 +102,7 @@ const agent = define({
   description: "create the agent in NodeRings, or reuse it (--name / --agent-id)",
   needs: ["api", "identity", "arch"],
   inputs: (ctx) => ({ name: ctx.identity.name ?? null, agentId: ctx.identity.agentId ?? null }),
-  async observe(ctx) {
+  async observe(ctx): Promise<JsonValue> {
     if (ctx.identity.agentId !== undefined) {
       const found = await ctx.api.getAgent(ctx.identity.agentId);
       return { exists: true, id: found.id, name: found.name, state: found.state };
@@ -164,7 +168,11 @@ const prechecks = define({
   needs: ["host", "skipPrechecks", "network", "api"],
   invalidatesLater: false,
   guard: (ctx) => (ctx.skipPrechecks ? "--skip-prechecks" : undefined),
-  inputs: (ctx) => ({ requirements: { ...REQUIREMENTS }, ports: REQUIRED_PORTS.map((p) => `${p.port}/${p.protocol}`), network: { ...ctx.network } }),
+  inputs: (ctx) => ({
+    requirements: { ...REQUIREMENTS },
+    ports: REQUIRED_PORTS.map((p) => `${p.port}/${p.protocol}`),
+    network: { ...ctx.network },
+  }),
   async observe(ctx, prior) {
     const facts = await ctx.host.facts();
     const agentId = agentIdOf(prior);
@@ -198,7 +206,10 @@ const prechecks = define({
           },
         );
       }
-      io.set("checks", checks.map((check) => `${check.id}: ${check.found}`));
+      io.set(
+        "checks",
+        checks.map((check) => `${check.id}: ${check.found}`),
+      );
     },
   },
 });
@@ -215,7 +226,10 @@ const k3s = define({
     return { nodeName: facts.hostname, installer: installer as unknown as JsonValue };
   },
   plan(ctx, { observation }) {
-    const seen = observation as { nodeName: string; installer: { action: string; path: string; artifact?: { url: string; sha256: string } } };
+    const seen = observation as {
+      nodeName: string;
+      installer: { action: string; path: string; artifact?: { url: string; sha256: string } };
+    };
     const version = ctx.pins.pins.tools.k3s.version;
     const wait = waitTarget(ctx.kube, ctx.wait.seconds);
     const steps: PlanStep[] = [];
@@ -282,8 +296,9 @@ async function nodeReady(
     cluster: "the agent cluster",
   });
   if (!answer.found) return { ok: false, reason: `node ${node} is not in the cluster` };
-  const conditions = (JSON.parse(answer.stdout) as { status?: { conditions?: Array<{ type: string; status: string }> } })
-    .status?.conditions;
+  const conditions = (
+    JSON.parse(answer.stdout) as { status?: { conditions?: Array<{ type: string; status: string }> } }
+  ).status?.conditions;
   return conditions?.some((c) => c.type === "Ready" && c.status === "True")
     ? { ok: true }
     : { ok: false, reason: `node ${node} is not Ready` };
@@ -351,8 +366,9 @@ async function calicoReady(
     cluster: "the agent cluster",
   });
   if (!answer.found) return { ok: false, reason: "Calico's TigeraStatus is not there" };
-  const conditions = (JSON.parse(answer.stdout) as { status?: { conditions?: Array<{ type: string; status: string }> } })
-    .status?.conditions;
+  const conditions = (
+    JSON.parse(answer.stdout) as { status?: { conditions?: Array<{ type: string; status: string }> } }
+  ).status?.conditions;
   return conditions?.some((c) => c.type === "Available" && c.status === "True")
     ? { ok: true }
     : { ok: false, reason: "Calico is not Available" };
@@ -550,8 +566,18 @@ const offloading = define({
         known: false,
         liqoctl,
         namespaces: [
-          { name: unknown("required namespaces from NodeRings"), pod: unknown("strategy"), mapping: unknown("strategy"), required: true },
-          ...ctx.offload.map((name) => ({ name, pod: unknown("strategy"), mapping: unknown("strategy"), required: false })),
+          {
+            name: unknown("required namespaces from NodeRings"),
+            pod: unknown("strategy"),
+            mapping: unknown("strategy"),
+            required: true,
+          },
+          ...ctx.offload.map((name) => ({
+            name,
+            pod: unknown("strategy"),
+            mapping: unknown("strategy"),
+            required: false,
+          })),
         ],
       };
     }
@@ -644,7 +670,9 @@ const offloading = define({
     if (id === null || !Array.isArray(recorded)) return { ok: false, reason: "the checkpoint has no namespaces" };
     const targets = await ctx.api.getOffloadingTargets(id);
     const missing = recorded.filter((name) => typeof name !== "string" || !targets.offloaded.includes(name));
-    return missing.length === 0 ? { ok: true } : { ok: false, reason: `NodeRings lists ${missing.join(", ")} as not offloaded` };
+    return missing.length === 0
+      ? { ok: true }
+      : { ok: false, reason: `NodeRings lists ${missing.join(", ")} as not offloaded` };
   },
 });
 
@@ -653,7 +681,10 @@ const inboundPeering = define({
   title: "Inbound peering",
   description: "ask NodeRings to peer back, and wait until it reports the handshake complete",
   needs: ["api", "wait"],
-  inputs: (_ctx, prior) => ({ agentId: prior.require("agent", "agentId"), clusterId: prior.require("agent", "clusterId") }),
+  inputs: (_ctx, prior) => ({
+    agentId: prior.require("agent", "agentId"),
+    clusterId: prior.require("agent", "clusterId"),
+  }),
   async observe(ctx, prior): Promise<JsonValue> {
     const id = agentIdOf(prior);
     if (id === null) return { inbound: "None" };
@@ -662,7 +693,9 @@ const inboundPeering = define({
   plan(ctx, { observation, prior }) {
     const inbound = (observation as { inbound: string }).inbound;
     if (inbound === "Established") {
-      return [action("inbound-established", "NodeRings already reports the inbound peering Established", { mutates: false })];
+      return [
+        action("inbound-established", "NodeRings already reports the inbound peering Established", { mutates: false }),
+      ];
     }
     return [
       action(
@@ -670,9 +703,13 @@ const inboundPeering = define({
         `tell NodeRings the outbound peering of cluster ${stringOf(prior, "agent", "clusterId")} is established and ask it to peer back`,
         { mutates: true },
       ),
-      action("wait-inbound", `wait up to ${ctx.wait.seconds}s for NodeRings to report the inbound peering Established`, {
-        mutates: false,
-      }),
+      action(
+        "wait-inbound",
+        `wait up to ${ctx.wait.seconds}s for NodeRings to report the inbound peering Established`,
+        {
+          mutates: false,
+        },
+      ),
     ];
   },
   actions: {
@@ -748,7 +785,10 @@ const operator = define({
         `create Secret ${op.namespace}/${op.secretName} with the Proxmox credentials (from the ${op.credentialsSource}) in this cluster: they go nowhere else`,
         { mutates: true, params: { namespace: op.namespace, name: op.secretName } },
       ),
-      exec({ ...upgrade, command: helm.path }, { mutates: true, ...(op.chart.includes("://") ? {} : { reads: [op.chart] }) }),
+      exec(
+        { ...upgrade, command: helm.path },
+        { mutates: true, ...(op.chart.includes("://") ? {} : { reads: [op.chart] }) },
+      ),
     ];
   },
   actions: {
@@ -772,14 +812,20 @@ const operator = define({
     const helm = await ctx.tools.helm();
     const result = await ctx.runner.run(
       {
-        ...helmCall(ctx.kube, ["status", ctx.operator.release, "--namespace", ctx.operator.namespace, "-o", "json"], ctx.helmEnv),
+        ...helmCall(
+          ctx.kube,
+          ["status", ctx.operator.release, "--namespace", ctx.operator.namespace, "-o", "json"],
+          ctx.helmEnv,
+        ),
         command: helm.path,
       },
       { allowFailure: true },
     );
     if (result.exitCode !== 0) return { ok: false, reason: `helm release ${ctx.operator.release} is not installed` };
     const status = (JSON.parse(result.stdout) as { info?: { status?: string } }).info?.status;
-    return status === "deployed" ? { ok: true } : { ok: false, reason: `helm release ${ctx.operator.release} is ${status}` };
+    return status === "deployed"
+      ? { ok: true }
+      : { ok: false, reason: `helm release ${ctx.operator.release} is ${status}` };
   },
 });
 
@@ -879,7 +925,11 @@ async function healthChecks(
     const targets = await ctx.api.getOffloadingTargets(id);
     const wanted = Array.isArray(recorded) ? recorded.map(String) : targets.required.map((ns) => ns.name);
     const missing = wanted.filter((name) => !targets.offloaded.includes(name));
-    add("offloading", missing.length === 0, missing.length === 0 ? `offloaded: ${wanted.join(", ")}` : `not offloaded: ${missing.join(", ")}`);
+    add(
+      "offloading",
+      missing.length === 0,
+      missing.length === 0 ? `offloaded: ${wanted.join(", ")}` : `not offloaded: ${missing.join(", ")}`,
+    );
   }
   if (ctx.operator.skip && prior.of("operator") === undefined) {
     add("operator", "skip", "not installed (--skip-operator-install): VMs cannot be sold until it runs");
@@ -887,7 +937,11 @@ async function healthChecks(
     const helm = await ctx.tools.helm();
     const result = await ctx.runner.run(
       {
-        ...helmCall(ctx.kube, ["status", ctx.operator.release, "--namespace", ctx.operator.namespace, "-o", "json"], ctx.helmEnv),
+        ...helmCall(
+          ctx.kube,
+          ["status", ctx.operator.release, "--namespace", ctx.operator.namespace, "-o", "json"],
+          ctx.helmEnv,
+        ),
         command: helm.path,
       },
       { allowFailure: true },
@@ -900,7 +954,11 @@ async function healthChecks(
       kubectlCall(ctx.kube, ["get", `secret/${ctx.operator.secretName}`, "-n", ctx.operator.namespace, "-o", "name"]),
       { doing: "checking the credentials Secret", kubeconfig: ctx.kube.kubeconfig },
     );
-    add("operator-credentials", secret.found, secret.found ? undefined : `no Secret ${ctx.operator.namespace}/${ctx.operator.secretName}`);
+    add(
+      "operator-credentials",
+      secret.found,
+      secret.found ? undefined : `no Secret ${ctx.operator.namespace}/${ctx.operator.secretName}`,
+    );
   }
   return checks;
 }

@@ -58,12 +58,18 @@ export async function readProxmoxCredentials(options: CredentialsOptions): Promi
     const source = fromStdin ? "standard input" : options.file;
     let text: string;
     try {
-      text = fromStdin ? await (options.readStdin ?? (() => readAll(process.stdin)))() : await readFile(options.file, "utf8");
+      text = fromStdin
+        ? await (options.readStdin ?? (() => readAll(process.stdin)))()
+        : await readFile(options.file, "utf8");
     } catch (error) {
-      throw new UserError(errorCodes.PROXMOX_CREDENTIALS_MISSING, `cannot read the Proxmox credentials from ${source}`, {
-        why: (error as NodeJS.ErrnoException).code ?? String(error),
-        next: "give a readable file with url, tokenId and tokenSecret",
-      });
+      throw new UserError(
+        errorCodes.PROXMOX_CREDENTIALS_MISSING,
+        `cannot read the Proxmox credentials from ${source}`,
+        {
+          why: (error as NodeJS.ErrnoException).code ?? String(error),
+          next: "give a readable file with url, tokenId and tokenSecret",
+        },
+      );
     }
     // Register the secret before validating: a problem must never be able to show it.
     const secretLine = /^\s*tokenSecret\s*:\s*["']?([^"'\n]+)/m.exec(text)?.[1]?.trim();

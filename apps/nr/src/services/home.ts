@@ -65,10 +65,7 @@ export async function loadNrConfig(paths: NrPaths): Promise<LoadedNrConfig> {
   let text: string;
   let mode: number;
   try {
-    [text, mode] = await Promise.all([
-      readFile(paths.config, "utf8"),
-      stat(paths.config).then((s) => s.mode & 0o777),
-    ]);
+    [text, mode] = await Promise.all([readFile(paths.config, "utf8"), stat(paths.config).then((s) => s.mode & 0o777)]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       return { path: paths.config, exists: false, config: {}, document: undefined };

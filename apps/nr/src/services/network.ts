@@ -49,10 +49,14 @@ export function networkPlan(options: { podCidr?: string | undefined; serviceCidr
   const podCidr = canonical(options.podCidr ?? DEFAULT_NETWORK.podCidr, "--pod-cidr");
   const serviceCidr = canonical(options.serviceCidr ?? DEFAULT_NETWORK.serviceCidr, "--service-cidr");
   if (cidrsOverlap(podCidr, serviceCidr)) {
-    throw new UserError(errorCodes.NETWORK_PLAN_INVALID, `the pod CIDR ${podCidr} overlaps the service CIDR ${serviceCidr}`, {
-      why: "pods and services need addresses of their own",
-      next: "choose two ranges that do not overlap, e.g. the defaults 10.42.0.0/16 and 10.43.0.0/16",
-    });
+    throw new UserError(
+      errorCodes.NETWORK_PLAN_INVALID,
+      `the pod CIDR ${podCidr} overlaps the service CIDR ${serviceCidr}`,
+      {
+        why: "pods and services need addresses of their own",
+        next: "choose two ranges that do not overlap, e.g. the defaults 10.42.0.0/16 and 10.43.0.0/16",
+      },
+    );
   }
   return { podCidr, serviceCidr };
 }

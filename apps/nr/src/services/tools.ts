@@ -50,7 +50,11 @@ export async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.
 }
 
 /** The version a tool at `path` reports, or undefined when it does not run or says none. */
-export async function toolVersion(runner: ProcessRunner, tool: CompanionTool, path: string): Promise<string | undefined> {
+export async function toolVersion(
+  runner: ProcessRunner,
+  tool: CompanionTool,
+  path: string,
+): Promise<string | undefined> {
   try {
     const result = await runner.run({ command: path, args: VERSION_ARGS[tool] });
     return /v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?/.exec(`${result.stdout}\n${result.stderr}`)?.[0];
@@ -126,20 +130,33 @@ export async function installTool(
   try {
     const { artifact } = decision;
     const downloaded = join(work, "download");
-    await downloadArtifact({ ...artifact, label: `${decision.tool} ${decision.version} (${artifact.arch})` }, downloaded, {
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    });
+    await downloadArtifact(
+      { ...artifact, label: `${decision.tool} ${decision.version} (${artifact.arch})` },
+      downloaded,
+      {
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      },
+    );
     let executable = downloaded;
     if (artifact.format === "tar.gz") {
       const member = artifact.member ?? decision.tool;
       const { x } = await import("tar");
       const unpacked = join(work, "unpacked");
       await mkdir(unpacked);
-      await x({ file: downloaded, cwd: unpacked, strict: true, filter: (path) => path.replace(/^\.\//, "") === member });
+      await x({
+        file: downloaded,
+        cwd: unpacked,
+        strict: true,
+        filter: (path) => path.replace(/^\.\//, "") === member,
+      });
       executable = join(unpacked, member);
       if (!(await exists(executable))) {
-        throw installFailed(decision, `the archive holds no ${member}`, "the pins name a member the archive does not have");
+        throw installFailed(
+          decision,
+          `the archive holds no ${member}`,
+          "the pins name a member the archive does not have",
+        );
       }
     }
     await chmod(executable, 0o755);
@@ -183,7 +200,10 @@ export const K3S_INSTALLER = "k3s-install.sh";
 /** The related tool in a pin set that names the k3s installer (its script, per architecture, with a digest). */
 export const K3S_INSTALLER_PIN = "k3s-install";
 
-const sha256Of = async (path: string) => createHash("sha256").update(await readFile(path)).digest("hex");
+const sha256Of = async (path: string) =>
+  createHash("sha256")
+    .update(await readFile(path))
+    .digest("hex");
 
 /**
  * Where the k3s installer comes from. The operator's own `k3s-install.sh` on PATH wins;
@@ -201,13 +221,17 @@ export async function resolveK3sInstaller(options: {
   if (onPath !== undefined) return { action: "use", path: onPath, from: "PATH" };
   const own = join(options.paths.bin, K3S_INSTALLER);
   if (options.pins.pins.tools[K3S_INSTALLER_PIN] === undefined) {
-    throw new UserError(errorCodes.K3S_INSTALLER_MISSING, "there is no k3s installer to run, and the pins name none to download", {
-      why: `neither ${K3S_INSTALLER} on PATH nor a pinned installer (tools.${K3S_INSTALLER_PIN}) with a digest; an unchecked installer is never run`,
-      next: [
-        `download the official installer (https://get.k3s.io), check it, and put it on PATH as ${K3S_INSTALLER} (chmod +x)`,
-        `or add tools.${K3S_INSTALLER_PIN} with its URL and sha256 to the pins`,
-      ],
-    });
+    throw new UserError(
+      errorCodes.K3S_INSTALLER_MISSING,
+      "there is no k3s installer to run, and the pins name none to download",
+      {
+        why: `neither ${K3S_INSTALLER} on PATH nor a pinned installer (tools.${K3S_INSTALLER_PIN}) with a digest; an unchecked installer is never run`,
+        next: [
+          `download the official installer (https://get.k3s.io), check it, and put it on PATH as ${K3S_INSTALLER} (chmod +x)`,
+          `or add tools.${K3S_INSTALLER_PIN} with its URL and sha256 to the pins`,
+        ],
+      },
+    );
   }
   const artifact = requireArtifact(options.pins, K3S_INSTALLER_PIN, options.arch);
   if ((await exists(own)) && (await sha256Of(own)) === artifact.sha256) {
