@@ -60,6 +60,8 @@ export interface RegisterOptions {
   dryRun: boolean;
   waitSeconds: number;
   pollMs: number;
+  /** The deadline of each NodeRings API request (default 30 s). */
+  apiTimeoutMs?: number | undefined;
   /** A directory laid out like a machine's (/etc/os-release, /proc), for the prechecks. */
   hostRoot?: string | undefined;
   env: NodeJS.ProcessEnv;
@@ -136,6 +138,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     baseUrl: endpoint.url,
     token: () => endpoint.token,
     userAgent: `nr/${options.version}`,
+    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     log: (line) => options.debug(line),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });

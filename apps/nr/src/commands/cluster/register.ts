@@ -119,6 +119,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       default: "10m",
     }),
     "poll-interval": Flags.string({ hidden: true, default: "2s" }),
+    "api-timeout": Flags.string({ hidden: true, default: "30s" }),
     "host-root": Flags.string({ hidden: true, description: "Read the host facts from this directory instead of /." }),
   };
 
@@ -175,6 +176,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         dryRun,
         waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
         pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
+        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
         hostRoot: flags["host-root"],
         env,
         runner: this.processRunner(),
