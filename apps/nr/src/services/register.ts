@@ -10,6 +10,7 @@ import {
   type RunResult,
   type RunState,
   runPhases,
+  selectPhases,
 } from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
@@ -125,6 +126,9 @@ function memo<T>(make: () => Promise<T>): () => Promise<T> {
  */
 export async function register(options: RegisterOptions): Promise<RegisterOutcome> {
   const { env, redactor } = options;
+  const selection = { skip: options.skipPhases, from: options.fromPhase, only: options.onlyPhase };
+  // An unknown phase is a usage error: said before anything is read or asked.
+  selectPhases(REGISTER_PHASES, selection, SELECTION_LABELS);
   const paths = nrPaths(env);
   const config = await loadNrConfig(paths);
   const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
@@ -242,7 +246,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     store,
     resume: options.resume,
     restart: options.restart,
-    selection: { skip: options.skipPhases, from: options.fromPhase, only: options.onlyPhase },
+    selection,
     labels: SELECTION_LABELS,
     resumeLabels: RESUME_LABELS,
   };
