@@ -66,6 +66,11 @@ export interface Phase<Ctx> {
   observe?(context: Ctx, prior: PriorOutputs): Promise<JsonValue>;
   /** The exact steps the phase takes: what a dry run prints and a real run executes. */
   plan(context: Ctx, input: PlanInput): readonly PlanStep[];
+  /**
+   * The outputs a phase records that its plan already decided (a node name, a version):
+   * for phases whose steps are calls only. Merged under what its actions set.
+   */
+  outputs?(context: Ctx, input: PlanInput): PhaseOutputs;
   /** Handlers for the plan's action steps, by action name. */
   readonly actions?: Readonly<Record<string, ActionHandlerOf<Ctx>>>;
   /**

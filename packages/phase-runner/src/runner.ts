@@ -310,8 +310,10 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
       let reason: RunReason;
       let detail: string | undefined;
       if (chosen) reason = "chosen";
-      else if (dirty) reason = "after-earlier-rerun";
-      else if (checkpoint?.state === "done") {
+      else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
+      else if (checkpoint.state === "failed") reason = "failed-before";
+      else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
+      else if (checkpoint.state === "done") {
         if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
         else {
           const probe = await runProbe(entry, context, checkpoint, outputs);
@@ -322,9 +324,7 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
           reason = "probe-failed";
           detail = probe.reason;
         }
-      } else if (checkpoint?.state === "failed") reason = "failed-before";
-      else if (checkpoint?.state === "stale") reason = "after-earlier-rerun";
-      else reason = "new";
+      } else reason = "new";
 
       emit({ type: "phase-started", phase: ref, reason, ...(detail === undefined ? {} : { detail }) });
       const phaseStarted = now();
@@ -465,7 +465,7 @@ async function executePhase<Ctx>(
   } finally {
     await entry.cleanup?.(context, io).catch(() => {});
   }
-  return produced;
+  return { ...entry.outputs?.(context, input), ...produced };
 }
 
 function phaseFailure<Ctx>(error: unknown, entry: Phase<Ctx>, stateFile: string): Error {
@@ -530,8 +530,10 @@ export async function planPhases<Ctx>(options: PlanPhasesOptions<Ctx>): Promise<
     const inputsHash = hashInputs(entry.inputs(context, outputs));
     let reason: RunReason;
     if (entry.id === from || entry.id === only) reason = "chosen";
-    else if (dirty) reason = "after-earlier-rerun";
-    else if (checkpoint?.state === "done") {
+    else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
+    else if (checkpoint.state === "failed") reason = "failed-before";
+    else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
+    else if (checkpoint.state === "done") {
       if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
       else {
         const probe = await runProbe(entry, context, checkpoint, outputs);
@@ -541,9 +543,7 @@ export async function planPhases<Ctx>(options: PlanPhasesOptions<Ctx>): Promise<
         }
         reason = "probe-failed";
       }
-    } else if (checkpoint?.state === "failed") reason = "failed-before";
-    else if (checkpoint?.state === "stale") reason = "after-earlier-rerun";
-    else reason = "new";
+    } else reason = "new";
     const observation = entry.observe === undefined ? undefined : await entry.observe(context, outputs);
     const input: PlanInput = { prior: outputs, observation, dryRun: true };
     const steps = entry.plan(context, input);

@@ -41,8 +41,8 @@ export interface RegisterContext {
     secretName: string;
     /** Where the credentials come from, for the plan ("file /root/pve.yaml"). */
     credentialsSource: string;
-    /** Read before the run starts (never in a dry run). */
-    credentials: ProxmoxCredentials | undefined;
+    /** Read before the run starts when the operator is still to install, else when its phase runs again; never in a dry run. */
+    credentials: () => Promise<ProxmoxCredentials>;
   };
   /** How long each wait may take, and how often to ask. */
   wait: { seconds: number; pollMs: number };

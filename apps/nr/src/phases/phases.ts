@@ -277,6 +277,10 @@ const k3s = define({
       }
     },
   },
+  outputs: (ctx, { observation }) => ({
+    nodeName: (observation as { nodeName: string }).nodeName,
+    version: ctx.pins.pins.tools.k3s.version,
+  }),
   preview: (_ctx, { observation }) => ({ nodeName: (observation as { nodeName: string }).nodeName }),
   async probe(ctx, checkpoint) {
     const node = checkpoint.outputs?.nodeName;
@@ -353,6 +357,7 @@ const calico = define({
     ];
   },
   actions: { "write-file": writeFile },
+  outputs: (ctx) => ({ version: ctx.pins.pins.tools.calico.version, podCidr: ctx.network.podCidr }),
   probe: (ctx) => calicoReady(ctx.runner, ctx.kube),
 });
 
@@ -415,6 +420,10 @@ const liqo = define({
     ];
   },
   actions: { "install-tool": async (ctx, _step, io) => installToolAction(ctx, decisionOf(io, "liqoctl"), io) },
+  outputs: (ctx, { prior }) => ({
+    version: ctx.pins.pins.tools.liqo.version,
+    clusterId: stringOf(prior, "agent", "clusterId"),
+  }),
   async probe(ctx) {
     const answer = await runKube(ctx.runner, kubectlCall(ctx.kube, ["get", "namespace/liqo", "-o", "name"]), {
       doing: "checking Liqo",
@@ -794,8 +803,7 @@ const operator = define({
   actions: {
     "install-tool": async (ctx, _step, io) => installToolAction(ctx, decisionOf(io, "helm"), io),
     "create-credentials-secret": async (ctx, _step, io) => {
-      const credentials = ctx.operator.credentials;
-      if (credentials === undefined) throw new BugError("the operator phase ran without credentials");
+      const credentials = await ctx.operator.credentials();
       ctx.redactor.add(credentials.tokenSecret);
       // Through stdin: the secret is in no argument, no file, no log line.
       await ctx.runner.run(

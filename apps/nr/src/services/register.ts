@@ -193,21 +193,22 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
         : env.NR_PROXMOX_TOKEN_SECRET
           ? "environment"
           : "prompt";
-  let credentials: RegisterContext["operator"]["credentials"];
-  const operatorWillRun =
-    !options.skipOperator &&
-    !done("operator") &&
-    !(options.onlyPhase !== undefined && options.onlyPhase !== "operator");
-  if (!options.dryRun && operatorWillRun) {
-    credentials = await readProxmoxCredentials({
+  const credentials = memo(() =>
+    readProxmoxCredentials({
       file: options.proxmoxCredentials,
       url: options.proxmoxUrl,
       tokenId: options.proxmoxTokenId,
       env,
       prompt: terminalPrompt(),
       onSecret: (secret) => redactor.add(secret),
-    });
-  }
+    }),
+  );
+  // Asked for before anything is installed when the operator is still to install (not mid-run).
+  const operatorWillRun =
+    !options.skipOperator &&
+    !done("operator") &&
+    !(options.onlyPhase !== undefined && options.onlyPhase !== "operator");
+  if (!options.dryRun && operatorWillRun) await credentials();
 
   const context: RegisterContext = {
     api,
