@@ -74,7 +74,7 @@ export async function hostRoot(
   return root;
 }
 
-export interface Recorded {
+interface Recorded {
   tool: "k3s-install" | "liqoctl";
   argv: string[];
   env: Record<string, string | undefined>;

@@ -49,7 +49,7 @@ export type LockInspection =
   | { state: "stale"; owner: LockOwner | undefined; why: string };
 
 export const lockPathOf = (file: string) => `${file}.lock`;
-export const ownerPathOf = (file: string) => `${file}.lock-owner.json`;
+const ownerPathOf = (file: string) => `${file}.lock-owner.json`;
 
 function processAlive(pid: number): boolean {
   try {

@@ -10,8 +10,8 @@ import { errorCodes } from "./errors.ts";
 export const STATE_API_VERSION = "phase-runner.nodekit.dev/v1";
 
 /** State files may record hosts, ids and versions: only their owner reads them. */
-export const STATE_FILE_MODE = 0o600;
-export const STATE_DIR_MODE = 0o700;
+const STATE_FILE_MODE = 0o600;
+const STATE_DIR_MODE = 0o700;
 
 const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([
@@ -28,7 +28,7 @@ const Instant = z.iso.datetime({ offset: true, error: "must be a time such as 20
 const Hash = z.string().regex(/^sha256:[a-f0-9]{64}$/, "must be sha256:<64 hex digits>");
 
 /** `stale`: it was done, but an earlier phase ran again since, so it runs again too. */
-export const PhaseStateSchema = z.enum(["done", "stale", "skipped", "failed"]);
+const PhaseStateSchema = z.enum(["done", "stale", "skipped", "failed"]);
 export type PhaseState = z.infer<typeof PhaseStateSchema>;
 
 const ErrorRecord = z.strictObject({
@@ -64,7 +64,7 @@ export const PhaseCheckpointSchema = z
   });
 export type PhaseCheckpoint = z.infer<typeof PhaseCheckpointSchema>;
 
-export const RunStatusSchema = z.enum(["running", "succeeded", "failed", "interrupted"]);
+const RunStatusSchema = z.enum(["running", "succeeded", "failed", "interrupted"]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const RunStateSchema = z.strictObject({

@@ -46,7 +46,7 @@ const ConfigSchema = z.strictObject({
   /** The pins `--offline` uses instead of the shipped defaults (a `tools:` map, as in a pin set). */
   pins: z.unknown().optional(),
 });
-export type NrConfig = z.infer<typeof ConfigSchema>;
+type NrConfig = z.infer<typeof ConfigSchema>;
 
 export interface LoadedNrConfig {
   path: string;

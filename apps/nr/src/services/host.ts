@@ -1,5 +1,5 @@
 import { readdir, readFile, readlink, statfs } from "node:fs/promises";
-import { hostname } from "node:os";
+import { hostname, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { type Problem, UserError } from "@nodekit/errors";
 import coerce from "semver/functions/coerce.js";
@@ -58,7 +58,7 @@ export const REQUIREMENTS: HostRequirements = {
 const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", x86_64: "amd64", aarch64: "arm64" };
 
 /** The machine's architecture as k3s and Liqo name it. */
-export function machineArch(arch: string = process.arch): string {
+function machineArch(arch: string = process.arch): string {
   return ARCH[arch] ?? arch;
 }
 
@@ -126,10 +126,13 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
   };
   return {
     async facts() {
+      // On the machine itself, a system without /proc (not Linux) still has facts to assess.
+      const orOs = (path: string, fallback: () => string) =>
+        root === "/" ? readFile(join(root, path), "utf8").catch(fallback) : read(path);
       const [osRelease, kernel, meminfo, archText, hostText] = await Promise.all([
         readFile(join(root, "etc/os-release"), "utf8").catch(() => ""),
-        read("proc/sys/kernel/osrelease"),
-        read("proc/meminfo"),
+        orOs("proc/sys/kernel/osrelease", () => release()),
+        orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
         readFile(join(root, "proc/sys/kernel/arch"), "utf8").catch(() => ""),
         readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
       ]);

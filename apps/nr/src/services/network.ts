@@ -13,7 +13,7 @@ export interface NetworkPlan {
 }
 
 /** k3s's own defaults, which Liqo's `install k3s` assumes too. */
-export const DEFAULT_NETWORK: NetworkPlan = { podCidr: "10.42.0.0/16", serviceCidr: "10.43.0.0/16" };
+const DEFAULT_NETWORK: NetworkPlan = { podCidr: "10.42.0.0/16", serviceCidr: "10.43.0.0/16" };
 
 function parse(cidr: string, flag: string): [ipaddr.IPv4, number] {
   try {

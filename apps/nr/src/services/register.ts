@@ -23,19 +23,19 @@ import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
 import { apiEndpoint, displayPath, loadNrConfig, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { networkPlan } from "./network.ts";
-import { resolveK3sInstaller, resolveTool, type ToolDecision } from "./tools.ts";
+import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
 export const K3S_KUBECONFIG = "/etc/rancher/k3s/k3s.yaml";
 
-export const OPERATOR = {
+const OPERATOR = {
   namespace: "proxmox-operator",
   release: "proxmox-operator",
   secretName: "proxmox-credentials",
 };
 
-export const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
-export const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
+const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
+const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
 
 export interface RegisterOptions {
   name?: string | undefined;
@@ -305,5 +305,3 @@ export function pathAdvice(env: NodeJS.ProcessEnv = process.env): string {
   const bin = nrPaths(env).bin;
   return `keep ${displayPath(bin, env)} on your PATH for later liqoctl and helm use: export PATH="${bin}:$PATH"`;
 }
-
-export type { ToolDecision };

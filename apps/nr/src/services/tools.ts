@@ -37,7 +37,7 @@ export function sameVersion(a: string, b: string): boolean {
 }
 
 /** The first executable named `name` in PATH's directories. */
-export async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);
@@ -50,11 +50,7 @@ export async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.
 }
 
 /** The version a tool at `path` reports, or undefined when it does not run or says none. */
-export async function toolVersion(
-  runner: ProcessRunner,
-  tool: CompanionTool,
-  path: string,
-): Promise<string | undefined> {
+async function toolVersion(runner: ProcessRunner, tool: CompanionTool, path: string): Promise<string | undefined> {
   try {
     const result = await runner.run({ command: path, args: VERSION_ARGS[tool] });
     return /v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?/.exec(`${result.stdout}\n${result.stderr}`)?.[0];
@@ -107,7 +103,7 @@ function requireArtifactDecision(
 /** One line for the plan: what is downloaded from where, where it goes, what it is checked against. */
 export function installSummary(decision: Extract<ToolDecision, { action: "install" }>): string {
   const { artifact } = decision;
-  return `install ${decision.tool} ${decision.version} (linux/${artifact.arch}; found: ${decision.found}): download ${artifact.url}, check sha256 ${artifact.sha256}, install it as ${displayPath(decision.path)} (keep ${displayPath(join(decision.path, ".."))} on PATH)`;
+  return `install ${decision.tool} ${decision.version} (linux/${artifact.arch}; ${decision.found === "not found" ? "none here" : `found ${decision.found}`}): download ${artifact.url}, check sha256 ${artifact.sha256}, install it as ${displayPath(decision.path)} (keep ${displayPath(join(decision.path, ".."))} on PATH)`;
 }
 
 /**
@@ -196,9 +192,9 @@ export type InstallerDecision =
   | { action: "use"; path: string; from: "PATH" | "~/.nr/bin" }
   | { action: "install"; path: string; artifact: RequiredArtifact };
 
-export const K3S_INSTALLER = "k3s-install.sh";
+const K3S_INSTALLER = "k3s-install.sh";
 /** The related tool in a pin set that names the k3s installer (its script, per architecture, with a digest). */
-export const K3S_INSTALLER_PIN = "k3s-install";
+const K3S_INSTALLER_PIN = "k3s-install";
 
 const sha256Of = async (path: string) =>
   createHash("sha256")
