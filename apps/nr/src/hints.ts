@@ -12,6 +12,5 @@ export const NR_HINTS: Hints = {
   NODERINGS_UNAUTHORIZED: () => ["check the token in NR_API_TOKEN or ~/.nr/config.yaml"],
   PINS_DIGEST_MISSING: () => ["or run with pins that carry the digest (--offline reads pins from ~/.nr/config.yaml)"],
   PRECHECKS_FAILED: () => ["nr cluster register --skip-prechecks skips them (recorded in the state)"],
-  PROXMOX_CREDENTIALS_MISSING: () => [],
   VERIFY_FAILED: () => ["then: nr cluster register --resume --only-phase verify"],
 };
