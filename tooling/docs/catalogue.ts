@@ -10,11 +10,13 @@ import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
+import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
+import { errorCodes as nrErrorCodes } from "../../apps/nr/src/errors.ts";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
@@ -28,7 +30,9 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   releaseErrorCodes,
   deployPathErrorCodes,
   stackConfigErrorCodes,
+  phaseRunnerErrorCodes,
   nvkectlErrorCodes,
+  nrErrorCodes,
   nodeRingsErrorCodes,
   versionPinsErrorCodes,
 ];
