@@ -48,10 +48,8 @@ function reachable(host: string, port: number, timeoutMs: number): Promise<strin
 
 /** Every missing or too old tool, each with what was found and what is needed. */
 async function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
-  // clusterctl would otherwise ask GitHub for its latest version first.
-  const env = { CLUSTERCTL_DISABLE_VERSIONCHECK: "true" };
   const probes = await Promise.all(
-    BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec, env), tool.minimum)),
+    BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec), tool.minimum)),
   );
   return probes.filter((problem): problem is string => problem !== undefined);
 }
