@@ -3,16 +3,20 @@
  * and what the catalogue test checks. A package or CLI that defines a table adds it here.
  */
 
+import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
+import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
+import { errorCodes as nrErrorCodes } from "../../apps/nr/src/errors.ts";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
@@ -24,7 +28,11 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   siteConfigErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
+  deployPathErrorCodes,
+  stackConfigErrorCodes,
+  phaseRunnerErrorCodes,
   nvkectlErrorCodes,
+  nrErrorCodes,
   nodeRingsErrorCodes,
   versionPinsErrorCodes,
 ];
