@@ -7,7 +7,7 @@ import {
   kubectlFor,
   kubeError,
   whereOf,
-} from "@nodekit/kube";
+} from "@nodekit/kube/access";
 import {
   AUDIENCE_KEY,
   AUTH_CONFIGMAP_CANDIDATES,

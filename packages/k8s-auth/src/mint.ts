@@ -7,7 +7,7 @@ import {
   kubectlFor,
   kubeError,
   whereOf,
-} from "@nodekit/kube";
+} from "@nodekit/kube/access";
 import {
   CLIENT_SERVICE_ACCOUNT,
   DEFAULT_EXPIRATION_SECONDS,

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { connect, type KubeconfigSource } from "@nodekit/kube";
+import { connect, type KubeconfigSource } from "@nodekit/kube/access";
 import { type CacheEntry, type CacheKey, isFresh, readCache, refreshAt, removeCache, writeCache } from "./cache.ts";
 import {
   CLIENT_SERVICE_ACCOUNT,

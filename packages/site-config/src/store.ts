@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { readYamlDocuments } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
-import { assertKubeconfig } from "@nodekit/kube";
+import { assertKubeconfig } from "@nodekit/kube/access";
 import { emptyConfig, isSiteConfig, type SiteConfig } from "./checks.ts";
 import { errorCodes } from "./errors.ts";
 
