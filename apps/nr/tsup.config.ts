@@ -7,7 +7,7 @@ import { base } from "../../tooling/tsup/base.ts";
 // runs (execa, write-file-atomic, proper-lockfile, tar, the prompts) stays external.
 export default defineConfig({
   ...base,
-  entry: ["src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
+  entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
   splitting: true,
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "ky", "ipaddr.js", "semver", /^@oclif\/core/],

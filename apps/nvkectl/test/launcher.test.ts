@@ -165,3 +165,24 @@ describe("with a user plugin installed, oclif starts in full and the plugin's ho
     }
   });
 });
+
+describe("one launcher body (issue 8 item 5)", () => {
+  it("every CLI's bin/run.js is the same lines around cli-kit's launch(), and nvkectl starts through it", async () => {
+    const [nvkectl, nr] = await Promise.all(
+      ["nvkectl", "nr"].map((cli) => readFile(join(repoRoot, "apps", cli, "bin", "run.js"), "utf8")),
+    );
+    expect(nr).toBe(nvkectl);
+    expect(nvkectl).toContain('import { launch } from "../dist/launch.js";');
+    expect(nvkectl).toContain('await launch(import.meta.url, () => import("../dist/run.js"));');
+    // Standalone: the engine check runs before any module of the CLI loads (the only chunk
+    // dist/launch.js imports is esbuild's runtime helpers, which hold no source module).
+    const meta = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/dist/metafile-esm.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string }[] }>;
+    };
+    const launch = meta.outputs["dist/launch.js"];
+    expect(Object.keys(launch?.inputs ?? {}).sort()).toEqual(["../../packages/cli-kit/src/bin.ts", "src/launch.ts"]);
+    for (const { path } of launch?.imports ?? []) {
+      if (path.startsWith("dist/")) expect(Object.keys(meta.outputs[path]?.inputs ?? {}), path).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,37 @@
+import module from "node:module";
+
+// The body of every nodekit CLI's bin/run.js (issue 8 item 5: one launcher body for both
+// CLIs). This module imports nothing but node:module, so that it runs (and says what is
+// wrong) on an older Node.js too: the CLI itself is loaded only after the engine check.
+
+/** The oldest Node.js major the CLIs run on (package.json's engines say >=22.12.0). */
+const MINIMUM_MAJOR = 22;
+
+/** What is wrong with running on Node.js `version` ("20.11.1"), or undefined when nothing is. */
+export function engineProblem(version: string): string | undefined {
+  if (Number(version.split(".")[0]) >= MINIMUM_MAJOR) return undefined;
+  return `error: this CLI needs Node.js ${MINIMUM_MAJOR} or newer; this is v${version}\nnext: install Node.js ${MINIMUM_MAJOR} LTS or newer and run it again\n`;
+}
+
+/** A CLI's bundled entry (its dist/run.js), which re-exports @nodekit/cli-kit/run's `run`. */
+export interface CliEntry {
+  run(binUrl: string): Promise<void>;
+}
+
+/**
+ * Starts a CLI from its bin script: the engine check (exit 9 on an old Node.js; oclif's
+ * own check would load semver, 47 modules, on every start), Node's compile cache (fast
+ * start from the second run on), then the CLI's entry, loaded by the bin itself so that
+ * the path stays relative to the CLI's package.
+ */
+export async function launch(binUrl: string, load: () => Promise<CliEntry>): Promise<void> {
+  const problem = engineProblem(process.versions.node);
+  if (problem !== undefined) {
+    process.stderr.write(problem);
+    process.exit(9); // ExitCode.Precondition (@nodekit/errors is not loaded this early)
+  }
+  process.env.OCLIF_DISABLE_ENGINE_WARNING ??= "1";
+  module.enableCompileCache?.();
+  const { run } = await load();
+  await run(binUrl);
+}
