@@ -1,5 +1,4 @@
 import { describe, expect, test } from "vitest";
-import { applyMergePatch } from "./merge-patch.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import {
   ClusterSchema,
@@ -179,17 +178,6 @@ describe("parseRequest", () => {
       newField: true,
     });
     expect(parsed.name).toBe("c1");
-  });
-});
-
-describe("applyMergePatch (RFC 7396)", () => {
-  test("merges objects, null removes, arrays and scalars replace; inputs are untouched", () => {
-    const target = { a: 1, b: { c: 2, d: 3 }, list: [1, 2] };
-    const patch = { b: { c: null, e: 4 }, list: [3], f: "x" };
-    expect(applyMergePatch(target, patch)).toEqual({ a: 1, b: { d: 3, e: 4 }, list: [3], f: "x" });
-    expect(target).toEqual({ a: 1, b: { c: 2, d: 3 }, list: [1, 2] });
-    expect(applyMergePatch({ a: 1 }, { a: { b: null } })).toEqual({ a: {} });
-    expect(applyMergePatch({ a: 1 }, null)).toBeNull();
   });
 });
 
