@@ -52,7 +52,11 @@ export interface EmulatorOptions {
   controlPlaneController?: boolean;
   /** Where the `<cluster>-kubeconfig` Secrets go (default `nvke-clusters`). */
   clustersNamespace?: string;
-  /** How long the auth ConfigMap search is served before it is re-read in the background (default 1000 ms; 0: read on every request). */
+  /**
+   * How long the auth ConfigMap search is served before it is re-read in the background
+   * (default 1000 ms; 0: read on every request). A request never waits on a view older
+   * than 2 s: it reads the ConfigMaps again first.
+   */
   authConfigTtlMs?: number;
   /** One line per request and per background failure (default: nothing). */
   log?: (line: string) => void;
