@@ -243,9 +243,9 @@ describe("a tenant cluster's life, command by command", () => {
         /^nodepool "workers" created in cluster "capd-demo": ID [0-9a-f-]{36}, phase Provisioning\n$/,
       );
 
-      // The same request again, from stdin (-f -): it reaches the controller, which refuses the name.
+      // The same request again, from stdin (-f -): it reaches the controller, which refuses the name (409: exit 5).
       const again = await home.nvkectl(["create", "nodepool", "-f", "-"], { input: text });
-      expect(again.exitCode).toBe(8);
+      expect(again.exitCode).toBe(5);
       expect(again.stderr).toContain('"workers"');
     });
 
@@ -309,7 +309,7 @@ describe("a tenant cluster's life, command by command", () => {
         if (pool.status.readyNodes < 1) throw new Error("control plane not joined yet");
       }, 20_000);
       const result = await home.nvkectl(["delete", "nodepool", "control-plane", "--cluster", "capd-demo"]);
-      expect(result.exitCode).toBe(8);
+      expect(result.exitCode).toBe(5);
       expect(result.stderr.split("\n")[0]).toBe(
         'error: node pool "control-plane" is the last joined control-plane pool of cluster "capd-demo"; delete the cluster instead',
       );

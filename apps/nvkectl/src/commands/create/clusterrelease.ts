@@ -9,7 +9,7 @@ export default class CreateClusterRelease extends NvkectlCommand<typeof CreateCl
   static override description =
     `A ClusterRelease is what a cluster's control plane is built from: a Kubernetes version, a MachineImage and the components and charts installed on it. A site publishes a MachineImage, a ClusterRelease and a NodePoolRelease before its first tenant cluster; examples/ holds one of each.
 
-The file holds one CreateClusterReleaseRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 8 with the controller's message.`;
+The file holds one CreateClusterReleaseRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 5 with the controller's message.`;
 
   static override examples = ["<%= config.bin %> <%= command.id %> -f examples/clusterrelease.yaml"];
 

@@ -9,7 +9,7 @@ export default class CreateNodePoolRelease extends NvkectlCommand<typeof CreateN
   static override description =
     `A NodePoolRelease is what a node pool's workers are built from: a Kubernetes version, a MachineImage and the components on it. A site publishes a MachineImage, a ClusterRelease and a NodePoolRelease before its first tenant cluster; examples/ holds one of each.
 
-The file holds one CreateNodePoolReleaseRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 8 with the controller's message.`;
+The file holds one CreateNodePoolReleaseRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 5 with the controller's message.`;
 
   static override examples = ["<%= config.bin %> <%= command.id %> -f examples/nodepoolrelease.yaml"];
 

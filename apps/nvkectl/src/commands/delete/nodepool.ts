@@ -9,7 +9,7 @@ export default class DeleteNodePool extends NvkectlCommand<typeof DeleteNodePool
   static override description =
     `Pool names are unique within a cluster, so --cluster decides which pool is deleted. Deletion is asynchronous and the nodes are drained before removal: the command returns once the controller has accepted it; check on it with nvkectl get nodepools --cluster CLUSTER. There is no confirmation prompt.
 
-On a management plane with the control-plane controller off, deleting a cluster's last joined control-plane node pool is refused with the NVKE controller's own message (exit 8) — delete the cluster instead.`;
+On a management plane with the control-plane controller off, deleting a cluster's last joined control-plane node pool is refused with the NVKE controller's own message (exit 5) — delete the cluster instead.`;
 
   static override examples = ["<%= config.bin %> <%= command.id %> workers --cluster tenant-a"];
 
