@@ -15,8 +15,8 @@ export interface Problem {
   column?: string | number;
   /** Path to the field inside a structured document, e.g. ["images", "controller"]. */
   path?: ReadonlyArray<string | number>;
-  /** The offending value, as found (never a secret). */
-  value?: string;
+  /** The offending value, as found (never a secret): text is quoted back, a number or true/false is not. */
+  value?: string | number | boolean;
   message: string;
 }
 

@@ -44,7 +44,7 @@ describe("parseRequest", () => {
         severity: "error",
         source: "c.yaml",
         path: ["controlPlaneConfig", "replicas"],
-        value: "2",
+        value: 2,
         message: "must be odd (1, 3, 5 or 7) so that etcd keeps quorum",
       },
       {

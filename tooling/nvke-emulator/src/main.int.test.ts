@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { createNvkeClient } from "@nodekit/nvke-api";
+import { type CreateMachineImageRequest, createNvkeClient } from "@nodekit/nvke-api";
 import { tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
@@ -44,7 +44,7 @@ afterEach(async () => {
   while (running.length > 0) await stop(running.pop());
 });
 
-const image = {
+const image: CreateMachineImageRequest = {
   name: "img",
   version: "1.0.0",
   kubernetesVersion: "v1.31.4",
