@@ -134,7 +134,7 @@ describe("parseRequest", () => {
     expect(problemsToDetails(problems)).toEqual([
       { field: "clusterID", message: "must be a UUID" },
       { field: "infra.machineTemplate", message: "is required" },
-      { field: "taints[0].key", message: "must not be empty" },
+      { field: "taints[0].key", message: "is not a valid key: it has an empty name" },
       { field: "taints[0].effect", message: "is required" },
     ]);
     expect(problemsToDetails(parseRequest(CreateNodePoolRequestSchema, [], { source: "p" }).problems)).toEqual([

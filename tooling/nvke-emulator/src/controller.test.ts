@@ -12,7 +12,15 @@ import {
   patchCluster,
   patchNodePool,
 } from "./controller.ts";
-import { advance, type EmulatorState, emptyState, nextDueAt, renderNodePool, type Timing } from "./state.ts";
+import {
+  advance,
+  type EmulatorState,
+  emptyState,
+  nextDueAt,
+  renderCluster,
+  renderNodePool,
+  type Timing,
+} from "./state.ts";
 
 // The controller's rules as pure functions over the state, with a fake clock: no server,
 // no site cluster. The kubeconfig Secret step is played by `secretWritten`.
@@ -518,5 +526,52 @@ describe("node names are unique within a cluster", () => {
       refusal(() => createNodePool(state, poolRequest(c1.id, "b", 1, { nodeNamePrefix: "c1-cp" }), ctx())).message,
     ).toMatch(/already used by node pool "control-plane" of cluster "c1"/);
     expect(createNodePool(state, poolRequest(c2.id, "a", 1, { nodeNamePrefix: "workers" }), ctx()).name).toBe("a");
+  });
+});
+
+describe("conditions, each stamped with when its status changed", () => {
+  const at = (ms: number) => new Date(1_700_000_000_000 + ms).toISOString();
+
+  test("Ready, ControlPlaneReady and WorkersReady follow the cluster and its pools", () => {
+    const { state, ctx, tick } = world();
+    const cluster = createCluster(state, clusterRequest("c1"), ctx());
+    const record = () => state.clusters[cluster.id] as NonNullable<EmulatorState["clusters"][string]>;
+    const conditions = () => renderCluster(state, record()).status.conditions;
+    expect(conditions()).toEqual([
+      expect.objectContaining({ type: "Ready", status: "False", reason: "Provisioning", lastTransitionTime: at(0) }),
+      expect.objectContaining({ type: "ControlPlaneReady", status: "False", lastTransitionTime: at(0) }),
+      expect.objectContaining({ type: "WorkersReady", status: "True", reason: "NoNodePools" }),
+    ]);
+    tick(1000);
+    createNodePool(state, poolRequest(cluster.id, "workers", 2), ctx());
+    expect(conditions()).toEqual([
+      { type: "Ready", status: "True", reason: "Ready", lastTransitionTime: at(1000) },
+      { type: "ControlPlaneReady", status: "True", reason: "Ready", lastTransitionTime: at(1000) },
+      {
+        type: "WorkersReady",
+        status: "False",
+        reason: "NodesProvisioning",
+        message: 'node pool "workers": 0 of 2 nodes running',
+        lastTransitionTime: at(1000),
+      },
+    ]);
+    tick(200);
+    expect(conditions()?.[2]).toEqual({
+      type: "WorkersReady",
+      status: "True",
+      reason: "Ready",
+      lastTransitionTime: at(1200),
+    });
+    // And each node says when it entered its state.
+    expect(pool(state, "workers").status.nodes).toEqual([
+      { name: "workers-0", state: "Running", lastTransitionTime: at(1200) },
+      { name: "workers-1", state: "Running", lastTransitionTime: at(1200) },
+    ]);
+    tick(100);
+    deleteCluster(state, cluster.id, ctx());
+    expect(conditions()?.slice(0, 2)).toEqual([
+      expect.objectContaining({ type: "Ready", status: "False", reason: "Deleting", lastTransitionTime: at(1300) }),
+      expect.objectContaining({ type: "Deleting", status: "True", lastTransitionTime: at(1300) }),
+    ]);
   });
 });
