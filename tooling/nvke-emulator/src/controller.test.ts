@@ -272,7 +272,7 @@ describe("node pools", () => {
     );
     expect(error.status).toBe(422);
     expect(error.message).toBe(
-      'a node pool carries the same kind of payload as its cluster: cluster "c1" has a nico payload, this node pool infra',
+      'a node pool carries the same kind of payload as its cluster: cluster "c1" has a nico payload, and this node pool an infra payload',
     );
   });
 

@@ -561,8 +561,8 @@ export function createNodePool(state: EmulatorState, body: unknown, ctx: Control
   const takes = cluster.nico !== undefined ? "nico" : "infra";
   if (wants !== takes) {
     throw invalid(
-      `a node pool carries the same kind of payload as its cluster: cluster "${cluster.name}" has a ${takes} payload, this node pool ${wants}`,
-      [{ field: wants, message: `cluster "${cluster.name}" takes a ${takes} payload` }],
+      `a node pool carries the same kind of payload as its cluster: cluster "${cluster.name}" has a ${takes} payload, and this node pool ${wants === "nico" ? "a nico" : "an infra"} payload`,
+      [{ field: wants, message: `cluster "${cluster.name}" takes ${takes === "nico" ? "a nico" : "an infra"} payload` }],
     );
   }
   if (request.nodePoolReleaseName !== undefined) {
