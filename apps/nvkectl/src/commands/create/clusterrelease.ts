@@ -1,5 +1,5 @@
 import { NvkectlCommand } from "../../base.ts";
-import { clusterReleaseColumns } from "../../columns.ts";
+import { clusterReleaseView } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
 import { createRelease } from "../../services/releases.ts";
 
@@ -24,7 +24,7 @@ The file holds one CreateClusterReleaseRequest, as YAML or JSON; the schema is s
       kind: "clusterrelease",
       file: this.flags.file,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, clusterReleaseColumns(new Date()), created);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterReleaseView(new Date()), created);
     else await this.out(`clusterrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

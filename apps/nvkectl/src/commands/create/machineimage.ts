@@ -1,5 +1,5 @@
 import { NvkectlCommand } from "../../base.ts";
-import { machineImageColumns } from "../../columns.ts";
+import { machineImageView } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
 import { createRelease } from "../../services/releases.ts";
 
@@ -24,7 +24,7 @@ The file holds one CreateMachineImageRequest, as YAML or JSON; the schema is ser
       kind: "machineimage",
       file: this.flags.file,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, machineImageColumns(new Date()), created);
+    if (this.flags.output) await this.printOne(this.flags.output, machineImageView(new Date()), created);
     else await this.out(`machineimage "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

@@ -1,5 +1,5 @@
 import { NvkectlCommand } from "../../base.ts";
-import { nodePoolReleaseColumns } from "../../columns.ts";
+import { nodePoolReleaseView } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
 import { createRelease } from "../../services/releases.ts";
 
@@ -24,7 +24,7 @@ The file holds one CreateNodePoolReleaseRequest, as YAML or JSON; the schema is 
       kind: "nodepoolrelease",
       file: this.flags.file,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolReleaseColumns(new Date()), created);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolReleaseView(new Date()), created);
     else await this.out(`nodepoolrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

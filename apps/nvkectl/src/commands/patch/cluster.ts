@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { clusterColumns } from "../../columns.ts";
+import { clusterView } from "../../columns.ts";
 import { objectOutputFlag, patchFlags } from "../../flags.ts";
 import { patchCluster } from "../../services/clusters.ts";
 
@@ -45,7 +45,7 @@ The fields a patch may change: description, clusterReleaseName or clusterRelease
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, clusterColumns(new Date()), cluster);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterView(new Date()), cluster);
     else await this.out(`cluster "${cluster.name}" patched`);
   }
 }

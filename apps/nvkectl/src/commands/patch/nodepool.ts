@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { nodePoolColumns } from "../../columns.ts";
+import { nodePoolView } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag, patchFlags } from "../../flags.ts";
 import { patchNodePool } from "../../services/nodepools.ts";
 
@@ -35,7 +35,7 @@ The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does onl
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
     else await this.out(`nodepool "${pool.name}" patched`);
   }
 }
