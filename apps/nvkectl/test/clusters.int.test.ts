@@ -209,7 +209,7 @@ describe("a tenant cluster's life, command by command", () => {
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("error: --patch has 2 problems; nothing was sent to the controller");
     expect(result.stderr).toContain("--patch: field network: cannot be changed once the cluster exists");
-    expect(result.stderr).toContain('--patch: field description: 5 must be a string, not a number');
+    expect(result.stderr).toContain("--patch: field description: 5 must be a string, not a number");
     expect(made).toEqual([]);
 
     const broken = await home.nvkectl(["patch", "cluster", "capd-demo", "--patch", '{"description": ']);

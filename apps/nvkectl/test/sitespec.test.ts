@@ -45,7 +45,9 @@ describe("nvkectl sitespec generate", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(`warning: ${csv}:1: column rack: is not a known column`);
     expect(result.stderr).toContain(`error: ${csv} has 3 problems; nothing was written`);
-    expect(result.stderr).toContain(`${csv}:2: row 1 (node-a), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address`);
+    expect(result.stderr).toContain(
+      `${csv}:2: row 1 (node-a), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address`,
+    );
     expect(result.stderr).toContain(
       `${csv}:4: row 3, column name: "node-b" is a duplicate host name: row 2 (line 3) already has it`,
     );

@@ -141,7 +141,7 @@ export function matchesSelector(
         return !has || !requirement.values.includes(value ?? "");
       case "exists":
         return has;
-      case "!exists":
+      default:
         return !has;
     }
   });

@@ -562,7 +562,12 @@ export function createNodePool(state: EmulatorState, body: unknown, ctx: Control
   if (wants !== takes) {
     throw invalid(
       `a node pool carries the same kind of payload as its cluster: cluster "${cluster.name}" has a ${takes} payload, and this node pool ${wants === "nico" ? "a nico" : "an infra"} payload`,
-      [{ field: wants, message: `cluster "${cluster.name}" takes ${takes === "nico" ? "a nico" : "an infra"} payload` }],
+      [
+        {
+          field: wants,
+          message: `cluster "${cluster.name}" takes ${takes === "nico" ? "a nico" : "an infra"} payload`,
+        },
+      ],
     );
   }
   if (request.nodePoolReleaseName !== undefined) {

@@ -25,7 +25,7 @@ describe("watchList (get … -w on a list)", () => {
     ];
     let round = 0;
     const printed: string[][] = [];
-    await watchList({
+    await watchList<{ id: string; phase: string }>({
       fetchAll: async (onPage) => {
         const items = rounds[Math.min(round++, rounds.length - 1)] ?? [];
         // In two pages, as the controller sends them
