@@ -91,7 +91,7 @@ describe("nvkectl sitespec generate", () => {
     expect(missing.stderr).toContain("cannot read the hosts CSV");
     const usage = await runCli("nvkectl", ["sitespec", "generate"]);
     expect(usage.exitCode).toBe(2);
-    expect(usage.stderr).toContain("Missing required flag hosts");
+    expect(usage.stderr).toContain("error: missing required flag --hosts\n");
     expect(usage.stderr).toContain("--help");
   });
 });
@@ -112,7 +112,7 @@ describe("nvkectl itself", () => {
   it("suggests the closest command for a typo and exits 127", async () => {
     const result = await runCli("nvkectl", ["sitespec", "generat"]);
     expect(result.exitCode).toBe(127);
-    expect(result.stderr).toContain("sitespec generat is not a nvkectl command");
+    expect(result.stderr).toContain('error: "sitespec generat" is not a nvkectl command\ndid you mean: nvkectl sitespec generate\n');
   });
 
   it("offers shell completion", async () => {

@@ -71,6 +71,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       json: base["json-logs"] ?? false,
       redactor: this.redactor,
     });
+    // A --sort-by that cannot be read is a usage error before the command reads anything.
+    if ((flags as { "sort-by"?: string })["sort-by"] !== undefined) await this.printOptions("table");
   }
 
   /** Write a result to stdout (a line; waits when the pipe is full). */

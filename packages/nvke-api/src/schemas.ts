@@ -62,8 +62,8 @@ export const LabelKeySchema = z.string().superRefine((key, ctx) => {
 
 /**
  * Labels: every key a qualified name and every value a label value, as Kubernetes checks
- * them (the controller puts them on the cluster's objects). A bad key is reported at its
- * own path, `labels.<key>`.
+ * them (the controller puts them on the cluster's objects). A bad key is reported on the
+ * labels, naming the key (at the key's own path the problem would quote its value).
  */
 function labelsOf<V extends z.ZodType>(value: V) {
   return z.record(z.string(), value).superRefine(
@@ -71,7 +71,10 @@ function labelsOf<V extends z.ZodType>(value: V) {
       for (const key of Object.keys(labels)) {
         const fault = labelKeyFault(key);
         if (fault !== undefined) {
-          ctx.addIssue({ code: "custom", path: [key], message: `is not a valid label key: it ${fault}` });
+          ctx.addIssue({
+            code: "custom",
+            message: `has a key ${JSON.stringify(key)} that is not a valid label key: it ${fault}`,
+          });
         }
       }
     },

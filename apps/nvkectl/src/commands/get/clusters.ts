@@ -75,12 +75,14 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
     }
     const requirements = selectorOf(selector);
     const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    // Checked before anything is read: a typo in --timeout is a usage error, not a wait cut short.
+    const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
+    const waitMs = timeoutMs ?? parseDuration(DEFAULT_TIMEOUT, "--timeout");
     const client = await this.controller();
     const view = clusterView(new Date());
 
     if (names.length === 0 && watch) {
       const printer = await this.watchPrinter(output, view);
-      const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
       await watchClusters({
         client,
         selector: requirements,
@@ -98,7 +100,6 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
     const { found, missing } = await getClusters({ client, names });
     if (watch || wait) {
       if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
-      const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
       const printer = watch ? await this.watchPrinter(output, view) : undefined;
       const ready = [];
       for (const cluster of found) {
@@ -107,7 +108,7 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
           name: cluster.name,
           id: cluster.id,
           until: "Ready",
-          timeoutMs,
+          timeoutMs: waitMs,
           intervalMs,
           onChange: (seen) => printer?.print([seen]),
         });

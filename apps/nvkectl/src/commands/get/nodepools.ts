@@ -80,12 +80,14 @@ An unknown cluster or pool exits 4.`;
     }
     const requirements = selectorOf(selector);
     const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    // Checked before anything is read: a typo in --timeout is a usage error, not a wait cut short.
+    const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
+    const waitMs = timeoutMs ?? parseDuration(DEFAULT_TIMEOUT, "--timeout");
     const client = await this.controller();
     const view = nodePoolView(new Date());
 
     if (names.length === 0 && watch) {
       const printer = await this.watchPrinter(output, view);
-      const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
       await watchNodePools({
         client,
         cluster,
@@ -109,7 +111,6 @@ An unknown cluster or pool exits 4.`;
     const { found, missing } = await getNodePools({ client, cluster, names });
     if (watch || wait) {
       if (missing.length > 0) throw nodePoolsNotFound(missing, cluster);
-      const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
       const printer = watch ? await this.watchPrinter(output, view) : undefined;
       const ready: NodePool[] = [];
       for (const pool of found) {
@@ -118,7 +119,7 @@ An unknown cluster or pool exits 4.`;
           cluster,
           pool,
           until: "Ready",
-          timeoutMs,
+          timeoutMs: waitMs,
           intervalMs,
           onChange: (seen) => printer?.print([seen]),
         });
