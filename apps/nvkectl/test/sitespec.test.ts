@@ -112,7 +112,9 @@ describe("nvkectl itself", () => {
   it("suggests the closest command for a typo and exits 127", async () => {
     const result = await runCli("nvkectl", ["sitespec", "generat"]);
     expect(result.exitCode).toBe(127);
-    expect(result.stderr).toContain('error: "sitespec generat" is not a nvkectl command\ndid you mean: nvkectl sitespec generate\n');
+    expect(result.stderr).toContain(
+      'error: "sitespec generat" is not a nvkectl command\ndid you mean: nvkectl sitespec generate\n',
+    );
   });
 
   it("offers shell completion", async () => {

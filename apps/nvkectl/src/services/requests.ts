@@ -32,6 +32,9 @@ export async function readRequestFile<S extends z.ZodType>(
         source,
         ...(line === undefined ? {} : { line }),
         path: [fill.field],
+        ...(typeof given === "string" || typeof given === "number" || typeof given === "boolean"
+          ? { value: given }
+          : {}),
         message: `differs from ${fill.flag} (${fill.describe}); give one of them, or the same`,
       });
     }
