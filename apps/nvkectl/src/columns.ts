@@ -5,7 +5,7 @@ import { age } from "./services/time.ts";
 // The table columns of each kind; `wide` ones show with -o wide only. A kind's view adds
 // what -o name (kind/name) and --show-labels read.
 
-export function clusterColumns(now: Date): Column<Cluster>[] {
+function clusterColumns(now: Date): Column<Cluster>[] {
   return [
     { header: "name", value: (c) => c.name },
     { header: "id", value: (c) => c.id },
@@ -20,7 +20,7 @@ export function clusterColumns(now: Date): Column<Cluster>[] {
   ];
 }
 
-export function nodePoolColumns(now: Date): Column<NodePool>[] {
+function nodePoolColumns(now: Date): Column<NodePool>[] {
   return [
     { header: "name", value: (p) => p.name },
     { header: "id", value: (p) => p.id },
@@ -38,7 +38,7 @@ export function nodePoolColumns(now: Date): Column<NodePool>[] {
   ];
 }
 
-export function machineImageColumns(now: Date): Column<MachineImage>[] {
+function machineImageColumns(now: Date): Column<MachineImage>[] {
   return [
     { header: "name", value: (m) => m.name },
     { header: "version", value: (m) => m.version },
@@ -51,7 +51,7 @@ export function machineImageColumns(now: Date): Column<MachineImage>[] {
   ];
 }
 
-export function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
+function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
   return [
     { header: "name", value: (r) => r.name },
     { header: "version", value: (r) => r.version },
@@ -64,7 +64,7 @@ export function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
   ];
 }
 
-export function nodePoolReleaseColumns(now: Date): Column<NodePoolRelease>[] {
+function nodePoolReleaseColumns(now: Date): Column<NodePoolRelease>[] {
   return [
     { header: "name", value: (r) => r.name },
     { header: "version", value: (r) => r.version },

@@ -72,7 +72,7 @@ export function jsonPathTemplate(format: OutputFormat): string | undefined {
   return format.startsWith("jsonpath=") ? format.slice("jsonpath=".length) : undefined;
 }
 
-export function viewOf<T>(columns: Columns<T>): View<T> {
+function viewOf<T>(columns: Columns<T>): View<T> {
   return isColumnList(columns) ? { columns } : columns;
 }
 

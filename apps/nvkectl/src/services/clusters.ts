@@ -39,11 +39,6 @@ export async function listClusters(options: {
   }, options.onPage);
 }
 
-/** The cluster with this name (one request). CLUSTER_NOT_FOUND (NotFound) when there is none. */
-export function getCluster(options: { client: NvkeClient; name: string }): Promise<Cluster> {
-  return options.client.getClusterByName(options.name);
-}
-
 export interface Found<T> {
   /** The objects found, in the order their names were given (each name once). */
   found: T[];

@@ -199,7 +199,7 @@ async function poolById(client: NvkeClient, id: string): Promise<NodePool | unde
 }
 
 /** The pool of this name in this cluster (pool names are unique within a cluster, not across). */
-export async function getNodePool(options: { client: NvkeClient; cluster: string; name: string }): Promise<NodePool> {
+async function getNodePool(options: { client: NvkeClient; cluster: string; name: string }): Promise<NodePool> {
   const cluster = await options.client.getClusterByName(options.cluster);
   const pool = await options.client.findNodePoolByName(cluster.id, options.name);
   if (pool !== undefined) return pool;
