@@ -174,7 +174,7 @@ const DESCRIBE = {
     "Node names are <nodeNamePrefix>-<n>; unique within the cluster, at most 50 characters. Fixed once the pool exists.",
   desiredNodeCount:
     "How many nodes the pool should have (0 to 5000); scaling down removes only nodes not yet provisioning.",
-  clusterID: "The cluster the pool belongs to, by ID (nvkectl get clusters NAME shows it).",
+  clusterID: "The cluster the pool belongs to, by ID: the id field of the cluster object.",
   role: "worker (the default), or control-plane.",
   nodePoolReleaseName:
     "The NodePoolRelease the nodes are built from; never newer than the cluster's control plane. The cluster's release when omitted.",
