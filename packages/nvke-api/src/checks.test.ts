@@ -83,6 +83,18 @@ const cluster = record({
     controlPlaneReady: fc.boolean(),
     controlPlaneEndpoint: opt(text),
     kubeconfigSecret: opt(record({ namespace: text, name: text })),
+    conditions: opt(
+      fc.array(
+        record({
+          type: text,
+          status: fc.constantFrom("True", "False", "Unknown"),
+          reason: opt(text),
+          message: opt(text),
+          lastTransitionTime: datetime,
+        }),
+        { maxLength: 3 },
+      ),
+    ),
   }),
   createdAt: datetime,
   updatedAt: datetime,
@@ -102,7 +114,7 @@ const nodePool = record({
   labels,
   taints: fc.array(
     record({
-      key: nonEmpty,
+      key: text,
       value: opt(text),
       effect: fc.constantFrom("NoSchedule", "PreferNoSchedule", "NoExecute"),
     }),
@@ -113,9 +125,14 @@ const nodePool = record({
     message: opt(text),
     readyNodes: fc.nat(10),
     pendingNodes: fc.nat(10),
-    nodes: fc.array(record({ name: text, state: fc.constantFrom("Pending", "Provisioning", "Running", "Draining") }), {
-      maxLength: 3,
-    }),
+    nodes: fc.array(
+      record({
+        name: text,
+        state: fc.constantFrom("Pending", "Provisioning", "Running", "Draining"),
+        lastTransitionTime: opt(datetime),
+      }),
+      { maxLength: 3 },
+    ),
   }),
   createdAt: datetime,
   updatedAt: datetime,

@@ -86,7 +86,22 @@ function isInfra(value: unknown): boolean {
 const CONTROL_PLANE = keys("replicas", "nodeNamePrefix");
 const NETWORK = keys("podCIDR", "serviceCIDR", "nodeCIDRMaskSize");
 const SECRET_REF = keys("namespace", "name");
-const CLUSTER_STATUS = keys("phase", "message", "controlPlaneReady", "controlPlaneEndpoint", "kubeconfigSecret");
+const CLUSTER_STATUS = keys(
+  "phase",
+  "message",
+  "controlPlaneReady",
+  "controlPlaneEndpoint",
+  "kubeconfigSecret",
+  "conditions",
+);
+const CONDITION = keys("type", "status", "reason", "message", "lastTransitionTime");
+const isCondition = (value: unknown) =>
+  objectOf(value, CONDITION) &&
+  isString(value.type) &&
+  oneOf("True", "False", "Unknown")(value.status) &&
+  optional(value.reason, isString) &&
+  optional(value.message, isString) &&
+  isDatetime(value.lastTransitionTime);
 const CLUSTER = keys(
   "id",
   "name",
@@ -136,13 +151,14 @@ export const isCluster: Check<Cluster> = (value): value is Cluster => {
       status.kubeconfigSecret,
       (ref) => objectOf(ref, SECRET_REF) && isString(ref.namespace) && isString(ref.name),
     ) &&
+    optional(status.conditions, (conditions) => isArrayOf(conditions, isCondition)) &&
     isDatetime(value.createdAt) &&
     isDatetime(value.updatedAt)
   );
 };
 
 const TAINT = keys("key", "value", "effect");
-const NODE = keys("name", "state");
+const NODE = keys("name", "state", "lastTransitionTime");
 const POOL_STATUS = keys("phase", "message", "readyNodes", "pendingNodes", "nodes");
 const NODE_POOL = keys(
   "id",
@@ -163,11 +179,14 @@ const NODE_POOL = keys(
 );
 const isTaint = (value: unknown) =>
   objectOf(value, TAINT) &&
-  isNonEmpty(value.key) &&
+  isString(value.key) &&
   optional(value.value, isString) &&
   oneOf("NoSchedule", "PreferNoSchedule", "NoExecute")(value.effect);
 const isNode = (value: unknown) =>
-  objectOf(value, NODE) && isString(value.name) && oneOf("Pending", "Provisioning", "Running", "Draining")(value.state);
+  objectOf(value, NODE) &&
+  isString(value.name) &&
+  oneOf("Pending", "Provisioning", "Running", "Draining")(value.state) &&
+  optional(value.lastTransitionTime, isDatetime);
 
 export const isNodePool: Check<NodePool> = (value): value is NodePool => {
   if (!objectOf(value, NODE_POOL)) return false;

@@ -24,6 +24,14 @@ export {
 } from "./client.ts";
 export * from "./constants.ts";
 export { errorCodes as nvkeApiErrorCodes } from "./errors.ts";
+export {
+  labelKeyFault,
+  labelValueFault,
+  matchesSelector,
+  parseSelector,
+  type Requirement,
+  type SelectorResult,
+} from "./labels.ts";
 export type {
   ApiErrorBody,
   Cluster,

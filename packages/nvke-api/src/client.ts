@@ -320,14 +320,14 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   async function request<T>(spec: RequestSpec<T>): Promise<T> {
     const url = urlFor(spec.path, spec.query);
     let sent = await exchange(spec, url);
-    let retriedAuth = false;
+    const tokens: boolean[] = [sent.sentToken];
     if (sent.response.status === 401 && (options.token !== undefined || options.onUnauthorized !== undefined)) {
       await options.onUnauthorized?.();
       sent = await exchange(spec, url);
-      retriedAuth = true;
+      tokens.push(sent.sentToken);
     }
     const { response } = sent;
-    if (response.status >= 400) throw await httpError(spec, sent, { retriedAuth, now: now() });
+    if (response.status >= 400) throw await httpError(spec, sent, { tokens, now: now() });
     const parsed = parseJson(response);
     if (parsed !== undefined && spec.shape.check(parsed.value)) return parsed.value;
     const result = parsed === undefined ? undefined : spec.shape.schema(await loadSchemas()).safeParse(parsed.value);
@@ -488,10 +488,22 @@ function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+/** What the requests that got a 401 carried, in words: "also after a retry with a fresh token" only when both had one. */
+function whatWasSent(sent: readonly boolean[]): string {
+  const [first = false, retry] = sent;
+  if (retry === undefined) return first ? "to a bearer token" : "to a request without a bearer token";
+  if (first && retry) return "to a bearer token, also after a retry with a fresh token";
+  if (!first && !retry)
+    return "to a request without a bearer token, also when asked again (no token was available to send)";
+  return first
+    ? "to a bearer token, and to the retry, which carried none"
+    : "to a request without a bearer token, and to the retry with a fresh token";
+}
+
 async function httpError(
   spec: RequestSpec<unknown>,
   sent: Exchange,
-  context: { retriedAuth: boolean; now: number },
+  context: { tokens: readonly boolean[]; now: number },
 ): Promise<UserError> {
   const { response, url } = sent;
   const status = response.status;
@@ -509,20 +521,25 @@ async function httpError(
   const problems = detailsToProblems(error.details);
   const what = describe(spec.method, url);
   if (status === 401 || status === 403) {
-    const sentWhat =
-      status === 403
-        ? ""
-        : !sent.sentToken
-          ? "; no bearer token was sent (no auth ConfigMap was found, so auth looked off)"
-          : context.retriedAuth
-            ? ", also after a retry with a fresh token"
-            : "";
+    const tokenSent = context.tokens.some(Boolean);
     return new UserError(errorCodes.CONTROLLER_UNAUTHORIZED, error.message, {
-      why: `the NVKE controller answered ${what} with ${status} ${error.reason}${sentWhat}`,
-      next: [
-        "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
-        "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
-      ],
+      why: `the NVKE controller answered ${what} with ${status} ${error.reason}${status === 401 ? ` ${whatWasSent(context.tokens)}` : ""}`,
+      next:
+        status === 401 && !tokenSent
+          ? [
+              "the controller requires a bearer token, and none was sent because no auth ConfigMap (nvke-auth-config or nke-auth-config, in nke-controller or cloud-workflow-engine) was found on the site cluster: check that the site's kubeconfig is the controller's site cluster, and that the ConfigMap exists there",
+            ]
+          : [
+              "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
+              "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
+            ],
+      problems,
+      facts: { tokenSent },
+    });
+  }
+  if (status === 409) {
+    return new UserError(errorCodes.CONTROLLER_CONFLICT, error.message, {
+      why: `the NVKE controller refused ${what} with ${status} ${error.reason}: it conflicts with the current state`,
       problems,
     });
   }

@@ -196,8 +196,9 @@ describe.each(transports)("through %s", (_name, transport) => {
     const error = await userErrorOf(client({ baseUrl: url, token: async () => undefined }).listClustersPage());
     expect(error.code).toBe("CONTROLLER_UNAUTHORIZED");
     expect(error.why).toBe(
-      `the NVKE controller answered GET ${url}/api/v1/clusters with 401 Unauthorized; no bearer token was sent (no auth ConfigMap was found, so auth looked off)`,
+      `the NVKE controller answered GET ${url}/api/v1/clusters with 401 Unauthorized to a request without a bearer token, also when asked again (no token was available to send)`,
     );
+    expect(error.facts).toEqual({ tokenSent: false });
   });
 });
 
