@@ -1,0 +1,525 @@
+import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Timing } from "@nodekit/nvke-emulator";
+import { configureSite } from "@nodekit/site-config";
+import { resolveBinDir } from "@nodekit/testenv";
+import { SandboxError } from "./errors.ts";
+import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
+import { commandOf, isAlive, readPidsFile, runProcess, sleep, tail, waitForExit } from "./processes.ts";
+import {
+  AVAILABLE_STATUS,
+  authObjects,
+  CAPD_CONTROLLER,
+  capdObjects,
+  grantNamespaces,
+  grantObjects,
+  OPERATOR_GRANTS,
+  OPERATOR_USER,
+  SANDBOX_AUDIENCE,
+  SANDBOX_SITE,
+} from "./site-objects.ts";
+
+const testenvCli = join(repoRoot, "tooling/testenv/src/cli.ts");
+const sandboxCli = fileURLToPath(new URL("./cli.ts", import.meta.url));
+const nvkectlBin = join(repoRoot, "apps/nvkectl/bin/run.js");
+
+/** What `up` set up, as `sandbox.json` keeps it and `up` prints it. */
+export interface SandboxInfo {
+  dir: string;
+  site: { server: string; adminKubeconfig: string };
+  controller: { url: string; audience: string };
+  operator: { user: string; kubeconfig: string };
+  nvkectl: { config: string; site: string; binDir: string; envFile: string };
+}
+
+export interface SandboxOptions {
+  /** The sandbox's directory: everything it runs and writes is in there. */
+  dir: string;
+  /** Progress for people (stderr in the CLI). */
+  log: (line: string) => void;
+  /** Environment of the processes it starts (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface UpOptions extends SandboxOptions {
+  /** Holds kube-apiserver and etcd; default: tooling/k8s-testbin/ensure.sh builds or finds them. */
+  binDir?: string;
+  /** The emulated controller's speed (default: the emulator's, 5 s to Ready). */
+  timing?: Partial<Timing>;
+}
+
+interface EmulatorRecord {
+  pid: number;
+  url: string;
+  /** The site cluster it authenticates against: a restarted site needs a restarted emulator. */
+  siteServer: string;
+  startedAt: string;
+}
+
+export interface TenantRecord {
+  cluster: string;
+  server: string;
+  pids: readonly number[];
+}
+
+interface TestenvStatus {
+  running: boolean;
+  pid?: number;
+  info?: { server: string; adminKubeconfigPath: string; binDir: string };
+  pids?: { etcd: number; kubeApiserver: number };
+  startedAt?: string;
+}
+
+const FIRST_BUILD =
+  "the first build of the Kubernetes binaries (kube-apiserver, etcd, helm, clusterctl from Go modules) takes about 6 minutes on 2 cores; it is cached in ~/.cache/nodekit/k8s-testbin, and later starts take under a second";
+
+/** tooling/k8s-testbin/ensure.sh, saying how long a cold build takes and how far it is while it runs. */
+async function ensureBinaries(options: UpOptions): Promise<string> {
+  if (options.binDir !== undefined) return resolveBinDir({ binDir: options.binDir });
+  const started = Date.now();
+  let announced = false;
+  const announce = () => {
+    if (announced) return;
+    announced = true;
+    options.log(FIRST_BUILD);
+  };
+  const minutes = () => {
+    const s = Math.round((Date.now() - started) / 1000);
+    return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  };
+  // ensure.sh is silent when the cache is warm (0.05 s), and while it waits for another build's lock.
+  const early = setTimeout(announce, 2_000);
+  const ticker = setInterval(() => {
+    announce();
+    options.log(`still building the Kubernetes binaries: ${minutes()} so far, about 6 min in all on 2 cores`);
+  }, 30_000);
+  try {
+    return await resolveBinDir({
+      ...(options.env === undefined ? {} : { env: options.env }),
+      log: (line) => {
+        announce();
+        options.log(line);
+      },
+    });
+  } finally {
+    clearTimeout(early);
+    clearInterval(ticker);
+    if (announced) options.log(`the Kubernetes binaries are ready (${minutes()})`);
+  }
+}
+
+async function testenv(layout: SandboxLayout, options: SandboxOptions, args: string[]) {
+  const result = await runProcess(process.execPath, [testenvCli, ...args], {
+    env: { ...(options.env ?? process.env), NODEKIT_TESTENV_STATE_DIR: layout.testenvDir },
+    onStderrLine: (line) => options.log(line),
+  });
+  return result;
+}
+
+async function testenvStatus(layout: SandboxLayout, options: SandboxOptions): Promise<TestenvStatus> {
+  const result = await runProcess(process.execPath, [testenvCli, "status", "-o", "json"], {
+    env: { ...(options.env ?? process.env), NODEKIT_TESTENV_STATE_DIR: layout.testenvDir },
+  });
+  try {
+    return JSON.parse(result.stdout) as TestenvStatus;
+  } catch {
+    return { running: false };
+  }
+}
+
+async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+  const result = await runProcess("kubectl", ["--kubeconfig", kubeconfig, ...args], {
+    ...(input === undefined ? {} : { input }),
+    timeoutMs: 60_000,
+  });
+  if (result.exitCode !== 0) {
+    throw new SandboxError(`kubectl ${args.slice(0, 2).join(" ")} on the site cluster failed`, {
+      why: result.stderr.trim() || `exit code ${result.exitCode}`,
+      next: ["kubectl must be on PATH (the machine's own is used)"],
+    });
+  }
+  return result.stdout;
+}
+
+const applyObjects = (kubeconfig: string, objects: object[]) =>
+  kubectl(kubeconfig, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+
+/** Auth on, the operator's RBAC, and the CAPD provider, on the site cluster. Idempotent. */
+async function setUpSite(admin: string): Promise<void> {
+  const subject = { user: OPERATOR_USER };
+  // One List, applied in order: the namespaces come before the Roles in them.
+  await applyObjects(admin, [
+    ...authObjects(SANDBOX_AUDIENCE),
+    ...grantNamespaces(OPERATOR_GRANTS),
+    ...capdObjects(),
+    ...grantObjects(OPERATOR_GRANTS, subject),
+  ]);
+  await kubectl(admin, [
+    "patch",
+    "deployment",
+    CAPD_CONTROLLER.name,
+    "-n",
+    CAPD_CONTROLLER.namespace,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify(AVAILABLE_STATUS),
+  ]);
+}
+
+async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeJson(path: string, value: unknown, mode = 0o600): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
+  await rename(tmp, path);
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The running emulator supervisor, if it is alive and answers. */
+async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
+  const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+  if (record === undefined || !isAlive(record.pid)) return undefined;
+  return (await healthy(record.url)) ? record : undefined;
+}
+
+async function stopEmulator(layout: SandboxLayout, log: (line: string) => void): Promise<boolean> {
+  const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+  let stopped = false;
+  if (record !== undefined && isAlive(record.pid) && commandOf(record.pid).includes("node")) {
+    process.kill(record.pid, "SIGTERM");
+    if (!(await waitForExit(record.pid, 30_000))) {
+      log(`the NVKE controller emulator (pid ${record.pid}) did not stop within 30 s; killing it`);
+      process.kill(record.pid, "SIGKILL");
+      await waitForExit(record.pid, 5_000);
+    }
+    stopped = true;
+  }
+  // Tenant API servers of an emulator that was killed outright: testenv's watchdog removes
+  // them within seconds; this makes sure, and does not wait for it.
+  let tenants: string[] = [];
+  try {
+    tenants = await readdir(layout.tenantsDir);
+  } catch {
+    // none
+  }
+  for (const tenant of tenants) {
+    for (const { pid, name } of await readPidsFile(join(layout.tenantsDir, tenant, "pids"))) {
+      if (!isAlive(pid) || !name.startsWith(commandOf(pid) || "\0")) continue;
+      log(`killing leftover ${name} of tenant ${tenant} (pid ${pid})`);
+      process.kill(pid, "SIGKILL");
+      await waitForExit(pid, 5_000);
+    }
+  }
+  await rm(layout.emulatorInfo, { force: true });
+  await rm(layout.tenantsInfo, { force: true });
+  return stopped;
+}
+
+async function startEmulatorSupervisor(
+  layout: SandboxLayout,
+  options: UpOptions,
+  site: { admin: string; server: string; pid: number; binDir: string },
+): Promise<EmulatorRecord> {
+  const timing = options.timing ?? {};
+  const args = [
+    "--conditions=source",
+    sandboxCli,
+    "serve",
+    "--dir",
+    layout.root,
+    "--kubeconfig",
+    site.admin,
+    "--site-server",
+    site.server,
+    "--site-pid",
+    String(site.pid),
+    "--bin-dir",
+    site.binDir,
+    ...(timing.provisionMs === undefined ? [] : ["--provision-ms", String(timing.provisionMs)]),
+    ...(timing.deleteMs === undefined ? [] : ["--delete-ms", String(timing.deleteMs)]),
+    ...(timing.nodeMs === undefined ? [] : ["--node-ms", String(timing.nodeMs)]),
+  ];
+  const fd = openSync(layout.emulatorLog, "a");
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: options.env ?? process.env,
+  });
+  closeSync(fd);
+  child.unref();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+    if (record !== undefined && record.pid === child.pid) return record;
+    if (child.exitCode !== null || child.signalCode !== null || (child.pid !== undefined && !isAlive(child.pid))) break;
+    await sleep(100);
+  }
+  if (child.pid !== undefined && isAlive(child.pid)) process.kill(child.pid, "SIGTERM");
+  throw new SandboxError("the NVKE controller emulator did not start", {
+    why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
+    next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+  });
+}
+
+const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/** The environment lines that point a shell at the sandbox (`sandbox env`). */
+export function environmentLines(info: SandboxInfo): string[] {
+  return [
+    `export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)}`,
+    `export PATH=${shellQuote(info.nvkectl.binDir)}:"$PATH"`,
+    `export NVKE_SANDBOX_URL=${shellQuote(info.controller.url)}`,
+    `export NVKE_SANDBOX_ADMIN_KUBECONFIG=${shellQuote(info.site.adminKubeconfig)}`,
+    `export NVKE_SANDBOX_OPERATOR_KUBECONFIG=${shellQuote(info.operator.kubeconfig)}`,
+  ];
+}
+
+async function writeNvkectlWrapper(layout: SandboxLayout): Promise<void> {
+  await mkdir(layout.binDir, { recursive: true, mode: 0o700 });
+  const path = join(layout.binDir, "nvkectl");
+  await writeFile(
+    path,
+    [
+      "#!/bin/sh",
+      `# nvkectl from ${repoRoot}, with this sandbox's own token cache and kubectl cache (removed by \`sandbox down\`).`,
+      `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${shellQuote(process.execPath)} ${shellQuote(nvkectlBin)} "$@"`,
+      "",
+    ].join("\n"),
+  );
+  await chmod(path, 0o755);
+}
+
+/**
+ * Brings the sandbox up, or finds it up: the site cluster (testenv's supervisor), auth on
+ * with the operator's RBAC, the NVKE controller emulator (tenant API servers on) and the
+ * nvkectl site. Everything listens on 127.0.0.1 only. Idempotent.
+ */
+export async function up(options: UpOptions): Promise<SandboxInfo> {
+  const layout = sandboxLayout(options.dir);
+  const { log } = options;
+  await mkdir(layout.root, { recursive: true, mode: 0o700 });
+  const binDir = await ensureBinaries(options);
+
+  log("site cluster: kube-apiserver + etcd (testenv)");
+  const started = await testenv(layout, options, ["up", "--bin-dir", binDir]);
+  const admin = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  const site = await testenvStatus(layout, options);
+  if (started.exitCode !== 0 || admin === "" || !site.running || site.info === undefined || site.pid === undefined) {
+    throw new SandboxError("the site cluster (kube-apiserver + etcd) did not start", {
+      why: started.stderr.trim().split("\n").slice(-15).join("\n"),
+      next: [`look at ${join(layout.testenvDir, "supervisor.log")}`, "then: ./run sandbox down && ./run sandbox up"],
+    });
+  }
+
+  log(
+    `site objects: auth on (audience "${SANDBOX_AUDIENCE}"), ServiceAccount nke-clients/nke-client, user "${OPERATOR_USER}"'s RBAC, the CAPD provider`,
+  );
+  await setUpSite(admin);
+  const issued = await testenv(layout, options, ["kubeconfig", "--user", OPERATOR_USER]);
+  const issuedPath = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (issued.exitCode !== 0 || issuedPath === "") {
+    throw new SandboxError(`could not issue a kubeconfig for user "${OPERATOR_USER}"`, { why: issued.stderr.trim() });
+  }
+  await copyFile(issuedPath, layout.operatorKubeconfig);
+  await chmod(layout.operatorKubeconfig, 0o600);
+
+  let emulator = await runningEmulator(layout);
+  if (emulator !== undefined && emulator.siteServer !== site.info.server) {
+    log("the site cluster was restarted: restarting the NVKE controller emulator against it");
+    await stopEmulator(layout, log);
+    emulator = undefined;
+  }
+  if (emulator === undefined) {
+    await stopEmulator(layout, log);
+    log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
+    emulator = await startEmulatorSupervisor(layout, options, {
+      admin,
+      server: site.info.server,
+      pid: site.pid,
+      binDir,
+    });
+  } else {
+    log(`NVKE controller: already running at ${emulator.url} (pid ${emulator.pid})`);
+  }
+
+  await configureSite({
+    path: layout.nvkectlConfig,
+    name: SANDBOX_SITE,
+    url: emulator.url,
+    kubeconfig: layout.operatorKubeconfig,
+    activate: true,
+  });
+  await writeNvkectlWrapper(layout);
+  const info: SandboxInfo = {
+    dir: layout.root,
+    site: { server: site.info.server, adminKubeconfig: admin },
+    controller: { url: emulator.url, audience: SANDBOX_AUDIENCE },
+    operator: { user: OPERATOR_USER, kubeconfig: layout.operatorKubeconfig },
+    nvkectl: { config: layout.nvkectlConfig, site: SANDBOX_SITE, binDir: layout.binDir, envFile: layout.envFile },
+  };
+  await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });
+  await writeJson(layout.sandboxInfo, info);
+  return info;
+}
+
+export interface SandboxStatus {
+  dir: string;
+  /** all: everything runs; partly: something is missing (`problems` says what); none: nothing runs. */
+  running: "all" | "partly" | "none";
+  site?: { server: string; adminKubeconfig: string; pid: number; etcd: number; kubeApiserver: number; since: string };
+  controller?: { url: string; pid: number; since: string; audience: string };
+  tenants: TenantRecord[];
+  nvkectl?: SandboxInfo["nvkectl"];
+  operator?: SandboxInfo["operator"];
+  problems: string[];
+}
+
+/** What runs, read from the sandbox's directory and checked against the processes. */
+export async function status(options: SandboxOptions): Promise<SandboxStatus> {
+  const layout = sandboxLayout(options.dir);
+  const info = await readJson<SandboxInfo>(layout.sandboxInfo);
+  const site = await testenvStatus(layout, options);
+  const emulator = await runningEmulator(layout);
+  const tenants = emulator === undefined ? [] : ((await readJson<TenantRecord[]>(layout.tenantsInfo)) ?? []);
+  const problems: string[] = [];
+  if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
+  if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
+  if (info === undefined) problems.push("the sandbox was not set up (no sandbox.json)");
+  const runs = [site.running, emulator !== undefined].filter(Boolean).length;
+  return {
+    dir: layout.root,
+    running: problems.length === 0 ? "all" : runs === 0 ? "none" : "partly",
+    ...(site.running && site.info && site.pids && site.pid !== undefined
+      ? {
+          site: {
+            server: site.info.server,
+            adminKubeconfig: site.info.adminKubeconfigPath,
+            pid: site.pid,
+            etcd: site.pids.etcd,
+            kubeApiserver: site.pids.kubeApiserver,
+            since: site.startedAt ?? "",
+          },
+        }
+      : {}),
+    ...(emulator === undefined
+      ? {}
+      : {
+          controller: {
+            url: emulator.url,
+            pid: emulator.pid,
+            since: emulator.startedAt,
+            audience: info?.controller.audience ?? SANDBOX_AUDIENCE,
+          },
+        }),
+    tenants,
+    ...(info === undefined ? {} : { nvkectl: info.nvkectl, operator: info.operator }),
+    problems,
+  };
+}
+
+/** Stops everything the sandbox runs and removes its directory: no process, port or file is left. */
+export async function down(options: SandboxOptions): Promise<{ wasRunning: boolean }> {
+  const layout = sandboxLayout(options.dir);
+  const emulatorWasRunning = await stopEmulator(layout, options.log);
+  const before = await testenvStatus(layout, options);
+  const stopped = await testenv(layout, options, ["down"]);
+  if (stopped.exitCode !== 0) {
+    throw new SandboxError("the site cluster did not stop", {
+      why: stopped.stderr.trim(),
+      next: [`look at ${join(layout.testenvDir, "supervisor.log")}, then run down again`],
+    });
+  }
+  await rm(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  return { wasRunning: emulatorWasRunning || before.running };
+}
+
+export interface ServeOptions {
+  dir: string;
+  kubeconfig: string;
+  siteServer: string;
+  /** testenv's supervisor: when it goes, the site cluster is gone, and so does the emulator. */
+  sitePid: number;
+  binDir: string;
+  timing?: Partial<Timing>;
+  log: (line: string) => void;
+}
+
+/**
+ * The emulator supervisor (`sandbox serve`, started detached by `up`): runs the NVKE
+ * controller emulator with tenant API servers until SIGTERM, SIGINT or SIGHUP, or until the
+ * site cluster's supervisor is gone; then stops it — tenant API servers included.
+ */
+export async function serve(options: ServeOptions): Promise<void> {
+  const layout = sandboxLayout(options.dir);
+  const { startEmulator, testenvTenantApiServers } = await import("@nodekit/nvke-emulator");
+  const emulator = await startEmulator({
+    kubeconfigPath: options.kubeconfig,
+    stateFile: layout.emulatorState,
+    ...(options.timing === undefined ? {} : { timing: options.timing }),
+    tenantApiServers: testenvTenantApiServers({
+      binDir: options.binDir,
+      dataRoot: layout.tenantsDir,
+      log: options.log,
+    }),
+    log: options.log,
+  });
+  const record: EmulatorRecord = {
+    pid: process.pid,
+    url: emulator.url,
+    siteServer: options.siteServer,
+    startedAt: new Date().toISOString(),
+  };
+  await writeJson(layout.emulatorInfo, record);
+  options.log(`serving at ${emulator.url}`);
+
+  let lastTenants = "";
+  const recordTenants = async () => {
+    const tenants: TenantRecord[] = emulator
+      .tenants()
+      .map((tenant) => ({ cluster: tenant.clusterName, server: tenant.server, pids: tenant.pids }));
+    const text = JSON.stringify(tenants);
+    if (text === lastTenants) return;
+    lastTenants = text;
+    await writeJson(layout.tenantsInfo, tenants);
+  };
+  await recordTenants();
+
+  await new Promise<void>((resolve) => {
+    let finished = false;
+    const finish = (why: string) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(timer);
+      options.log(`stopping: ${why}`);
+      resolve();
+    };
+    // `on`, not `once`: a listener must stay, or testenv's own handler (each tenant API server
+    // has one) re-raises the signal and the process dies before it has stopped them.
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => finish(signal));
+    const timer = setInterval(() => {
+      if (!isAlive(options.sitePid)) finish(`the site cluster's supervisor (pid ${options.sitePid}) is gone`);
+      else void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`));
+    }, 1_000);
+  });
+  await emulator.stop();
+  await rm(layout.emulatorInfo, { force: true });
+  await rm(layout.tenantsInfo, { force: true });
+}
