@@ -286,6 +286,7 @@ export function environmentLines(info: SandboxInfo): string[] {
   return [
     `export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)}`,
     `export PATH=${shellQuote(info.nvkectl.binDir)}:"$PATH"`,
+    `export NVKE_SANDBOX_DIR=${shellQuote(info.dir)}`,
     `export NVKE_SANDBOX_URL=${shellQuote(info.controller.url)}`,
     `export NVKE_SANDBOX_ADMIN_KUBECONFIG=${shellQuote(info.site.adminKubeconfig)}`,
     `export NVKE_SANDBOX_OPERATOR_KUBECONFIG=${shellQuote(info.operator.kubeconfig)}`,
