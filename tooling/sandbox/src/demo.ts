@@ -138,13 +138,22 @@ async function main(argv: string[]): Promise<number> {
       "Each command is shown as you would type it in the checkout, then its output.\n",
   );
   const work = await mkdtemp(join(tmpdir(), "nodekit-walkthrough-"));
+  // Ctrl-C stops the running step and what it started; the sandbox stays up.
+  const interrupt = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => interrupt.abort());
   try {
     const results = await runWalkthrough(steps, {
       cwd: repoRoot,
       env: process.env,
       stateFile: join(work, "exported.sh"),
       io,
+      signal: interrupt.signal,
     });
+    if (interrupt.signal.aborted) {
+      io.out(summary(results, steps.length, color));
+      io.out("Interrupted. The sandbox is left as it was: ./run sandbox status, ./run sandbox down\n");
+      return 130;
+    }
     io.out(summary(results, steps.length, color));
     const ok = results.length === steps.length && results.every((result) => result.ok);
     if (values.down && ok) io.out("The sandbox is down: no process, port or file is left.\n");

@@ -78,7 +78,9 @@ const FIRST_BUILD =
 
 /** tooling/k8s-testbin/ensure.sh, saying how long a cold build takes and how far it is while it runs. */
 async function ensureBinaries(options: UpOptions): Promise<string> {
-  if (options.binDir !== undefined) return resolveBinDir({ binDir: options.binDir });
+  // As testenv's global setup does: a directory with all four binaries, and ensure.sh is not run.
+  const given = options.binDir ?? (options.env ?? process.env).NODEKIT_TESTENV_BIN_DIR;
+  if (given) return resolveBinDir({ binDir: given });
   const started = Date.now();
   let announced = false;
   const announce = () => {

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { runInSession } from "./session.ts";
 
 /** One step of a walkthrough: announced, run as the user would type it, its output shown. */
 export interface Step {
@@ -52,60 +52,22 @@ export interface WalkthroughOptions {
   /** A file the steps' exported variables are kept in between steps. */
   stateFile: string;
   io: WalkthroughIO;
+  /** Aborting stops the running step (and what it started) and the walkthrough. */
+  signal?: AbortSignal;
 }
 
 const paint = (on: boolean, code: string, text: string) => (on ? `\u001b[${code}m${text}\u001b[0m` : text);
 
-interface Run {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
-
-/** One bash run of a step's command, with the variables earlier steps exported; output shown as it comes. */
-function runCommand(command: string, options: WalkthroughOptions, timeoutMs: number, show: boolean): Promise<Run> {
-  const script = [
-    "set -euo pipefail",
-    `[ -s "$NODEKIT_WALKTHROUGH_STATE" ] && . "$NODEKIT_WALKTHROUGH_STATE"`,
-    command,
-    // Only what ran to the end is kept: a failing step stops the walkthrough anyway.
-    `export -p > "$NODEKIT_WALKTHROUGH_STATE"`,
-  ].join("\n");
-  return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", script], {
-      cwd: options.cwd,
-      env: { ...options.env, NODEKIT_WALKTHROUGH_STATE: options.stateFile },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGTERM");
-    }, timeoutMs);
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-      if (show) options.io.out(chunk);
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      if (show) options.io.out(chunk);
-    });
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      resolve({ exitCode: 127, stdout, stderr: `${stderr}${error.message}\n`, timedOut });
-    });
-    child.on("close", (exitCode) => {
-      clearTimeout(timer);
-      resolve({ exitCode, stdout, stderr, timedOut });
-    });
-  });
-}
-
 /** The output with kubectl-style ages at line ends (`5s`, `3m20s`, `2d3h`) blanked. */
 export const withoutAges = (text: string) => text.replace(/\b\d+[smhd](\d+[smh])?$/gm, "");
+
+const session = (options: WalkthroughOptions, timeoutMs: number) => ({
+  cwd: options.cwd,
+  env: options.env,
+  stateFile: options.stateFile,
+  timeoutMs,
+  ...(options.signal === undefined ? {} : { signal: options.signal }),
+});
 
 async function runStep(
   current: Step,
@@ -114,7 +76,7 @@ async function runStep(
   const timeoutMs = current.timeoutMs ?? 120_000;
   const { until } = current;
   if (until === undefined) {
-    const run = await runCommand(current.command, options, timeoutMs, true);
+    const run = await runInSession(current.command, { ...session(options, timeoutMs), onOutput: options.io.out });
     if (run.timedOut)
       return { ok: false, exitCode: run.exitCode, failure: `it did not finish within ${timeoutMs / 1000} s` };
     if (run.exitCode !== 0)
@@ -125,7 +87,7 @@ async function runStep(
   const deadline = options.io.now() + (until.timeoutMs ?? 60_000);
   let last = "";
   for (;;) {
-    const run = await runCommand(current.command, options, timeoutMs, false);
+    const run = await runInSession(current.command, session(options, timeoutMs));
     const gone = until.exitCode !== undefined && run.exitCode === until.exitCode;
     if (gone) {
       options.io.out(`→ exit code ${run.exitCode}: ${until.describe}\n`);
@@ -148,6 +110,7 @@ async function runStep(
         failure: `${until.describe} did not happen within ${(until.timeoutMs ?? 60_000) / 1000} s`,
       };
     }
+    if (options.signal?.aborted) return { ok: false, exitCode: run.exitCode, failure: "interrupted" };
     await new Promise((resolve) => setTimeout(resolve, until.everyMs ?? 1_000));
   }
 }
@@ -157,6 +120,7 @@ export async function runWalkthrough(steps: readonly Step[], options: Walkthroug
   const { io } = options;
   const results: StepResult[] = [];
   for (const [index, current] of steps.entries()) {
+    if (options.signal?.aborted) break;
     io.out(`\n${paint(io.color, "1;36", `── ${index + 1}/${steps.length} ${current.title}`)}\n`);
     if (current.note) io.out(`${paint(io.color, "2", current.note)}\n`);
     for (const line of current.command.split("\n")) io.out(`${paint(io.color, "1", `$ ${line}`)}\n`);

@@ -1,0 +1,116 @@
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Problem } from "@nodekit/errors";
+import { runProcess } from "../processes.ts";
+import { runInSession } from "../session.ts";
+import { extractBlocks, outputMatches, type RunBlock } from "./blocks.ts";
+
+const sandboxCli = fileURLToPath(new URL("../cli.ts", import.meta.url));
+
+export interface DocTestOptions {
+  /** The checkout: `./run` and `examples/` come from here. */
+  root: string;
+  /** The environment to start from (PATH, and NODEKIT_TESTENV_BIN_DIR for the binaries). */
+  env: NodeJS.ProcessEnv;
+  /** Per block; default 3 minutes. */
+  blockTimeoutMs?: number;
+  /** Each block's output as it comes (a test's debug log). */
+  onOutput?: (chunk: string) => void;
+}
+
+export interface DocTestResult {
+  /** How many runnable blocks ran (up to the first failure). */
+  ran: number;
+  problems: Problem[];
+}
+
+const tail = (text: string, lines = 30) => text.trimEnd().split("\n").slice(-lines).join("\n");
+
+/**
+ * Runs a guide's ```sh doctest blocks in order, as a reader would in one terminal at the
+ * checkout's root, in a world of their own: a fresh HOME, and a sandbox directory nobody
+ * else uses — so "fresh sandbox" is whatever the guide's own `./run sandbox up` brings up.
+ * Each block's exit code (and its doctest:output lines) is checked; the first failure ends
+ * the run. The sandbox is taken down at the end, whatever happened.
+ */
+export async function runDocTests(source: string, markdown: string, options: DocTestOptions): Promise<DocTestResult> {
+  const { blocks, problems } = extractBlocks(markdown, { source });
+  if (problems.length > 0) return { ran: 0, problems };
+  const runnable = blocks.filter((block): block is RunBlock => block.kind === "run");
+  if (runnable.length === 0) return { ran: 0, problems: [] };
+
+  const work = await mkdtemp(join(tmpdir(), "nodekit-doctest-"));
+  const checkout = join(work, "checkout");
+  const home = join(work, "home");
+  await mkdir(checkout);
+  await mkdir(home);
+  // The guide's paths are the checkout's (./run, examples/); what it writes stays out of the checkout.
+  await writeFile(join(checkout, "run"), `#!/bin/sh\nexec ${JSON.stringify(join(options.root, "run"))} "$@"\n`);
+  await chmod(join(checkout, "run"), 0o755);
+  await symlink(join(options.root, "examples"), join(checkout, "examples"));
+  const env: NodeJS.ProcessEnv = {
+    ...options.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    NODEKIT_SANDBOX_DIR: join(work, "sandbox"),
+    NODEKIT_SANDBOX_CLI: "./run sandbox",
+    NO_COLOR: "1",
+  };
+  // The machine's caches stay the machine's: the toolchain, and the Kubernetes binaries.
+  const cache = options.env.XDG_CACHE_HOME || join(options.env.HOME || homedir(), ".cache");
+  env.XDG_CACHE_HOME = join(home, ".cache");
+  env.NODEKIT_CACHE ??= join(cache, "nodekit");
+  env.NODEKIT_TESTBIN_DIR ??= join(cache, "nodekit", "k8s-testbin");
+
+  let ran = 0;
+  const found: Problem[] = [];
+  try {
+    for (const block of runnable) {
+      ran++;
+      const timeoutMs = options.blockTimeoutMs ?? 180_000;
+      const result = await runInSession(block.code, {
+        cwd: checkout,
+        env,
+        stateFile: join(work, "exported.sh"),
+        timeoutMs,
+        ...(options.onOutput === undefined ? {} : { onOutput: options.onOutput }),
+      });
+      const failure = result.timedOut
+        ? `did not finish within ${timeoutMs / 1000} s`
+        : result.exitCode !== block.exitCode
+          ? `exited with code ${result.exitCode}, not ${block.exitCode}`
+          : undefined;
+      if (failure !== undefined) {
+        found.push({
+          severity: "error",
+          source,
+          line: block.line,
+          message: `this block ${failure}; its output:\n${tail(result.output)}`,
+        });
+        break;
+      }
+      if (block.expectedOutput !== undefined) {
+        const match = outputMatches(result.output, block.expectedOutput.lines);
+        if (!match.ok) {
+          found.push({
+            severity: "error",
+            source,
+            line: block.expectedOutput.line,
+            message: `the output of the block above does not show ${JSON.stringify(match.missing)} (in order); it was:\n${tail(result.output)}`,
+          });
+          break;
+        }
+      }
+    }
+  } finally {
+    const down = await runProcess(process.execPath, ["--conditions=source", sandboxCli, "down"], { env });
+    if (down.exitCode !== 0) {
+      found.push({ severity: "error", source, message: `sandbox down after the guide failed:\n${tail(down.stderr)}` });
+    }
+    await rm(work, { recursive: true, force: true });
+  }
+  return { ran, problems: found };
+}
