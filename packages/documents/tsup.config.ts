@@ -1,3 +1,9 @@
 import { defineConfig } from "tsup";
 
-export default defineConfig({ entry: ["src/index.ts"], format: "esm", dts: true, clean: true, target: "node22" });
+export default defineConfig({
+  entry: ["src/index.ts", "src/names.ts"],
+  format: "esm",
+  dts: true,
+  clean: true,
+  target: "node22",
+});

@@ -327,9 +327,26 @@ const targets = [
 ];
 if (!("cases" in nvke)) process.stderr.write(`bench: ${nvke.note}\n`);
 
+// ---- release verify (in process, against both loopback registries): see release-verify.ts.
+const releaseRun = spawnSync(
+  node,
+  ["--conditions=source", join(root, "tooling/bench/release-verify.ts"), "--json", "--rounds", String(rounds)],
+  { encoding: "utf8", maxBuffer: 16 << 20 },
+);
+const releaseResults: Array<{ kind: string; artifacts: number; medianMs: number }> =
+  releaseRun.status === 0 ? JSON.parse(releaseRun.stdout).results : [];
+if (releaseRun.status !== 0) process.stderr.write(`bench: release verify did not run:\n${releaseRun.stderr}\n`);
+for (const r of releaseResults) {
+  targets.push({
+    what: `release verify of ${r.artifacts} artifacts, ${r.kind} registry (token auth, warm) < 1000 ms`,
+    value: r.medianMs,
+    limit: 1000,
+  });
+}
+
 if (asJson) {
   process.stdout.write(
-    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns }, null, 2)}\n`,
+    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, releaseResults }, null, 2)}\n`,
   );
 } else {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];

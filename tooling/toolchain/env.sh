@@ -5,6 +5,8 @@
 # fresh clone on a machine that has run this once starts in well under a second.
 
 NODEKIT_NODE_MAJOR=22
+# The oldest Node.js the packages run on (@sigstore/* need 22.22.2): an older 22 gets the fetched one.
+NODEKIT_NODE_MIN=22.22.2
 NODEKIT_PNPM_VERSION=$(sed -n 's/.*"packageManager": *"pnpm@\([^"]*\)".*/\1/p' "$NODEKIT_ROOT/package.json")
 NODEKIT_CACHE=${NODEKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit}
 
@@ -12,15 +14,17 @@ nodekit_log() { printf '%s\n' "$*" >&2; }
 
 nodekit_node_ok() {
   command -v node >/dev/null 2>&1 || return 1
-  local major
-  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || return 1
-  [ "$major" -ge "$NODEKIT_NODE_MAJOR" ]
+  node -e '
+    const [a, b, c] = process.versions.node.split(".").map(Number);
+    const [x, y, z] = process.argv[1].split(".").map(Number);
+    process.exit(a !== x ? (a > x ? 0 : 1) : b !== y ? (b > y ? 0 : 1) : c >= z ? 0 : 1);
+  ' "$NODEKIT_NODE_MIN" 2>/dev/null
 }
 
 nodekit_ensure_node() {
   if nodekit_node_ok; then return 0; fi
   command -v npm >/dev/null 2>&1 || {
-    nodekit_log "error: Node.js >= $NODEKIT_NODE_MAJOR is required and no npm is available to fetch it."
+    nodekit_log "error: Node.js >= $NODEKIT_NODE_MIN is required and no npm is available to fetch it."
     nodekit_log "next: install Node.js $NODEKIT_NODE_MAJOR LTS or newer and run this again."
     return 1
   }
@@ -35,8 +39,8 @@ nodekit_ensure_node() {
     pkg="node"
     bin="$dir/node_modules/node/bin"
   fi
-  if [ ! -x "$bin/node" ]; then
-    nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MAJOR; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
+  if [ ! -x "$bin/node" ] || ! PATH="$bin:$PATH" nodekit_node_ok; then
+    nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MIN; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
     local tmp="$dir.tmp.$$"
     rm -rf "$tmp" && mkdir -p "$tmp"
     npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "$pkg@$NODEKIT_NODE_MAJOR" >&2

@@ -1,7 +1,8 @@
-import { BaseCommand, Flags, globalFlags } from "@nodekit/cli-kit";
+import { BaseCommand, Flags, globalFlags, type Hints } from "@nodekit/cli-kit";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
+import { NVKECTL_HINTS } from "./hints.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1). */
@@ -15,10 +16,14 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     }),
   };
 
+  protected override hints(): Hints {
+    return NVKECTL_HINTS;
+  }
+
   /** The site this invocation acts on: `--site` when given, else the active site (NV-8). */
   protected async site(): Promise<Site> {
     // Loaded on use: commands that need no site (sitespec generate) never pay for reading the config.
-    const { currentSite } = await import("@nodekit/site-config");
+    const { currentSite } = await import("./services/sites.ts");
     const { site } = await currentSite({ site: (this.flags as { site?: string }).site });
     return site;
   }

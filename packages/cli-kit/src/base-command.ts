@@ -1,11 +1,23 @@
-import { createDryRunRecorder, createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
+import type { Plan } from "@nodekit/plan";
+import { createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 import type { Interfaces } from "@oclif/core";
 import { Command } from "@oclif/core/command";
 import * as Errors from "@oclif/core/errors";
 import { globalFlags } from "./flags.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { type OutputFormat, type Rendered, renderOutput } from "./output.ts";
-import { describeFailure } from "./render-error.ts";
+import {
+  type Column,
+  createListPrinter,
+  formatOne,
+  type ListPrinter,
+  type OutputFormat,
+  type Rendered,
+  renderOutput,
+  renderPlan,
+  writeOut,
+} from "./output.ts";
+import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
+import { describeFailure, type Hints } from "./render-error.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -55,39 +67,80 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
   }
 
-  /** Write a result to stdout. */
-  protected out(text: string): void {
-    if (text !== "") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  /** Write a result to stdout (a line; waits when the pipe is full). */
+  protected async out(text: string): Promise<void> {
+    if (text !== "") await writeOut(text.endsWith("\n") ? text : `${text}\n`);
   }
 
   /** Print rows in the format `-o` asked for; an empty table says so on stderr, as kubectl does. */
-  protected print<R>(format: OutputFormat, rendered: Rendered<R>, emptyMessage = "No resources found."): void {
+  protected async print<R>(
+    format: OutputFormat,
+    rendered: Rendered<R>,
+    emptyMessage = "No resources found.",
+  ): Promise<void> {
     const text = renderOutput(format, rendered);
     if (text === "" && (format === "table" || format === "wide")) this.logger.info(emptyMessage);
-    else this.out(text);
+    else await writeOut(text);
   }
 
   /**
-   * The process runner for this command. With dryRun, nothing runs: each call is printed
-   * to stdout as the exact (redacted) line a real run would execute.
+   * Print a list whose pages arrive one by one: `fill` hands each page to `add`. An empty
+   * table says "No resources found." on stderr, as kubectl does; json and yaml print `[]`.
    */
-  protected processRunner(options: { dryRun?: boolean } = {}): ProcessRunner {
-    if (options.dryRun) {
-      const recorder = createDryRunRecorder({ redactor: this.redactor });
-      return {
-        run: async (call, runOptions) => {
-          const result = await recorder.run(call, runOptions);
-          this.out(recorder.calls.at(-1)?.line ?? "");
-          return result;
-        },
-      };
-    }
+  protected async printList<R>(
+    format: OutputFormat,
+    columns: readonly Column<R>[],
+    fill: (add: ListPrinter<R>["add"]) => Promise<unknown>,
+    emptyMessage = "No resources found.",
+  ): Promise<number> {
+    const printer = createListPrinter(format, columns);
+    await fill((items) => printer.add(items));
+    const count = await printer.end();
+    if (count === 0 && (format === "table" || format === "wide")) this.logger.info(emptyMessage);
+    return count;
+  }
+
+  /** Print one object: json, yaml, or a one-row table (`header: false` for the rows after the first of a watch). */
+  protected async printOne<R>(
+    format: OutputFormat,
+    columns: readonly Column<R>[],
+    item: R,
+    header = true,
+  ): Promise<void> {
+    await writeOut(formatOne(format, columns, item, header));
+  }
+
+  /**
+   * Print a plan, which is what `--dry-run` shows: one copy-pasteable, redacted line per call
+   * (table), or the versioned plan document (json, yaml). Nothing is run.
+   */
+  protected async printPlan(plan: Plan, format: OutputFormat = "table"): Promise<void> {
+    await writeOut(renderPlan(plan, format, this.redactor));
+  }
+
+  /** Progress on stderr: a live list on a TTY, `[key] …` lines otherwise, NDJSON with --json-logs. */
+  protected progress(): Promise<ProgressRenderer> {
+    const base = this.flags as { "json-logs"?: boolean };
+    return createProgressRenderer({ json: base["json-logs"] ?? false, logger: this.logger });
+  }
+
+  /** The process runner for this command: every call's redacted line is logged under -v. */
+  protected processRunner(): ProcessRunner {
     return createExecaRunner({ redactor: this.redactor, onCall: (line) => this.logger.debug(`running ${line}`) });
+  }
+
+  /** The CLI's own next steps per error code (its commands), added after the library's. */
+  protected hints(): Hints | undefined {
+    return undefined;
   }
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
     if (error instanceof Errors.ExitError) throw error;
-    const failure = describeFailure(error, { bin: this.config.bin, version: this.config.version });
+    const failure = describeFailure(error, {
+      bin: this.config.bin,
+      version: this.config.version,
+      hints: this.hints(),
+    });
     this.logger.error(failure.message, failure.fields, failure.details);
     if (failure.stack) this.logger.debug(failure.stack);
     this.exit(failure.exitCode);

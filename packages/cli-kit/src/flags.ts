@@ -22,7 +22,8 @@ export const outputFlag = Flags.custom<OutputFormat>({
   default: "table",
 });
 
-/** `--dry-run`: print every call the command would make, in order, and change nothing. */
+/** `--dry-run`: print the plan (every call a real run makes, in order) and change nothing. */
 export const dryRunFlag = Flags.boolean({
-  description: "Print every external command the run would execute, in order, and change nothing.",
+  description:
+    "Print the plan and change nothing: every call a real run would make, in order, one copy-pasteable line each (-o json: the plan document).",
 });

@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import { formatPlan, type Plan, planDocument } from "@nodekit/plan";
+import type { Redactor } from "@nodekit/process";
 import { dump } from "js-yaml";
 
 export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"] as const;
@@ -17,6 +20,31 @@ export interface Rendered<T> {
   data?: unknown;
 }
 
+/** The printer's stream: stdout, or a test's. */
+export type OutStream = Pick<NodeJS.WritableStream, "write" | "once"> & NodeJS.EventEmitter;
+
+/**
+ * Writes to the stream, waiting when the pipe is full, so that a long list never piles up
+ * in memory and nothing is lost when the process ends right after.
+ */
+export async function writeOut(text: string, stream: OutStream = process.stdout): Promise<void> {
+  if (text === "") return;
+  if (!stream.write(text)) await once(stream, "drain");
+}
+
+/** The columns a format shows: all with `-o wide`, else those not marked wide. */
+export function visibleColumns<T>(columns: readonly Column<T>[], format: OutputFormat): Column<T>[] {
+  return columns.filter((column) => format === "wide" || !column.wide);
+}
+
+/** A table cell as kubectl prints it: `<none>` for nothing. */
+export function cell(value: string | number | boolean | undefined | null): string {
+  if (value === undefined || value === null || value === "") return "<none>";
+  return String(value);
+}
+
+const yaml = (value: unknown) => dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
+
 /**
  * kubectl-style output: an aligned table with upper-case headers (table, wide), or the
  * machine form (json, yaml). Returns the text for stdout; an empty table returns "".
@@ -27,22 +55,17 @@ export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>): st
     case "json":
       return `${JSON.stringify(data, null, 2)}\n`;
     case "yaml":
-      return dump(data, { noRefs: true, lineWidth: -1, sortKeys: false });
+      return yaml(data);
     case "table":
     case "wide": {
-      const columns = rendered.columns.filter((column) => format === "wide" || !column.wide);
       if (rendered.rows.length === 0) return "";
+      const columns = visibleColumns(rendered.columns, format);
       return formatTable(
         columns.map((column) => column.header.toUpperCase()),
         rendered.rows.map((row) => columns.map((column) => cell(column.value(row)))),
       );
     }
   }
-}
-
-function cell(value: string | number | boolean | undefined | null): string {
-  if (value === undefined || value === null || value === "") return "<none>";
-  return String(value);
 }
 
 /** Columns padded to the widest cell, three spaces apart, no trailing blanks (as kubectl prints). */
@@ -56,4 +79,74 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
       .join("   ")
       .trimEnd();
   return `${[line(headers), ...rows.map(line)].join("\n")}\n`;
+}
+
+/** One object in the format asked for: json, yaml, or a one-row table (without its header for `-w` rows after the first). */
+export function formatOne<T>(format: OutputFormat, columns: readonly Column<T>[], item: T, header = true): string {
+  if (format === "json") return `${JSON.stringify(item, null, 2)}\n`;
+  if (format === "yaml") return yaml(item);
+  const shown = visibleColumns(columns, format);
+  const table = formatTable(
+    shown.map((column) => column.header.toUpperCase()),
+    [shown.map((column) => cell(column.value(item)))],
+  );
+  return header ? table : table.slice(table.indexOf("\n") + 1);
+}
+
+/**
+ * Prints a list as its pages arrive. json and yaml are streamed (the output is the same as
+ * printing the whole array at once: `-o json` is one JSON array); a table needs every
+ * row's width first, so it keeps the rows' cells — a few short strings each — and prints
+ * at the end.
+ */
+export interface ListPrinter<T> {
+  add(items: readonly T[]): Promise<void>;
+  /** Finishes the output; returns how many items were printed (0: the caller says "No resources found"). */
+  end(): Promise<number>;
+}
+
+export function createListPrinter<T>(
+  format: OutputFormat,
+  columns: readonly Column<T>[],
+  write: (text: string) => Promise<void> = (text) => writeOut(text),
+): ListPrinter<T> {
+  let count = 0;
+  const shown = visibleColumns(columns, format);
+  const rows: string[][] = [];
+  return {
+    async add(items) {
+      if (items.length === 0) return;
+      if (format === "json") {
+        const body = items.map((item) => `  ${JSON.stringify(item, null, 2).replaceAll("\n", "\n  ")}`).join(",\n");
+        await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
+      } else if (format === "yaml") {
+        await write(yaml(items));
+      } else {
+        for (const item of items) rows.push(shown.map((column) => cell(column.value(item))));
+      }
+      count += items.length;
+    },
+    async end() {
+      if (format === "json") await write(count === 0 ? "[]\n" : "\n]\n");
+      else if (format === "yaml") {
+        if (count === 0) await write("[]\n");
+      } else if (count > 0) {
+        await write(
+          formatTable(
+            shown.map((column) => column.header.toUpperCase()),
+            rows,
+          ),
+        );
+      }
+      return count;
+    },
+  };
+}
+
+/** A plan as `--dry-run` prints it: shell lines (table, wide), or the versioned document (json, yaml). */
+export function renderPlan(plan: Plan, format: OutputFormat, redactor?: Redactor): string {
+  const options = redactor === undefined ? {} : { redactor };
+  if (format === "json") return `${JSON.stringify(planDocument(plan, options), null, 2)}\n`;
+  if (format === "yaml") return yaml(planDocument(plan, options));
+  return formatPlan(plan, options);
 }

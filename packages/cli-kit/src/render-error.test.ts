@@ -1,14 +1,17 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { BugError, defineErrorCodes, ExitCode, UserError } from "@nodekit/errors";
 import { CommandFailedError } from "@nodekit/process";
 import { describe, expect, it } from "vitest";
 import { describeFailure } from "./render-error.ts";
 
 const context = { bin: "nvkectl", version: "1.2.3" };
+const codes = defineErrorCodes("test", {
+  SITESPEC_INVALID: { exitCode: ExitCode.InvalidInput, meaning: "the CSV has problems." },
+  SITE_NOT_FOUND: { exitCode: ExitCode.NotFound, meaning: "no such site." },
+});
 
 describe("describeFailure", () => {
   it("shows a user error's problems, why and next steps with its own exit code", () => {
-    const error = new UserError("SITESPEC_INVALID", "hosts.csv has 1 problem; nothing was written", {
-      exitCode: ExitCode.InvalidInput,
+    const error = new UserError(codes.SITESPEC_INVALID, "hosts.csv has 1 problem; nothing was written", {
       why: "because",
       next: ["fix the row"],
       problems: [{ severity: "error", source: "hosts.csv", line: 3, row: 2, column: "ip", value: "x", message: "bad" }],
@@ -19,6 +22,24 @@ describe("describeFailure", () => {
     expect(failure.details).toEqual(['  hosts.csv:3: row 2, column ip: "x" bad', "why: because", "next: fix the row"]);
     expect(failure.fields).toMatchObject({ code: "SITESPEC_INVALID", exitCode: 3, next: ["fix the row"] });
     expect(failure.stack).toBeUndefined();
+  });
+
+  it("adds the CLI's hints for the code after the library's next steps", () => {
+    const error = new UserError(codes.SITE_NOT_FOUND, 'site "lab" is not configured', {
+      next: "check the name",
+      facts: { site: "lab" },
+    });
+    const failure = describeFailure(error, {
+      ...context,
+      hints: { SITE_NOT_FOUND: (e) => [`add it with nvkectl config set-site ${e.facts.site}`] },
+    });
+    expect(failure.details).toEqual(["next: check the name", "next: add it with nvkectl config set-site lab"]);
+    expect(failure.fields.next).toEqual(["check the name", "add it with nvkectl config set-site lab"]);
+  });
+
+  it("reports a broken invariant as an internal error (exit 70)", () => {
+    const failure = describeFailure(new BugError("the plan has no items"), context);
+    expect([failure.exitCode, failure.message]).toEqual([70, "internal error: the plan has no items"]);
   });
 
   it("treats oclif parse errors as usage errors (exit 2)", () => {

@@ -1,5 +1,5 @@
-import { ExitCode, formatProblem, isUserError } from "@nodekit/errors";
-import { CommandFailedError } from "@nodekit/process";
+import { BugError, ExitCode, errorCodes, formatProblem, isUserError, type UserError } from "@nodekit/errors";
+import { CommandFailedError, processErrorCodes } from "@nodekit/process";
 
 export interface Failure {
   exitCode: number;
@@ -12,6 +12,18 @@ export interface Failure {
   stack?: string;
 }
 
+/**
+ * A CLI's own next steps for an error code, added after the library's: libraries state
+ * facts and tool-neutral steps; the CLI knows its own commands (`nvkectl config set-site …`).
+ */
+export type Hints = Readonly<Record<string, (error: UserError) => readonly string[]>>;
+
+export interface FailureContext {
+  bin: string;
+  version: string;
+  hints?: Hints | undefined;
+}
+
 interface OclifLikeError {
   oclif?: { exit?: number };
   message: string;
@@ -19,32 +31,33 @@ interface OclifLikeError {
 
 /**
  * The one place where any error becomes what the user sees: a user error prints its
- * what/why/next without a stack; a usage error points at --help; anything else is
- * reported once as a bug, with the stack only under -v.
+ * what/why/next (and the CLI's hints for its code) without a stack; a usage error points at
+ * --help; anything else is reported once as a bug, with the stack only under -v.
  */
-export function describeFailure(error: unknown, context: { bin: string; version: string }): Failure {
+export function describeFailure(error: unknown, context: FailureContext): Failure {
   if (isUserError(error)) {
+    const next = [...error.next, ...(context.hints?.[error.code]?.(error) ?? [])];
     const details = [
       ...error.problems.map((problem) => `  ${formatProblem(problem)}`),
       ...(error.why ? [`why: ${error.why}`] : []),
-      ...error.next.map((step) => `next: ${step}`),
+      ...next.map((step) => `next: ${step}`),
     ];
     const fields: Record<string, unknown> = { code: error.code, exitCode: error.exitCode };
     if (error.problems.length > 0) fields.problems = error.problems;
     if (error.why) fields.why = error.why;
-    if (error.next.length > 0) fields.next = error.next;
+    if (next.length > 0) fields.next = next;
     return { exitCode: error.exitCode, message: error.message, details, fields };
   }
   if (error instanceof CommandFailedError) {
-    const exitCode = error.notFound ? ExitCode.Precondition : ExitCode.CheckFailed;
+    const code = error.notFound ? processErrorCodes.TOOL_NOT_FOUND : processErrorCodes.COMMAND_FAILED;
     const next = error.notFound
       ? `install ${error.commandLine.split(" ")[0]} and make sure it is on PATH`
       : "rerun with -v to see every command and its output";
     return {
-      exitCode,
+      exitCode: code.exitCode,
       message: error.message,
       details: [`next: ${next}`],
-      fields: { code: error.notFound ? "TOOL_NOT_FOUND" : "COMMAND_FAILED", exitCode, next: [next] },
+      fields: { code: code.code, exitCode: code.exitCode, next: [next] },
     };
   }
   const oclifExit = (error as OclifLikeError | undefined)?.oclif?.exit;
@@ -56,19 +69,20 @@ export function describeFailure(error: unknown, context: { bin: string; version:
       exitCode,
       message: error.message.trim(),
       details: [`next: ${next}`],
-      fields: { code: "USAGE", exitCode, next: [next] },
+      fields: { code: errorCodes.USAGE.code, exitCode, next: [next] },
     };
   }
   const message = error instanceof Error ? error.message : String(error);
   const stack = error instanceof Error ? error.stack : undefined;
+  const invariant = error instanceof BugError;
   return {
-    exitCode: ExitCode.Internal,
-    message: `unexpected failure: ${message}`,
+    exitCode: errorCodes.INTERNAL.exitCode,
+    message: invariant ? `internal error: ${message}` : `unexpected failure: ${message}`,
     details: [
       `why: this is a bug in ${context.bin} ${context.version}, not something you did`,
       "next: rerun with -v for the stack trace and report it with that output",
     ],
-    fields: { code: "INTERNAL", exitCode: ExitCode.Internal },
+    fields: { code: errorCodes.INTERNAL.code, exitCode: errorCodes.INTERNAL.exitCode },
     ...(stack === undefined ? {} : { stack }),
   };
 }

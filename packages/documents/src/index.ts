@@ -1,5 +1,6 @@
 export type { FieldPath } from "./locate.ts";
 export { readableMessage } from "./messages.ts";
+export { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN, DNS_LABEL_RULE, dnsLabelFault, isDnsLabel } from "./names.ts";
 export { type ParseYamlOptions, parseYamlWith } from "./parse-yaml.ts";
 export { type LocatedDocument, type ReadYamlOptions, type ReadYamlResult, readYamlDocuments } from "./read.ts";
 export { type Validated, type ValidateOptions, validateDocument } from "./validate.ts";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  catalogue,
+  defineErrorCodes,
   ExitCode,
   exitCodeDescriptions,
   formatPath,
@@ -38,9 +40,37 @@ describe("formatProblem", () => {
   });
 });
 
+const codes = defineErrorCodes("test", {
+  X_INVALID: { exitCode: ExitCode.InvalidInput, meaning: "x is invalid." },
+  SITE_NOT_FOUND: { exitCode: ExitCode.NotFound, meaning: "no such site." },
+});
+
+describe("defineErrorCodes", () => {
+  it("gives each code its name, area, exit code and meaning", () => {
+    expect(codes.SITE_NOT_FOUND).toEqual({
+      code: "SITE_NOT_FOUND",
+      area: "test",
+      exitCode: ExitCode.NotFound,
+      meaning: "no such site.",
+    });
+  });
+
+  it("refuses a code that is not SCREAMING_SNAKE_CASE or has no meaning", () => {
+    expect(() => defineErrorCodes("t", { notACode: { exitCode: 1, meaning: "m" } })).toThrow(/SCREAMING_SNAKE_CASE/);
+    expect(() => defineErrorCodes("t", { NO_MEANING: { exitCode: 1, meaning: " " } })).toThrow(/no meaning/);
+  });
+
+  it("the catalogue is sorted, and a code two tables define is refused", () => {
+    const other = defineErrorCodes("other", { A_CODE: { exitCode: ExitCode.Usage, meaning: "a." } });
+    expect(catalogue([codes, other]).map((c) => c.code)).toEqual(["A_CODE", "SITE_NOT_FOUND", "X_INVALID"]);
+    const clash = defineErrorCodes("clash", { X_INVALID: { exitCode: ExitCode.Usage, meaning: "again." } });
+    expect(() => catalogue([codes, clash])).toThrow("error code X_INVALID is defined by both test and clash");
+  });
+});
+
 describe("invalidInput", () => {
   it("counts only errors, keeps only errors, and exits with InvalidInput", () => {
-    const error = invalidInput("X_INVALID", "a.csv", [
+    const error = invalidInput(codes.X_INVALID, "a.csv", [
       { severity: "warning", source: "a.csv", message: "w" },
       { severity: "error", source: "a.csv", message: "e" },
     ]);
@@ -53,14 +83,12 @@ describe("invalidInput", () => {
 
 describe("UserError", () => {
   it("renders what, why and next", () => {
-    const error = new UserError("SITE_NOT_FOUND", 'no site named "x"', {
+    const error = new UserError(codes.SITE_NOT_FOUND, 'no site named "x"', {
       why: "it was never set",
-      next: "run nvkectl config get-sites",
-      exitCode: ExitCode.NotFound,
+      next: "list the sites",
     });
-    expect(formatUserError(error)).toBe(
-      'error: no site named "x"\nwhy: it was never set\nnext: run nvkectl config get-sites',
-    );
+    expect([error.code, error.exitCode]).toEqual(["SITE_NOT_FOUND", ExitCode.NotFound]);
+    expect(formatUserError(error)).toBe('error: no site named "x"\nwhy: it was never set\nnext: list the sites');
   });
 });
 

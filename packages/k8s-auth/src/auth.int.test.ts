@@ -421,22 +421,22 @@ describe("NV-9: other failures", () => {
     );
   });
 
-  test("credentials the API server rejects (401) are AUTH_KUBECONFIG_UNAUTHORIZED, naming kubeconfig and server", async () => {
+  test("credentials the API server rejects (401) are KUBE_UNAUTHORIZED, naming kubeconfig and server", async () => {
     const path = join(dir, "stale.kubeconfig");
     await writeFile(path, kubeconfigWith({ token: "not-a-valid-token" }));
     const error = await userErrorOf(discoverAudience(path));
-    expect(error.code).toBe("AUTH_KUBECONFIG_UNAUTHORIZED");
+    expect(error.code).toBe("KUBE_UNAUTHORIZED");
     expect(error.exitCode).toBe(ExitCode.Unauthorized);
     expect(error.message).toBe(
       `the site cluster did not accept the credentials in kubeconfig ${path} (server ${plane.server})`,
     );
   });
 
-  test("a server certificate the kubeconfig does not trust is AUTH_CLUSTER_UNREACHABLE with the TLS reason", async () => {
+  test("a server certificate the kubeconfig does not trust is KUBE_UNREACHABLE with the TLS reason", async () => {
     const path = join(dir, "no-ca.kubeconfig");
     await writeFile(path, kubeconfigWith({ token: "x", trustCluster: false }));
     const error = await userErrorOf(discoverAudience(path));
-    expect(error.code).toBe("AUTH_CLUSTER_UNREACHABLE");
+    expect(error.code).toBe("KUBE_UNREACHABLE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.why).toMatch(/^TLS verification failed/);
   });

@@ -36,3 +36,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export function formatRef(ref: ObjectRef): string {
   return `${ref.namespace}/${ref.name}`;
 }
+
+/** What the cluster the tokens are minted on is called in messages. */
+export const SITE_CLUSTER = "the site cluster";

@@ -1,13 +1,23 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
+import {
+  classifyApiError,
+  connect,
+  type KubeClient,
+  type KubeconfigSource,
+  kubectlFor,
+  kubeError,
+  whereOf,
+} from "@nodekit/kube";
 import {
   AUDIENCE_KEY,
   AUTH_CONFIGMAP_CANDIDATES,
   DEFAULT_REQUEST_TIMEOUT_MS,
   formatRef,
   type ObjectRef,
+  SITE_CLUSTER,
 } from "./constants.ts";
+import { errorCodes } from "./errors.ts";
 import { type AuthLog, emit } from "./events.ts";
-import { clusterError, connect, describeFailure, type KubeClient, type KubeconfigSource, kubectl } from "./kube.ts";
 
 /** A candidate ConfigMap the kubeconfig's identity may not read (HTTP 403). */
 export interface Denial {
@@ -60,8 +70,8 @@ export async function discoverWith(client: KubeClient, log: AuthLog | undefined)
       const configMap = await client.core.readNamespacedConfigMap(candidate, client.requestOptions);
       data = configMap.data;
     } catch (error) {
-      const failure = describeFailure(error);
-      if (failure.status === 403) {
+      const failure = classifyApiError(error);
+      if (failure.kind === "forbidden") {
         const denial: Denial = {
           configMap: candidate,
           identity: identityIn(failure.message),
@@ -75,14 +85,14 @@ export async function discoverWith(client: KubeClient, log: AuthLog | undefined)
         });
         continue;
       }
-      if (failure.status === 404) {
+      if (failure.kind === "not-found") {
         emit(log, "configmap-not-found", `auth ConfigMap ${formatRef(candidate)} not found; trying next`, {
           namespace: candidate.namespace,
           name: candidate.name,
         });
         continue;
       }
-      throw clusterError(client, failure, `reading ConfigMap ${formatRef(candidate)}`, error);
+      throw kubeError(failure, whereOf(client, `reading ConfigMap ${formatRef(candidate)}`, SITE_CLUSTER), error);
     }
     const audience = data?.[AUDIENCE_KEY]?.trim();
     if (!audience) throw missingAudience(client, candidate, Object.keys(data ?? {}));
@@ -117,7 +127,7 @@ export function subjectFlag(identity: string | undefined): string {
 export function describeIdentity(identity: string | undefined, client: KubeClient): string {
   if (identity !== undefined) return `user ${JSON.stringify(identity)}`;
   return client.userName === undefined
-    ? `the identity in ${client.kubeconfigName}`
+    ? `the identity in ${client.kubeconfigPath === undefined ? "the given KubeConfig" : `kubeconfig ${client.kubeconfigPath}`}`
     : `kubeconfig user ${JSON.stringify(client.userName)}`;
 }
 
@@ -132,10 +142,9 @@ function forbidden(client: KubeClient, denials: readonly Denial[]): UserError {
     (c) => !denials.some((d) => d.configMap.namespace === c.namespace && d.configMap.name === c.name),
   );
   return new UserError(
-    "AUTH_CONFIG_FORBIDDEN",
+    errorCodes.AUTH_CONFIG_FORBIDDEN,
     `${who} may not read the NVKE auth ConfigMap ${first.configMap.name} in namespace ${namespace}, and no other candidate is readable; no request was sent to the controller`,
     {
-      exitCode: ExitCode.Unauthorized,
       why: [
         `the audience for the controller's tokens is read from the first readable of ${AUTH_CONFIGMAP_CANDIDATES.map(formatRef).join(", ")}`,
         `Forbidden: ${denials.map((d) => formatRef(d.configMap)).join(", ")}`,
@@ -146,7 +155,7 @@ function forbidden(client: KubeClient, denials: readonly Denial[]): UserError {
       next: [
         `ask a cluster admin to let ${who} get the auth ConfigMap: kubectl create role ${role} -n ${namespace} --verb=get --resource=configmaps ${names.map((n) => `--resource-name=${n}`).join(" ")}`,
         `and bind it: kubectl create rolebinding ${role} -n ${namespace} --role=${role} ${subjectFlag(first.identity)}`,
-        `check with: ${kubectl(client)} auth can-i get configmap/${first.configMap.name} -n ${namespace}`,
+        `check with: ${kubectlFor(client.kubeconfigPath)} auth can-i get configmap/${first.configMap.name} -n ${namespace}`,
       ],
     },
   );
@@ -154,13 +163,12 @@ function forbidden(client: KubeClient, denials: readonly Denial[]): UserError {
 
 function missingAudience(client: KubeClient, configMap: ObjectRef, keys: string[]): UserError {
   return new UserError(
-    "AUTH_CONFIG_INVALID",
+    errorCodes.AUTH_CONFIG_INVALID,
     `the NVKE auth ConfigMap ${configMap.name} in namespace ${configMap.namespace} has no ${JSON.stringify(AUDIENCE_KEY)} value`,
     {
-      exitCode: ExitCode.InvalidInput,
       why: `the audience the controller expects in bearer tokens is read from data.${AUDIENCE_KEY} of the first readable auth ConfigMap; this one has ${keys.length === 0 ? "no data keys" : `only ${keys.join(", ")}`}`,
       next: [
-        `set it to the audience the controller validates tokens for: ${kubectl(client)} -n ${configMap.namespace} patch configmap ${configMap.name} --type merge -p '{"data":{"${AUDIENCE_KEY}":"<audience>"}}'`,
+        `set it to the audience the controller validates tokens for: ${kubectlFor(client.kubeconfigPath)} -n ${configMap.namespace} patch configmap ${configMap.name} --type merge -p '{"data":{"${AUDIENCE_KEY}":"<audience>"}}'`,
         "or reinstall the controller stack, whose chart writes this ConfigMap",
       ],
     },

@@ -1,5 +1,7 @@
 // Importing this module does not load @kubernetes/client-node: only the functions that talk
 // to the cluster import it, when they do.
+
+export type { KubeconfigSource } from "@nodekit/kube";
 export {
   CACHE_DIR_MODE,
   CACHE_FILE_MODE,
@@ -18,7 +20,7 @@ export {
   type ObjectRef,
 } from "./constants.ts";
 export { type AudienceDiscovery, type Denial, type DiscoverOptions, discoverAudience } from "./discover.ts";
+export { errorCodes as k8sAuthErrorCodes } from "./errors.ts";
 export type { AuthEvent, AuthEventType, AuthLog } from "./events.ts";
-export type { KubeconfigSource } from "./kube.ts";
 export { type MintedToken, type MintOptions, mintToken } from "./mint.ts";
 export { createTokenProvider, type TokenProvider, type TokenProviderOptions } from "./provider.ts";

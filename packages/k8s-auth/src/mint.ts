@@ -1,4 +1,13 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
+import {
+  classifyApiError,
+  connect,
+  type KubeClient,
+  type KubeconfigSource,
+  kubectlFor,
+  kubeError,
+  whereOf,
+} from "@nodekit/kube";
 import {
   CLIENT_SERVICE_ACCOUNT,
   DEFAULT_EXPIRATION_SECONDS,
@@ -6,9 +15,10 @@ import {
   formatRef,
   MIN_EXPIRATION_SECONDS,
   type ObjectRef,
+  SITE_CLUSTER,
 } from "./constants.ts";
 import { describeIdentity, subjectFlag } from "./discover.ts";
-import { clusterError, connect, describeFailure, type KubeClient, type KubeconfigSource, kubectl } from "./kube.ts";
+import { errorCodes } from "./errors.ts";
 
 export interface MintOptions {
   /** The audience the token is for: the controller's, from {@link discoverAudience}. */
@@ -46,10 +56,9 @@ export function checkExpiration(expirationSeconds: number | undefined): void {
   if (expirationSeconds === undefined) return;
   if (!Number.isInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_SECONDS) {
     throw new UserError(
-      "AUTH_TOKEN_EXPIRATION_INVALID",
+      errorCodes.AUTH_TOKEN_EXPIRATION_INVALID,
       `token lifetime ${expirationSeconds} s is not allowed: it must be a whole number of seconds, at least ${MIN_EXPIRATION_SECONDS}`,
       {
-        exitCode: ExitCode.Usage,
         why: `the Kubernetes API server refuses TokenRequests for less than ${MIN_EXPIRATION_SECONDS} seconds`,
         next: `ask for ${DEFAULT_EXPIRATION_SECONDS} seconds (the default) or more`,
       },
@@ -72,21 +81,24 @@ export async function mintWith(client: KubeClient, options: MintOptions): Promis
     );
     status = response.status;
   } catch (error) {
-    const failure = describeFailure(error);
-    if (failure.status === 403) throw tokenForbidden(client, serviceAccount, failure.message);
-    if (failure.status === 404) throw serviceAccountMissing(client, serviceAccount, failure.message);
-    throw clusterError(client, failure, `the TokenRequest for ServiceAccount ${formatRef(serviceAccount)}`, error);
+    const failure = classifyApiError(error);
+    if (failure.kind === "forbidden") throw tokenForbidden(client, serviceAccount, failure.message);
+    if (failure.kind === "not-found") throw serviceAccountMissing(client, serviceAccount, failure.message);
+    throw kubeError(
+      failure,
+      whereOf(client, `the TokenRequest for ServiceAccount ${formatRef(serviceAccount)}`, SITE_CLUSTER),
+      error,
+    );
   }
   const token = status?.token;
   const expiresAt = status?.expirationTimestamp;
   if (!token || !(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime())) {
     throw new UserError(
-      "AUTH_KUBE_API_FAILED",
+      errorCodes.AUTH_TOKEN_RESPONSE_INVALID,
       `the site cluster answered the TokenRequest for ${formatRef(serviceAccount)} without a token`,
       {
-        exitCode: ExitCode.Rejected,
         why: `its status has ${token ? "a token but no valid expirationTimestamp" : "no token"}`,
-        next: `retry; if it persists, check the API server with: ${kubectl(client)} get --raw /readyz`,
+        next: `retry; if it persists, check the API server with: ${kubectlFor(client.kubeconfigPath)} get --raw /readyz`,
       },
     );
   }
@@ -99,15 +111,14 @@ function tokenForbidden(client: KubeClient, serviceAccount: ObjectRef, message: 
   const role = `${serviceAccount.name}-token-creator`;
   const { namespace, name } = serviceAccount;
   return new UserError(
-    "AUTH_TOKEN_FORBIDDEN",
+    errorCodes.AUTH_TOKEN_FORBIDDEN,
     `${who} may not mint tokens for ServiceAccount ${name} in namespace ${namespace}: it lacks create on serviceaccounts/token`,
     {
-      exitCode: ExitCode.Unauthorized,
       why: `bearer tokens for the controller are minted with a TokenRequest for ${namespace}/${name}; the API server said: ${message}`,
       next: [
         `ask a cluster admin to grant it: kubectl create role ${role} -n ${namespace} --verb=create --resource=serviceaccounts/token --resource-name=${name}`,
         `and bind it: kubectl create rolebinding ${role} -n ${namespace} --role=${role} ${subjectFlag(identity)}`,
-        `check with: ${kubectl(client)} auth can-i create serviceaccounts/${name} --subresource=token -n ${namespace}`,
+        `check with: ${kubectlFor(client.kubeconfigPath)} auth can-i create serviceaccounts/${name} --subresource=token -n ${namespace}`,
       ],
     },
   );
@@ -116,14 +127,13 @@ function tokenForbidden(client: KubeClient, serviceAccount: ObjectRef, message: 
 function serviceAccountMissing(client: KubeClient, serviceAccount: ObjectRef, message: string): UserError {
   const { namespace, name } = serviceAccount;
   return new UserError(
-    "AUTH_SERVICE_ACCOUNT_NOT_FOUND",
+    errorCodes.AUTH_SERVICE_ACCOUNT_NOT_FOUND,
     `ServiceAccount ${name} in namespace ${namespace} does not exist on the site cluster`,
     {
-      exitCode: ExitCode.NotFound,
       why: `controller tokens are minted for ${namespace}/${name}, which the controller stack installs; the API server said: ${message}`,
       next: [
         "install (or re-run the install of) the controller stack on this site",
-        `or create it: ${kubectl(client)} create serviceaccount ${name} -n ${namespace}`,
+        `or create it: ${kubectlFor(client.kubeconfigPath)} create serviceaccount ${name} -n ${namespace}`,
       ],
     },
   );

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { connect, type KubeconfigSource } from "@nodekit/kube";
 import { type CacheEntry, type CacheKey, isFresh, readCache, refreshAt, removeCache, writeCache } from "./cache.ts";
 import {
   CLIENT_SERVICE_ACCOUNT,
@@ -10,7 +11,6 @@ import {
 } from "./constants.ts";
 import { discoverWith } from "./discover.ts";
 import { type AuthLog, emit } from "./events.ts";
-import { connect, type KubeconfigSource } from "./kube.ts";
 import { checkExpiration, mintWith } from "./mint.ts";
 
 export interface TokenProviderOptions {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { ExitCode } from "@nodekit/errors";
 import { userErrorOf } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
-import { createNvkeClient, NvkeClientErrorCode } from "./client.ts";
+import { createNvkeClient } from "./client.ts";
 import type { Cluster } from "./schemas.ts";
 
 // A tiny controller stand-in on loopback: each test says how it answers.
@@ -121,7 +121,7 @@ describe("listClusters", () => {
     expect((await client.getClusterByName("there")).name).toBe("there");
     expect(seen).toHaveLength(1);
     const error = await userErrorOf(client.getClusterByName("nope"));
-    expect(error.code).toBe(NvkeClientErrorCode.ClusterNotFound);
+    expect(error.code).toBe("CLUSTER_NOT_FOUND");
     expect(error.exitCode).toBe(ExitCode.NotFound);
     expect(error.message).toBe('cluster "nope" not found');
   });
@@ -168,7 +168,7 @@ describe("auth", () => {
     });
     const error = await userErrorOf(client.getCluster(randomUUID()));
     expect(seen).toHaveLength(2);
-    expect(error.code).toBe(NvkeClientErrorCode.Unauthorized);
+    expect(error.code).toBe("CONTROLLER_UNAUTHORIZED");
     expect(error.exitCode).toBe(ExitCode.Unauthorized);
     expect(error.message).toBe("bearer token is not valid for audience nvke");
     const everything = JSON.stringify({ error, message: error.message, why: error.why, next: error.next, lines });
@@ -195,7 +195,7 @@ describe("errors", () => {
       ),
     );
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).scaleNodePool(randomUUID(), 300));
-    expect(error.code).toBe(NvkeClientErrorCode.Rejected);
+    expect(error.code).toBe("CONTROLLER_REJECTED");
     expect(error.exitCode).toBe(ExitCode.Rejected);
     expect(error.message).toBe(message);
     expect(error.problems).toEqual([
@@ -219,13 +219,13 @@ describe("errors", () => {
     });
     const client = createNvkeClient({ baseUrl: url });
     const conflict = await userErrorOf(client.deleteNodePool(randomUUID()));
-    expect([conflict.code, conflict.exitCode]).toEqual([NvkeClientErrorCode.Rejected, ExitCode.Rejected]);
+    expect([conflict.code, conflict.exitCode]).toEqual(["CONTROLLER_REJECTED", ExitCode.Rejected]);
     expect(conflict.message).toBe(
       'node pool "cp" is the last joined control-plane pool of cluster "c1"; delete the cluster instead',
     );
     const missing = await userErrorOf(client.getCluster(randomUUID()));
     expect([missing.code, missing.exitCode, missing.message]).toEqual([
-      NvkeClientErrorCode.NotFound,
+      "CONTROLLER_NOT_FOUND",
       ExitCode.NotFound,
       'cluster "x" not found',
     ]);
@@ -239,12 +239,12 @@ describe("errors", () => {
       );
     });
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
-    expect(error.code).toBe(NvkeClientErrorCode.BadResponse);
+    expect(error.code).toBe("CONTROLLER_BAD_RESPONSE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.message).toContain("HTTP 500, text/html");
     expect(error.message).toContain("500 Internal Server Error Bad Gateway Thing");
     expect(error.message).not.toContain("<html>");
-    expect(error.next.join("\n")).toContain("nvkectl config get-sites");
+    expect(error.next.join("\n")).toContain("check that the controller URL is the site's controller API");
   });
 
   test("a 500 with the controller's error body keeps its message and is Unreachable", async () => {
@@ -253,7 +253,7 @@ describe("errors", () => {
     );
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect([error.code, error.exitCode, error.message]).toEqual([
-      NvkeClientErrorCode.ServerError,
+      "CONTROLLER_ERROR",
       ExitCode.Unreachable,
       "etcd is unhappy",
     ]);
@@ -262,7 +262,7 @@ describe("errors", () => {
   test("a 200 that is not the contract is a bad response, not a crash", async () => {
     const { url } = await serve((_req, _body, res) => sendJson(res, 200, { clusters: [] }));
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
-    expect(error.code).toBe(NvkeClientErrorCode.BadResponse);
+    expect(error.code).toBe("CONTROLLER_BAD_RESPONSE");
     expect(error.message).toContain("does not match the NVKE API contract");
   });
 
@@ -270,16 +270,16 @@ describe("errors", () => {
     const { url } = await serve(() => {});
     await new Promise((r) => servers.pop()?.close(r));
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
-    expect(error.code).toBe(NvkeClientErrorCode.Unreachable);
+    expect(error.code).toBe("CONTROLLER_UNREACHABLE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.message).toBe(`cannot reach the NVKE controller at ${url}: connection refused`);
-    expect(error.next.join("\n")).toMatch(/config get-sites[\s\S]*NodePort/);
+    expect(error.next.join("\n")).toMatch(/controller URL[\s\S]*NodePort/);
   });
 
   test("no answer within timeoutMs is a timeout", async () => {
     const { url } = await serve(() => {});
     const error = await userErrorOf(createNvkeClient({ baseUrl: url, timeoutMs: 200 }).healthz());
-    expect(error.code).toBe(NvkeClientErrorCode.Timeout);
+    expect(error.code).toBe("CONTROLLER_TIMEOUT");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
   });
 });

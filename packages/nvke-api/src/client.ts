@@ -1,6 +1,7 @@
-import { ExitCode, type Problem, UserError } from "@nodekit/errors";
+import { type Problem, UserError } from "@nodekit/errors";
 import type { KyInstance } from "ky";
 import type * as z from "zod";
+import { errorCodes } from "./errors.ts";
 import {
   type ApiErrorBody,
   ApiErrorBodySchema,
@@ -111,29 +112,8 @@ export interface NvkeClient {
   getNodePoolRelease(id: string): Promise<NodePoolRelease>;
 }
 
-/** Permanent error codes the client throws (UserError.code). */
-export const NvkeClientErrorCode = {
-  /** 4xx other than 401/403/404 (400, 409, 422, …): the controller refused; its message verbatim. ExitCode.Rejected. */
-  Rejected: "CONTROLLER_REJECTED",
-  /** 404 from the controller; its message verbatim. ExitCode.NotFound. */
-  NotFound: "CONTROLLER_NOT_FOUND",
-  /** 401/403 (after the one retry with a fresh token). ExitCode.Unauthorized. */
-  Unauthorized: "CONTROLLER_UNAUTHORIZED",
-  /** 5xx with the controller's error body; its message verbatim. ExitCode.Unreachable. */
-  ServerError: "CONTROLLER_ERROR",
-  /** A body that is not the controller's (HTML from a proxy, not JSON, not the contract). ExitCode.Unreachable. */
-  BadResponse: "CONTROLLER_BAD_RESPONSE",
-  /** Connection refused, DNS failure, reset. ExitCode.Unreachable. */
-  Unreachable: "CONTROLLER_UNREACHABLE",
-  /** No answer within timeoutMs. ExitCode.Unreachable. */
-  Timeout: "CONTROLLER_TIMEOUT",
-  /** A name lookup found nothing. ExitCode.NotFound. */
-  ClusterNotFound: "CLUSTER_NOT_FOUND",
-  NodePoolNotFound: "NODEPOOL_NOT_FOUND",
-} as const;
-
 const SITE_NEXT_STEPS = [
-  "check the site's controller URL with `nvkectl config get-sites`",
+  "check that the controller URL is the site's controller API",
   "check that the controller's NodePort (30080 by default) answers from this machine and that the NetworkPolicy admits your network",
 ];
 
@@ -148,7 +128,7 @@ interface RequestSpec<T> {
 
 /**
  * A typed client for the NVKE controller API. Every failure is a UserError from
- * `@nodekit/errors` with a permanent code (see {@link NvkeClientErrorCode}), the
+ * `@nodekit/errors` with a permanent code (see {@link errorCodes}), the
  * controller's own message verbatim where it sent one, and an exit code. No automatic
  * retries, except exactly one after a 401 with a fresh token.
  */
@@ -260,10 +240,9 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     async getClusterByName(name) {
       const cluster = await client.findClusterByName(name);
       if (cluster !== undefined) return cluster;
-      throw new UserError(NvkeClientErrorCode.ClusterNotFound, `cluster "${name}" not found`, {
+      throw new UserError(errorCodes.CLUSTER_NOT_FOUND, `cluster "${name}" not found`, {
         why: `the NVKE controller at ${options.baseUrl} has no cluster with that name`,
-        next: "list the clusters with `nvkectl get clusters`",
-        exitCode: ExitCode.NotFound,
+        facts: { cluster: name },
       });
     },
     createCluster: (body) => request({ method: "POST", path: "/api/v1/clusters", body, schema: ClusterSchema }),
@@ -289,14 +268,9 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     async getNodePoolByName(clusterID, name) {
       const pool = await client.findNodePoolByName(clusterID, name);
       if (pool !== undefined) return pool;
-      throw new UserError(
-        NvkeClientErrorCode.NodePoolNotFound,
-        `node pool "${name}" not found in cluster ${clusterID}`,
-        {
-          next: "list the cluster's node pools with `nvkectl get nodepools --cluster <cluster>`",
-          exitCode: ExitCode.NotFound,
-        },
-      );
+      throw new UserError(errorCodes.NODEPOOL_NOT_FOUND, `node pool "${name}" not found in cluster ${clusterID}`, {
+        facts: { nodePool: name, clusterID },
+      });
     },
     createNodePool: (body) => request({ method: "POST", path: "/api/v1/nodepools", body, schema: NodePoolSchema }),
     patchNodePool: (id, patch) =>
@@ -389,30 +363,27 @@ function httpError(spec: RequestSpec<unknown>, url: URL, response: Response, tex
   const status = response.status;
   const problems = detailsToProblems(error.details);
   if (status === 401 || status === 403) {
-    return new UserError(NvkeClientErrorCode.Unauthorized, error.message, {
+    return new UserError(errorCodes.CONTROLLER_UNAUTHORIZED, error.message, {
       why: `the NVKE controller answered ${describe(spec, url)} with ${status} ${error.reason}${status === 401 ? ", also after a retry with a fresh token" : ""}`,
       next: [
         "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
         "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
       ],
-      exitCode: ExitCode.Unauthorized,
       problems,
     });
   }
   if (status === 404) {
-    return new UserError(NvkeClientErrorCode.NotFound, error.message, { exitCode: ExitCode.NotFound, problems });
+    return new UserError(errorCodes.CONTROLLER_NOT_FOUND, error.message, { problems });
   }
   if (status >= 500) {
-    return new UserError(NvkeClientErrorCode.ServerError, error.message, {
+    return new UserError(errorCodes.CONTROLLER_ERROR, error.message, {
       why: `the NVKE controller failed ${describe(spec, url)} with ${status} ${error.reason}`,
       next: ["retry in a while; nothing was changed unless the controller says otherwise", ...SITE_NEXT_STEPS.slice(1)],
-      exitCode: ExitCode.Unreachable,
       problems,
     });
   }
-  return new UserError(NvkeClientErrorCode.Rejected, error.message, {
+  return new UserError(errorCodes.CONTROLLER_REJECTED, error.message, {
     why: `the NVKE controller refused ${describe(spec, url)} with ${status} ${error.reason}`,
-    exitCode: ExitCode.Rejected,
     problems,
   });
 }
@@ -429,12 +400,11 @@ function detailsToProblems(details: ApiErrorBody["error"]["details"]): Problem[]
 function badResponse(spec: RequestSpec<unknown>, url: URL, response: Response, text: string, what: string): UserError {
   const type = response.headers.get("content-type") ?? "no content type";
   return new UserError(
-    NvkeClientErrorCode.BadResponse,
+    errorCodes.CONTROLLER_BAD_RESPONSE,
     `the answer to ${describe(spec, url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(text)}`,
     {
       why: "something other than the NVKE controller answered (a proxy, a load balancer, another service on that port), or the controller failed",
       next: SITE_NEXT_STEPS,
-      exitCode: ExitCode.Unreachable,
     },
   );
 }
@@ -443,9 +413,9 @@ function transportError(error: unknown, url: URL, timeoutMs: number): UserError 
   const name = error instanceof Error ? error.name : "";
   if (name === "TimeoutError") {
     return new UserError(
-      NvkeClientErrorCode.Timeout,
+      errorCodes.CONTROLLER_TIMEOUT,
       `the NVKE controller at ${url.origin} did not answer within ${timeoutMs} ms`,
-      { next: SITE_NEXT_STEPS, exitCode: ExitCode.Unreachable },
+      { next: SITE_NEXT_STEPS },
     );
   }
   const code = systemCode(error);
@@ -460,11 +430,10 @@ function transportError(error: unknown, url: URL, timeoutMs: number): UserError 
             ? code
             : rootMessage(error);
   return new UserError(
-    NvkeClientErrorCode.Unreachable,
+    errorCodes.CONTROLLER_UNREACHABLE,
     `cannot reach the NVKE controller at ${url.origin}: ${reason}`,
     {
       next: SITE_NEXT_STEPS,
-      exitCode: ExitCode.Unreachable,
     },
   );
 }

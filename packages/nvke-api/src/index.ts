@@ -4,10 +4,10 @@ export {
   type ListNodePoolsOptions,
   type MergePatch,
   type NvkeClient,
-  NvkeClientErrorCode,
   type NvkeClientOptions,
   type PageOptions,
 } from "./client.ts";
+export { errorCodes as nvkeApiErrorCodes } from "./errors.ts";
 export { applyMergePatch, isPlainObject } from "./merge-patch.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";

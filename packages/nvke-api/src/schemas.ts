@@ -1,3 +1,4 @@
+import { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN } from "@nodekit/documents/names";
 import * as z from "zod";
 
 // The NVKE controller API contract. Request schemas are strict (an unknown field is an
@@ -21,9 +22,9 @@ function unlessMissing(message: string) {
 export const NameSchema = z
   .string()
   .min(1, "must not be empty")
-  .max(63, "must be at most 63 characters")
+  .max(DNS_LABEL_MAX_LENGTH, "must be at most 63 characters")
   .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    DNS_LABEL_PATTERN,
     "must consist of lower case letters, digits and '-', and start and end with a letter or digit",
   );
 

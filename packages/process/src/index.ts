@@ -1,12 +1,13 @@
 export { type CommandCall, type CommandResult, formatCall, shellQuote } from "./call.ts";
+export { errorCodes as processErrorCodes } from "./errors.ts";
 export { REDACTED, Redactor } from "./redactor.ts";
 export {
   CommandFailedError,
-  createDryRunRecorder,
   createExecaRunner,
-  type DryRunRecorder,
+  createRecordingRunner,
   type ExecaRunnerOptions,
   type ProcessRunner,
   type RecordedCall,
+  type RecordingRunner,
   type RunOptions,
 } from "./runner.ts";

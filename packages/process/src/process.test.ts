@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CommandFailedError, createDryRunRecorder, createExecaRunner, formatCall, Redactor } from "./index.ts";
+import { CommandFailedError, createExecaRunner, createRecordingRunner, formatCall, Redactor } from "./index.ts";
 
 describe("Redactor", () => {
   it("removes every registered secret, longest first", () => {
@@ -32,15 +32,25 @@ describe("formatCall", () => {
   });
 });
 
-describe("createDryRunRecorder", () => {
-  it("records calls in order and runs nothing", async () => {
-    const recorder = createDryRunRecorder({
+describe("createRecordingRunner", () => {
+  it("records calls in order and, without an inner runner, runs nothing", async () => {
+    const recorder = createRecordingRunner({
       respond: (call) => (call.args[0] === "get" ? { exitCode: 0, stdout: "amd64\n", stderr: "" } : undefined),
     });
     await recorder.run({ command: "kubectl", args: ["apply", "-f", "a.yaml"] });
     const read = await recorder.run({ command: "kubectl", args: ["get", "nodes"] });
     expect(read.stdout).toBe("amd64\n");
     expect(recorder.calls.map((c) => c.line)).toEqual(["kubectl apply -f a.yaml", "kubectl get nodes"]);
+  });
+});
+
+describe("createRecordingRunner with an inner runner", () => {
+  it("records each call and runs it for real", async () => {
+    const recorder = createRecordingRunner({ inner: createExecaRunner() });
+    const result = await recorder.run({ command: process.execPath, args: ["-e", "process.stdout.write('ran')"] });
+    expect(result.stdout).toBe("ran");
+    expect(recorder.calls).toHaveLength(1);
+    expect(recorder.calls[0]?.line).toContain("-e 'process.stdout.write('\\''ran'\\'')'");
   });
 });
 

@@ -14,17 +14,20 @@ export interface ProcessRunner {
 /** A program exited non-zero (or could not start). Its output is redacted. */
 export class CommandFailedError extends Error {
   override readonly name = "CommandFailedError";
-  constructor(
-    readonly commandLine: string,
-    readonly exitCode: number | undefined,
-    readonly stderr: string,
-    readonly notFound: boolean,
-  ) {
+  readonly commandLine: string;
+  readonly exitCode: number | undefined;
+  readonly stderr: string;
+  readonly notFound: boolean;
+  constructor(commandLine: string, exitCode: number | undefined, stderr: string, notFound: boolean) {
     super(
       notFound
         ? `${commandLine.split(" ")[0]} was not found on PATH`
         : `${commandLine} exited with code ${exitCode}${stderr ? `: ${stderr.trim().split("\n").slice(-5).join("\n")}` : ""}`,
     );
+    this.commandLine = commandLine;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+    this.notFound = notFound;
   }
 }
 
@@ -63,28 +66,32 @@ export function createExecaRunner(options: ExecaRunnerOptions = {}): ProcessRunn
 
 export interface RecordedCall {
   call: CommandCall;
-  /** The redacted, shell-quoted line: what a dry run prints. */
+  /** The redacted, shell-quoted line: what a dry run prints for the same call. */
   line: string;
 }
 
-export interface DryRunRecorder extends ProcessRunner {
+export interface RecordingRunner extends ProcessRunner {
   readonly calls: readonly RecordedCall[];
 }
 
 /**
- * A runner that executes nothing and records every call in order. It answers each call
- * with `respond(call)` (default: success, empty output), so planners that read command
- * output can still be driven. What it records is exactly what the real runner would run:
- * both see the same CommandCall objects.
+ * A test witness: records every call in order, then hands it to `inner` (a real runner, so
+ * the real plan runs) or, without one, answers it with `respond(call)` (default: success,
+ * empty output). A test compares what was recorded with what the dry run printed.
  */
-export function createDryRunRecorder(
-  options: { redactor?: Redactor; respond?: (call: CommandCall) => CommandResult | undefined } = {},
-): DryRunRecorder {
+export function createRecordingRunner(
+  options: {
+    inner?: ProcessRunner;
+    redactor?: Redactor;
+    respond?: (call: CommandCall) => CommandResult | undefined;
+  } = {},
+): RecordingRunner {
   const calls: RecordedCall[] = [];
   return {
     calls,
-    async run(call) {
+    async run(call, runOptions) {
       calls.push({ call, line: formatCall(call, options.redactor) });
+      if (options.inner) return options.inner.run(call, runOptions);
       return options.respond?.(call) ?? { exitCode: 0, stdout: "", stderr: "" };
     },
   };

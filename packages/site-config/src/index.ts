@@ -1,3 +1,4 @@
+export { errorCodes as siteConfigErrorCodes } from "./errors.ts";
 export { formatConfig, type ParseOptions, type ParseResult, parseConfig, validateConfig } from "./parse.ts";
 export { isLoopbackHost, plainHttpWarning } from "./plain-http.ts";
 export {
@@ -10,15 +11,6 @@ export {
   type Site,
   type SiteConfig,
 } from "./schema.ts";
-export {
-  activateSite,
-  type ConfigureSiteOptions,
-  type ConfigureSiteResult,
-  configureSite,
-  currentSite,
-  readSites,
-  removeSite,
-} from "./service.ts";
 export {
   assertValidSite,
   checkSite,

@@ -43,5 +43,6 @@ export function formatConfig(config: SiteConfig): string {
   const ordered: Record<string, unknown> = { apiVersion: config.apiVersion, kind: config.kind };
   if (config.activeSite !== undefined) ordered.activeSite = config.activeSite;
   ordered.sites = config.sites.map((site) => ({ name: site.name, url: site.url, kubeconfig: site.kubeconfig }));
+  // names-cli: the header of nvkectl's own config file, not a message.
   return `# nvkectl site configuration; change it with \`nvkectl config\` (see docs/sites.md).\n${dump(ordered, { noRefs: true, lineWidth: -1 })}`;
 }

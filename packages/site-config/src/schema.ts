@@ -1,4 +1,5 @@
 import { isAbsolute } from "node:path";
+import { isDnsLabel } from "@nodekit/documents/names";
 import * as z from "zod";
 
 export const API_VERSION = "nvkectl.nvke.io/v1";
@@ -23,11 +24,9 @@ export interface SiteConfig {
   sites: Site[];
 }
 
-const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 /** Why a site name is not acceptable, or undefined when it is. */
 export function checkSiteName(name: string): string | undefined {
-  if (name.length > 63 || !DNS_1123_LABEL.test(name)) {
+  if (!isDnsLabel(name)) {
     return 'must be a DNS-1123 label: lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters';
   }
   return undefined;

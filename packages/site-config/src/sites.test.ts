@@ -122,10 +122,11 @@ describe("resolveSite", () => {
     const none = thrown(() => resolveSite(emptyConfig()));
     expect(none.code).toBe("NO_ACTIVE_SITE");
     expect(none.exitCode).toBe(ExitCode.NotFound);
-    expect(none.next.join("\n")).toContain("nvkectl config set-site NAME");
+    expect(none.facts).toEqual({ configured: 0 });
 
     const inactive = thrown(() => resolveSite(withSites(undefined, lab)));
-    expect(inactive.next.join("\n")).toContain("nvkectl config use-site NAME");
+    expect(inactive.why).toBe("the configured sites are lab");
+    expect(inactive.facts).toEqual({ configured: 1 });
   });
 });
 

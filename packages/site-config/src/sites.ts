@@ -1,4 +1,5 @@
-import { ExitCode, type Problem, UserError } from "@nodekit/errors";
+import { type Problem, UserError } from "@nodekit/errors";
+import { errorCodes } from "./errors.ts";
 import { checkKubeconfigPath, checkSiteName, checkSiteUrl, type Site, type SiteConfig } from "./schema.ts";
 
 /** A site as `get-sites` shows it. */
@@ -37,10 +38,13 @@ export function checkSite(site: Site): Problem[] {
 export function assertValidSite(site: Site): void {
   const problems = checkSite(site);
   if (problems.length > 0) {
-    throw new UserError("SITE_INVALID", `site ${JSON.stringify(site.name)} is not valid; nothing was written`, {
-      exitCode: ExitCode.InvalidInput,
-      problems,
-    });
+    throw new UserError(
+      errorCodes.SITE_INVALID,
+      `site ${JSON.stringify(site.name)} is not valid; nothing was written`,
+      {
+        problems,
+      },
+    );
   }
 }
 
@@ -87,13 +91,9 @@ export function resolveSite(config: SiteConfig, override?: string): Site {
   if (override !== undefined && override !== "") return findSite(config, override);
   if (config.activeSite !== undefined) return findSite(config, config.activeSite);
   const names = config.sites.map((s) => s.name);
-  throw new UserError("NO_ACTIVE_SITE", "no site is active", {
-    exitCode: ExitCode.NotFound,
+  throw new UserError(errorCodes.NO_ACTIVE_SITE, "no site is active", {
     why: names.length === 0 ? "no site is configured yet" : `the configured sites are ${names.join(", ")}`,
-    next:
-      names.length === 0
-        ? ["add one with nvkectl config set-site NAME --url URL --kubeconfig FILE (the first site becomes active)"]
-        : ["choose one with nvkectl config use-site NAME", "or name one for a single command with --site NAME"],
+    facts: { configured: names.length },
   });
 }
 
@@ -106,12 +106,8 @@ function findSite(config: SiteConfig, name: string): Site {
   const site = config.sites.find((s) => s.name === name);
   if (site !== undefined) return site;
   const names = config.sites.map((s) => s.name);
-  throw new UserError("SITE_NOT_FOUND", `site ${JSON.stringify(name)} is not configured`, {
-    exitCode: ExitCode.NotFound,
+  throw new UserError(errorCodes.SITE_NOT_FOUND, `site ${JSON.stringify(name)} is not configured`, {
     why: names.length === 0 ? "no site is configured yet" : `the configured sites are ${names.join(", ")}`,
-    next: [
-      ...(names.length === 0 ? [] : ["list them with nvkectl config get-sites"]),
-      `add it with nvkectl config set-site ${name} --url URL --kubeconfig FILE`,
-    ],
+    facts: { site: name, configured: names.length },
   });
 }

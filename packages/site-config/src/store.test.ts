@@ -5,7 +5,6 @@ import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./schema.ts";
-import { activateSite, configureSite, currentSite, readSites, removeSite } from "./service.ts";
 import { setSite } from "./sites.ts";
 import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
 
@@ -119,64 +118,5 @@ describe("updateConfig", () => {
     expect(error.code).toBe("CONFIG_INVALID");
     expect(await readFile(file)).toEqual(corrupt);
     expect(await mode(file)).toBe(0o644);
-  });
-});
-
-describe("the command services", () => {
-  it("configureSite stores a relative kubeconfig as an absolute path and activates the first site", async () => {
-    const result = await configureSite({
-      ...location,
-      name: "lab",
-      url: "https://lab.example",
-      kubeconfig: "lab.kubeconfig",
-    });
-
-    expect(result).toEqual({
-      path: file,
-      site: { name: "lab", url: "https://lab.example", kubeconfig: join(root, "lab.kubeconfig") },
-      created: true,
-      activated: true,
-    });
-    expect((await loadConfig(location)).config.activeSite).toBe("lab");
-  });
-
-  it("configureSite warns about plain HTTP to a non-loopback address", async () => {
-    const result = await configureSite({
-      ...location,
-      name: "lab",
-      url: "http://10.0.0.5:30080",
-      kubeconfig: "lab.kubeconfig",
-    });
-    expect(result.warning).toContain("a bearer token will be sent in clear text to 10.0.0.5:30080");
-  });
-
-  it("configureSite writes nothing when the kubeconfig does not exist", async () => {
-    const error = await userErrorOf(
-      configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "missing.kubeconfig" }),
-    );
-
-    expect(error.code).toBe("KUBECONFIG_NOT_FOUND");
-    expect(error.exitCode).toBe(ExitCode.NotFound);
-    expect(error.message).toBe(`kubeconfig ${join(root, "missing.kubeconfig")} does not exist`);
-    await expect(stat(file)).rejects.toMatchObject({ code: "ENOENT" });
-  });
-
-  it("activateSite, removeSite, readSites and currentSite work on the file", async () => {
-    await configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "lab.kubeconfig" });
-    await configureSite({ ...location, name: "edge", url: "https://edge.example", kubeconfig: "lab.kubeconfig" });
-
-    expect((await currentSite(location)).site.name).toBe("lab");
-    expect((await currentSite({ ...location, site: "edge" })).site.name).toBe("edge");
-    expect((await activateSite({ ...location, name: "edge" })).site.name).toBe("edge");
-    expect((await readSites(location)).sites.map((s) => [s.name, s.active])).toEqual([
-      ["lab", false],
-      ["edge", true],
-    ]);
-    expect(await removeSite({ ...location, name: "edge" })).toMatchObject({ wasActive: true });
-    expect(await readSites(location)).toEqual({
-      path: file,
-      sites: [expect.objectContaining({ name: "lab", active: false })],
-    });
-    expect((await userErrorOf(currentSite(location))).code).toBe("NO_ACTIVE_SITE");
   });
 });

@@ -1,7 +1,9 @@
-import { chmod, mkdir, readFile, stat } from "node:fs/promises";
+import { chmod, mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { ExitCode, invalidInput, UserError } from "@nodekit/errors";
+import { invalidInput, UserError } from "@nodekit/errors";
+import { assertKubeconfig } from "@nodekit/kube";
+import { errorCodes } from "./errors.ts";
 import { formatConfig, parseConfig, validateConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./schema.ts";
 
@@ -56,8 +58,7 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
     text = await readFile(path, "utf8");
   } catch (error) {
     if (errorCode(error) === "ENOENT") return { path, config: emptyConfig(), exists: false };
-    throw new UserError("CONFIG_UNREADABLE", `cannot read the site configuration ${path}`, {
-      exitCode: ExitCode.Precondition,
+    throw new UserError(errorCodes.CONFIG_UNREADABLE, `cannot read the site configuration ${path}`, {
       why: errorCode(error) ?? String(error),
       next: "make it a file you can read, or point NVKECTL_CONFIG at another file",
       cause: error,
@@ -65,7 +66,7 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
   }
   const { config, problems } = parseConfig(text, { source: path });
   if (config === undefined) {
-    throw invalidInput("CONFIG_INVALID", path, problems, [
+    throw invalidInput(errorCodes.CONFIG_INVALID, path, problems, [
       `fix ${path}, or remove it to start from an empty configuration (its sites are then forgotten)`,
     ]);
   }
@@ -80,7 +81,7 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
 export async function saveConfig(config: SiteConfig, location: ConfigLocation = {}): Promise<string> {
   const path = configPath(location);
   const problems = validateConfig(config, { source: `the configuration for ${path}` });
-  if (problems.length > 0) throw invalidInput("CONFIG_INVALID", `the configuration for ${path}`, problems);
+  if (problems.length > 0) throw invalidInput(errorCodes.CONFIG_INVALID, `the configuration for ${path}`, problems);
   await mkdir(dirname(path), { recursive: true, mode: CONFIG_DIR_MODE });
   // Loaded here: every nvkectl command reads the config, few write it.
   const { default: writeFileAtomic } = await import("write-file-atomic");
@@ -111,23 +112,7 @@ export async function updateConfig<R extends { config: SiteConfig }>(
  */
 export async function resolveKubeconfig(file: string, options: { cwd?: string } = {}): Promise<string> {
   const path = resolve(options.cwd ?? process.cwd(), file);
-  let isFile: boolean;
-  try {
-    isFile = (await stat(path)).isFile();
-  } catch (error) {
-    throw new UserError("KUBECONFIG_NOT_FOUND", `kubeconfig ${path} does not exist`, {
-      exitCode: ExitCode.NotFound,
-      why: errorCode(error) === "ENOENT" ? undefined : (errorCode(error) ?? String(error)),
-      next: "pass the site cluster's kubeconfig with --kubeconfig (site bootstrap leaves it as <site>.kubeconfig)",
-      cause: error,
-    });
-  }
-  if (!isFile) {
-    throw new UserError("KUBECONFIG_NOT_FOUND", `kubeconfig ${path} is not a file`, {
-      exitCode: ExitCode.NotFound,
-      next: "pass the site cluster's kubeconfig file with --kubeconfig",
-    });
-  }
+  await assertKubeconfig(path);
   return path;
 }
 

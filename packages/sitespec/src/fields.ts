@@ -1,23 +1,9 @@
 import { isIP } from "node:net";
+import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents/names";
 
 // The rules for one host's fields, shared by the CSV parser and the YAML schema so that
 // both say the same thing about the same value. Each check returns the reason a value is
 // wrong (completing the sentence `"<value>" <reason>`), or undefined when it is fine.
-
-const DNS_LABEL_MAX = 63;
-const DNS_LABEL_RULE =
-  'a DNS-1123 label: lowercase letters, digits and "-", at most 63 characters, starting and ending with a letter or digit';
-
-/** Why `value` is not a DNS-1123 label, in words; undefined when it is one. */
-function dnsLabelFault(value: string): string | undefined {
-  if (value.length > DNS_LABEL_MAX) return `is ${value.length} characters long`;
-  if (/[A-Z]/.test(value)) return "contains uppercase letters";
-  const bad = /[^a-z0-9-]/.exec(value);
-  if (bad) return `contains ${JSON.stringify(bad[0])}`;
-  if (value.startsWith("-")) return 'starts with "-"';
-  if (value.endsWith("-")) return 'ends with "-"';
-  return undefined;
-}
 
 export function hostNameProblem(value: string): string | undefined {
   if (value === "") return "is empty; every host needs a name";

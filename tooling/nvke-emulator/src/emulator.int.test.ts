@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
-import { type CreateClusterRequest, createNvkeClient, NvkeClientErrorCode } from "@nodekit/nvke-api";
+import { type CreateClusterRequest, createNvkeClient } from "@nodekit/nvke-api";
 import { eventually, userErrorOf } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
@@ -67,7 +67,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     // A second cluster of that name
     const duplicate = await userErrorOf(client.createCluster(clusterRequest("rules")));
     expect([duplicate.code, duplicate.exitCode, duplicate.message]).toEqual([
-      NvkeClientErrorCode.Rejected,
+      "CONTROLLER_REJECTED",
       ExitCode.Rejected,
       'cluster "rules" already exists',
     ]);
@@ -158,7 +158,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     const client = createNvkeClient({ baseUrl: emulator.url });
     emulator.chaos("html500");
     const error = await userErrorOf(client.listClustersPage());
-    expect([error.code, error.exitCode]).toEqual([NvkeClientErrorCode.BadResponse, ExitCode.Unreachable]);
+    expect([error.code, error.exitCode]).toEqual(["CONTROLLER_BAD_RESPONSE", ExitCode.Unreachable]);
     expect(error.message).toContain("HTTP 500, text/html");
     // Only the next one
     expect((await client.listClustersPage()).items).toEqual([]);
@@ -169,10 +169,7 @@ describe("the emulator over HTTP, with the typed client", () => {
       body: JSON.stringify({ mode: "json500" }),
     });
     const server = await userErrorOf(client.listClustersPage());
-    expect([server.code, server.message]).toEqual([
-      NvkeClientErrorCode.ServerError,
-      "internal error: emulated failure (chaos)",
-    ]);
+    expect([server.code, server.message]).toEqual(["CONTROLLER_ERROR", "internal error: emulated failure (chaos)"]);
   });
 
   test("a restarted emulator keeps its state and resumes transitions, kubeconfig Secret included", async () => {

@@ -4,7 +4,7 @@ import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Timing } from "@nodekit/nvke-emulator";
-import { configureSite } from "@nodekit/site-config";
+import { setSite, updateConfig } from "@nodekit/site-config";
 import { resolveBinDir } from "@nodekit/testenv";
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
@@ -363,13 +363,11 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     log(`NVKE controller: already running at ${emulator.url} (pid ${emulator.pid})`);
   }
 
-  await configureSite({
-    path: layout.nvkectlConfig,
-    name: SANDBOX_SITE,
-    url: emulator.url,
-    kubeconfig: layout.operatorKubeconfig,
-    activate: true,
-  });
+  const url = emulator.url;
+  await updateConfig(
+    (config) => setSite(config, { name: SANDBOX_SITE, url, kubeconfig: layout.operatorKubeconfig }, { activate: true }),
+    { path: layout.nvkectlConfig },
+  );
   await writeNvkectlWrapper(layout);
   const info: SandboxInfo = {
     dir: layout.root,

@@ -6,7 +6,9 @@ import {
   ClusterPatchSchema,
   CreateClusterRequestSchema,
   type NvkeClient,
+  nvkeApiErrorCodes,
 } from "@nodekit/nvke-api";
+import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { readPatch, readRequestFile } from "./requests.ts";
 
@@ -64,9 +66,7 @@ export async function waitForCluster(options: WaitOptions): Promise<Cluster | un
       : await getById(options.client, options.id);
   if (cluster === undefined) {
     if (options.until === "gone") return undefined;
-    throw new UserError("CLUSTER_NOT_FOUND", `cluster ${JSON.stringify(options.name)} not found`, {
-      exitCode: ExitCode.NotFound,
-    });
+    throw new UserError(nvkeApiErrorCodes.CLUSTER_NOT_FOUND, `cluster ${JSON.stringify(options.name)} not found`, {});
   }
   const id = cluster.id;
   let seen: string | undefined;
@@ -79,10 +79,9 @@ export async function waitForCluster(options: WaitOptions): Promise<Cluster | un
     if (options.until === "Ready" && cluster.status.phase === "Ready") return cluster;
     if (options.until === "Ready" && cluster.status.phase === "Failed") {
       throw new UserError(
-        "CLUSTER_FAILED",
+        errorCodes.CLUSTER_FAILED,
         `cluster ${JSON.stringify(cluster.name)} failed: ${cluster.status.message ?? "the controller gave no reason"}`,
         {
-          exitCode: ExitCode.CheckFailed,
           next: [
             `see its state with: nvkectl get clusters ${cluster.name} -o yaml`,
             `delete it with: nvkectl delete cluster ${cluster.name}`,
@@ -92,11 +91,9 @@ export async function waitForCluster(options: WaitOptions): Promise<Cluster | un
     }
     if (options.until === "Ready" && cluster.status.phase === "Deleting") {
       throw new UserError(
-        "CLUSTER_DELETING",
+        errorCodes.CLUSTER_DELETING,
         `cluster ${JSON.stringify(cluster.name)} is being deleted; it will not become Ready`,
-        {
-          exitCode: ExitCode.Conflict,
-        },
+        {},
       );
     }
     if (now() >= deadline) throw waitTimeout(cluster, options);
@@ -105,10 +102,9 @@ export async function waitForCluster(options: WaitOptions): Promise<Cluster | un
     if (next === undefined) {
       if (options.until === "gone") return undefined;
       throw new UserError(
-        "CLUSTER_NOT_FOUND",
+        nvkeApiErrorCodes.CLUSTER_NOT_FOUND,
         `cluster ${JSON.stringify(options.name)} disappeared while waiting for it to become Ready`,
         {
-          exitCode: ExitCode.NotFound,
           why: "someone deleted it",
         },
       );
@@ -129,10 +125,9 @@ async function getById(client: NvkeClient, id: string): Promise<Cluster | undefi
 function waitTimeout(cluster: Cluster, options: WaitOptions): UserError {
   const target = options.until === "Ready" ? "to become Ready" : "to be deleted";
   return new UserError(
-    "WAIT_TIMEOUT",
+    errorCodes.WAIT_TIMEOUT,
     `cluster ${JSON.stringify(cluster.name)} did not finish ${options.until === "Ready" ? "provisioning" : "deleting"} in ${Math.round(options.timeoutMs / 1000)}s: it is ${cluster.status.phase}${cluster.status.message ? ` (${cluster.status.message})` : ""}`,
     {
-      exitCode: ExitCode.Unreachable,
       why: `nvkectl waited for it ${target}; the controller keeps working on it`,
       next: [`keep watching with: nvkectl get clusters ${cluster.name} -w`, "or wait longer with --timeout"],
     },

@@ -1,8 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
-import { ExitCode, type Problem, UserError } from "@nodekit/errors";
+import type { Problem } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
 import type * as z from "zod";
+import { errorCodes } from "../errors.ts";
 
 /** How problems name an input path: `-` is standard input, named "stdin" (kubectl says STDIN). */
 export const inputSource = (path: string): string => (path === "-" ? "stdin" : path);
@@ -16,8 +18,8 @@ export async function readInputFile(path: string, flag: string): Promise<string>
     return path === "-" ? await text(process.stdin) : await readFile(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UserError("INPUT_FILE_UNREADABLE", `cannot read ${inputSource(path)}: ${code}`, {
-      exitCode: code === "ENOENT" ? ExitCode.NotFound : ExitCode.InvalidInput,
+    const errorCode = code === "ENOENT" ? errorCodes.INPUT_FILE_NOT_FOUND : errorCodes.INPUT_FILE_UNREADABLE;
+    throw new UserError(errorCode, `cannot read ${inputSource(path)}: ${code}`, {
       next: `check the path given to ${flag}`,
     });
   }
@@ -41,12 +43,11 @@ export function singleObject(text: string, source: string, what: string): Locate
   if (documents.length !== 1 || document === undefined) {
     const several = documents.length > 1;
     throw new UserError(
-      several ? "INPUT_MULTIPLE_DOCUMENTS" : "INPUT_EMPTY",
+      several ? errorCodes.INPUT_MULTIPLE_DOCUMENTS : errorCodes.INPUT_EMPTY,
       several
         ? `${source} holds ${documents.length} documents; it must hold exactly one ${what}. Nothing was sent.`
         : `${source} holds no document; it must hold one ${what}. Nothing was sent.`,
       {
-        exitCode: ExitCode.InvalidInput,
         ...(several
           ? { why: "each invocation sends one request, and a partial set of creations is hard to undo" }
           : {}),
@@ -94,10 +95,9 @@ export function validateRequest<S extends z.ZodType>(
 function invalid(source: string, problems: Problem[], next?: string | string[]): UserError {
   const errors = problems.filter((p) => p.severity === "error");
   return new UserError(
-    "INPUT_INVALID",
+    errorCodes.INPUT_INVALID,
     `${source} has ${errors.length} ${errors.length === 1 ? "problem" : "problems"}; nothing was sent to the controller`,
     {
-      exitCode: ExitCode.InvalidInput,
       problems: errors,
       next: next ?? "fix every problem listed above and run the command again",
     },

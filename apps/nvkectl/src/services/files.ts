@@ -1,4 +1,5 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
+import { errorCodes } from "../errors.ts";
 
 /** Write a whole file or nothing: a temporary file renamed into place. */
 export async function writeFileAtomic(path: string, content: string, mode: number): Promise<void> {
@@ -8,8 +9,7 @@ export async function writeFileAtomic(path: string, content: string, mode: numbe
     await writeFileAtomicLib(path, content, { mode });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UserError("OUTPUT_NOT_WRITTEN", `cannot write ${path}: ${code}`, {
-      exitCode: ExitCode.InvalidInput,
+    throw new UserError(errorCodes.OUTPUT_NOT_WRITTEN, `cannot write ${path}: ${code}`, {
       next: "check that the directory exists and that you may write to it",
     });
   }

@@ -1,4 +1,6 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { isDnsLabel } from "@nodekit/documents/names";
+import { UserError } from "@nodekit/errors";
+import { errorCodes } from "../errors.ts";
 import { writeFileAtomic } from "./files.ts";
 import { kubectl, type SiteCluster } from "./kubectl.ts";
 
@@ -6,8 +8,6 @@ import { kubectl, type SiteCluster } from "./kubectl.ts";
 const TENANT_KUBECONFIG_NAMESPACE = "nvke-clusters";
 const TENANT_KUBECONFIG_KEY = "value";
 const tenantKubeconfigSecret = (cluster: string) => `${cluster}-kubeconfig`;
-
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export interface GetKubeconfigOptions {
   site: SiteCluster;
@@ -27,9 +27,8 @@ export interface GetKubeconfigResult {
  * is not asked, so no token is minted.
  */
 export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promise<GetKubeconfigResult> {
-  if (!NAME.test(options.cluster) || options.cluster.length > 63) {
-    throw new UserError("CLUSTER_NAME_INVALID", `${JSON.stringify(options.cluster)} is not a cluster name`, {
-      exitCode: ExitCode.InvalidInput,
+  if (!isDnsLabel(options.cluster)) {
+    throw new UserError(errorCodes.CLUSTER_NAME_INVALID, `${JSON.stringify(options.cluster)} is not a cluster name`, {
       why: "cluster names are lower case letters, digits and '-', at most 63 characters",
       next: "list the clusters with: nvkectl get clusters",
     });
@@ -49,10 +48,9 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
   );
   if (!answer.found) {
     throw new UserError(
-      "KUBECONFIG_NOT_FOUND",
+      errorCodes.TENANT_KUBECONFIG_NOT_FOUND,
       `no kubeconfig for cluster ${JSON.stringify(options.cluster)}: Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} does not exist on the site cluster`,
       {
-        exitCode: ExitCode.NotFound,
         why: "the kubeconfig Secret is written when the cluster becomes Ready: the cluster is not Ready yet, or there is no cluster of that name",
         next: [
           `check its phase with: nvkectl get clusters ${options.cluster}`,
@@ -65,10 +63,9 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
   const kubeconfig = Buffer.from(encoded, "base64").toString("utf8");
   if (encoded === "" || kubeconfig.trim() === "") {
     throw new UserError(
-      "KUBECONFIG_EMPTY",
+      errorCodes.TENANT_KUBECONFIG_EMPTY,
       `Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} has no ${JSON.stringify(TENANT_KUBECONFIG_KEY)} data`,
       {
-        exitCode: ExitCode.NotFound,
         why: "Cluster API writes the tenant kubeconfig under data key value; this Secret has none",
         next: `inspect it with: kubectl --kubeconfig ${options.site.kubeconfig} -n ${TENANT_KUBECONFIG_NAMESPACE} describe secret ${secret}`,
       },

@@ -1,4 +1,4 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
 import {
   CreateNodePoolRequestSchema,
   DesiredNodeCountSchema,
@@ -7,7 +7,9 @@ import {
   type NodePool,
   NodePoolPatchSchema,
   type NvkeClient,
+  nvkeApiErrorCodes,
 } from "@nodekit/nvke-api";
+import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { readPatch, readRequestFile } from "./requests.ts";
 
@@ -36,12 +38,9 @@ export async function getNodePool(options: { client: NvkeClient; cluster: string
   const pool = await options.client.findNodePoolByName(cluster.id, options.name);
   if (pool !== undefined) return pool;
   throw new UserError(
-    "NODEPOOL_NOT_FOUND",
+    nvkeApiErrorCodes.NODEPOOL_NOT_FOUND,
     `node pool ${JSON.stringify(options.name)} not found in cluster ${JSON.stringify(options.cluster)}`,
-    {
-      exitCode: ExitCode.NotFound,
-      next: `list the cluster's node pools with: nvkectl get nodepools --cluster ${options.cluster}`,
-    },
+    { facts: { nodePool: options.name, cluster: options.cluster } },
   );
 }
 
@@ -67,10 +66,9 @@ export async function scaleNodePool(options: {
   const checked = DesiredNodeCountSchema.safeParse(options.replicas);
   if (!checked.success) {
     throw new UserError(
-      "REPLICAS_INVALID",
+      errorCodes.REPLICAS_INVALID,
       `--replicas ${options.replicas} ${checked.error.issues[0]?.message ?? "is not valid"}`,
       {
-        exitCode: ExitCode.Usage,
         next: "give the node count the pool should have: a whole number from 0 to 5000",
       },
     );

@@ -1,4 +1,4 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
 import {
   type ClusterRelease,
   CreateClusterReleaseRequestSchema,
@@ -10,6 +10,7 @@ import {
   type NvkeClient,
   type PageOptions,
 } from "@nodekit/nvke-api";
+import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { readRequestFile } from "./requests.ts";
 
@@ -21,17 +22,25 @@ export interface ReleaseObjects {
   nodepoolrelease: NodePoolRelease;
 }
 
-const REQUEST = {
-  machineimage: { schema: CreateMachineImageRequestSchema, what: "CreateMachineImageRequest", label: "MachineImage" },
+/** Each release kind: its request schema, what the request is called, its label, its not-found code. */
+const KINDS = {
+  machineimage: {
+    schema: CreateMachineImageRequestSchema,
+    what: "CreateMachineImageRequest",
+    label: "MachineImage",
+    notFound: errorCodes.MACHINEIMAGE_NOT_FOUND,
+  },
   clusterrelease: {
     schema: CreateClusterReleaseRequestSchema,
     what: "CreateClusterReleaseRequest",
     label: "ClusterRelease",
+    notFound: errorCodes.CLUSTERRELEASE_NOT_FOUND,
   },
   nodepoolrelease: {
     schema: CreateNodePoolReleaseRequestSchema,
     what: "CreateNodePoolReleaseRequest",
     label: "NodePoolRelease",
+    notFound: errorCodes.NODEPOOLRELEASE_NOT_FOUND,
   },
 } as const;
 
@@ -45,15 +54,15 @@ export async function createRelease<K extends ReleaseKind>(options: {
   switch (options.kind) {
     case "machineimage":
       return (await client.createMachineImage(
-        await readRequestFile(REQUEST.machineimage.schema, file, REQUEST.machineimage.what),
+        await readRequestFile(KINDS.machineimage.schema, file, KINDS.machineimage.what),
       )) as ReleaseObjects[K];
     case "clusterrelease":
       return (await client.createClusterRelease(
-        await readRequestFile(REQUEST.clusterrelease.schema, file, REQUEST.clusterrelease.what),
+        await readRequestFile(KINDS.clusterrelease.schema, file, KINDS.clusterrelease.what),
       )) as ReleaseObjects[K];
     default:
       return (await client.createNodePoolRelease(
-        await readRequestFile(REQUEST.nodepoolrelease.schema, file, REQUEST.nodepoolrelease.what),
+        await readRequestFile(KINDS.nodepoolrelease.schema, file, KINDS.nodepoolrelease.what),
       )) as ReleaseObjects[K];
   }
 }
@@ -81,9 +90,8 @@ export async function listReleases<K extends ReleaseKind>(options: {
     return { ...list, items: list.items.filter((item) => item.name === options.name) };
   }, options.onPage);
   if (options.name !== undefined && count === 0) {
-    const label = REQUEST[options.kind].label;
-    throw new UserError(`${label.toUpperCase()}_NOT_FOUND`, `${label} ${JSON.stringify(options.name)} not found`, {
-      exitCode: ExitCode.NotFound,
+    const { label, notFound } = KINDS[options.kind];
+    throw new UserError(notFound, `${label} ${JSON.stringify(options.name)} not found`, {
       next: `list them with: nvkectl get ${options.kind}s`,
     });
   }

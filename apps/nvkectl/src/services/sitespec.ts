@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
-import { ExitCode, formatProblem, invalidInput, UserError } from "@nodekit/errors";
+import { formatProblem, invalidInput, UserError } from "@nodekit/errors";
 import { generateSiteSpec } from "@nodekit/sitespec/generate";
+import { errorCodes } from "../errors.ts";
 import { writeFileAtomic } from "./files.ts";
 
 export interface GenerateSiteSpecFileOptions {
@@ -22,10 +23,9 @@ export interface GenerateSiteSpecFileResult {
 export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions): Promise<GenerateSiteSpecFileResult> {
   const csvText = await readFile(options.hostsPath, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new UserError(
-      "HOSTS_FILE_UNREADABLE",
+      error.code === "ENOENT" ? errorCodes.HOSTS_FILE_NOT_FOUND : errorCodes.HOSTS_FILE_UNREADABLE,
       `cannot read the hosts CSV ${options.hostsPath}: ${error.code ?? error.message}`,
       {
-        exitCode: error.code === "ENOENT" ? ExitCode.NotFound : ExitCode.InvalidInput,
         next: "check the path given to --hosts",
       },
     );
@@ -39,7 +39,7 @@ export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions)
     if (options.siteName === undefined && result.problems.some((p) => p.source === "site name")) {
       next.unshift("name the site with --site-name (the default comes from the CSV file's name)");
     }
-    throw invalidInput("SITESPEC_INVALID", options.hostsPath, result.problems, next);
+    throw invalidInput(errorCodes.SITESPEC_INVALID, options.hostsPath, result.problems, next);
   }
   const hostCount = result.spec.spec.hosts.length;
   if (options.outputFile === undefined) return { yaml: result.yaml, hostCount };

@@ -1,4 +1,5 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
+import { errorCodes } from "../errors.ts";
 
 /**
  * An age as kubectl prints it (k8s.io/apimachinery duration.HumanDuration): `45s`, `5m`,
@@ -43,8 +44,7 @@ export function parseDuration(text: string, flag: string): number {
   if (parts.length > 0 && parts.map((p) => p[0]).join("") === trimmed) {
     return parts.reduce((sum, [, value, unit]) => sum + Number(value) * (UNIT_MS[unit ?? "s"] ?? 1000), 0);
   }
-  throw new UserError("INVALID_DURATION", `${flag} ${JSON.stringify(text)} is not a duration`, {
-    exitCode: ExitCode.Usage,
+  throw new UserError(errorCodes.INVALID_DURATION, `${flag} ${JSON.stringify(text)} is not a duration`, {
     next: `give it as a number with a unit, as kubectl does: ${flag} 90s, ${flag} 10m, ${flag} 1h30m`,
   });
 }

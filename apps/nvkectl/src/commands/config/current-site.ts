@@ -8,6 +8,6 @@ export default class ConfigCurrentSite extends NvkectlCommand<typeof ConfigCurre
 
   override async run(): Promise<void> {
     const site = await this.site();
-    this.out(site.name);
+    await this.out(site.name);
   }
 }

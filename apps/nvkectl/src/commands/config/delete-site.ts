@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
-import { removeSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { removeSite } from "../../services/sites.ts";
 
 export default class ConfigDeleteSite extends NvkectlCommand<typeof ConfigDeleteSite> {
   static override summary = "Forget a site.";
@@ -15,7 +15,7 @@ export default class ConfigDeleteSite extends NvkectlCommand<typeof ConfigDelete
 
   override async run(): Promise<void> {
     const { site, path, wasActive } = await removeSite({ name: this.args.name });
-    this.out(`Deleted site "${site.name}" from ${path}.`);
+    await this.out(`Deleted site "${site.name}" from ${path}.`);
     if (wasActive) {
       const next = "choose another with nvkectl config use-site NAME";
       this.logger.warn(`"${site.name}" was the active site; no site is active now`, { site: site.name, next: [next] }, [

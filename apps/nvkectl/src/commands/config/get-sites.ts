@@ -1,6 +1,7 @@
 import { outputFlag } from "@nodekit/cli-kit";
-import { readSites, type SiteListing } from "@nodekit/site-config";
+import type { SiteListing } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { readSites } from "../../services/sites.ts";
 
 export default class ConfigGetSites extends NvkectlCommand<typeof ConfigGetSites> {
   static override summary = "List the configured sites.";
@@ -15,7 +16,7 @@ export default class ConfigGetSites extends NvkectlCommand<typeof ConfigGetSites
 
   override async run(): Promise<void> {
     const { sites } = await readSites();
-    this.print(
+    await this.print(
       this.flags.output,
       {
         rows: sites,

@@ -1,6 +1,6 @@
 import { Args, Flags } from "@nodekit/cli-kit";
-import { configureSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { configureSite } from "../../services/sites.ts";
 
 export default class ConfigSetSite extends NvkectlCommand<typeof ConfigSetSite> {
   static override summary = "Add a site, or change one: the management plane's API and its cluster's kubeconfig.";
@@ -44,7 +44,7 @@ The sites are kept in $XDG_CONFIG_HOME/nvkectl/config.yaml (~/.config/nvkectl/co
       activate: this.flags.activate,
     });
     if (result.warning) this.logger.warn(result.warning, { site: result.site.name, url: result.site.url });
-    this.out(`Site "${result.site.name}" ${result.created ? "created" : "modified"}.`);
-    if (result.activated) this.out(`Switched to site "${result.site.name}".`);
+    await this.out(`Site "${result.site.name}" ${result.created ? "created" : "modified"}.`);
+    if (result.activated) await this.out(`Switched to site "${result.site.name}".`);
   }
 }

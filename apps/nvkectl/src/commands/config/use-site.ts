@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
-import { activateSite } from "@nodekit/site-config";
 import { NvkectlCommand } from "../../base.ts";
+import { activateSite } from "../../services/sites.ts";
 
 export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> {
   static override summary = "Make a site the active one.";
@@ -15,6 +15,6 @@ export default class ConfigUseSite extends NvkectlCommand<typeof ConfigUseSite> 
 
   override async run(): Promise<void> {
     const { site } = await activateSite({ name: this.args.name });
-    this.out(`Switched to site "${site.name}".`);
+    await this.out(`Switched to site "${site.name}".`);
   }
 }

@@ -2,7 +2,6 @@ import { Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { createCluster, waitForCluster } from "../../services/clusters.ts";
 import { parseDuration } from "../../services/time.ts";
 
@@ -38,7 +37,7 @@ Provisioning is asynchronous: the command returns once the controller has accept
     const client = await this.controller();
     let cluster = await createCluster({ client, file: this.flags.file });
     if (!this.flags.output) {
-      this.out(`cluster "${cluster.name}" created: ID ${cluster.id}, phase ${cluster.status.phase}`);
+      await this.out(`cluster "${cluster.name}" created: ID ${cluster.id}, phase ${cluster.status.phase}`);
     }
     if (this.flags.wait) {
       const ready = await waitForCluster({
@@ -50,10 +49,10 @@ Provisioning is asynchronous: the command returns once the controller has accept
         intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
       });
       if (ready !== undefined) cluster = ready;
-      if (!this.flags.output) this.out(`cluster "${cluster.name}" is ${cluster.status.phase}`);
+      if (!this.flags.output) await this.out(`cluster "${cluster.name}" is ${cluster.status.phase}`);
     } else if (!this.flags.output) {
       this.logger.info(`watch it come up with: ${this.config.bin} get clusters ${cluster.name} --watch`);
     }
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, clusterColumns(new Date()), cluster));
+    if (this.flags.output) await this.printOne(this.flags.output, clusterColumns(new Date()), cluster);
   }
 }

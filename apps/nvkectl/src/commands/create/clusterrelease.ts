@@ -1,7 +1,6 @@
 import { NvkectlCommand } from "../../base.ts";
 import { clusterReleaseColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { createRelease } from "../../services/releases.ts";
 
 export default class CreateClusterRelease extends NvkectlCommand<typeof CreateClusterRelease> {
@@ -25,7 +24,7 @@ The file holds one CreateClusterReleaseRequest, as YAML or JSON; the schema is s
       kind: "clusterrelease",
       file: this.flags.file,
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, clusterReleaseColumns(new Date()), created));
-    else this.out(`clusterrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterReleaseColumns(new Date()), created);
+    else await this.out(`clusterrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

@@ -1,7 +1,6 @@
 import { NvkectlCommand } from "../../base.ts";
 import { machineImageColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { createRelease } from "../../services/releases.ts";
 
 export default class CreateMachineImage extends NvkectlCommand<typeof CreateMachineImage> {
@@ -25,7 +24,7 @@ The file holds one CreateMachineImageRequest, as YAML or JSON; the schema is ser
       kind: "machineimage",
       file: this.flags.file,
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, machineImageColumns(new Date()), created));
-    else this.out(`machineimage "${created.name}" created: ID ${created.id}, version ${created.version}`);
+    if (this.flags.output) await this.printOne(this.flags.output, machineImageColumns(new Date()), created);
+    else await this.out(`machineimage "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

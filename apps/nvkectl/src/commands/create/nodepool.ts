@@ -1,7 +1,6 @@
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { createNodePool } from "../../services/nodepools.ts";
 
 export default class CreateNodePool extends NvkectlCommand<typeof CreateNodePool> {
@@ -30,10 +29,10 @@ nvkectl create nodepool adds workers; the control plane is managed through the c
   override async run(): Promise<void> {
     const pool = await createNodePool({ client: await this.controller(), file: this.flags.file });
     if (this.flags.output) {
-      await writeStdout(formatOne(this.flags.output, nodePoolColumns(new Date()), pool));
+      await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
       return;
     }
-    this.out(
+    await this.out(
       `nodepool "${pool.name}" created in cluster "${pool.clusterName}": ID ${pool.id}, phase ${pool.status.phase}`,
     );
     this.logger.info(`follow it with: ${this.config.bin} get nodepools --cluster ${pool.clusterName}`);

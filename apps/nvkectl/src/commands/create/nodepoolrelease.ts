@@ -1,7 +1,6 @@
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolReleaseColumns } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { createRelease } from "../../services/releases.ts";
 
 export default class CreateNodePoolRelease extends NvkectlCommand<typeof CreateNodePoolRelease> {
@@ -25,7 +24,7 @@ The file holds one CreateNodePoolReleaseRequest, as YAML or JSON; the schema is 
       kind: "nodepoolrelease",
       file: this.flags.file,
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, nodePoolReleaseColumns(new Date()), created));
-    else this.out(`nodepoolrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolReleaseColumns(new Date()), created);
+    else await this.out(`nodepoolrelease "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

@@ -28,7 +28,7 @@ export default class DeleteCluster extends NvkectlCommand<typeof DeleteCluster> 
   override async run(): Promise<void> {
     const client = await this.controller();
     const cluster = await deleteCluster({ client, name: this.args.name });
-    this.out(`cluster "${cluster.name}" deleting (ID ${cluster.id})`);
+    await this.out(`cluster "${cluster.name}" deleting (ID ${cluster.id})`);
     if (this.flags.wait) {
       await waitForCluster({
         client,
@@ -38,7 +38,7 @@ export default class DeleteCluster extends NvkectlCommand<typeof DeleteCluster> 
         timeoutMs: parseDuration(this.flags.timeout, "--timeout"),
         intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
       });
-      this.out(`cluster "${cluster.name}" deleted`);
+      await this.out(`cluster "${cluster.name}" deleted`);
     } else {
       this.logger.info(`check on it with: ${this.config.bin} get clusters ${cluster.name}`);
     }

@@ -27,7 +27,7 @@ On a management plane with the control-plane controller off, deleting a cluster'
       cluster: this.flags.cluster,
       name: this.args.name,
     });
-    this.out(`nodepool "${pool.name}" deleting: its nodes are drained, then removed`);
+    await this.out(`nodepool "${pool.name}" deleting: its nodes are drained, then removed`);
     this.logger.info(`check on it with: ${this.config.bin} get nodepools --cluster ${this.flags.cluster}`);
   }
 }

@@ -1,7 +1,6 @@
 import { Args, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterReleaseColumns } from "../../columns.ts";
-import { createListPrinter } from "../../output.ts";
 import { listReleases } from "../../services/releases.ts";
 
 export default class GetClusterReleases extends NvkectlCommand<typeof GetClusterReleases> {
@@ -21,15 +20,14 @@ export default class GetClusterReleases extends NvkectlCommand<typeof GetCluster
   };
 
   override async run(): Promise<void> {
-    const printer = createListPrinter(this.flags.output, clusterReleaseColumns(new Date()));
-    await listReleases({
-      client: await this.controller(),
-      kind: "clusterrelease",
-      name: this.args.name,
-      onPage: (page) => printer.add(page),
-    });
-    const { output } = this.flags;
-    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
-      this.logger.info("No resources found.");
+    const client = await this.controller();
+    await this.printList(this.flags.output, clusterReleaseColumns(new Date()), (add) =>
+      listReleases({
+        client,
+        kind: "clusterrelease",
+        name: this.args.name,
+        onPage: add,
+      }),
+    );
   }
 }

@@ -1,9 +1,8 @@
 import { Args, Flags, outputFlag } from "@nodekit/cli-kit";
-import { ExitCode, UserError } from "@nodekit/errors";
+import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";
-import { createListPrinter, formatOne, writeStdout } from "../../output.ts";
 import { getCluster, listClusters, waitForCluster } from "../../services/clusters.ts";
 import { parseDuration } from "../../services/time.ts";
 
@@ -50,22 +49,18 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
   override async run(): Promise<void> {
     const { output, watch, wait, name } = { ...this.flags, name: this.args.name };
     if ((watch || wait) && name === undefined) {
-      throw new UserError("USAGE", `--${watch ? "watch" : "wait"} needs a cluster NAME`, {
-        exitCode: ExitCode.Usage,
+      throw new UserError(coreErrorCodes.USAGE, `--${watch ? "watch" : "wait"} needs a cluster NAME`, {
         next: "name the cluster: nvkectl get clusters NAME --watch",
       });
     }
     const client = await this.controller();
     const columns = clusterColumns(new Date());
     if (name === undefined) {
-      const printer = createListPrinter(output, columns);
-      await listClusters({ client, onPage: (page) => printer.add(page) });
-      if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
-        this.logger.info("No resources found.");
+      await this.printList(output, columns, (add) => listClusters({ client, onPage: add }));
       return;
     }
     if (!watch && !wait) {
-      await writeStdout(formatOne(output, columns, await getCluster({ client, name })));
+      await this.printOne(output, columns, await getCluster({ client, name }));
       return;
     }
     let first = true;
@@ -77,10 +72,10 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
       intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
       onChange: async (seen) => {
         if (!watch) return;
-        await writeStdout(formatOne(output, clusterColumns(new Date()), seen, first));
+        await this.printOne(output, clusterColumns(new Date()), seen, first);
         first = false;
       },
     });
-    if (wait && cluster !== undefined) await writeStdout(formatOne(output, clusterColumns(new Date()), cluster));
+    if (wait && cluster !== undefined) await this.printOne(output, clusterColumns(new Date()), cluster);
   }
 }

@@ -1,7 +1,6 @@
 import { Args, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { machineImageColumns } from "../../columns.ts";
-import { createListPrinter } from "../../output.ts";
 import { listReleases } from "../../services/releases.ts";
 
 export default class GetMachineImages extends NvkectlCommand<typeof GetMachineImages> {
@@ -21,15 +20,14 @@ export default class GetMachineImages extends NvkectlCommand<typeof GetMachineIm
   };
 
   override async run(): Promise<void> {
-    const printer = createListPrinter(this.flags.output, machineImageColumns(new Date()));
-    await listReleases({
-      client: await this.controller(),
-      kind: "machineimage",
-      name: this.args.name,
-      onPage: (page) => printer.add(page),
-    });
-    const { output } = this.flags;
-    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
-      this.logger.info("No resources found.");
+    const client = await this.controller();
+    await this.printList(this.flags.output, machineImageColumns(new Date()), (add) =>
+      listReleases({
+        client,
+        kind: "machineimage",
+        name: this.args.name,
+        onPage: add,
+      }),
+    );
   }
 }

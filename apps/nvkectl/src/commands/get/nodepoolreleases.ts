@@ -1,7 +1,6 @@
 import { Args, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolReleaseColumns } from "../../columns.ts";
-import { createListPrinter } from "../../output.ts";
 import { listReleases } from "../../services/releases.ts";
 
 export default class GetNodePoolReleases extends NvkectlCommand<typeof GetNodePoolReleases> {
@@ -21,15 +20,14 @@ export default class GetNodePoolReleases extends NvkectlCommand<typeof GetNodePo
   };
 
   override async run(): Promise<void> {
-    const printer = createListPrinter(this.flags.output, nodePoolReleaseColumns(new Date()));
-    await listReleases({
-      client: await this.controller(),
-      kind: "nodepoolrelease",
-      name: this.args.name,
-      onPage: (page) => printer.add(page),
-    });
-    const { output } = this.flags;
-    if ((await printer.end()) === 0 && (output === "table" || output === "wide"))
-      this.logger.info("No resources found.");
+    const client = await this.controller();
+    await this.printList(this.flags.output, nodePoolReleaseColumns(new Date()), (add) =>
+      listReleases({
+        client,
+        kind: "nodepoolrelease",
+        name: this.args.name,
+        onPage: add,
+      }),
+    );
   }
 }

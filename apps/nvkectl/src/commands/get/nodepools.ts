@@ -2,7 +2,6 @@ import { Args, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolColumns } from "../../columns.ts";
 import { clusterFlag } from "../../flags.ts";
-import { createListPrinter, formatOne, writeStdout } from "../../output.ts";
 import { getNodePool, listNodePools } from "../../services/nodepools.ts";
 
 export default class GetNodePools extends NvkectlCommand<typeof GetNodePools> {
@@ -32,13 +31,14 @@ An unknown cluster or pool exits 4.`;
     const columns = nodePoolColumns(new Date());
     const { cluster, output } = this.flags;
     if (this.args.name !== undefined) {
-      await writeStdout(formatOne(output, columns, await getNodePool({ client, cluster, name: this.args.name })));
+      await this.printOne(output, columns, await getNodePool({ client, cluster, name: this.args.name }));
       return;
     }
-    const printer = createListPrinter(output, columns);
-    await listNodePools({ client, cluster, onPage: (page) => printer.add(page) });
-    if ((await printer.end()) === 0 && (output === "table" || output === "wide")) {
-      this.logger.info(`No node pools found in cluster "${cluster}".`);
-    }
+    await this.printList(
+      output,
+      columns,
+      (add) => listNodePools({ client, cluster, onPage: add }),
+      `No node pools found in cluster "${cluster}".`,
+    );
   }
 }

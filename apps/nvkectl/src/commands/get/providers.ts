@@ -31,7 +31,7 @@ CREDENTIALS is the provider's own last credential check, read from the identity 
   override async run(): Promise<void> {
     const providers = await getProviders({ cluster: await this.siteCluster() });
     const now = new Date();
-    this.print(this.flags.output, {
+    await this.print(this.flags.output, {
       rows: providers,
       columns: [
         { header: "name", value: (p: ProviderStatus) => p.name },

@@ -2,7 +2,6 @@ import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterColumns } from "../../columns.ts";
 import { objectOutputFlag, patchFlags } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { patchCluster } from "../../services/clusters.ts";
 
 export default class PatchCluster extends NvkectlCommand<typeof PatchCluster> {
@@ -46,7 +45,7 @@ The fields a patch may change: description, clusterReleaseName or clusterRelease
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, clusterColumns(new Date()), cluster));
-    else this.out(`cluster "${cluster.name}" patched`);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterColumns(new Date()), cluster);
+    else await this.out(`cluster "${cluster.name}" patched`);
   }
 }

@@ -2,7 +2,6 @@ import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolColumns } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag, patchFlags } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { patchNodePool } from "../../services/nodepools.ts";
 
 export default class PatchNodePool extends NvkectlCommand<typeof PatchNodePool> {
@@ -36,7 +35,7 @@ The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does onl
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, nodePoolColumns(new Date()), pool));
-    else this.out(`nodepool "${pool.name}" patched`);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
+    else await this.out(`nodepool "${pool.name}" patched`);
   }
 }

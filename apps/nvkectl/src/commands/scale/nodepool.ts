@@ -2,7 +2,6 @@ import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolColumns } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag } from "../../flags.ts";
-import { formatOne, writeStdout } from "../../output.ts";
 import { scaleNodePool } from "../../services/nodepools.ts";
 
 export default class ScaleNodePool extends NvkectlCommand<typeof ScaleNodePool> {
@@ -32,7 +31,7 @@ Scaling is asynchronous: the command returns once the controller has recorded th
       name: this.args.name,
       replicas: this.flags.replicas,
     });
-    if (this.flags.output) await writeStdout(formatOne(this.flags.output, nodePoolColumns(new Date()), pool));
-    else this.out(`nodepool "${pool.name}" scaled: ${from} → ${to}`);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
+    else await this.out(`nodepool "${pool.name}" scaled: ${from} → ${to}`);
   }
 }

@@ -1,17 +1,20 @@
 import { resolve } from "node:path";
-import { plainHttpWarning } from "./plain-http.ts";
-import type { Site } from "./schema.ts";
+import type { Site } from "@nodekit/site-config";
 import {
   assertValidSite,
+  type ConfigLocation,
   deleteSite,
   listSites,
+  loadConfig,
+  plainHttpWarning,
+  resolveKubeconfig,
   resolveSite,
   type SetSiteResult,
   type SiteListing,
   setSite,
+  updateConfig,
   useSite,
-} from "./sites.ts";
-import { type ConfigLocation, loadConfig, resolveKubeconfig, updateConfig } from "./store.ts";
+} from "@nodekit/site-config";
 
 // One function per `nvkectl config` command: each loads the file and applies one pure
 // operation; those that change the configuration save it. Each returns what its command prints.

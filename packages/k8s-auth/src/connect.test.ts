@@ -5,7 +5,6 @@ import { ExitCode } from "@nodekit/errors";
 import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { discoverAudience } from "./discover.ts";
-import { describeFailure } from "./kube.ts";
 import { mintToken } from "./mint.ts";
 
 let dir: string;
@@ -55,25 +54,25 @@ describe("the kubeconfig", () => {
     expect(error.message).toContain(path);
   });
 
-  test("a file that is not a kubeconfig is AUTH_KUBECONFIG_INVALID (InvalidInput)", async () => {
+  test("a file that is not a kubeconfig is KUBECONFIG_INVALID (InvalidInput)", async () => {
     const path = join(dir, "bad.kubeconfig");
     await writeFile(path, "clusters: [unclosed\n");
     const error = await userErrorOf(mintToken(path, { audience: "a" }));
-    expect(error).toMatchObject({ code: "AUTH_KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
+    expect(error).toMatchObject({ code: "KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
     expect(error.message).toContain(path);
   });
 
-  test("a kubeconfig without a current cluster is AUTH_KUBECONFIG_INVALID", async () => {
+  test("a kubeconfig without a current cluster is KUBECONFIG_INVALID", async () => {
     const path = join(dir, "empty.kubeconfig");
     await writeFile(path, "apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n");
     const error = await userErrorOf(discoverAudience(path));
-    expect(error).toMatchObject({ code: "AUTH_KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
+    expect(error).toMatchObject({ code: "KUBECONFIG_INVALID", exitCode: ExitCode.InvalidInput });
     expect(error.message).toMatch(/has no current cluster/);
   });
 });
 
 describe("an unreachable cluster", () => {
-  test("connection refused is AUTH_CLUSTER_UNREACHABLE (Unreachable), naming the kubeconfig and the server", async () => {
+  test("connection refused is KUBE_UNREACHABLE (Unreachable), naming the kubeconfig and the server", async () => {
     // Given a kubeconfig whose server refuses connections
     const server = `https://127.0.0.1:${await closedPort()}`;
     const path = join(dir, "site.kubeconfig");
@@ -83,7 +82,7 @@ describe("an unreachable cluster", () => {
     const error = await userErrorOf(discoverAudience(path));
 
     // Then the error says which cluster and which kubeconfig, and what to check
-    expect(error.code).toBe("AUTH_CLUSTER_UNREACHABLE");
+    expect(error.code).toBe("KUBE_UNREACHABLE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
     expect(error.message).toBe(`cannot reach the site cluster at ${server}`);
     expect(error.why).toContain("ECONNREFUSED");
@@ -103,7 +102,7 @@ describe("an unreachable cluster", () => {
       await new Promise<void>((r) => hung.close(() => r()));
     });
 
-    test("times out after requestTimeoutMs as AUTH_CLUSTER_UNREACHABLE", async () => {
+    test("times out after requestTimeoutMs as KUBE_UNREACHABLE", async () => {
       const address = hung.address();
       const port = typeof address === "object" && address ? address.port : 0;
       const path = join(dir, "hung.kubeconfig");
@@ -113,40 +112,8 @@ describe("an unreachable cluster", () => {
       const error = await userErrorOf(discoverAudience(path, { requestTimeoutMs: 300 }));
 
       expect(Date.now() - started).toBeLessThan(5_000);
-      expect(error).toMatchObject({ code: "AUTH_CLUSTER_UNREACHABLE", exitCode: ExitCode.Unreachable });
+      expect(error).toMatchObject({ code: "KUBE_UNREACHABLE", exitCode: ExitCode.Unreachable });
       expect(error.why).toMatch(/no answer in time/);
-    });
-  });
-});
-
-describe("describeFailure", () => {
-  test("reads the API server's Status from an ApiException", () => {
-    const body = JSON.stringify({
-      kind: "Status",
-      status: "Failure",
-      reason: "Forbidden",
-      code: 403,
-      message: 'configmaps "nvke-auth-config" is forbidden: User "carol" cannot get resource "configmaps"',
-    });
-    expect(describeFailure({ code: 403, body, headers: {} })).toEqual({
-      status: 403,
-      reason: "Forbidden",
-      message: 'configmaps "nvke-auth-config" is forbidden: User "carol" cannot get resource "configmaps"',
-      transportCode: undefined,
-    });
-  });
-
-  test("a body that is not a Status is quoted as the message, bounded", () => {
-    expect(describeFailure({ code: 502, body: `<html>${"x".repeat(1000)}</html>` }).message).toHaveLength(500);
-    expect(describeFailure({ code: 500, body: "" }).message).toBe("HTTP 500");
-  });
-
-  test("finds the socket error under undici's 'fetch failed'", () => {
-    const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
-    expect(describeFailure(new TypeError("fetch failed", { cause }))).toMatchObject({
-      status: undefined,
-      transportCode: "ECONNREFUSED",
-      message: "connect ECONNREFUSED 127.0.0.1:1",
     });
   });
 });

@@ -1,0 +1,75 @@
+import { defineErrorCodes, ExitCode } from "@nodekit/errors";
+
+/** nvkectl's own error codes: what its commands check before (or after) calling the libraries. */
+export const errorCodes = defineErrorCodes("nvkectl", {
+  CLUSTER_FAILED: {
+    exitCode: ExitCode.CheckFailed,
+    meaning: "A tenant cluster waited on (--wait) turned Failed; the controller's message says why.",
+  },
+  CLUSTER_DELETING: {
+    exitCode: ExitCode.Conflict,
+    meaning: "A tenant cluster waited on to become Ready is being deleted instead.",
+  },
+  WAIT_TIMEOUT: {
+    exitCode: ExitCode.Unreachable,
+    meaning: "--wait or --watch gave up at --timeout; the controller keeps working on the object.",
+  },
+  INPUT_FILE_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "A request or patch file named with -f or --patch-file does not exist.",
+  },
+  INPUT_FILE_UNREADABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "A request or patch file exists but cannot be read.",
+  },
+  INPUT_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "A request or patch does not parse or breaks the API schema; every problem is listed and nothing was sent.",
+  },
+  INPUT_EMPTY: { exitCode: ExitCode.InvalidInput, meaning: "A request file holds no document; nothing was sent." },
+  INPUT_MULTIPLE_DOCUMENTS: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "A request file holds more than one document; each invocation sends one. Nothing was sent.",
+  },
+  OUTPUT_NOT_WRITTEN: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "--output-file could not be written (no such directory, no permission).",
+  },
+  CLUSTER_NAME_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The name given is not a valid cluster name (a DNS label).",
+  },
+  TENANT_KUBECONFIG_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning:
+      "The tenant cluster's kubeconfig Secret is not on the site cluster (the cluster is not Ready, or has another name).",
+  },
+  TENANT_KUBECONFIG_EMPTY: {
+    exitCode: ExitCode.NotFound,
+    meaning: "The tenant cluster's kubeconfig Secret holds no kubeconfig under data key value.",
+  },
+  INVALID_DURATION: {
+    exitCode: ExitCode.Usage,
+    meaning: "A duration flag (--timeout, …) is not a duration such as 90s or 10m.",
+  },
+  REPLICAS_INVALID: { exitCode: ExitCode.Usage, meaning: "--replicas is not a whole number from 0 to 5000." },
+  HOSTS_FILE_NOT_FOUND: { exitCode: ExitCode.NotFound, meaning: "The hosts CSV named with --hosts does not exist." },
+  HOSTS_FILE_UNREADABLE: { exitCode: ExitCode.InvalidInput, meaning: "The hosts CSV exists but cannot be read." },
+  SITESPEC_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The hosts CSV has problems (every one is listed with its row, line and column); nothing was written.",
+  },
+  MACHINEIMAGE_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "No MachineImage of that name is published on the site.",
+  },
+  CLUSTERRELEASE_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "No ClusterRelease of that name is published on the site.",
+  },
+  NODEPOOLRELEASE_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "No NodePoolRelease of that name is published on the site.",
+  },
+});

@@ -1,0 +1,809 @@
+import { UserError } from "@nodekit/errors";
+import { Agent, type Dispatcher, request } from "undici";
+import { type Challenge, parseChallenges } from "./challenge.ts";
+import { anonymous, type Credential, type CredentialStore } from "./credentials.ts";
+import { digestOf, isDigest } from "./digest.ts";
+import { errorCodes } from "./errors.ts";
+import { MANIFEST_MEDIA_TYPES, MediaType } from "./media-types.ts";
+import { formatReference, manifestIdentifier, parseReference, type Reference } from "./reference.ts";
+
+/** A content descriptor, as the image spec defines it. */
+export interface Descriptor {
+  readonly mediaType: string;
+  readonly digest: string;
+  readonly size: number;
+  readonly artifactType?: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** A manifest as read from the registry: its bytes (which hash to `descriptor.digest`) and their JSON. */
+export interface FetchedManifest {
+  readonly descriptor: Descriptor;
+  readonly bytes: Uint8Array;
+  readonly manifest: Readonly<Record<string, unknown>>;
+}
+
+export interface PushedManifest {
+  readonly descriptor: Descriptor;
+  /** The `OCI-Subject` the registry answered with: it indexed the manifest's subject for the referrers API. */
+  readonly subject?: string;
+}
+
+export interface Referrers {
+  readonly descriptors: Descriptor[];
+  /** How they were found: the referrers API, or the `sha256-<hex>` tag holding an index. */
+  readonly via: "api" | "tag";
+}
+
+export interface PingResult {
+  /** 200 when the registry answers anonymously, 401 when it asks for credentials. */
+  readonly status: number;
+  readonly challenge?: Challenge;
+  /** The `Docker-Distribution-API-Version` header, when sent. */
+  readonly apiVersion?: string;
+}
+
+/** Holds secrets so they can be removed from logs (a `Redactor` from @nodekit/process fits). */
+export interface SecretSink {
+  add(secret: string | undefined): void;
+}
+
+export interface OciClientOptions {
+  /** The undici dispatcher every request goes through; default: an Agent (with `ca`, when given). */
+  dispatcher?: Dispatcher;
+  /** Extra CA certificates (PEM) to trust for TLS, for a registry with a private CA. */
+  ca?: string | readonly string[];
+  /** Talk plain HTTP to these registries (loopback test registries); default: HTTPS everywhere. */
+  plainHttp?: boolean | ((registry: string) => boolean);
+  /** Where credentials come from; default: none (anonymous). */
+  credentials?: CredentialStore;
+  /** Every password and token the client uses is handed to this, before it is sent anywhere. */
+  secrets?: SecretSink;
+  /** Deadline for each request, headers and body together; default 30 s. */
+  timeoutMs?: number;
+  /** Largest manifest (or referrers index, or token response) read; default 4 MiB, as the distribution registry's. */
+  maxManifestBytes?: number;
+  /** Largest blob read into memory by getBlob; default 512 MiB. */
+  maxBlobBytes?: number;
+  /** Milliseconds since the epoch, for token expiry; default Date.now. */
+  now?: () => number;
+  userAgent?: string;
+}
+
+type Actions = "pull" | "pull,push";
+
+interface Scope {
+  repository: string;
+  actions: Actions;
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData["body"];
+  url: URL;
+}
+
+interface Exchange {
+  registry: string;
+  method: "GET" | "HEAD" | "PUT" | "POST";
+  /** A path under the registry (`/v2/…`) or an absolute URL (an upload Location). */
+  target: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+  scope?: Scope;
+  /** What the request is about, for messages: `manifest registry/repo:tag`. */
+  what: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_MANIFEST = 4 * 1024 * 1024;
+const DEFAULT_MAX_BLOB = 512 * 1024 * 1024;
+const MAX_REDIRECTS = 5;
+const TLS_ERRORS = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+function header(headers: RawResponse["headers"], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** A registry's `{"errors":[{code,message}]}` body as one line, or the start of whatever else it sent. */
+function registrySaid(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { errors?: Array<{ code?: unknown; message?: unknown }> };
+    if (Array.isArray(parsed.errors) && parsed.errors.length > 0) {
+      return parsed.errors
+        .map((e) => [e.code, e.message].filter((part) => typeof part === "string").join(": "))
+        .join("; ");
+    }
+  } catch {
+    // not JSON
+  }
+  const trimmed = text.trim().replace(/\s+/g, " ");
+  return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
+}
+
+async function drain(body: RawResponse["body"]): Promise<string> {
+  try {
+    const text = await body.text();
+    return text.length > 4096 ? text.slice(0, 4096) : text;
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * A small client for the OCI distribution API: ping and its challenge, Basic and Bearer
+ * token auth with scopes, manifests and blobs by tag or digest, monolithic blob upload,
+ * and referrers (API, or the `sha256-<hex>` tag schema where the registry has none).
+ * Every read is checked against the digest it was asked for.
+ */
+export class OciClient {
+  readonly #dispatcher: Dispatcher;
+  readonly #plainHttp: (registry: string) => boolean;
+  readonly #credentials: CredentialStore;
+  readonly #secrets: SecretSink | undefined;
+  readonly #timeoutMs: number;
+  readonly #maxManifest: number;
+  readonly #maxBlob: number;
+  readonly #now: () => number;
+  readonly #userAgent: string;
+  /** The challenge each registry answered with, so later requests authenticate up front. */
+  readonly #challenges = new Map<string, Challenge>();
+  readonly #tokens = new Map<string, { token: string; expiresAt: number }>();
+  readonly #referrersApi = new Map<string, boolean>();
+
+  constructor(options: OciClientOptions = {}) {
+    const ca = options.ca === undefined ? undefined : typeof options.ca === "string" ? [options.ca] : [...options.ca];
+    this.#dispatcher = options.dispatcher ?? new Agent(ca === undefined ? {} : { connect: { ca } });
+    const plain = options.plainHttp ?? false;
+    this.#plainHttp = typeof plain === "function" ? plain : () => plain;
+    this.#credentials = options.credentials ?? anonymous;
+    this.#secrets = options.secrets;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxManifest = options.maxManifestBytes ?? DEFAULT_MAX_MANIFEST;
+    this.#maxBlob = options.maxBlobBytes ?? DEFAULT_MAX_BLOB;
+    this.#now = options.now ?? Date.now;
+    this.#userAgent = options.userAgent ?? "nodekit-oci";
+  }
+
+  /** `GET /v2/`: whether the registry answers, and how it asks for credentials. Never sends any. */
+  async ping(registry: string): Promise<PingResult> {
+    const response = await this.#http(
+      new URL("/v2/", this.#base(registry)),
+      { method: "GET", headers: {} },
+      `registry ${registry}`,
+    );
+    const text = await drain(response.body);
+    const apiVersion = header(response.headers, "docker-distribution-api-version");
+    const challenge = parseChallenges(header(response.headers, "www-authenticate") ?? "")[0];
+    if (response.status !== 200 && response.status !== 401) {
+      throw registryError(response.status, text, `registry ${registry}`);
+    }
+    if (challenge !== undefined) this.#challenges.set(registry, challenge);
+    return {
+      status: response.status,
+      ...(challenge === undefined ? {} : { challenge }),
+      ...(apiVersion === undefined ? {} : { apiVersion }),
+    };
+  }
+
+  /** The descriptor a tag or digest points at (`HEAD` of the manifest), without reading it. */
+  async resolve(reference: Reference | string): Promise<Descriptor> {
+    const ref = typeof reference === "string" ? parseReference(reference) : reference;
+    const what = `manifest ${formatReference(ref)}`;
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method: "HEAD",
+      target: `/v2/${ref.repository}/manifests/${manifestIdentifier(ref)}`,
+      headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
+      scope: { repository: ref.repository, actions: "pull" },
+      what,
+    });
+    await drain(response.body);
+    if (response.status === 404) throw notFound(what);
+    if (response.status !== 200) throw registryError(response.status, "", what);
+    const digest = header(response.headers, "docker-content-digest");
+    const mediaType = header(response.headers, "content-type")?.split(";")[0]?.trim();
+    const size = Number(header(response.headers, "content-length"));
+    if (digest === undefined || !isDigest(digest) || mediaType === undefined || !Number.isFinite(size)) {
+      // No usable digest header: read the manifest and hash it.
+      return (await this.getManifest(ref)).descriptor;
+    }
+    if (ref.digest !== undefined && digest !== ref.digest) throw mismatch(what, ref.digest, digest);
+    return { mediaType, digest, size };
+  }
+
+  /** Whether the manifest exists, by tag or digest: its descriptor, or undefined on 404. */
+  async manifestExists(reference: Reference | string): Promise<Descriptor | undefined> {
+    try {
+      return await this.resolve(reference);
+    } catch (error) {
+      if (error instanceof UserError && error.code === errorCodes.OCI_NOT_FOUND.code) return undefined;
+      throw error;
+    }
+  }
+
+  /** Read a manifest (image manifest, index or artifact manifest) and check it hashes to its digest. */
+  async getManifest(reference: Reference | string): Promise<FetchedManifest> {
+    const ref = typeof reference === "string" ? parseReference(reference) : reference;
+    const what = `manifest ${formatReference(ref)}`;
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method: "GET",
+      target: `/v2/${ref.repository}/manifests/${manifestIdentifier(ref)}`,
+      headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
+      scope: { repository: ref.repository, actions: "pull" },
+      what,
+    });
+    if (response.status === 404) {
+      await drain(response.body);
+      throw notFound(what);
+    }
+    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
+    const bytes = await this.#read(response, this.#maxManifest, what);
+    const claimed = header(response.headers, "docker-content-digest");
+    const expected = ref.digest ?? (claimed !== undefined && isDigest(claimed) ? claimed : undefined);
+    const digest = digestOf(bytes, expected ?? "sha256:");
+    if (expected !== undefined && digest !== expected) throw mismatch(what, expected, digest);
+    const manifest = this.#json(bytes, what);
+    const mediaType =
+      (typeof manifest.mediaType === "string" ? manifest.mediaType : undefined) ??
+      header(response.headers, "content-type")?.split(";")[0]?.trim() ??
+      MediaType.ImageManifest;
+    const artifactType = typeof manifest.artifactType === "string" ? manifest.artifactType : undefined;
+    return {
+      descriptor: { mediaType, digest, size: bytes.length, ...(artifactType === undefined ? {} : { artifactType }) },
+      bytes,
+      manifest,
+    };
+  }
+
+  /**
+   * Push a manifest under a tag, or by its own digest when `tag` is left out. The bytes
+   * are sent as given, so the digest is exactly theirs.
+   */
+  async putManifest(
+    repository: Reference | string,
+    manifest: Uint8Array | Readonly<Record<string, unknown>>,
+    options: { mediaType?: string; tag?: string } = {},
+  ): Promise<PushedManifest> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const bytes = manifest instanceof Uint8Array ? manifest : new TextEncoder().encode(JSON.stringify(manifest));
+    const parsed = manifest instanceof Uint8Array ? this.#json(bytes, "manifest") : manifest;
+    const mediaType =
+      options.mediaType ?? (typeof parsed.mediaType === "string" ? parsed.mediaType : MediaType.ImageManifest);
+    const digest = digestOf(bytes);
+    const id = options.tag ?? digest;
+    const what = `manifest ${ref.registry}/${ref.repository}${options.tag === undefined ? `@${digest}` : `:${options.tag}`}`;
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method: "PUT",
+      target: `/v2/${ref.repository}/manifests/${id}`,
+      headers: { "content-type": mediaType },
+      body: bytes,
+      scope: { repository: ref.repository, actions: "pull,push" },
+      what,
+    });
+    const text = await drain(response.body);
+    if (response.status !== 201 && response.status !== 200) throw registryError(response.status, text, what);
+    const stored = header(response.headers, "docker-content-digest");
+    if (stored !== undefined && stored !== digest) throw mismatch(what, digest, stored);
+    const subject = header(response.headers, "oci-subject");
+    const artifactType = typeof parsed.artifactType === "string" ? parsed.artifactType : undefined;
+    return {
+      descriptor: { mediaType, digest, size: bytes.length, ...(artifactType === undefined ? {} : { artifactType }) },
+      ...(subject === undefined ? {} : { subject }),
+    };
+  }
+
+  /** `HEAD` of a blob: its descriptor, or undefined when the registry does not have it. */
+  async headBlob(repository: Reference | string, digest: string): Promise<Descriptor | undefined> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method: "HEAD",
+      target: `/v2/${ref.repository}/blobs/${digest}`,
+      scope: { repository: ref.repository, actions: "pull" },
+      what,
+    });
+    await drain(response.body);
+    if (response.status === 404) return undefined;
+    if (response.status !== 200) throw registryError(response.status, "", what);
+    const size = Number(header(response.headers, "content-length") ?? Number.NaN);
+    return { mediaType: "application/octet-stream", digest, size };
+  }
+
+  /** Read a blob into memory (following a redirect to storage) and check it hashes to `digest`. */
+  async getBlob(
+    repository: Reference | string,
+    digest: string,
+    options: { maxBytes?: number } = {},
+  ): Promise<Uint8Array> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
+    if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method: "GET",
+      target: `/v2/${ref.repository}/blobs/${digest}`,
+      scope: { repository: ref.repository, actions: "pull" },
+      what,
+    });
+    if (response.status === 404) {
+      await drain(response.body);
+      throw notFound(what);
+    }
+    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
+    const bytes = await this.#read(response, options.maxBytes ?? this.#maxBlob, what);
+    const actual = digestOf(bytes, digest);
+    if (actual !== digest) throw mismatch(what, digest, actual);
+    return bytes;
+  }
+
+  /** Upload a blob (POST, then one monolithic PUT) unless the registry already has it. */
+  async pushBlob(
+    repository: Reference | string,
+    bytes: Uint8Array,
+    mediaType = "application/octet-stream",
+  ): Promise<Descriptor> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const digest = digestOf(bytes);
+    const descriptor: Descriptor = { mediaType, digest, size: bytes.length };
+    if ((await this.headBlob(ref, digest)) !== undefined) return descriptor;
+    const what = `blob upload to ${ref.registry}/${ref.repository}`;
+    const scope: Scope = { repository: ref.repository, actions: "pull,push" };
+    const started = await this.#exchange({
+      registry: ref.registry,
+      method: "POST",
+      target: `/v2/${ref.repository}/blobs/uploads/`,
+      headers: { "content-length": "0" },
+      body: new Uint8Array(),
+      scope,
+      what,
+    });
+    const startText = await drain(started.body);
+    const location = header(started.headers, "location");
+    if (started.status !== 202 || location === undefined) throw registryError(started.status, startText, what);
+    const url = new URL(location, started.url);
+    url.searchParams.set("digest", digest);
+    const finished = await this.#exchange({
+      registry: ref.registry,
+      method: "PUT",
+      target: url.href,
+      headers: { "content-type": "application/octet-stream" },
+      body: bytes,
+      scope,
+      what,
+    });
+    const finishText = await drain(finished.body);
+    if (finished.status !== 201) throw registryError(finished.status, finishText, what);
+    const stored = header(finished.headers, "docker-content-digest");
+    if (stored !== undefined && stored !== digest) throw mismatch(what, digest, stored);
+    return descriptor;
+  }
+
+  /**
+   * The manifests that name `subject` as their subject: from the referrers API, or, where
+   * the registry has none (it answers 404), from the index under the `sha256-<hex>` tag.
+   * Filtered by `artifactType` here when the registry did not filter.
+   */
+  async referrers(
+    repository: Reference | string,
+    subject: string,
+    options: { artifactType?: string } = {},
+  ): Promise<Referrers> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const filter = async (descriptors: Descriptor[]): Promise<Descriptor[]> => {
+      const wanted = options.artifactType;
+      if (wanted === undefined) return descriptors;
+      const checked = await Promise.all(
+        descriptors.map(async (d) => {
+          if (d.artifactType === wanted) return d;
+          // Some registries (go-containerregistry's) report the config media type as the
+          // artifactType; an empty config says nothing, so the manifest itself is asked.
+          if (d.artifactType !== undefined && d.artifactType !== MediaType.Empty) return undefined;
+          const read = await this.getManifest({ registry: ref.registry, repository: ref.repository, digest: d.digest });
+          const config = read.manifest.config as { mediaType?: unknown } | undefined;
+          const actual =
+            read.descriptor.artifactType ?? (typeof config?.mediaType === "string" ? config.mediaType : undefined);
+          return actual === wanted ? { ...d, artifactType: actual } : undefined;
+        }),
+      );
+      return checked.filter((d): d is Descriptor => d !== undefined);
+    };
+    const fromApi = await this.#referrersFromApi(ref, subject, options.artifactType);
+    if (fromApi !== undefined) return { descriptors: await filter(fromApi), via: "api" };
+    const tag = fallbackTag(subject);
+    let index: FetchedManifest;
+    try {
+      index = await this.getManifest({ registry: ref.registry, repository: ref.repository, tag });
+    } catch (error) {
+      if (error instanceof UserError && error.code === errorCodes.OCI_NOT_FOUND.code)
+        return { descriptors: [], via: "tag" };
+      throw error;
+    }
+    return { descriptors: await filter(descriptorsOf(index.manifest, `referrers tag ${tag}`)), via: "tag" };
+  }
+
+  /**
+   * Push a manifest that names a subject and make it findable as a referrer: registries
+   * with the referrers API index it themselves; for the others, the `sha256-<hex>` tag's
+   * index gains its descriptor, as cosign and oras do.
+   */
+  async attachReferrer(
+    repository: Reference | string,
+    manifest: Readonly<Record<string, unknown>> & { subject: Descriptor },
+  ): Promise<{ descriptor: Descriptor; via: "api" | "tag" }> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const pushed = await this.putManifest(ref, manifest);
+    const subject = manifest.subject.digest;
+    const annotations = manifest.annotations as Record<string, string> | undefined;
+    const descriptor: Descriptor = {
+      ...pushed.descriptor,
+      ...(annotations === undefined ? {} : { annotations }),
+    };
+    if (pushed.subject === subject) return { descriptor, via: "api" };
+    if ((await this.#referrersFromApi(ref, subject, undefined)) !== undefined) return { descriptor, via: "api" };
+    const tag = fallbackTag(subject);
+    let existing: Descriptor[] = [];
+    try {
+      existing = descriptorsOf(
+        (await this.getManifest({ registry: ref.registry, repository: ref.repository, tag })).manifest,
+        tag,
+      );
+    } catch (error) {
+      if (!(error instanceof UserError && error.code === errorCodes.OCI_NOT_FOUND.code)) throw error;
+    }
+    if (!existing.some((d) => d.digest === descriptor.digest)) {
+      await this.putManifest(
+        { registry: ref.registry, repository: ref.repository },
+        { schemaVersion: 2, mediaType: MediaType.ImageIndex, manifests: [...existing, descriptor] },
+        { tag, mediaType: MediaType.ImageIndex },
+      );
+    }
+    return { descriptor, via: "tag" };
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  async #referrersFromApi(
+    ref: Reference,
+    subject: string,
+    artifactType: string | undefined,
+  ): Promise<Descriptor[] | undefined> {
+    const known = this.#referrersApi.get(ref.registry);
+    if (known === false) return undefined;
+    const what = `referrers of ${ref.registry}/${ref.repository}@${subject}`;
+    const descriptors: Descriptor[] = [];
+    let target = `/v2/${ref.repository}/referrers/${subject}${artifactType === undefined ? "" : `?artifactType=${encodeURIComponent(artifactType)}`}`;
+    for (let page = 0; page < 100; page++) {
+      const response = await this.#exchange({
+        registry: ref.registry,
+        method: "GET",
+        target,
+        headers: { accept: MediaType.ImageIndex },
+        scope: { repository: ref.repository, actions: "pull" },
+        what,
+      });
+      if (response.status === 404 && page === 0) {
+        await drain(response.body);
+        // 404 is how a registry without the API answers (one with it must not); remembered when
+        // the repository exists, so a registry that lacks the API is asked once.
+        if (known === undefined) this.#referrersApi.set(ref.registry, false);
+        return undefined;
+      }
+      if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
+      this.#referrersApi.set(ref.registry, true);
+      const index = this.#json(await this.#read(response, this.#maxManifest, what), what);
+      descriptors.push(...descriptorsOf(index, what));
+      const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(header(response.headers, "link") ?? "")?.[1];
+      if (next === undefined) break;
+      target = new URL(next, response.url).href;
+    }
+    return descriptors;
+  }
+
+  #base(registry: string): URL {
+    return new URL(`${this.#plainHttp(registry) ? "http" : "https"}://${registry}`);
+  }
+
+  /** One request, with its challenge answered: up front when the registry's scheme is known, else after a 401. */
+  async #exchange(exchange: Exchange): Promise<RawResponse> {
+    const url = exchange.target.startsWith("/")
+      ? new URL(exchange.target, this.#base(exchange.registry))
+      : new URL(exchange.target);
+    const init = (authorization: string | undefined) => ({
+      method: exchange.method,
+      headers: { ...exchange.headers, ...(authorization === undefined ? {} : { authorization }) },
+      ...(exchange.body === undefined ? {} : { body: exchange.body }),
+    });
+    const known = this.#challenges.get(exchange.registry);
+    let authorization =
+      known === undefined ? undefined : await this.#authorization(exchange.registry, known, exchange.scope, false);
+    let response = await this.#http(url, init(authorization), exchange.what);
+    if (response.status === 401) {
+      const text = await drain(response.body);
+      const challenge = parseChallenges(header(response.headers, "www-authenticate") ?? "")[0];
+      if (challenge === undefined)
+        throw this.#refused(exchange, "it answered 401 without a WWW-Authenticate challenge", text);
+      const retrying = authorization !== undefined;
+      this.#challenges.set(exchange.registry, challenge);
+      const fresh = await this.#authorization(exchange.registry, challenge, exchange.scope, true);
+      if (fresh === undefined)
+        throw this.#refused(exchange, "it asks for credentials and none were found for it", text);
+      if (!(retrying && fresh === authorization && challenge.scheme === "basic")) {
+        authorization = fresh;
+        response = await this.#http(url, init(authorization), exchange.what);
+      }
+      if (response.status === 401) {
+        const again = await drain(response.body);
+        throw this.#refused(exchange, "it refused the credentials", again);
+      }
+    }
+    if (response.status === 403) {
+      throw this.#refused(exchange, "it denied access", await drain(response.body));
+    }
+    return response;
+  }
+
+  async #authorization(
+    registry: string,
+    challenge: Challenge,
+    scope: Scope | undefined,
+    fresh: boolean,
+  ): Promise<string | undefined> {
+    const credential = await this.#credentials.get(registry);
+    if (credential !== undefined) {
+      this.#secrets?.add(credential.password);
+    }
+    if (challenge.scheme === "basic") {
+      return credential === undefined ? undefined : basic(credential);
+    }
+    if (challenge.scheme !== "bearer") return undefined;
+    const realm = challenge.params.realm;
+    if (realm === undefined) return undefined;
+    const scopeText = scope === undefined ? challenge.params.scope : `repository:${scope.repository}:${scope.actions}`;
+    const service = challenge.params.service;
+    const key = `${realm}|${service ?? ""}|${scopeText ?? ""}`;
+    const cached = this.#tokens.get(key);
+    if (!fresh && cached !== undefined && cached.expiresAt > this.#now()) return `Bearer ${cached.token}`;
+    const token = await this.#fetchToken(registry, realm, service, scopeText, credential);
+    this.#tokens.set(key, token);
+    return `Bearer ${token.token}`;
+  }
+
+  async #fetchToken(
+    registry: string,
+    realm: string,
+    service: string | undefined,
+    scope: string | undefined,
+    credential: Credential | undefined,
+  ): Promise<{ token: string; expiresAt: number }> {
+    let url: URL;
+    try {
+      url = new URL(realm);
+    } catch {
+      throw registryError(0, "", `registry ${registry}`, `its token realm ${JSON.stringify(realm)} is not a URL`);
+    }
+    if (service !== undefined) url.searchParams.set("service", service);
+    if (scope !== undefined) for (const one of scope.split(" ")) url.searchParams.append("scope", one);
+    const what = `token endpoint ${url.origin}${url.pathname} for ${registry}`;
+    const response = await this.#http(
+      url,
+      { method: "GET", headers: credential === undefined ? {} : { authorization: basic(credential) } },
+      what,
+    );
+    if (response.status === 401 || response.status === 403) {
+      const text = await drain(response.body);
+      throw new UserError(
+        errorCodes.OCI_AUTH_REFUSED,
+        `the ${what} refused to issue a token (HTTP ${response.status})`,
+        {
+          why: `${credential === undefined ? "No credentials were sent (none were found for this registry)." : `The credentials for user ${JSON.stringify(credential.username)} were refused.`}${text ? ` It said: ${registrySaid(text)}` : ""}`,
+          next: "Check the user name and password for this registry in the environment or the docker/helm registry config, and that they may pull (and push) this repository.",
+          facts: { registry, status: response.status },
+        },
+      );
+    }
+    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
+    const body = this.#json(await this.#read(response, this.#maxManifest, what), what);
+    const token =
+      typeof body.token === "string"
+        ? body.token
+        : typeof body.access_token === "string"
+          ? body.access_token
+          : undefined;
+    if (token === undefined || token === "") throw registryError(200, "", what, "its answer holds no token");
+    this.#secrets?.add(token);
+    const expiresIn = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 60;
+    // Refreshed a little early, so a token does not expire between the check and the request.
+    return { token, expiresAt: this.#now() + Math.max(expiresIn - 10, expiresIn / 2) * 1000 };
+  }
+
+  /** One HTTP exchange with a deadline; redirects followed, the Authorization header dropped when one leaves the origin. */
+  async #http(
+    start: URL,
+    init: { method: string; headers: Record<string, string>; body?: Uint8Array },
+    what: string,
+  ): Promise<RawResponse> {
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    let url = start;
+    let headers = { "user-agent": this.#userAgent, ...init.headers };
+    for (let hop = 0; ; hop++) {
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url, {
+          dispatcher: this.#dispatcher,
+          method: init.method as Dispatcher.HttpMethod,
+          headers,
+          ...(init.body === undefined ? {} : { body: init.body }),
+          signal,
+        });
+      } catch (error) {
+        throw this.#unreachable(url, what, error);
+      }
+      const location = header(response.headers, "location");
+      const redirect = [301, 302, 303, 307, 308].includes(response.statusCode) && location !== undefined;
+      if (!redirect || init.method === "PUT" || init.method === "POST") {
+        return { status: response.statusCode, headers: response.headers, body: response.body, url };
+      }
+      await drain(response.body);
+      if (hop >= MAX_REDIRECTS)
+        throw registryError(response.statusCode, "", what, `it redirected more than ${MAX_REDIRECTS} times`);
+      const next = new URL(location, url);
+      if (next.origin !== url.origin) {
+        const { authorization: _dropped, ...rest } = headers as Record<string, string>;
+        headers = rest as typeof headers;
+      }
+      url = next;
+    }
+  }
+
+  async #read(response: RawResponse, cap: number, what: string): Promise<Uint8Array> {
+    const declared = Number(header(response.headers, "content-length"));
+    if (Number.isFinite(declared) && declared > cap) {
+      await response.body.dump({ limit: 0 }).catch(() => {});
+      throw tooLarge(what, cap, declared);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+      for await (const chunk of response.body) {
+        total += (chunk as Buffer).length;
+        // Leaving the loop ends the iteration, which destroys the stream.
+        if (total > cap) throw tooLarge(what, cap, total);
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      throw this.#unreachable(response.url, what, error);
+    }
+    return new Uint8Array(Buffer.concat(chunks));
+  }
+
+  #json(bytes: Uint8Array, what: string): Record<string, unknown> {
+    try {
+      const value: unknown = JSON.parse(new TextDecoder().decode(bytes));
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    throw registryError(200, "", what, "what it served is not a JSON object");
+  }
+
+  #unreachable(url: URL, what: string, error: unknown): UserError {
+    const cause = error as {
+      code?: string;
+      name?: string;
+      message?: string;
+      cause?: { code?: string; message?: string };
+    };
+    const code = cause.code ?? cause.cause?.code;
+    const target = `${url.protocol}//${url.host}`;
+    if (code !== undefined && TLS_ERRORS.has(code)) {
+      return new UserError(
+        errorCodes.OCI_TLS_UNTRUSTED,
+        `could not reach the ${what}: ${target} presented a certificate that is not trusted (${code})`,
+        {
+          why: "The certificate is not signed by a CA this client trusts, or it does not name this host.",
+          next: "Give the registry's CA certificate (PEM) as the trusted CA, or use the host name the certificate names.",
+          facts: { url: target },
+          cause: error,
+        },
+      );
+    }
+    const timedOut = cause.name === "TimeoutError" || cause.name === "AbortError" || code?.includes("TIMEOUT") === true;
+    return new UserError(
+      errorCodes.OCI_UNREACHABLE,
+      timedOut
+        ? `the ${what} did not answer within ${this.#timeoutMs / 1000} s (${target})`
+        : `could not reach the ${what} at ${target}`,
+      {
+        why: timedOut ? "The request's deadline passed." : `${code ?? cause.message ?? String(error)}`,
+        next: "Check the registry address and port, and that the registry is running and reachable from this machine.",
+        facts: { url: target },
+        cause: error,
+      },
+    );
+  }
+
+  #refused(exchange: Exchange, reason: string, text: string): UserError {
+    return new UserError(
+      errorCodes.OCI_AUTH_REFUSED,
+      `${exchange.registry} refused access to the ${exchange.what}: ${reason}`,
+      {
+        ...(text ? { why: `It said: ${registrySaid(text)}` } : {}),
+        next: `Check the credentials for ${exchange.registry} (environment, or the docker/helm registry config) and that they grant ${exchange.scope?.actions ?? "pull"} on ${exchange.scope?.repository ?? "the registry"}.`,
+        facts: { registry: exchange.registry },
+      },
+    );
+  }
+}
+
+function basic(credential: Credential): string {
+  return `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}`;
+}
+
+/** `sha256:abc…` → `sha256-abc…`, the referrers tag schema's tag. */
+export function fallbackTag(digest: string): string {
+  return digest.replace(":", "-");
+}
+
+function descriptorsOf(index: Readonly<Record<string, unknown>>, what: string): Descriptor[] {
+  const manifests = index.manifests;
+  if (!Array.isArray(manifests)) throw registryError(200, "", what, "it is an index without a manifests list");
+  return manifests.filter(
+    (d): d is Descriptor =>
+      typeof d === "object" &&
+      d !== null &&
+      typeof d.digest === "string" &&
+      typeof d.mediaType === "string" &&
+      typeof d.size === "number",
+  );
+}
+
+function notFound(what: string): UserError {
+  return new UserError(errorCodes.OCI_NOT_FOUND, `the registry has no ${what}`, {
+    next: "Check the repository, tag and digest; the artifact may not have been pushed, or was deleted.",
+  });
+}
+
+function mismatch(what: string, expected: string, actual: string): UserError {
+  return new UserError(errorCodes.OCI_DIGEST_MISMATCH, `the ${what} does not match its digest`, {
+    why: `Asked for ${expected}; the content served hashes to ${actual}. The registry's storage was changed, or something between here and the registry altered the content.`,
+    next: "Do not use this content. Ask the registry's operator to check its storage, or pull from a registry you trust.",
+    facts: { expected, actual },
+  });
+}
+
+function tooLarge(what: string, cap: number, size: number): UserError {
+  return new UserError(
+    errorCodes.OCI_TOO_LARGE,
+    `the ${what} is larger than ${cap} bytes (${size} or more were served)`,
+    {
+      why: "Content past the size cap is not read, so that a registry cannot exhaust this process's memory.",
+      next: "Check that the reference names what you meant; a manifest is normally a few kilobytes.",
+    },
+  );
+}
+
+function registryError(status: number, text: string, what: string, reason?: string): UserError {
+  return new UserError(
+    errorCodes.OCI_REGISTRY_ERROR,
+    `the registry answered the request for the ${what} with ${reason ?? `HTTP ${status}`}`,
+    {
+      ...(text ? { why: `It said: ${registrySaid(text)}` } : {}),
+      next: "Check the reference; if it is right, the registry's own logs say more.",
+      ...(status ? { facts: { status } } : {}),
+    },
+  );
+}

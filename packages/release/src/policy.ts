@@ -1,0 +1,203 @@
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { parseYamlWith } from "@nodekit/documents";
+import { invalidInput, type Problem } from "@nodekit/errors";
+import { TrustedRoot } from "@sigstore/protobuf-specs";
+import * as z from "zod";
+import { RELEASE_API_VERSION } from "./description.ts";
+import { errorCodes } from "./errors.ts";
+import { keyHint } from "./keys.ts";
+
+const pem = z.string().refine(
+  (text) => {
+    try {
+      return createPublicKey(text).type === "public";
+    } catch {
+      return false;
+    }
+  },
+  { message: "must be a PEM public key (-----BEGIN PUBLIC KEY-----)" },
+);
+
+export const releasePolicySchema = z
+  .strictObject({
+    apiVersion: z.literal(RELEASE_API_VERSION),
+    kind: z.literal("ReleasePolicy"),
+    /** Keys whose signatures are trusted; a bundle names its key by cosign's hint (base64 SHA-256 of the SPKI DER). */
+    trustedKeys: z.array(z.strictObject({ name: z.string().min(1), publicKey: pem })).default([]),
+    /** Certificate identities (keyless signing); their CAs come from `trustedRoot`. */
+    trustedIdentities: z
+      .array(
+        z.strictObject({
+          issuer: z.string().min(1),
+          subject: z.string().min(1).optional(),
+          subjectRegExp: z.string().min(1).optional(),
+        }),
+      )
+      .default([]),
+    /** A Sigstore trusted_root.json (CAs, transparency logs, timestamp authorities), relative to the policy file. */
+    trustedRoot: z.string().min(1).optional(),
+    /** `required`: at least one transparency-log entry, verified offline against the trusted root's logs. `none`: accepted without one. */
+    transparencyLog: z.enum(["required", "none"]),
+    /** `required`: at least one verified timestamp (RFC 3161, or the log's). `none`: accepted without one. */
+    timestamps: z.enum(["required", "none"]),
+  })
+  .superRefine((policy, ctx) => {
+    if (policy.trustedKeys.length === 0 && policy.trustedIdentities.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["trustedKeys"],
+        message: "the policy trusts nobody: list trustedKeys or trustedIdentities",
+      });
+    }
+    policy.trustedIdentities.forEach((identity, i) => {
+      if ((identity.subject === undefined) === (identity.subjectRegExp === undefined)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["trustedIdentities", i],
+          message: "needs exactly one of subject and subjectRegExp",
+        });
+      }
+      if (identity.subjectRegExp !== undefined) {
+        try {
+          new RegExp(identity.subjectRegExp);
+        } catch {
+          ctx.addIssue({
+            code: "custom",
+            path: ["trustedIdentities", i, "subjectRegExp"],
+            message: "is not a valid regular expression",
+          });
+        }
+      }
+    });
+    if (policy.trustedIdentities.length > 0) {
+      if (policy.trustedRoot === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["trustedRoot"],
+          message: "is required with trustedIdentities: it holds the CAs that issue them",
+        });
+      }
+      if (policy.transparencyLog === "none" && policy.timestamps === "none") {
+        ctx.addIssue({
+          code: "custom",
+          path: ["timestamps"],
+          message:
+            "a certificate is checked at the time it signed: with trustedIdentities, require timestamps or the transparency log",
+        });
+      }
+    }
+  });
+
+export type ReleasePolicyDocument = z.output<typeof releasePolicySchema>;
+
+/** A parsed policy with its keys and trusted root loaded: what {@link verifyRelease} takes. */
+export interface ReleasePolicy {
+  readonly source: string;
+  readonly keys: ReadonlyArray<{ name: string; hint: string; key: KeyObject }>;
+  readonly identities: ReleasePolicyDocument["trustedIdentities"];
+  readonly trustedRoot?: TrustedRoot;
+  readonly transparencyLog: "required" | "none";
+  readonly timestamps: "required" | "none";
+}
+
+/** Parse a policy file's text. Never throws: problems come back with line and field path. */
+export function parseReleasePolicy(
+  text: string,
+  options: { source: string },
+): { value?: ReleasePolicyDocument; problems: Problem[] } {
+  return parseYamlWith(releasePolicySchema, text, { source: options.source, fileKind: "a release policy" });
+}
+
+/** Build the policy from a parsed document; `trustedRootText` is the trusted root file's content, when it names one. */
+export function buildReleasePolicy(
+  document: ReleasePolicyDocument,
+  source: string,
+  trustedRootText?: string,
+): ReleasePolicy {
+  let trustedRoot: TrustedRoot | undefined;
+  if (trustedRootText !== undefined) {
+    try {
+      trustedRoot = TrustedRoot.fromJSON(JSON.parse(trustedRootText));
+    } catch (error) {
+      throw invalidInput(
+        errorCodes.RELEASE_POLICY_INVALID,
+        source,
+        [
+          {
+            severity: "error",
+            source,
+            path: ["trustedRoot"],
+            message: `names a file that is not a Sigstore trusted root (${error instanceof Error ? error.message : String(error)})`,
+          },
+        ],
+        undefined,
+        "nothing was verified",
+      );
+    }
+  }
+  return {
+    source,
+    keys: document.trustedKeys.map((k) => ({
+      name: k.name,
+      hint: keyHint(k.publicKey),
+      key: createPublicKey(k.publicKey),
+    })),
+    identities: document.trustedIdentities,
+    ...(trustedRoot === undefined ? {} : { trustedRoot }),
+    transparencyLog: document.transparencyLog,
+    timestamps: document.timestamps,
+  };
+}
+
+/** Read, parse and load a policy file (and the trusted root it names, relative to it). */
+export async function loadReleasePolicy(path: string, options: { source?: string } = {}): Promise<ReleasePolicy> {
+  const source = options.source ?? path;
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw invalidInput(
+      errorCodes.RELEASE_POLICY_INVALID,
+      source,
+      [
+        {
+          severity: "error",
+          source,
+          message: `could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        },
+      ],
+      undefined,
+      "nothing was verified",
+    );
+  }
+  const parsed = parseReleasePolicy(text, { source });
+  if (parsed.value === undefined) {
+    throw invalidInput(errorCodes.RELEASE_POLICY_INVALID, source, parsed.problems, undefined, "nothing was verified");
+  }
+  let rootText: string | undefined;
+  if (parsed.value.trustedRoot !== undefined) {
+    const rootPath = resolve(dirname(path), parsed.value.trustedRoot);
+    try {
+      rootText = await readFile(rootPath, "utf8");
+    } catch {
+      throw invalidInput(
+        errorCodes.RELEASE_POLICY_INVALID,
+        source,
+        [
+          {
+            severity: "error",
+            source,
+            path: ["trustedRoot"],
+            value: parsed.value.trustedRoot,
+            message: "names a file that could not be read",
+          },
+        ],
+        undefined,
+        "nothing was verified",
+      );
+    }
+  }
+  return buildReleasePolicy(parsed.value, source, rootText);
+}

@@ -1,0 +1,80 @@
+/**
+ * `verifyRelease` of a 200-artifact release against each loopback registry (distribution:
+ * referrers through the tag schema; go-containerregistry: through the referrers API), both
+ * with token auth. Warm: registries started and the release published first, then each
+ * round verifies with a fresh client (so every round fetches its tokens again).
+ *
+ *   node --conditions=source tooling/bench/release-verify.ts [--rounds N] [--json]
+ */
+import { envCredentials, OciClient } from "@nodekit/oci";
+import { type RegistryKind, startRegistry } from "@nodekit/registry-harness";
+import {
+  buildReleasePolicy,
+  generateSigningKeyPair,
+  localKeySigner,
+  parseReleasePolicy,
+  verifyRelease,
+} from "@nodekit/release";
+import { publishTestRelease } from "@nodekit/release-publisher";
+
+const args = process.argv.slice(2);
+const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 15;
+const users = { bench: "bench-pw" };
+const credentials = envCredentials({ NODEKIT_REGISTRY_USERNAME: "bench", NODEKIT_REGISTRY_PASSWORD: users.bench });
+const key = generateSigningKeyPair();
+const policyText = `apiVersion: release.nvke.nodekit.dev/v1
+kind: ReleasePolicy
+trustedKeys:
+  - name: bench
+    publicKey: |
+${key.publicKeyPem
+  .trim()
+  .split("\n")
+  .map((l) => `      ${l}`)
+  .join("\n")}
+transparencyLog: none
+timestamps: none
+`;
+const parsed = parseReleasePolicy(policyText, { source: "bench-policy.yaml" });
+if (parsed.value === undefined) throw new Error("bench policy is invalid");
+const policy = buildReleasePolicy(parsed.value, "bench-policy.yaml");
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const results: Array<{ kind: RegistryKind; artifacts: number; medianMs: number; minMs: number; maxMs: number }> = [];
+for (const kind of ["distribution", "ggcr"] as const) {
+  const registry = await startRegistry({ kind, auth: { type: "token", users } });
+  try {
+    const publisher = new OciClient({ plainHttp: true, credentials });
+    // 195 images + 1 provider + profiles + 2 nvkectl platforms + ... = 200 pinned artifacts.
+    const images = Array.from({ length: 196 }, (_, i) => `image-${i}`);
+    const published = await publishTestRelease({
+      client: publisher,
+      registry: registry.host,
+      images,
+      signer: localKeySigner(key.privateKeyPem),
+    });
+    const times: number[] = [];
+    let artifacts = 0;
+    for (let i = 0; i < rounds + 2; i++) {
+      const client = new OciClient({ plainHttp: true, credentials });
+      const start = performance.now();
+      const verified = await verifyRelease({ client, reference: published.tagReference, policy });
+      const ms = performance.now() - start;
+      artifacts = verified.artifactsChecked;
+      if (i >= 2) times.push(ms); // two warm-up rounds
+    }
+    results.push({ kind, artifacts, medianMs: median(times), minMs: Math.min(...times), maxMs: Math.max(...times) });
+  } finally {
+    await registry.stop();
+  }
+}
+
+if (args.includes("--json")) {
+  process.stdout.write(`${JSON.stringify({ rounds, results }, null, 2)}\n`);
+} else {
+  for (const r of results) {
+    process.stdout.write(
+      `release verify, ${r.artifacts} artifacts, ${r.kind} registry with token auth: median ${r.medianMs.toFixed(0)} ms (min ${r.minMs.toFixed(0)}, max ${r.maxMs.toFixed(0)}; target < 1000 ms: ${r.medianMs < 1000 ? "met" : "MISSED"})\n`,
+    );
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Every error-code table of the project, in one list: what docs/errors.md is generated from
+ * and what the catalogue test checks. A package or CLI that defines a table adds it here.
+ */
+
+import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
+import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
+import { kubeErrorCodes } from "@nodekit/kube";
+import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
+import { ociErrorCodes } from "@nodekit/oci";
+import { processErrorCodes } from "@nodekit/process";
+import { releaseErrorCodes } from "@nodekit/release";
+import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
+
+const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
+  errorCodes,
+  processErrorCodes,
+  kubeErrorCodes,
+  k8sAuthErrorCodes,
+  nvkeApiErrorCodes,
+  siteConfigErrorCodes,
+  ociErrorCodes,
+  releaseErrorCodes,
+  nvkectlErrorCodes,
+];
+
+/** Every code, sorted; throws when two tables define the same code. */
+export function allErrorCodes(): ErrorCode[] {
+  return catalogue(ERROR_TABLES);
+}

@@ -1,0 +1,10 @@
+export {
+  freePort,
+  type RegistryAuth,
+  type RegistryKind,
+  type RunningRegistry,
+  registryBinDir,
+  type StartRegistryOptions,
+  startRegistry,
+} from "./registry.ts";
+export { startTokenServer, type TokenServer, type TokenServerOptions } from "./token-server.ts";

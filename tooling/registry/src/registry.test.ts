@@ -1,0 +1,58 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { type RegistryKind, startRegistry } from "./registry.ts";
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.each(["distribution", "ggcr"] as RegistryKind[])("%s", (kind) => {
+  test("basic auth: 401 with a Basic challenge, 200 with the password; stop() leaves nothing behind", async () => {
+    const registry = await startRegistry({ kind, auth: { type: "basic", users: { alice: "pw" } } });
+    const pid = Number(readFileSync(join(dirname(registry.storageDir), "pids"), "utf8").split(" ")[0]);
+    try {
+      expect(registry.host).toMatch(/^127\.0\.0\.1:\d+$/);
+      const anonymous = await fetch(`${registry.url}/v2/`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
+      const authed = await fetch(`${registry.url}/v2/`, { headers: { authorization: `Basic ${btoa("alice:pw")}` } });
+      expect(authed.status).toBe(200);
+      expect(alive(pid)).toBe(true);
+    } finally {
+      await registry.stop();
+    }
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(registry.storageDir)).toBe(false);
+  });
+
+  test("token auth: the challenge names our token server, whose tokens the registry accepts; refuse() makes it answer 401", async () => {
+    const registry = await startRegistry({ kind, auth: { type: "token", users: { alice: "pw" } } });
+    try {
+      const challenge = (await fetch(`${registry.url}/v2/x/manifests/latest`)).headers.get("www-authenticate") ?? "";
+      expect(challenge).toContain(`realm="${registry.tokenServer?.realm}"`);
+      expect(challenge).toContain('scope="repository:x:pull"');
+      const basic = { authorization: `Basic ${btoa("alice:pw")}` };
+      const answer = await fetch(
+        `${registry.tokenServer?.realm}?service=${registry.tokenServer?.service}&scope=repository:x:pull`,
+        { headers: basic },
+      );
+      const { token } = (await answer.json()) as { token: string };
+      const withToken = await fetch(`${registry.url}/v2/x/manifests/latest`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(withToken.status).toBe(404); // authenticated; there is simply no such manifest
+      registry.tokenServer?.refuse(true);
+      expect((await fetch(`${registry.tokenServer?.realm}?scope=repository:x:pull`, { headers: basic })).status).toBe(
+        401,
+      );
+    } finally {
+      await registry.stop();
+    }
+  });
+});

@@ -1,0 +1,310 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
+import bcrypt from "bcryptjs";
+import { Agent, request } from "undici";
+import { startTokenServer, type TokenServer, type TokenServerOptions } from "./token-server.ts";
+import { spawnWatchdog } from "./watchdog.ts";
+
+const execFileAsync = promisify(execFile);
+const ensureScript = resolve(dirname(fileURLToPath(import.meta.url)), "../../registry-testbin/ensure.sh");
+
+export type RegistryKind = "distribution" | "ggcr";
+
+export type RegistryAuth =
+  | { type: "none" }
+  | { type: "basic"; users: Readonly<Record<string, string>> }
+  | ({ type: "token" } & Pick<TokenServerOptions, "users" | "grant" | "expiresInSeconds">);
+
+export interface StartRegistryOptions {
+  /** `distribution`: the distribution registry v3 (no referrers API). `ggcr`: go-containerregistry's (referrers API unless `referrers: false`). */
+  kind: RegistryKind;
+  auth?: RegistryAuth;
+  /** Serve HTTPS with a certificate from a throwaway CA (its PEM is `caPem`). */
+  tls?: boolean;
+  /** ggcr only: serve the referrers API; default true. */
+  referrers?: boolean;
+  /** ggcr only: answer blob GETs with a 307 to a second loopback origin (as registries do with object storage). */
+  blobRedirect?: boolean;
+  /** Directory with `registry` and `ggcr-registry`; default: tooling/registry-testbin/ensure.sh's output. */
+  binDir?: string;
+}
+
+export interface RunningRegistry {
+  readonly kind: RegistryKind;
+  /** `http://127.0.0.1:PORT` or `https://…`. */
+  readonly url: string;
+  /** `127.0.0.1:PORT`: what an OCI reference names. */
+  readonly host: string;
+  /** The CA that signed the serving certificate, when `tls` is on. */
+  readonly caPem?: string;
+  readonly tokenServer?: TokenServer;
+  /** Where blobs are stored on disk (distribution's filesystem driver root, or ggcr's blob dir). */
+  readonly storageDir: string;
+  /** Overwrite the stored bytes of a blob (the registry will serve them under the old digest). */
+  tamperBlob(digest: string, bytes: Uint8Array): Promise<void>;
+  /** The registry's log so far. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+let binDirPromise: Promise<string> | undefined;
+
+/** Builds (once, cached) and returns the directory holding the registries. */
+export function registryBinDir(): Promise<string> {
+  const fromEnv = process.env.NODEKIT_REGISTRY_BIN_DIR;
+  if (fromEnv) return Promise.resolve(fromEnv);
+  binDirPromise ??= execFileAsync(ensureScript, [], { maxBuffer: 16 * 1024 * 1024 }).then(({ stdout }) => {
+    const last = stdout.trim().split("\n").pop();
+    if (!last) throw new Error(`${ensureScript} printed no directory`);
+    return last;
+  });
+  return binDirPromise;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+async function htpasswd(users: Readonly<Record<string, string>>): Promise<string> {
+  // Cost 5 (the minimum distribution accepts is 4): each request checks the password.
+  const lines = await Promise.all(
+    Object.entries(users).map(async ([user, password]) => `${user}:${await bcrypt.hash(password, 5)}`),
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+function distributionConfig(options: {
+  addr: string;
+  storageDir: string;
+  tls?: { cert: string; key: string };
+  htpasswd?: string;
+  token?: { realm: string; service: string; issuer: string; jwks: string };
+}): string {
+  const lines = [
+    "version: 0.1",
+    "log:",
+    "  level: warn",
+    "  accesslog:",
+    "    disabled: true",
+    "storage:",
+    "  filesystem:",
+    `    rootdirectory: ${JSON.stringify(options.storageDir)}`,
+    "  delete:",
+    "    enabled: true",
+    "  maintenance:",
+    "    uploadpurging:",
+    "      enabled: false",
+    "http:",
+    `  addr: ${options.addr}`,
+    "  secret: nodekit-test-only",
+  ];
+  if (options.tls) {
+    lines.push(
+      "  tls:",
+      `    certificate: ${JSON.stringify(options.tls.cert)}`,
+      `    key: ${JSON.stringify(options.tls.key)}`,
+    );
+  }
+  if (options.htpasswd) {
+    lines.push("auth:", "  htpasswd:", "    realm: nodekit-registry", `    path: ${JSON.stringify(options.htpasswd)}`);
+  }
+  if (options.token) {
+    lines.push(
+      "auth:",
+      "  token:",
+      `    realm: ${JSON.stringify(options.token.realm)}`,
+      `    service: ${JSON.stringify(options.token.service)}`,
+      `    issuer: ${JSON.stringify(options.token.issuer)}`,
+      `    jwks: ${JSON.stringify(options.token.jwks)}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+async function waitForListening(
+  url: string,
+  child: ChildProcess,
+  logFile: string,
+  caPem: string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  const dispatcher = new Agent(caPem === undefined ? {} : { connect: { ca: caPem } });
+  try {
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`the registry exited during start-up:\n${readFileSync(logFile, "utf8").slice(-3000)}`);
+      }
+      try {
+        const response = await request(`${url}/v2/`, { dispatcher, signal: AbortSignal.timeout(2000) });
+        await response.body.dump();
+        if (response.statusCode === 200 || response.statusCode === 401) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(
+      `the registry did not answer ${url}/v2/ within 30 s:\n${readFileSync(logFile, "utf8").slice(-3000)}`,
+    );
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/**
+ * Start a real registry on a free 127.0.0.1 port with its storage in a new temp dir. The
+ * process (and the token server, and the temp dir) go with `stop()`, with this process's
+ * exit, and with a watchdog if this process is killed outright.
+ */
+export async function startRegistry(options: StartRegistryOptions): Promise<RunningRegistry> {
+  const binDir = options.binDir ?? (await registryBinDir());
+  const dataDir = await mkdtemp(join(tmpdir(), `nodekit-registry-${options.kind}-`));
+  const storageDir = join(dataDir, "storage");
+  await mkdir(storageDir, { recursive: true });
+  const logFile = join(dataDir, "registry.log");
+  const watchdog = spawnWatchdog(dataDir);
+  const auth = options.auth ?? { type: "none" };
+  let tokenServer: TokenServer | undefined;
+  let child: ChildProcess | undefined;
+
+  const onExit = () => child?.kill("SIGKILL");
+  process.on("exit", onExit);
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      process.off("exit", onExit);
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child?.once("exit", r));
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child?.kill("SIGKILL"), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await tokenServer?.stop();
+      if (watchdog.pid !== undefined) {
+        try {
+          process.kill(watchdog.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
+    })();
+    return stopped;
+  };
+
+  try {
+    const port = await freePort();
+    const host = `127.0.0.1:${port}`;
+    let tls: { cert: string; key: string } | undefined;
+    let caPem: string | undefined;
+    if (options.tls) {
+      const ca = await createCertificateAuthority({ commonName: "nodekit-registry-test-ca" });
+      const serving = await issueServingCertificate(ca);
+      tls = { cert: join(dataDir, "tls.crt"), key: join(dataDir, "tls.key") };
+      await writeFile(tls.cert, serving.certPem);
+      await writeFile(tls.key, serving.keyPem, { mode: 0o600 });
+      caPem = ca.certPem;
+    }
+    let htpasswdFile: string | undefined;
+    let token: { realm: string; service: string; issuer: string; jwks: string } | undefined;
+    if (auth.type === "basic") {
+      htpasswdFile = join(dataDir, "htpasswd");
+      await writeFile(htpasswdFile, await htpasswd(auth.users), { mode: 0o600 });
+    } else if (auth.type === "token") {
+      tokenServer = await startTokenServer({
+        users: auth.users,
+        service: `registry-${port}`,
+        ...(auth.grant === undefined ? {} : { grant: auth.grant }),
+        ...(auth.expiresInSeconds === undefined ? {} : { expiresInSeconds: auth.expiresInSeconds }),
+      });
+      const jwks = join(dataDir, "jwks.json");
+      await writeFile(jwks, JSON.stringify(tokenServer.jwks));
+      token = { realm: tokenServer.realm, service: tokenServer.service, issuer: tokenServer.issuer, jwks };
+    }
+
+    let argv: string[];
+    let bin: string;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? "",
+      HOME: dataDir,
+      OTEL_SDK_DISABLED: "true",
+      OTEL_TRACES_EXPORTER: "none",
+    };
+    if (options.kind === "distribution") {
+      const config = join(dataDir, "config.yml");
+      await writeFile(
+        config,
+        distributionConfig({
+          addr: host,
+          storageDir,
+          ...(tls ? { tls } : {}),
+          ...(htpasswdFile ? { htpasswd: htpasswdFile } : {}),
+          ...(token ? { token } : {}),
+        }),
+      );
+      bin = join(binDir, "registry");
+      argv = ["serve", config];
+    } else {
+      bin = join(binDir, "ggcr-registry");
+      argv = [`--addr=${host}`, `--blob-dir=${storageDir}`];
+      if (options.referrers ?? true) argv.push("--referrers");
+      if (options.blobRedirect) argv.push(`--blob-redirect-addr=127.0.0.1:${await freePort()}`);
+      if (tls) argv.push(`--tls-cert=${tls.cert}`, `--tls-key=${tls.key}`);
+      if (htpasswdFile) argv.push(`--htpasswd=${htpasswdFile}`);
+      if (token) {
+        argv.push(
+          `--token-realm=${token.realm}`,
+          `--token-service=${token.service}`,
+          `--token-issuer=${token.issuer}`,
+          `--token-jwks=${token.jwks}`,
+        );
+      }
+    }
+    const fd = openSync(logFile, "a");
+    child = spawn(bin, argv, { stdio: ["ignore", fd, fd], env });
+    closeSync(fd);
+    await writeFile(join(dataDir, "pids"), `${child.pid} registry\n`);
+    const url = `${tls ? "https" : "http"}://${host}`;
+    await waitForListening(url, child, logFile, caPem);
+
+    return {
+      kind: options.kind,
+      url,
+      host,
+      ...(caPem === undefined ? {} : { caPem }),
+      ...(tokenServer === undefined ? {} : { tokenServer }),
+      storageDir,
+      async tamperBlob(digest, bytes) {
+        const [algorithm, hex] = digest.split(":") as [string, string];
+        const path =
+          options.kind === "distribution"
+            ? join(storageDir, "docker/registry/v2/blobs", algorithm, hex.slice(0, 2), hex, "data")
+            : join(storageDir, algorithm, hex);
+        await readFile(path); // it must exist: tampering with nothing is a broken test
+        await writeFile(path, bytes);
+      },
+      log: () => readFileSync(logFile, "utf8"),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

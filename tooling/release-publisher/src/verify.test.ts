@@ -1,0 +1,310 @@
+import { execFile } from "node:child_process";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { EMPTY_DESCRIPTOR, EMPTY_JSON, envCredentials, MediaType, OciClient, parseReference } from "@nodekit/oci";
+import { type RegistryKind, type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
+import {
+  buildReleasePolicy,
+  fetchRelease,
+  generateSigningKeyPair,
+  localKeySigner,
+  parseReleasePolicy,
+  publishRelease,
+  type ReleaseDescription,
+  type ReleasePolicy,
+  SIGSTORE_BUNDLE_ARTIFACT_TYPE,
+  verifyRelease,
+} from "@nodekit/release";
+import { repoRoot, tempDir, userErrorOf } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { publishTestRelease } from "./index.ts";
+
+const execFileAsync = promisify(execFile);
+const users = { publisher: "publisher-pw" };
+const credentials = envCredentials({
+  NODEKIT_REGISTRY_USERNAME: "publisher",
+  NODEKIT_REGISTRY_PASSWORD: users.publisher,
+});
+const publisherKey = generateSigningKeyPair();
+const strangerKey = generateSigningKeyPair();
+
+function policyFor(...keys: Array<{ name: string; publicKeyPem: string }>): ReleasePolicy {
+  const text = [
+    "apiVersion: release.nvke.nodekit.dev/v1",
+    "kind: ReleasePolicy",
+    "trustedKeys:",
+    ...keys.flatMap((k) => [
+      `  - name: ${k.name}`,
+      "    publicKey: |",
+      ...k.publicKeyPem
+        .trim()
+        .split("\n")
+        .map((l) => `      ${l}`),
+    ]),
+    "transparencyLog: none",
+    "timestamps: none",
+    "",
+  ].join("\n");
+  const parsed = parseReleasePolicy(text, { source: "policy.yaml" });
+  if (parsed.value === undefined) throw new Error(JSON.stringify(parsed.problems));
+  return buildReleasePolicy(parsed.value, "policy.yaml");
+}
+const trustsPublisher = policyFor({ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem });
+
+async function helmEnv(dir: string): Promise<{ bin: string; env: Record<string, string> }> {
+  const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
+  const bin = join(stdout.trim().split("\n").pop() ?? "", "helm");
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_CACHE_HOME: join(dir, "cache"),
+    XDG_DATA_HOME: join(dir, "data"),
+  };
+  return { bin, env };
+}
+
+async function writeChart(dir: string): Promise<string> {
+  const chart = join(dir, "charts", "nvke-controller");
+  await mkdir(join(chart, "templates"), { recursive: true });
+  await writeFile(
+    join(chart, "Chart.yaml"),
+    "apiVersion: v2\nname: nvke-controller\nversion: 0.3.1\nappVersion: 1.0.0\n",
+  );
+  await writeFile(join(chart, "values.yaml"), "replicas: 1\n");
+  await writeFile(
+    join(chart, "templates", "cm.yaml"),
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
+  );
+  return chart;
+}
+
+const matrix: Array<{ kind: RegistryKind; auth: "none" | "basic" | "token" }> = [
+  { kind: "distribution", auth: "none" },
+  { kind: "distribution", auth: "token" },
+  { kind: "ggcr", auth: "none" },
+  { kind: "ggcr", auth: "basic" },
+];
+
+describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth }) => {
+  let registry: RunningRegistry;
+  let client: OciClient;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let helm: Awaited<ReturnType<typeof helmEnv>>;
+  let published: Awaited<ReturnType<typeof publishTestRelease>>;
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    helm = await helmEnv(dir.path);
+    registry = await startRegistry({ kind, auth: auth === "none" ? { type: "none" } : { type: auth, users } });
+    client = new OciClient({ plainHttp: true, credentials });
+    published = await publishTestRelease({
+      client,
+      registry: registry.host,
+      charts: [await writeChart(dir.path)],
+      helm,
+      images: ["controller", "agent"],
+      signer: localKeySigner(publisherKey.privateKeyPem),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await registry?.stop();
+    await dir?.cleanup();
+  });
+
+  test("verifies under a policy that trusts the publisher's key, and returns the digest to pin", async () => {
+    expect(published.signature?.via).toBe(kind === "ggcr" ? "api" : "tag");
+    const verified = await verifyRelease({ client, reference: published.tagReference, policy: trustsPublisher });
+    expect(verified.digest).toBe(published.digest);
+    expect(verified.reference).toBe(`${registry.host}/nvke/release@${published.digest}`);
+    expect(verified.signer).toBe("key nvkr-release");
+    // 1 chart, 2 images, 1 provider, profiles, 2 nvkectl platforms.
+    expect(verified.artifactsChecked).toBe(7);
+    expect(verified.description.charts[0]).toMatchObject({ name: "nvke-controller", version: "0.3.1" });
+    // The pinned reference verifies the same.
+    expect((await verifyRelease({ client, reference: verified.reference, policy: trustsPublisher })).digest).toBe(
+      published.digest,
+    );
+  });
+
+  test("helm pulls the chart by digest", async () => {
+    const chart = published.description.charts[0];
+    if (chart === undefined) throw new Error("no chart");
+    const loginArgs = auth === "none" ? [] : ["--username", "publisher", "--password-stdin"];
+    if (auth !== "none") {
+      await new Promise<void>((resolvePromise, reject) => {
+        const child = execFile(
+          helm.bin,
+          ["registry", "login", registry.host, "--insecure", ...loginArgs],
+          { env: helm.env },
+          (error) => (error ? reject(error) : resolvePromise()),
+        );
+        child.stdin?.end(users.publisher);
+      });
+    }
+    const out = join(dir.path, `pulled-${kind}-${auth}`);
+    await mkdir(out);
+    const { stderr } = await execFileAsync(
+      helm.bin,
+      ["pull", `${chart.reference}@${chart.digest}`, "--plain-http", "--destination", out],
+      {
+        env: helm.env,
+      },
+    );
+    expect(stderr).not.toMatch(/error/i);
+    const pulled = await readdir(out);
+    expect(pulled).toHaveLength(1);
+    const { stdout } = await execFileAsync(helm.bin, ["show", "chart", join(out, pulled[0] ?? "")], { env: helm.env });
+    expect(stdout).toContain("name: nvke-controller");
+  });
+
+  test("a policy naming another publisher's key: RELEASE_UNTRUSTED_SIGNER", async () => {
+    const other = policyFor({ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem });
+    const error = await userErrorOf(verifyRelease({ client, reference: published.tagReference, policy: other }));
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.exitCode).toBe(1);
+  });
+
+  test("a digest in the description that the registry lacks: RELEASE_ARTIFACT_MISSING, naming the field", async () => {
+    const description = structuredClone(published.description);
+    const gone = `sha256:${"0".repeat(64)}`;
+    description.images[1] = { reference: description.images[1]?.reference ?? "", digest: gone };
+    const republished = await publishTestReleaseDescription(
+      client,
+      `${registry.host}/nvke/release:missing`,
+      description,
+    );
+    const error = await userErrorOf(verifyRelease({ client, reference: republished, policy: trustsPublisher }));
+    expect(error.code).toBe("RELEASE_ARTIFACT_MISSING");
+    expect(error.exitCode).toBe(4);
+    expect(error.problems).toEqual([
+      expect.objectContaining({ path: ["images", 1], message: "is not in the registry" }),
+    ]);
+  });
+
+  test("a description pushed under the tag without a signature: RELEASE_UNSIGNED", async () => {
+    const unsigned = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "unsigned",
+      signer: localKeySigner(publisherKey.privateKeyPem),
+      sign: false,
+    });
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: unsigned.tagReference, policy: trustsPublisher }),
+    );
+    expect(error.code).toBe("RELEASE_UNSIGNED");
+  });
+
+  test("re-signed with an untrusted key (the trusted signature removed): RELEASE_UNTRUSTED_SIGNER", async () => {
+    const forged = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "forged",
+      signer: localKeySigner(strangerKey.privateKeyPem),
+    });
+    const error = await userErrorOf(verifyRelease({ client, reference: forged.tagReference, policy: trustsPublisher }));
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.why).toContain("does not trust");
+  });
+
+  test("a trusted key's signature over another artifact, attached to this one: RELEASE_SIGNATURE_INVALID", async () => {
+    const victim = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "swapped",
+      signer: localKeySigner(publisherKey.privateKeyPem),
+      sign: false,
+    });
+    // Copy the real release's bundle onto the unsigned one: a valid signature, for another digest.
+    const bundle = published.signature?.bundle;
+    const attached = await attachBundle(client, `${registry.host}/swapped/release@${victim.digest}`, bundle);
+    expect(attached).toBeDefined();
+    const error = await userErrorOf(verifyRelease({ client, reference: victim.tagReference, policy: trustsPublisher }));
+    expect(error.code).toBe("RELEASE_SIGNATURE_INVALID");
+    expect(error.why).toContain("signs another artifact");
+  });
+
+  test("a changed description blob under the same tag: RELEASE_DIGEST_MISMATCH, and export (fetch) refuses it too", async () => {
+    const victim = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "tampered",
+      signer: localKeySigner(publisherKey.privateKeyPem),
+    });
+    const manifest = await client.getManifest(`${registry.host}/tampered/release@${victim.digest}`);
+    const layer = (manifest.manifest.layers as Array<{ digest: string }>)[0];
+    if (layer === undefined) throw new Error("no layer");
+    const evil = structuredClone(victim.description);
+    evil.images[0] = { reference: "evil.example.com/x:1", digest: `sha256:${"e".repeat(64)}` };
+    await registry.tamperBlob(layer.digest, new TextEncoder().encode(JSON.stringify(evil)));
+    const error = await userErrorOf(verifyRelease({ client, reference: victim.tagReference, policy: trustsPublisher }));
+    expect(error.code).toBe("RELEASE_DIGEST_MISMATCH");
+    expect((await userErrorOf(fetchRelease({ client, reference: victim.tagReference }))).code).toBe(
+      "RELEASE_DIGEST_MISMATCH",
+    );
+  });
+
+  if (auth === "token") {
+    test("the token endpoint answering 401: RELEASE_REGISTRY_AUTH_REFUSED", async () => {
+      const fresh = new OciClient({ plainHttp: true, credentials });
+      registry.tokenServer?.refuse(true);
+      try {
+        const error = await userErrorOf(
+          verifyRelease({ client: fresh, reference: published.tagReference, policy: trustsPublisher }),
+        );
+        expect(error.code).toBe("RELEASE_REGISTRY_AUTH_REFUSED");
+        expect(error.exitCode).toBe(7);
+      } finally {
+        registry.tokenServer?.refuse(false);
+      }
+    });
+  }
+});
+
+test("a registry that is not there: RELEASE_REGISTRY_UNREACHABLE", async () => {
+  const error = await userErrorOf(
+    verifyRelease({
+      client: new OciClient({ plainHttp: true, timeoutMs: 2000 }),
+      reference: "127.0.0.1:9/nvke/release:1",
+      policy: trustsPublisher,
+    }),
+  );
+  expect(error.code).toBe("RELEASE_REGISTRY_UNREACHABLE");
+  expect(error.exitCode).toBe(6);
+});
+
+async function publishTestReleaseDescription(
+  client: OciClient,
+  reference: string,
+  description: ReleaseDescription,
+): Promise<string> {
+  const published = await publishRelease({
+    client,
+    reference,
+    description,
+    signer: localKeySigner(publisherKey.privateKeyPem),
+  });
+  return published.reference;
+}
+
+/** Attach an existing bundle (JSON) to another artifact, as a referrer. */
+async function attachBundle(client: OciClient, reference: string, bundle: unknown) {
+  const ref = parseReference(reference);
+  const subject = await client.resolve(ref);
+  await client.pushBlob(ref, EMPTY_JSON, MediaType.Empty);
+  const layer = await client.pushBlob(
+    ref,
+    new TextEncoder().encode(JSON.stringify(bundle)),
+    SIGSTORE_BUNDLE_ARTIFACT_TYPE,
+  );
+  return client.attachReferrer(ref, {
+    schemaVersion: 2,
+    mediaType: MediaType.ImageManifest,
+    artifactType: SIGSTORE_BUNDLE_ARTIFACT_TYPE,
+    config: EMPTY_DESCRIPTOR,
+    layers: [layer],
+    subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
+  });
+}
