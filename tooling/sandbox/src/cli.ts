@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { SandboxError } from "./errors.ts";
 import { defaultSandboxDir } from "./layout.ts";
-import { down, type SandboxInfo, type SandboxStatus, serve, status, up } from "./sandbox.ts";
+import { down, kubeconfigFor, type SandboxInfo, type SandboxStatus, serve, status, up } from "./sandbox.ts";
 
 const cli = process.env.NODEKIT_SANDBOX_CLI || "pnpm sandbox";
 
@@ -16,6 +16,9 @@ const usage = `usage: ${cli} <command>
   status [-o json]
                  what runs (exit 0: everything; 1: part of it; 3: nothing)
   env            the environment lines that point a shell at it: eval "$(${cli} env)"
+  kubeconfig --user NAME [--group G]...
+                 a kubeconfig path for any identity on the site cluster (no RBAC of its
+                 own: grant it what you want to try)
   down           stop it; no process, port or file is left
 
 Everything listens on 127.0.0.1 only. NODEKIT_SANDBOX_TIMING="provision-ms=N,delete-ms=N,node-ms=N"
@@ -100,6 +103,8 @@ async function main(argv: string[]): Promise<number> {
       "delete-ms": { type: "string" },
       "node-ms": { type: "string" },
       output: { type: "string", short: "o" },
+      user: { type: "string" },
+      group: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       // serve (started by up)
       dir: { type: "string" },
@@ -166,6 +171,14 @@ async function main(argv: string[]): Promise<number> {
         return 3;
       }
       process.stdout.write(await readFile(s.nvkectl?.envFile ?? "", "utf8"));
+      return 0;
+    }
+    case "kubeconfig": {
+      if (!values.user) {
+        process.stderr.write(`sandbox: kubeconfig needs --user NAME\n${usage}\n`);
+        return 2;
+      }
+      process.stdout.write(`${await kubeconfigFor({ dir, log, user: values.user, groups: values.group ?? [] })}\n`);
       return 0;
     }
     case "down": {

@@ -1,99 +1,15 @@
 // `./run demo [--down] [-- <sandbox up flags>]`: the walkthrough. After ./run's set-up, it
 // brings up the sandbox and walks the operator flow of docs/first-cluster.md on it, each
 // step announced with the exact command (copyable), its output shown; the first failure
-// stops it with the step's name and what to look at. A later feature adds its steps to
-// operatorFlow() — one `step(title, command)` line each.
+// stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { operatorFlow } from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
-
-const KUBECONFIG_FILE = '"$NVKE_SANDBOX_DIR/capd-demo.kubeconfig"';
-const LOOK_AT_SANDBOX =
-  "./run sandbox status, the emulator's log $NVKE_SANDBOX_DIR/emulator.log, docs/troubleshooting.md";
-
-/** The operator flow on the sandbox, in the order of docs/first-cluster.md. */
-export function operatorFlow(): Step[] {
-  return [
-    step("Point this shell at the sandbox", `eval "$(./run sandbox env)"`, {
-      note: "nvkectl on PATH, and NVKECTL_CONFIG naming the sandbox's own config (yours is not touched)",
-    }),
-    step(
-      "Generate the site spec from the hosts CSV",
-      "nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site",
-      {
-        note: "name and ip per host; tpm_ek_thumbprint turns on TPM attestation for a host (docs/sitespec.md)",
-      },
-    ),
-    step(
-      "Point nvkectl at the management plane",
-      'nvkectl config set-site sandbox --url "$NVKE_SANDBOX_URL" --kubeconfig "$NVKE_SANDBOX_OPERATOR_KUBECONFIG"',
-      { note: "the controller API's URL, and the site kubeconfig of an operator with the RBAC of docs/auth.md" },
-    ),
-    step("List the sites", "nvkectl config get-sites"),
-    step("Check the infrastructure providers", "nvkectl get providers", {
-      note: "read from the site cluster directly; capd is the provider examples/capd-cluster.yaml names",
-      check: ({ stdout }) => (/^capd\s+CONFIGURED\s/m.test(stdout) ? undefined : "capd is not CONFIGURED"),
-      lookAt: "docs/providers.md",
-    }),
-    step("Publish the MachineImage", "nvkectl create machineimage -f examples/machineimage.yaml"),
-    step("Publish the ClusterRelease", "nvkectl create clusterrelease -f examples/clusterrelease.yaml"),
-    step("Publish the NodePoolRelease", "nvkectl create nodepoolrelease -f examples/nodepoolrelease.yaml"),
-    step("Create a tenant cluster", "nvkectl create cluster -f examples/capd-cluster.yaml", {
-      note: "a token is minted for the controller with a TokenRequest, on the operator's RBAC",
-    }),
-    step("Watch it come up", "nvkectl get clusters capd-demo --watch --timeout 2m", {
-      note: "Provisioning → Ready; a real kube-apiserver starts for the tenant",
-      lookAt: LOOK_AT_SANDBOX,
-    }),
-    step("Read its ID", "nvkectl get clusters capd-demo"),
-    step(
-      "Add a node pool",
-      [
-        "export CLUSTER_ID=$(nvkectl get clusters capd-demo -o yaml | sed -n 's/^id: //p')",
-        'sed "s/REPLACE_WITH_CLUSTER_ID/$CLUSTER_ID/" examples/nico-mock-nodepool.yaml | nvkectl create nodepool -f -',
-      ].join("\n"),
-      { note: "the pool names its cluster by ID" },
-    ),
-    step("Scale it", "nvkectl scale nodepool workers --cluster capd-demo --replicas 3"),
-    step("Watch the nodes join", "nvkectl get nodepools workers --cluster capd-demo", {
-      until: { output: /\sReady\s/, describe: "the pool is Ready", timeoutMs: 120_000 },
-      lookAt: LOOK_AT_SANDBOX,
-    }),
-    step("List the cluster's node pools", "nvkectl get nodepools --cluster capd-demo"),
-    step(
-      "Get the tenant cluster's kubeconfig",
-      `nvkectl get kubeconfig capd-demo --output-file ${KUBECONFIG_FILE}\nls -l ${KUBECONFIG_FILE}`,
-      {
-        note: "read from the site cluster; written with mode 0600, as it holds the cluster's admin credentials",
-        check: ({ stdout }) => (/^-rw------- /m.test(stdout) ? undefined : "the kubeconfig file is not mode 0600"),
-      },
-    ),
-    step("Use it: the tenant cluster answers", `kubectl --kubeconfig ${KUBECONFIG_FILE} get namespaces`, {
-      lookAt: LOOK_AT_SANDBOX,
-    }),
-    step(
-      "Patch the cluster",
-      [
-        `nvkectl patch cluster capd-demo --patch '{"labels": {"stage": "demo"}}'`,
-        "nvkectl get clusters capd-demo -o yaml | sed -n '/^labels:/,/^[a-z]/p'",
-      ].join("\n"),
-      { note: "a JSON merge patch: only the fields in it change" },
-    ),
-    step("Delete the node pool", "nvkectl delete nodepool workers --cluster capd-demo"),
-    step("Watch it go", "nvkectl get nodepools workers --cluster capd-demo", {
-      note: "its nodes are drained first",
-      until: { exitCode: 4, describe: "it is gone", timeoutMs: 120_000 },
-    }),
-    step("Delete the cluster, and wait until it is gone", "nvkectl delete cluster capd-demo --wait --timeout 2m", {
-      lookAt: LOOK_AT_SANDBOX,
-    }),
-    step("Nothing is left", "nvkectl get clusters"),
-  ];
-}
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -3,6 +3,7 @@ export { defaultSandboxDir, type SandboxLayout, sandboxLayout } from "./layout.t
 export {
   down,
   environmentLines,
+  kubeconfigFor,
   type SandboxInfo,
   type SandboxOptions,
   type SandboxStatus,
@@ -19,6 +20,7 @@ export {
   type Grant,
   grantCommands,
   grantObjects,
+  INSTALLED_PROVIDER_GRANTS,
   OPERATOR_GRANTS,
   OPERATOR_USER,
   SANDBOX_AUDIENCE,

@@ -452,6 +452,28 @@ export async function down(options: SandboxOptions): Promise<{ wasRunning: boole
   return { wasRunning: emulatorWasRunning || before.running };
 }
 
+/**
+ * A kubeconfig for any client-certificate identity on the site cluster (CN the user, each
+ * group an O), with no RBAC of its own: for trying grants, as docs/auth.md does. Its path.
+ */
+export async function kubeconfigFor(options: SandboxOptions & { user: string; groups?: string[] }): Promise<string> {
+  const layout = sandboxLayout(options.dir);
+  const issued = await testenv(layout, options, [
+    "kubeconfig",
+    "--user",
+    options.user,
+    ...(options.groups ?? []).flatMap((group) => ["--group", group]),
+  ]);
+  const path = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (issued.exitCode !== 0 || path === "") {
+    throw new SandboxError(`could not issue a kubeconfig for user "${options.user}"`, {
+      why: issued.stderr.trim() || "the site cluster is not running",
+      next: ["start the sandbox first: ./run sandbox up"],
+    });
+  }
+  return path;
+}
+
 export interface ServeOptions {
   dir: string;
   kubeconfig: string;

@@ -75,12 +75,6 @@ export const OPERATOR_GRANTS: readonly Grant[] = [
     neededBy: "get providers",
   },
   {
-    name: "nvke-provider-identity-reader",
-    verbs: ["list"],
-    resources: [`nicoidentities.${INFRA}`],
-    neededBy: "get providers",
-  },
-  {
     name: "nvke-provider-reader",
     namespace: "nico-system",
     verbs: ["get"],
@@ -98,6 +92,20 @@ export const OPERATOR_GRANTS: readonly Grant[] = [
   },
 ];
 
+/**
+ * Grants for a provider that is installed: `kubectl create clusterrole` checks that the
+ * resource exists, and `get providers` lists identities only once their CRD is Established.
+ * The sandbox has no nico provider, so it has no need of these (docs/auth.md shows them apart).
+ */
+export const INSTALLED_PROVIDER_GRANTS: readonly Grant[] = [
+  {
+    name: "nvke-provider-identity-reader",
+    verbs: ["list"],
+    resources: [`nicoidentities.${INFRA}`],
+    neededBy: "get providers, where the nico provider is installed",
+  },
+];
+
 /** A subject as kubectl's create rolebinding takes it. */
 export type Subject = { user: string } | { group: string } | { serviceAccount: { namespace: string; name: string } };
 
@@ -107,7 +115,23 @@ function subjectFlag(subject: Subject): string {
   return `--serviceaccount=${subject.serviceAccount.namespace}:${subject.serviceAccount.name}`;
 }
 
-/** The kubectl commands (argv after `kubectl`) that make these grants: what docs/auth.md shows. */
+function subjectName(subject: Subject): string {
+  if ("user" in subject) return subject.user;
+  if ("group" in subject) return subject.group;
+  return `${subject.serviceAccount.namespace}-${subject.serviceAccount.name}`;
+}
+
+/** A role is shared by every operator; each gets a binding of their own, named after them. */
+export const bindingName = (grant: Grant, subject: Subject) =>
+  `${grant.name}-${subjectName(subject)
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, "-")}`.slice(0, 253);
+
+/**
+ * The kubectl commands (argv after `kubectl`) that make these grants, as docs/auth.md shows
+ * them: each role with `create … --dry-run=client -o yaml` (piped to `kubectl apply -f -`, so
+ * that creating it again for the next operator is harmless), and the subject's binding.
+ */
 export function grantCommands(grants: readonly Grant[], subject: Subject): string[][] {
   return grants.flatMap((grant) => {
     const scope = grant.namespace === undefined ? [] : ["-n", grant.namespace];
@@ -121,8 +145,18 @@ export function grantCommands(grants: readonly Grant[], subject: Subject): strin
         `--verb=${grant.verbs.join(",")}`,
         ...grant.resources.map((resource) => `--resource=${resource}`),
         ...(grant.resourceNames ?? []).map((name) => `--resource-name=${name}`),
+        "--dry-run=client",
+        "-o",
+        "yaml",
       ],
-      ["create", `${kind}binding`, grant.name, ...scope, `--${kind}=${grant.name}`, subjectFlag(subject)],
+      [
+        "create",
+        `${kind}binding`,
+        bindingName(grant, subject),
+        ...scope,
+        `--${kind}=${grant.name}`,
+        subjectFlag(subject),
+      ],
     ];
   });
 }
@@ -161,7 +195,7 @@ export function grantObjects(grants: readonly Grant[], subject: Subject): object
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: `${kind}Binding`,
-        metadata,
+        metadata: { ...metadata, name: bindingName(grant, subject) },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: grant.name },
         subjects: [subjectObject(subject)],
       },

@@ -1,7 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { Problem } from "@nodekit/errors";
 import { parse } from "shell-quote";
 import { SANDBOX_COMMANDS } from "../layout.ts";
@@ -94,10 +93,9 @@ export function loadCommandCatalogue(root: string): CommandCatalogue {
     const commands = new Map<string, CommandSpec>();
     addCommands(commands, readManifest(join(appDir, "oclif.manifest.json")));
     const pkg = JSON.parse(readFileSync(join(appDir, "package.json"), "utf8")) as { oclif?: { plugins?: string[] } };
-    const require = createRequire(join(appDir, "package.json"));
+    // pnpm links each dependency into the app's own node_modules.
     for (const plugin of pkg.oclif?.plugins ?? []) {
-      const pluginDir = dirname(require.resolve(`${plugin}/package.json`));
-      addCommands(commands, readManifest(join(pluginDir, "oclif.manifest.json")));
+      addCommands(commands, readManifest(join(appDir, "node_modules", plugin, "oclif.manifest.json")));
     }
     clis.set(cli, commands);
   }
