@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ExitCode, type ExitCodeName, exitCodeDescriptions } from "@nodekit/errors";
 import { allErrorCodes } from "./catalogue.ts";
+import { troubleshootingReference } from "./troubleshooting.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const run = promisify(execFile);
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
   const files: Array<[string, string]> = [
     ["docs/exit-codes.md", exitCodeReference()],
     ["docs/errors.md", errorReference()],
+    ["docs/troubleshooting.md", troubleshootingReference(allErrorCodes())],
     ...(await Promise.all(
       ["nr", "nvkectl"].map(
         async (cli): Promise<[string, string]> => [`docs/commands/${cli}.md`, await commandReference(cli)],

@@ -122,7 +122,7 @@ function subjectName(subject: Subject): string {
 }
 
 /** A role is shared by every operator; each gets a binding of their own, named after them. */
-export const bindingName = (grant: Grant, subject: Subject) =>
+const bindingName = (grant: Grant, subject: Subject) =>
   `${grant.name}-${subjectName(subject)
     .toLowerCase()
     .replace(/[^a-z0-9.-]+/g, "-")}`.slice(0, 253);

@@ -37,7 +37,7 @@ export interface StepResult {
   failure?: string;
 }
 
-export interface WalkthroughIO {
+interface WalkthroughIO {
   /** The walkthrough's own stdout: announcements, the commands' output, the summary. */
   out(text: string): void;
   /** ANSI colours (a TTY and no NO_COLOR). */

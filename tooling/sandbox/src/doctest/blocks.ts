@@ -13,7 +13,7 @@ import { fromMarkdown } from "mdast-util-from-markdown";
 //
 // Every sh/bash/shell block must carry one of the doctest markers.
 
-export const SHELL_LANGS = new Set(["sh", "bash", "shell"]);
+const SHELL_LANGS = new Set(["sh", "bash", "shell"]);
 
 export interface RunBlock {
   kind: "run";
@@ -25,7 +25,7 @@ export interface RunBlock {
   expectedOutput?: { lines: string[]; line: number };
 }
 
-export interface SyntaxBlock {
+interface SyntaxBlock {
   kind: "syntax";
   /** The commands: a whole shell block, or the `$ ` lines of a console block. */
   code: string;
@@ -34,7 +34,7 @@ export interface SyntaxBlock {
   from: "sh" | "console";
 }
 
-export type DocBlock = RunBlock | SyntaxBlock;
+type DocBlock = RunBlock | SyntaxBlock;
 
 export interface ExtractedBlocks {
   blocks: DocBlock[];
