@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { base } from "../../tooling/tsup/base.ts";
 
 // Each command is its own entry so oclif (through the manifest) imports only the one
 // that runs; shared code lands in chunks. The workspace libraries, the small pure
@@ -10,11 +11,9 @@ import { defineConfig } from "tsup";
 // token) stays external, as do execa and write-file-atomic, and the TypeScript loaders
 // oclif looks for only in development. The banner gives the bundled CommonJS a `require`.
 export default defineConfig({
+  ...base,
   entry: ["src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
-  format: "esm",
   splitting: true,
-  clean: true,
-  target: "node22",
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],
   external: ["typescript", "ts-node", "tsx"],

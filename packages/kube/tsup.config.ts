@@ -1,3 +1,4 @@
 import { defineConfig } from "tsup";
+import { library } from "../../tooling/tsup/base.ts";
 
-export default defineConfig({ entry: ["src/index.ts"], format: "esm", dts: true, clean: true, target: "node22" });
+export default defineConfig(library());

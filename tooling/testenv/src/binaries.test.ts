@@ -1,51 +1,32 @@
-import { chmod, mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { tempDir } from "@nodekit/test-utils";
-import { afterEach, describe, expect, test } from "vitest";
+import { type FileTree, testdir } from "@nodekit/test-utils";
+import { describe, expect, test } from "vitest";
 import { resolveBinDir } from "./binaries.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+const executable = { content: "#!/bin/sh\n", mode: 0o755 };
+const fakeBinaries = (dir: string): FileTree => ({
+  [`${dir}/kube-apiserver`]: executable,
+  [`${dir}/etcd`]: executable,
 });
-
-async function scratch(): Promise<string> {
-  const dir = await tempDir("testenv-binaries-");
-  cleanups.push(dir.cleanup);
-  return dir.path;
-}
-
-async function fakeBinaries(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  for (const name of ["kube-apiserver", "etcd"]) {
-    await writeFile(join(dir, name), "#!/bin/sh\n");
-    await chmod(join(dir, name), 0o755);
-  }
-}
 
 describe("resolveBinDir", () => {
   test("takes the last stdout line of ensure.sh and forwards its progress", async () => {
     // Given an ensure script that logs progress and prints a bin dir
-    const root = await scratch();
-    await fakeBinaries(join(root, "bin"));
-    const script = join(root, "ensure.sh");
-    await writeFile(script, `echo "building…" >&2\necho noise\necho "${join(root, "bin")}"\n`);
+    const root = await testdir(fakeBinaries("bin"), { prefix: "testenv-binaries-" });
+    await root.write({ "ensure.sh": `echo "building…" >&2\necho noise\necho "${root.path("bin")}"\n` });
     const lines: string[] = [];
 
     // When resolved
-    const binDir = await resolveBinDir({ script, log: (line) => lines.push(line) });
+    const binDir = await resolveBinDir({ script: root.path("ensure.sh"), log: (line) => lines.push(line) });
 
     // Then
-    expect(binDir).toBe(join(root, "bin"));
+    expect(binDir).toBe(root.path("bin"));
     expect(lines).toEqual(["building…"]);
   });
 
   test("fails with what to do when ensure.sh cannot provide the binaries", async () => {
-    const root = await scratch();
-    const script = join(root, "ensure.sh");
-    await writeFile(script, 'echo "k8s-testbin: error: go not found" >&2\nexit 1\n');
+    const root = await testdir({ "ensure.sh": 'echo "k8s-testbin: error: go not found" >&2\nexit 1\n' });
 
-    const failure = resolveBinDir({ script });
+    const failure = resolveBinDir({ script: root.path("ensure.sh") });
 
     await expect(failure).rejects.toThrow(/not available/);
     await expect(failure).rejects.toThrow(/go not found/);
@@ -54,9 +35,9 @@ describe("resolveBinDir", () => {
   });
 
   test("checks an explicit binDir instead of running ensure.sh", async () => {
-    const root = await scratch();
-    await expect(resolveBinDir({ binDir: root })).rejects.toThrow(/has no executable kube-apiserver or etcd/);
-    await fakeBinaries(root);
-    await expect(resolveBinDir({ binDir: root })).resolves.toBe(root);
+    const root = await testdir();
+    await expect(resolveBinDir({ binDir: root.path() })).rejects.toThrow(/has no executable kube-apiserver or etcd/);
+    await root.write(fakeBinaries("."));
+    await expect(resolveBinDir({ binDir: root.path() })).resolves.toBe(root.path());
   });
 });

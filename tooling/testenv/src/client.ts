@@ -13,6 +13,8 @@ import { type ClientIdentity, issueClientCertificate, loadCertificateAuthority }
 export interface ControlPlaneInfo {
   /** `https://127.0.0.1:<port>` */
   server: string;
+  /** The daemons' process IDs (a test may inspect kube-apiserver's sockets through /proc). */
+  pids: { etcd: number; kubeApiserver: number };
   /** Holds kube-apiserver, etcd and (from k8s-testbin) helm and clusterctl. */
   binDir: string;
   /** Kubeconfig of `admin` in group `system:masters`. */
@@ -21,6 +23,8 @@ export interface ControlPlaneInfo {
   kubeconfigDir: string;
   /** ca.crt, ca.key (to issue client certificates), admin.crt, admin.key. */
   pkiDir: string;
+  /** etcd.log and kube-apiserver.log. */
+  logDir: string;
 }
 
 export interface ControlPlaneClient {

@@ -130,6 +130,10 @@ function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports): string[] {
     // No controller-manager runs, so no namespace gets a `default` ServiceAccount; without
     // this, the ServiceAccount admission plugin would reject every Pod.
     "--disable-admission-plugins=ServiceAccount",
+    // A Service-backed admission webhook, CRD conversion webhook or APIService is then reached
+    // through the Service's endpoints (none exist without a controller-manager: "no endpoints
+    // available"), never through its ClusterIP in 10.0.0.0/24, which would leave loopback.
+    "--enable-aggregator-routing=true",
     "--profiling=false",
   ];
 }
@@ -359,12 +363,15 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       renderKubeconfig({ server, caPem: ca.certPem, name: "admin", certPem: admin.certPem, keyPem: admin.keyPem }),
       { mode: 0o600 },
     );
+    const pids = { etcd: etcd.child.pid ?? 0, kubeApiserver: apiserver.child.pid ?? 0 };
     const client = await connectControlPlane({
       server,
+      pids,
       binDir,
       adminKubeconfigPath: layout.adminKubeconfigPath,
       kubeconfigDir: layout.kubeconfigDir,
       pkiDir: layout.pkiDir,
+      logDir: layout.logDir,
     });
     const timings: StartupTimings = {
       binariesMs: Math.round(t1 - t0),
@@ -378,7 +385,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     return {
       ...client,
       dataDir,
-      pids: { etcd: etcd.child.pid ?? 0, kubeApiserver: apiserver.child.pid ?? 0 },
+      pids,
       timings,
       exited: Promise.race(daemons.map((daemon) => daemon.exited.then(() => daemon.name))),
       stop,
