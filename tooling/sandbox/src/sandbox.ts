@@ -4,8 +4,6 @@ import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Timing } from "@nodekit/nvke-emulator";
-import { setSite, updateConfig } from "@nodekit/site-config";
-import { resolveBinDir } from "@nodekit/testenv";
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
 import { commandOf, isAlive, readPidsFile, runProcess, sleep, tail, waitForExit } from "./processes.ts";
@@ -80,6 +78,8 @@ const FIRST_BUILD =
 async function ensureBinaries(options: UpOptions): Promise<string> {
   // As testenv's global setup does: a directory with all four binaries, and ensure.sh is not run.
   const given = options.binDir ?? (options.env ?? process.env).NODEKIT_TESTENV_BIN_DIR;
+  // Loaded here: status, env and down never need testenv's start-up code (node-forge, …).
+  const { resolveBinDir } = await import("@nodekit/testenv");
   if (given) return resolveBinDir({ binDir: given });
   const started = Date.now();
   let announced = false;
@@ -121,15 +121,14 @@ async function testenv(layout: SandboxLayout, options: SandboxOptions, args: str
   return result;
 }
 
-async function testenvStatus(layout: SandboxLayout, options: SandboxOptions): Promise<TestenvStatus> {
-  const result = await runProcess(process.execPath, [testenvCli, "status", "-o", "json"], {
-    env: { ...(options.env ?? process.env), NODEKIT_TESTENV_STATE_DIR: layout.testenvDir },
-  });
-  try {
-    return JSON.parse(result.stdout) as TestenvStatus;
-  } catch {
-    return { running: false };
-  }
+/**
+ * The site cluster's supervisor, from testenv's state.json (supervisor PID, server, paths —
+ * docs/testing.md): what `testenv status -o json` reads, without starting a process for it.
+ */
+async function testenvStatus(layout: SandboxLayout, _options: SandboxOptions): Promise<TestenvStatus> {
+  const state = await readJson<Omit<TestenvStatus, "running">>(join(layout.testenvDir, "state.json"));
+  if (state?.pid === undefined || !isAlive(state.pid)) return { running: false };
+  return { running: true, ...state };
 }
 
 async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
@@ -364,6 +363,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   }
 
   const url = emulator.url;
+  const { setSite, updateConfig } = await import("@nodekit/site-config");
   await updateConfig(
     (config) => setSite(config, { name: SANDBOX_SITE, url, kubeconfig: layout.operatorKubeconfig }, { activate: true }),
     { path: layout.nvkectlConfig },

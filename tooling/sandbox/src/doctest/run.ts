@@ -1,9 +1,13 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Problem } from "@nodekit/errors";
 import { runProcess } from "../processes.ts";
+import type { SandboxStatus } from "../sandbox.ts";
 import { runInSession } from "../session.ts";
 import { extractBlocks, outputMatches, type RunBlock } from "./blocks.ts";
 
@@ -106,11 +110,57 @@ export async function runDocTests(source: string, markdown: string, options: Doc
       }
     }
   } finally {
+    // The guide's own `down` has run by now, or the guide failed: either way, what is left is
+    // taken down here, and then nothing may be left.
+    const ports = await listeningPorts(env);
     const down = await runProcess(process.execPath, ["--conditions=source", sandboxCli, "down"], { env });
     if (down.exitCode !== 0) {
       found.push({ severity: "error", source, message: `sandbox down after the guide failed:\n${tail(down.stderr)}` });
     }
+    found.push(...(await leftovers(source, work, home, ports)));
     await rm(work, { recursive: true, force: true });
   }
   return { ran, problems: found };
+}
+
+/** Where the sandbox listens (site cluster, controller, tenants), if it runs. */
+async function listeningPorts(env: NodeJS.ProcessEnv): Promise<number[]> {
+  const result = await runProcess(process.execPath, ["--conditions=source", sandboxCli, "status", "-o", "json"], {
+    env,
+  });
+  try {
+    const status = JSON.parse(result.stdout) as SandboxStatus;
+    return [status.site?.server, status.controller?.url, ...status.tenants.map((t) => t.server)]
+      .filter((url): url is string => url !== undefined)
+      .map((url) => Number(new URL(url).port));
+  } catch {
+    return [];
+  }
+}
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+
+/** After `down`: no process, port or file of the sandbox, and no nvkectl config or token cache in HOME. */
+async function leftovers(source: string, work: string, home: string, ports: number[]): Promise<Problem[]> {
+  const problems: string[] = [];
+  const sandboxDir = join(work, "sandbox");
+  if (existsSync(sandboxDir)) problems.push(`the sandbox's directory ${sandboxDir} is still there`);
+  const processes = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(sandboxDir));
+  for (const line of processes) problems.push(`a process is left: ${line.trim().slice(0, 200)}`);
+  for (const port of ports) if (await portOpen(port)) problems.push(`port ${port} still answers`);
+  for (const dir of [join(home, ".config", "nvkectl"), join(home, ".cache", "nvkectl")]) {
+    if (existsSync(dir))
+      problems.push(`${dir} was written: nvkectl used HOME instead of the sandbox's own config and cache`);
+  }
+  return problems.map((message) => ({ severity: "error", source, message: `after sandbox down: ${message}` }));
 }
