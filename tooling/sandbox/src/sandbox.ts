@@ -334,33 +334,29 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   log(
     `site objects: auth on (audience "${SANDBOX_AUDIENCE}"), ServiceAccount nke-clients/nke-client, user "${OPERATOR_USER}"'s RBAC, the CAPD provider`,
   );
-  await setUpSite(admin);
-  const issued = await testenv(layout, options, ["kubeconfig", "--user", OPERATOR_USER]);
-  const issuedPath = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
-  if (issued.exitCode !== 0 || issuedPath === "") {
-    throw new SandboxError(`could not issue a kubeconfig for user "${OPERATOR_USER}"`, { why: issued.stderr.trim() });
-  }
-  await copyFile(issuedPath, layout.operatorKubeconfig);
-  await chmod(layout.operatorKubeconfig, 0o600);
-
-  let emulator = await runningEmulator(layout);
-  if (emulator !== undefined && emulator.siteServer !== site.info.server) {
-    log("the site cluster was restarted: restarting the NVKE controller emulator against it");
-    await stopEmulator(layout, log);
-    emulator = undefined;
-  }
-  if (emulator === undefined) {
-    await stopEmulator(layout, log);
-    log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
-    emulator = await startEmulatorSupervisor(layout, options, {
-      admin,
-      server: site.info.server,
-      pid: site.pid,
-      binDir,
-    });
-  } else {
-    log(`NVKE controller: already running at ${emulator.url} (pid ${emulator.pid})`);
-  }
+  const siteInfo = site.info;
+  const sitePid = site.pid;
+  // The operator's certificate does not depend on the site objects: issue it meanwhile.
+  const [, emulator] = await Promise.all([
+    issueOperatorKubeconfig(layout, options),
+    (async () => {
+      await setUpSite(admin);
+      // The emulator starts once auth is on, so it never serves from an "auth off" read.
+      let running = await runningEmulator(layout);
+      if (running !== undefined && running.siteServer !== siteInfo.server) {
+        log("the site cluster was restarted: restarting the NVKE controller emulator against it");
+        await stopEmulator(layout, log);
+        running = undefined;
+      }
+      if (running !== undefined) {
+        log(`NVKE controller: already running at ${running.url} (pid ${running.pid})`);
+        return running;
+      }
+      await stopEmulator(layout, log);
+      log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
+      return startEmulatorSupervisor(layout, options, { admin, server: siteInfo.server, pid: sitePid, binDir });
+    })(),
+  ]);
 
   const url = emulator.url;
   const { setSite, updateConfig } = await import("@nodekit/site-config");
@@ -379,6 +375,16 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });
   await writeJson(layout.sandboxInfo, info);
   return info;
+}
+
+async function issueOperatorKubeconfig(layout: SandboxLayout, options: SandboxOptions): Promise<void> {
+  const issued = await testenv(layout, options, ["kubeconfig", "--user", OPERATOR_USER]);
+  const issuedPath = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (issued.exitCode !== 0 || issuedPath === "") {
+    throw new SandboxError(`could not issue a kubeconfig for user "${OPERATOR_USER}"`, { why: issued.stderr.trim() });
+  }
+  await copyFile(issuedPath, layout.operatorKubeconfig);
+  await chmod(layout.operatorKubeconfig, 0o600);
 }
 
 export interface SandboxStatus {

@@ -75,6 +75,7 @@ export async function runDocTests(source: string, markdown: string, options: Doc
     for (const block of runnable) {
       ran++;
       const timeoutMs = options.blockTimeoutMs ?? 180_000;
+      const started = performance.now();
       const result = await runInSession(block.code, {
         cwd: checkout,
         env,
@@ -82,6 +83,9 @@ export async function runDocTests(source: string, markdown: string, options: Doc
         timeoutMs,
         ...(options.onOutput === undefined ? {} : { onOutput: options.onOutput }),
       });
+      options.onOutput?.(
+        `[doctest] ${source}:${block.line}: exit ${result.exitCode} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+      );
       const failure = result.timedOut
         ? `did not finish within ${timeoutMs / 1000} s`
         : result.exitCode !== block.exitCode
