@@ -139,6 +139,39 @@ export const FIXES: Record<string, string> = {
     "The Secret appears when the cluster is Ready: wait for it (`nvkectl get clusters NAME --wait`), and check the name.",
   TOOL_NOT_FOUND: "Install the program the message names and put it on PATH.",
   USAGE: "Run the command with `--help` and correct the command line.",
+  AGENT_NOT_FOUND: "Check the agent's name or id; `--name` creates the agent when none has that name.",
+  DOWNLOAD_DIGEST_MISMATCH:
+    "Do not install the file: it is not what the platform pinned. Run again (a corrupted download); if it persists, the artifact or its pin is wrong — tell the platform.",
+  DOWNLOAD_FAILED:
+    "Check that the download URL the pins name answers from this machine (proxy, firewall), then run again.",
+  DOWNLOAD_TRUNCATED:
+    "Run again; a connection that keeps dropping mid-download points at a proxy or an unstable network.",
+  DOWNLOAD_WRITE_FAILED: "Free disk space, or make the target directory (`~/.nr/bin`) writable by you, then run again.",
+  NODERINGS_BAD_RESPONSE:
+    "Something else answered at the NodeRings API's address (a proxy's page): check the URL and what listens there.",
+  NODERINGS_CONFLICT:
+    "The NodeRings API's message says what conflicts (a name taken, a state in progress): use another name, or wait and run again.",
+  NODERINGS_NO_TOKEN: "Give the NodeRings API token (`NR_API_TOKEN`, or nr's 0600 config file), then run again.",
+  NODERINGS_NOT_FOUND:
+    "The object is not in your NodeRings account: check its id, and the account the token belongs to.",
+  NODERINGS_RATE_LIMITED: "Wait a while and run again; the API asks for fewer requests.",
+  NODERINGS_REJECTED: "Fix each field the API's message names, then run again.",
+  NODERINGS_SERVER_ERROR:
+    "The NodeRings API failed: retry later; if it persists, report the request id in the message to NodeRings.",
+  NODERINGS_TIMEOUT:
+    "Check the network to the NodeRings API, then run again; reads and the agent's create are safe to repeat.",
+  NODERINGS_UNAUTHORIZED:
+    "Check the token (expired, revoked, another account) or ask for the permission the message names.",
+  NODERINGS_UNREACHABLE: "Check the NodeRings API's URL and that it answers from this machine (DNS, proxy, firewall).",
+  PEERING_FAILED:
+    "Read NodeRings' message; fix what it names (the cluster's reachability, CIDRs), then run again with `--resume`.",
+  PEERING_TIMEOUT:
+    "The peering may still complete: run again with `--resume` to go on waiting, or check its state in NodeRings.",
+  PINS_DIGEST_MISSING:
+    "The platform's pins lack a digest for this architecture: tell the platform; nothing is downloaded unverified.",
+  PINS_INVALID: "Fix each problem listed in the pins (the platform's or the local config defaults).",
+  PINS_TOOL_MISSING:
+    "The pins do not name a tool the command needs: update the local config defaults, or tell the platform.",
   WAIT_TIMEOUT:
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
 };

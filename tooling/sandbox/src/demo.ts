@@ -43,7 +43,8 @@ async function main(argv: string[]): Promise<number> {
     step("Start the sandbox", ["./run sandbox up", ...upFlags].join(" "), {
       note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site; all on 127.0.0.1",
       lookAt: "the lines above, then ./run sandbox status and docs/troubleshooting.md",
-      timeoutMs: 30 * 60_000,
+      // A cold build of the Kubernetes binaries on a busy machine can take far longer than its 6 minutes.
+      timeoutMs: 6 * 3_600_000,
     }),
     ...operatorFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),
