@@ -1,9 +1,9 @@
 /**
  * docs/troubleshooting.md: every exit code and every error code, each with its cause and
  * its fix. Codes, exit codes and causes come from the tables (packages' src/errors.ts and
- * @nodekit/errors' exit codes); the fixes are written here. A code without a fix of its own
- * gets its exit code's, so a new code is never missing from the page — add a line to FIXES
- * when it deserves a specific one.
+ * @nodekit/errors' exit codes); the fixes are written here, one for every code (a test holds
+ * FIXES to the catalogue, so a new code fails the suite until its fix is written). The exit
+ * code's own fix is what a section opens with.
  */
 import { type ErrorCode, ExitCode, type ExitCodeName, exitCodeDescriptions } from "@nodekit/errors";
 
@@ -13,7 +13,7 @@ const EXIT_FIXES: Record<ExitCodeName, string> = {
   CheckFailed:
     "Read the check's own message: it says what did not pass. Fix that, then run the command again; nothing is retried for you.",
   Usage:
-    "Run the command with `--help` (or read [the command reference](commands/nvkectl.md)) and correct the command line.",
+    "Run the command with `--help` (or read the command reference: [nvkectl](commands/nvkectl.md), [nr](commands/nr.md)) and correct the command line.",
   InvalidInput:
     "Every problem is listed with its file, line and field: fix each one and run the command again. Nothing was written or sent.",
   NotFound:
@@ -27,8 +27,9 @@ const EXIT_FIXES: Record<ExitCodeName, string> = {
     "The service's own message says why it refused; change the request accordingly. Nothing was changed by the refused request.",
   Precondition: "Install or fix what the message names (a tool on PATH, a readable file), then run the command again.",
   Internal: "This is a bug: run the command again with `-v` and report the whole output.",
-  UnknownCommand: "Check the spelling; the closest command is suggested. `nvkectl --help` lists every command.",
-  Interrupted: "Run the command again (with `--resume` where it has one) to continue.",
+  UnknownCommand:
+    "Check the spelling; the closest command is suggested. `nvkectl --help` and `nr --help` list every command.",
+  Interrupted: "Run the command again (with `--resume` where it has one, as `nr cluster register` does) to continue.",
   BrokenPipe: "Nothing to fix: the program reading the output (such as `head`) stopped reading.",
 };
 
@@ -172,6 +173,61 @@ export const FIXES: Record<string, string> = {
   PINS_INVALID: "Fix each problem listed in the pins (the platform's or the local config defaults).",
   PINS_TOOL_MISSING:
     "The pins do not name a tool the command needs: update the local config defaults, or tell the platform.",
+  AGENT_IDENTITY_CHANGED:
+    "This machine is registered as another agent (`nr cluster status` names it): run with that `--name` or `--agent-id`, or start over with `--restart` to register it as the new one.",
+  AGENT_IDENTITY_MISSING:
+    "Name the agent: `--name NAME` creates it (or reuses the one with that name), `--agent-id ID` reuses an existing one.",
+  HOST_FACTS_UNREADABLE:
+    "Make `/etc/os-release` and `/proc` readable to the user running nr (run it as root on the VM), then run again.",
+  K3S_INSTALLER_MISSING:
+    "Put the official k3s installer, checked, on PATH as `k3s-install.sh` (chmod +x), or use pins that name a `k3s-install` download with its sha256.",
+  NETWORK_PLAN_INVALID:
+    "Give `--pod-cidr` and `--service-cidr` as IPv4 CIDRs that do not overlap (the defaults are 10.42.0.0/16 and 10.43.0.0/16).",
+  NR_API_URL_MISSING:
+    "Give the NodeRings API's URL with `--api-url`, `NR_API_URL`, or `apiUrl` in `~/.nr/config.yaml`; nr never guesses it.",
+  NR_CONFIG_INSECURE:
+    "`chmod 600 ~/.nr/config.yaml` (the path the message names): a file holding the token must be yours alone.",
+  NR_CONFIG_INVALID:
+    "Fix each problem listed (line, field) in `~/.nr/config.yaml`; its keys are `apiUrl`, `token` and `pins` ([registration.md](registration.md#versions)).",
+  NR_DURATION_INVALID: "Give `--timeout` a duration such as `90s`, `10m` or `1h`.",
+  OFFLOAD_NAMESPACE_INVALID:
+    "Name each `--offload-namespace` as a Kubernetes namespace: lower-case letters, digits and `-`, at most 63 characters.",
+  OFFLOAD_NAMESPACE_REFUSED:
+    "NodeRings' message says why (a reserved name, too many namespaces): leave that `--offload-namespace` out, then run again with `--resume`.",
+  PHASE_OUTPUT_MISSING:
+    "Run the earlier phase the message names (drop it from `--skip-phases`, or `--from-phase` it), then the one that needs it.",
+  PHASE_PREREQUISITE_MISSING:
+    "Run the phases before it first (`nr cluster register --resume` runs what is left in order); `nr cluster status` shows which are done.",
+  PHASE_SELECTION_CONFLICT:
+    "Choose either `--from-phase` or `--only-phase`, and do not skip the phase you chose; `nr cluster register --help` lists the phase ids.",
+  PHASE_UNKNOWN:
+    "Use one of the phase ids the message lists (also in [registration.md](registration.md#phases) and `nr cluster register --help`).",
+  PRECHECKS_FAILED:
+    "Each failed check says what was found, what is required and how to fix it: fix them all and run again; `--skip-prechecks` skips them (recorded in the state).",
+  PROXMOX_CREDENTIALS_INVALID:
+    "Fix each problem listed: the credentials need `url`, `tokenId` (`user@realm!name`) and `tokenSecret` ([registration.md](registration.md#proxmox-credentials)).",
+  PROXMOX_CREDENTIALS_MISSING:
+    "Give them with `--proxmox-credentials FILE` (`-` for standard input), the `NR_PROXMOX_*` variables or the prompt on a terminal; or `--skip-operator-install` to install the operator later.",
+  RUN_INTERRUPTED: "Run `nr cluster register --resume`: completed phases are re-checked, not redone.",
+  RUN_LOCK_COMPROMISED:
+    "Make sure no other nr run is in progress on this machine (`nr cluster status`), then `nr cluster register --resume`.",
+  RUN_LOCK_STALE:
+    "When no other nr runs on this machine, remove the lock the message names, or `nr cluster register --resume --break-lock`.",
+  RUN_LOCKED: "Wait for the other run to finish (`nr cluster status` shows its progress), or stop it, then run again.",
+  RUN_STATE_EXISTS:
+    "Continue the earlier run with `nr cluster register --resume`, or run every phase again with `--restart`; `nr cluster status` shows where it stopped.",
+  RUN_STATE_INVALID:
+    "Fix the lines listed in the state file (`~/.nr/state.json`), or move it away to start over: the agent is found again by its name and every phase runs again ([nr-state.md](nr-state.md#recovering-from-a-bad-state-file)).",
+  RUN_STATE_UNREADABLE:
+    "Make the state file (`~/.nr/state.json`, or `$NR_HOME/state.json`) a file you can read, or run as the user that owns it.",
+  RUN_STATE_WRITE_FAILED:
+    "Free disk space, or make `~/.nr` writable, then `nr cluster register --resume`: the phase's work is re-checked and recorded.",
+  SECRET_ON_COMMAND_LINE:
+    "Pass the secret in a file, on standard input or in the environment (`--proxmox-credentials FILE`, `NR_PROXMOX_TOKEN_SECRET`); clear it from your shell history.",
+  TOOL_INSTALL_FAILED:
+    "The message says what the tool answered: check that `~/.nr/bin` is on a file system that may run programs (not `noexec`) and the pinned version for this architecture, then run again.",
+  VERIFY_FAILED:
+    "Each failed check is listed: fix it, then `nr cluster register --resume --only-phase verify` runs the gate again.",
   WAIT_TIMEOUT:
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
 };
@@ -225,8 +281,10 @@ export function troubleshootingReference(codes: readonly ErrorCode[]): string {
     "- run the command again with `-v`: it logs each HTTP request and each kubectl call, and the",
     "  auth decisions (`auth off`, `minted a token`), never a token;",
     "- `nvkectl config current-site` and `nvkectl config get-sites` say which site a command acts on;",
+    "- `nr cluster status` says where a registration stopped, its last error and the next command;",
     "- on the [sandbox](end-to-end.md), `./run sandbox status` says what runs, and",
-    "  `$NVKE_SANDBOX_DIR/emulator.log` has one line per controller request.",
+    "  `$NVKE_SANDBOX_DIR/emulator.log` has one line per controller request, and",
+    "  `$NVKE_SANDBOX_DIR/noderings.log` one per NodeRings API request.",
     "",
     ...sections,
   ].join("\n");

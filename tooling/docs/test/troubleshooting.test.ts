@@ -17,3 +17,11 @@ test("no fix is written for a code that no table defines (a renamed or removed c
   const known = new Set(allErrorCodes().map((entry) => entry.code));
   expect(Object.keys(FIXES).filter((code) => !known.has(code))).toEqual([]);
 });
+
+test("every error code has a fix of its own, not only its exit code's", () => {
+  expect(
+    allErrorCodes()
+      .filter((entry) => FIXES[entry.code] === undefined)
+      .map((entry) => entry.code),
+  ).toEqual([]);
+});

@@ -12,7 +12,8 @@ const usage = `usage: ${cli} <command>
 
   up [--bin-dir DIR] [--provision-ms N] [--delete-ms N] [--node-ms N]
                  start the sandbox (or find it started): a site cluster (kube-apiserver
-                 + etcd), the NVKE controller emulator with auth on, and an nvkectl site
+                 + etcd), the NVKE controller emulator with auth on, an nvkectl site, and
+                 the NodeRings API emulator for nr (a token and an NR_HOME of its own)
   status [-o json]
                  what runs (exit 0: everything; 1: part of it; 3: nothing)
   env            the environment lines that point a shell at it: eval "$(${cli} env)"
@@ -40,6 +41,8 @@ function describeUp(info: SandboxInfo, seconds: number): string {
       `user "${info.operator.user}": only the RBAC docs/auth.md grants`,
     ],
     ["nvkectl site", `"${info.nvkectl.site}" in ${info.nvkectl.config}`, "kept apart from your own nvkectl config"],
+    ["NodeRings API", info.noderings.url, `the emulator, for nr; its token is in ${info.noderings.tokenFile}`],
+    ["nr home", info.nr.home, "NR_HOME: nr's state and tools, kept apart from your ~/.nr"],
   ];
   const width = Math.max(...rows.map(([name = ""]) => name.length));
   return [
@@ -51,10 +54,11 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     "",
     `  export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)} PATH=${shellQuote(info.nvkectl.binDir)}:$PATH`,
     "",
-    `or: eval "$(${cli} env)". Then, for example:`,
+    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr. Then, for example:`,
     "",
     "  nvkectl get providers",
     "  nvkectl create cluster -f examples/capd-cluster.yaml",
+    "  nr cluster register --name demo-agent --dry-run",
     "",
     `The whole operator flow, step by step: ./run demo (docs/first-cluster.md). What runs: ${cli} status.`,
     `Stop it (no process, port or file is left): ${cli} down`,
@@ -76,6 +80,12 @@ function describeStatus(s: SandboxStatus): string {
     rows.push(
       ["NVKE controller", `${s.controller.url}   since ${s.controller.since}`],
       ["", `emulator pid ${s.controller.pid}; auth on, audience "${s.controller.audience}"`],
+    );
+  }
+  if (s.noderings) {
+    rows.push(
+      ["NodeRings API", `${s.noderings.url}   since ${s.noderings.since}`],
+      ["", `emulator pid ${s.noderings.pid}; token in ${s.noderings.tokenFile}; NR_HOME ${s.noderings.nrHome}`],
     );
   }
   if (s.operator) rows.push(["operator kubeconfig", `${s.operator.kubeconfig}   (user "${s.operator.user}")`]);

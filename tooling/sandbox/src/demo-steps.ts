@@ -6,6 +6,9 @@ const KUBECONFIG_FILE = '"$NVKE_SANDBOX_DIR/capd-demo.kubeconfig"';
 const LOOK_AT_SANDBOX =
   "./run sandbox status, the emulator's log $NVKE_SANDBOX_DIR/emulator.log, docs/troubleshooting.md";
 
+const LOOK_AT_NODERINGS =
+  "./run sandbox status, the NodeRings API's log $NVKE_SANDBOX_DIR/noderings.log, docs/registration.md";
+
 /** The operator flow on the sandbox, in the order of docs/first-cluster.md. */
 export function operatorFlow(): Step[] {
   return [
@@ -83,5 +86,21 @@ export function operatorFlow(): Step[] {
       lookAt: LOOK_AT_SANDBOX,
     }),
     step("Nothing is left", "nvkectl get clusters"),
+  ];
+}
+
+/** nr against the sandbox's NodeRings API emulator, as docs/registration.md's "Try it on the sandbox" runs it. */
+export function registrationFlow(): Step[] {
+  return [
+    step("Dry-run an agent's registration with nr", "nr cluster register --name demo-agent --dry-run", {
+      note: "every call a real run on a VM would make, phase by phase; nothing is installed, no agent is created (NR_HOME is the sandbox's)",
+      check: ({ stdout }) =>
+        /^# \[10\/10\] verify: /m.test(stdout) ? undefined : "the plan does not reach its verify phase",
+      lookAt: LOOK_AT_NODERINGS,
+    }),
+    step("Where a registration stands", "nr cluster status", {
+      note: "no registration on this machine yet: the dry run wrote no state",
+      lookAt: LOOK_AT_NODERINGS,
+    }),
   ];
 }

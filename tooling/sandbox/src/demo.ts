@@ -1,12 +1,13 @@
 // `./run demo [--down] [-- <sandbox up flags>]`: the walkthrough. After ./run's set-up, it
-// brings up the sandbox and walks the operator flow of docs/first-cluster.md on it, each
+// brings up the sandbox and walks the operator flow of docs/first-cluster.md on it (then nr's
+// dry run of docs/registration.md), each
 // step announced with the exact command (copyable), its output shown; the first failure
 // stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { operatorFlow } from "./demo-steps.ts";
+import { operatorFlow, registrationFlow } from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
@@ -41,12 +42,13 @@ async function main(argv: string[]): Promise<number> {
           }),
         ]),
     step("Start the sandbox", ["./run sandbox up", ...upFlags].join(" "), {
-      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site; all on 127.0.0.1",
+      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site, the NodeRings API (emulator) for nr; all on 127.0.0.1",
       lookAt: "the lines above, then ./run sandbox status and docs/troubleshooting.md",
       // A cold build of the Kubernetes binaries on a busy machine can take far longer than its 6 minutes.
       timeoutMs: 6 * 3_600_000,
     }),
     ...operatorFlow(),
+    ...registrationFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),
   ];
 

@@ -21,11 +21,19 @@ export interface SandboxLayout {
   tenantsInfo: string;
   /** One data directory per tenant API server. */
   tenantsDir: string;
+  /** The NodeRings API emulator's log (run by the same supervisor), one line per request. */
+  noderingsLog: string;
+  /** The NodeRings API emulator's state (agents, peerings), kept across restarts. */
+  noderingsState: string;
+  /** The sandbox's own NodeRings API token (0600): the emulator accepts it, `env` reads it into NR_API_TOKEN. */
+  noderingsToken: string;
+  /** `NR_HOME`: nr's state, config and companion tools, never the user's ~/.nr. */
+  nrHome: string;
   /** `NVKECTL_CONFIG`: the ready-made site, never the user's own config. */
   nvkectlConfig: string;
   /** nvkectl's token cache (XDG_CACHE_HOME of the nvkectl wrapper). */
   cacheDir: string;
-  /** Holds the `nvkectl` wrapper that the environment line puts first on PATH. */
+  /** Holds the `nvkectl` and `nr` wrappers that the environment line puts first on PATH. */
   binDir: string;
   operatorKubeconfig: string;
   /** The environment lines `sandbox env` prints. */
@@ -44,6 +52,10 @@ export function sandboxLayout(root: string): SandboxLayout {
     emulatorState: join(dir, "emulator-state.json"),
     tenantsInfo: join(dir, "tenants.json"),
     tenantsDir: join(dir, "tenants"),
+    noderingsLog: join(dir, "noderings.log"),
+    noderingsState: join(dir, "noderings", "state.json"),
+    noderingsToken: join(dir, "noderings", "token"),
+    nrHome: join(dir, "nr"),
     nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
     cacheDir: join(dir, "cache"),
     binDir: join(dir, "bin"),

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, createWriteStream, openSync } from "node:fs";
 import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Timing } from "@nodekit/nvke-emulator";
 import { SandboxError } from "./errors.ts";
@@ -23,6 +24,7 @@ import {
 const testenvCli = join(repoRoot, "tooling/testenv/src/cli.ts");
 const sandboxCli = fileURLToPath(new URL("./cli.ts", import.meta.url));
 const nvkectlBin = join(repoRoot, "apps/nvkectl/bin/run.js");
+const nrBin = join(repoRoot, "apps/nr/bin/run.js");
 
 /** What `up` set up, as `sandbox.json` keeps it and `up` prints it. */
 export interface SandboxInfo {
@@ -31,6 +33,10 @@ export interface SandboxInfo {
   controller: { url: string; audience: string };
   operator: { user: string; kubeconfig: string };
   nvkectl: { config: string; site: string; binDir: string; envFile: string };
+  /** The NodeRings API emulator: its URL, and the file holding the sandbox's own token (never printed). */
+  noderings: { url: string; tokenFile: string };
+  /** nr's NR_HOME (state, config, companion tools): the user's ~/.nr is never touched. */
+  nr: { home: string };
 }
 
 export interface SandboxOptions {
@@ -51,7 +57,10 @@ export interface UpOptions extends SandboxOptions {
 
 interface EmulatorRecord {
   pid: number;
+  /** The NVKE controller emulator. */
   url: string;
+  /** The NodeRings API emulator, served by the same supervisor (absent: a sandbox from before it). */
+  noderings?: { url: string };
   /** The site cluster it authenticates against: a restarted site needs a restarted emulator. */
   siteServer: string;
   startedAt: string;
@@ -194,11 +203,36 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
-/** The running emulator supervisor, if it is alive and answers. */
-async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
+/** The emulator supervisor, if it is alive, and which of its two emulators answer. */
+async function emulatorHealth(
+  layout: SandboxLayout,
+): Promise<{ record: EmulatorRecord; nvke: boolean; noderings: boolean } | undefined> {
   const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
   if (record === undefined || !isAlive(record.pid)) return undefined;
-  return (await healthy(record.url)) ? record : undefined;
+  const [nvke, noderings] = await Promise.all([
+    healthy(record.url),
+    record.noderings === undefined ? false : healthy(record.noderings.url),
+  ]);
+  return { record, nvke, noderings };
+}
+
+/** The running emulator supervisor, if it is alive and both its emulators answer. */
+async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
+  const health = await emulatorHealth(layout);
+  return health?.nvke && health.noderings ? health.record : undefined;
+}
+
+/** The sandbox's own NodeRings API token, made once per sandbox (0600); the emulator accepts only it. */
+async function ensureNodeRingsToken(layout: SandboxLayout): Promise<void> {
+  try {
+    if ((await readFile(layout.noderingsToken, "utf8")).trim() !== "") return;
+  } catch {
+    // made below
+  }
+  await mkdir(dirname(layout.noderingsToken), { recursive: true, mode: 0o700 });
+  const tmp = `${layout.noderingsToken}.${process.pid}.tmp`;
+  await writeFile(tmp, `nr-sandbox-${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
+  await rename(tmp, layout.noderingsToken);
 }
 
 async function stopEmulator(layout: SandboxLayout, log: (line: string) => void): Promise<boolean> {
@@ -274,7 +308,7 @@ async function startEmulatorSupervisor(
     await sleep(100);
   }
   if (child.pid !== undefined && isAlive(child.pid)) process.kill(child.pid, "SIGTERM");
-  throw new SandboxError("the NVKE controller emulator did not start", {
+  throw new SandboxError("the emulators (NVKE controller, NodeRings API) did not start", {
     why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
     next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
   });
@@ -291,22 +325,31 @@ export function environmentLines(info: SandboxInfo): string[] {
     `export NVKE_SANDBOX_URL=${shellQuote(info.controller.url)}`,
     `export NVKE_SANDBOX_ADMIN_KUBECONFIG=${shellQuote(info.site.adminKubeconfig)}`,
     `export NVKE_SANDBOX_OPERATOR_KUBECONFIG=${shellQuote(info.operator.kubeconfig)}`,
+    `export NR_API_URL=${shellQuote(info.noderings.url)}`,
+    // Read when the line is evaluated: the token itself is never printed.
+    `export NR_API_TOKEN="$(cat ${shellQuote(info.noderings.tokenFile)})"`,
+    `export NR_HOME=${shellQuote(info.nr.home)}`,
   ];
 }
 
-async function writeNvkectlWrapper(layout: SandboxLayout): Promise<void> {
+async function writeWrapper(layout: SandboxLayout, name: string, lines: string[]): Promise<void> {
   await mkdir(layout.binDir, { recursive: true, mode: 0o700 });
-  const path = join(layout.binDir, "nvkectl");
-  await writeFile(
-    path,
-    [
-      "#!/bin/sh",
-      `# nvkectl from ${repoRoot}, with this sandbox's own token cache and kubectl cache (removed by \`sandbox down\`).`,
-      `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${shellQuote(process.execPath)} ${shellQuote(nvkectlBin)} "$@"`,
-      "",
-    ].join("\n"),
-  );
+  const path = join(layout.binDir, name);
+  await writeFile(path, ["#!/bin/sh", ...lines, ""].join("\n"));
   await chmod(path, 0o755);
+}
+
+/** `bin/nvkectl` and `bin/nr`: the checkout's builds, keeping what they write in the sandbox. */
+async function writeWrappers(layout: SandboxLayout): Promise<void> {
+  const node = shellQuote(process.execPath);
+  await writeWrapper(layout, "nvkectl", [
+    `# nvkectl from ${repoRoot}, with this sandbox's own token cache and kubectl cache (removed by \`sandbox down\`).`,
+    `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
+  ]);
+  await writeWrapper(layout, "nr", [
+    `# nr from ${repoRoot}; NR_HOME is this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr is not touched.`,
+    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" exec ${node} ${shellQuote(nrBin)} "$@"`,
+  ]);
 }
 
 /**
@@ -350,10 +393,13 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
       }
       if (running !== undefined) {
         log(`NVKE controller: already running at ${running.url} (pid ${running.pid})`);
+        log(`NodeRings API: already running at ${running.noderings?.url} (pid ${running.pid})`);
         return running;
       }
       await stopEmulator(layout, log);
       log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
+      log("NodeRings API: the emulator, with a token of this sandbox's own");
+      await ensureNodeRingsToken(layout);
       return startEmulatorSupervisor(layout, options, { admin, server: siteInfo.server, pid: sitePid, binDir });
     })(),
   ]);
@@ -364,13 +410,16 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     (config) => setSite(config, { name: SANDBOX_SITE, url, kubeconfig: layout.operatorKubeconfig }, { activate: true }),
     { path: layout.nvkectlConfig },
   );
-  await writeNvkectlWrapper(layout);
+  await writeWrappers(layout);
+  await mkdir(layout.nrHome, { recursive: true, mode: 0o700 });
   const info: SandboxInfo = {
     dir: layout.root,
     site: { server: site.info.server, adminKubeconfig: admin },
     controller: { url: emulator.url, audience: SANDBOX_AUDIENCE },
     operator: { user: OPERATOR_USER, kubeconfig: layout.operatorKubeconfig },
     nvkectl: { config: layout.nvkectlConfig, site: SANDBOX_SITE, binDir: layout.binDir, envFile: layout.envFile },
+    noderings: { url: emulator.noderings?.url ?? "", tokenFile: layout.noderingsToken },
+    nr: { home: layout.nrHome },
   };
   await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });
   await writeJson(layout.sandboxInfo, info);
@@ -393,6 +442,8 @@ export interface SandboxStatus {
   running: "all" | "partly" | "none";
   site?: { server: string; adminKubeconfig: string; pid: number; etcd: number; kubeApiserver: number; since: string };
   controller?: { url: string; pid: number; since: string; audience: string };
+  /** The NodeRings API emulator (the same supervisor as the controller's). */
+  noderings?: { url: string; pid: number; since: string; tokenFile: string; nrHome: string };
   tenants: TenantRecord[];
   nvkectl?: SandboxInfo["nvkectl"];
   operator?: SandboxInfo["operator"];
@@ -404,13 +455,16 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   const layout = sandboxLayout(options.dir);
   const info = await readJson<SandboxInfo>(layout.sandboxInfo);
   const site = await testenvStatus(layout, options);
-  const emulator = await runningEmulator(layout);
+  const health = await emulatorHealth(layout);
+  const emulator = health?.nvke ? health.record : undefined;
+  const noderings = health?.noderings && health.record.noderings ? health.record : undefined;
   const tenants = emulator === undefined ? [] : ((await readJson<TenantRecord[]>(layout.tenantsInfo)) ?? []);
   const problems: string[] = [];
   if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
   if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
+  if (noderings === undefined) problems.push("the NodeRings API emulator is not running");
   if (info === undefined) problems.push("the sandbox was not set up (no sandbox.json)");
-  const runs = [site.running, emulator !== undefined].filter(Boolean).length;
+  const runs = [site.running, emulator !== undefined, noderings !== undefined].filter(Boolean).length;
   return {
     dir: layout.root,
     running: problems.length === 0 ? "all" : runs === 0 ? "none" : "partly",
@@ -434,6 +488,17 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
             pid: emulator.pid,
             since: emulator.startedAt,
             audience: info?.controller.audience ?? SANDBOX_AUDIENCE,
+          },
+        }),
+    ...(noderings?.noderings === undefined
+      ? {}
+      : {
+          noderings: {
+            url: noderings.noderings.url,
+            pid: noderings.pid,
+            since: noderings.startedAt,
+            tokenFile: layout.noderingsToken,
+            nrHome: layout.nrHome,
           },
         }),
     tenants,
@@ -493,11 +558,22 @@ export interface ServeOptions {
 
 /**
  * The emulator supervisor (`sandbox serve`, started detached by `up`): runs the NVKE
- * controller emulator with tenant API servers until SIGTERM, SIGINT or SIGHUP, or until the
- * site cluster's supervisor is gone; then stops it — tenant API servers included.
+ * controller emulator with tenant API servers, and the NodeRings API emulator (its state in
+ * the sandbox, only the sandbox's token accepted), until SIGTERM, SIGINT or SIGHUP, or until
+ * the site cluster's supervisor is gone; then stops both — tenant API servers included.
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const layout = sandboxLayout(options.dir);
+  const token = (await readFile(layout.noderingsToken, "utf8")).trim();
+  if (token === "") throw new SandboxError(`${layout.noderingsToken} holds no token`, { next: ["run up again"] });
+  const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
+  const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
+  // Its own log, one line per request (never a token), as `pnpm emulator:noderings` writes it.
+  const noderings = await startNodeRingsEmulator({
+    stateFile: layout.noderingsState,
+    tokens: [{ token, account: "sandbox" }],
+    log: (line) => noderingsLog.write(`${new Date().toISOString()} ${line}\n`),
+  });
   const { startEmulator, testenvTenantApiServers } = await import("@nodekit/nvke-emulator");
   const emulator = await startEmulator({
     kubeconfigPath: options.kubeconfig,
@@ -509,15 +585,21 @@ export async function serve(options: ServeOptions): Promise<void> {
       log: options.log,
     }),
     log: options.log,
+  }).catch(async (error: unknown) => {
+    // Neither outlives a failed start: the supervisor exits, and `up` reports its log.
+    await noderings.stop();
+    noderingsLog.end();
+    throw error;
   });
   const record: EmulatorRecord = {
     pid: process.pid,
     url: emulator.url,
+    noderings: { url: noderings.url },
     siteServer: options.siteServer,
     startedAt: new Date().toISOString(),
   };
   await writeJson(layout.emulatorInfo, record);
-  options.log(`serving at ${emulator.url}`);
+  options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);
 
   let lastTenants = "";
   const recordTenants = async () => {
@@ -548,7 +630,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       else void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`));
     }, 1_000);
   });
-  await emulator.stop();
+  await Promise.all([emulator.stop(), noderings.stop()]);
+  await new Promise((resolve) => noderingsLog.end(resolve));
   await rm(layout.emulatorInfo, { force: true });
   await rm(layout.tenantsInfo, { force: true });
 }

@@ -4,7 +4,7 @@ import { formatProblem, type Problem } from "@nodekit/errors";
 import { repoRoot } from "@nodekit/test-utils";
 import { parse } from "shell-quote";
 import { describe, expect, test } from "vitest";
-import { operatorFlow } from "../demo-steps.ts";
+import { operatorFlow, registrationFlow } from "../demo-steps.ts";
 import { grantCommands, INSTALLED_PROVIDER_GRANTS, OPERATOR_GRANTS } from "../site-objects.ts";
 import { extractBlocks, type RunBlock } from "./blocks.ts";
 import { GUIDES } from "./guides.ts";
@@ -68,6 +68,15 @@ test("./run demo walks the commands of docs/first-cluster.md", () => {
     .map((block) => block.code)
     .join("\n");
   for (const step of operatorFlow()) {
+    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
+  }
+});
+
+test("./run demo's nr steps are the commands of docs/registration.md's sandbox section", () => {
+  const guide = runBlocks("docs/registration.md")
+    .map((block) => block.code)
+    .join("\n");
+  for (const step of registrationFlow()) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
 });

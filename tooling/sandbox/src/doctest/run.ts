@@ -127,14 +127,14 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   return { ran, problems: found };
 }
 
-/** Where the sandbox listens (site cluster, controller, tenants), if it runs. */
+/** Where the sandbox listens (site cluster, controller, NodeRings API, tenants), if it runs. */
 async function listeningPorts(env: NodeJS.ProcessEnv): Promise<number[]> {
   const result = await runProcess(process.execPath, ["--conditions=source", sandboxCli, "status", "-o", "json"], {
     env,
   });
   try {
     const status = JSON.parse(result.stdout) as SandboxStatus;
-    return [status.site?.server, status.controller?.url, ...status.tenants.map((t) => t.server)]
+    return [status.site?.server, status.controller?.url, status.noderings?.url, ...status.tenants.map((t) => t.server)]
       .filter((url): url is string => url !== undefined)
       .map((url) => Number(new URL(url).port));
   } catch {
@@ -152,7 +152,7 @@ const portOpen = (port: number) =>
     socket.once("error", () => resolve(false));
   });
 
-/** After `down`: no process, port or file of the sandbox, and no nvkectl config or token cache in HOME. */
+/** After `down`: no process, port or file of the sandbox, and no nvkectl config, token cache or ~/.nr in HOME. */
 async function leftovers(source: string, work: string, home: string, ports: number[]): Promise<Problem[]> {
   const problems: string[] = [];
   const sandboxDir = join(work, "sandbox");
@@ -166,5 +166,7 @@ async function leftovers(source: string, work: string, home: string, ports: numb
     if (existsSync(dir))
       problems.push(`${dir} was written: nvkectl used HOME instead of the sandbox's own config and cache`);
   }
+  if (existsSync(join(home, ".nr")))
+    problems.push(`${join(home, ".nr")} was written: nr used HOME, not the sandbox's NR_HOME`);
   return problems.map((message) => ({ severity: "error", source, message: `after sandbox down: ${message}` }));
 }
