@@ -228,6 +228,36 @@ export const FIXES: Record<string, string> = {
     "The message says what the tool answered: check that `~/.nr/bin` is on a file system that may run programs (not `noexec`) and the pinned version for this architecture, then run again.",
   VERIFY_FAILED:
     "Each failed check is listed: fix it, then `nr cluster register --resume --only-phase verify` runs the gate again.",
+  BOOTSTRAP_PREREQUISITES_MISSING:
+    "Install each tool the message lists at (at least) the version it names — nerdctl and containerd on the host; kind, helm, kubectl and clusterctl on PATH — then run `site bootstrap` again; `--dry-run` checks without changing anything.",
+  DEPLOY_PATH_INVALID:
+    "Fix each problem listed (file, line, field) in `nvke-deploy.yaml` or its item directories ([deploy-path.md](deploy-path.md)); nothing was applied.",
+  HOSTS_UNREACHABLE:
+    "Check that nvke-agent runs on each host named and listens on its port, that the site spec's `ip` is right, and that no firewall blocks the path; then run again.",
+  IMAGE_NOT_CONFIGURED:
+    "Set `images.profiles` in the stack config — one multi-architecture reference, or one for the nodes' architecture ([deploy/README.md](../deploy/README.md)).",
+  INSTALL_DEPLOY_PATH_UNUSABLE:
+    "Add `spec.clusterAPI` (version, certManager, infrastructure) to `nvke-deploy.yaml`, or rename the item whose name the install keeps for its own steps ([deploy-path.md](deploy-path.md)).",
+  NODE_ARCHITECTURE_MIXED:
+    "Install on a site cluster whose nodes are all amd64 or all arm64: the message lists the nodes of each; move the odd ones out of the site cluster.",
+  NODE_ARCHITECTURE_UNKNOWN:
+    "Check that the kubeconfig names the site cluster and that its nodes have joined (`kubectl get nodes -L kubernetes.io/arch`); the stack has images for amd64 and arm64.",
+  PROVIDER_REPOSITORY_INCOMPLETE:
+    "Lay out the provider repository the stack config names as `{provider}/{version}/{components, metadata.yaml}` and `cert-manager/{version}/cert-manager.yaml`, with every file the message lists.",
+  PROVIDER_VERSION_MISMATCH:
+    "Upgrade the installed provider with `clusterctl upgrade`, or pin the installed version in the deploy path's `spec.clusterAPI`; the install never upgrades a provider itself.",
+  SITE_SPEC_FILE_INVALID:
+    "Fix each problem listed (line, field) in the site spec ([sitespec.md](sitespec.md)), or generate it again from the hosts CSV.",
+  SITE_SPEC_UNREADABLE:
+    "Check the path given to `--sitespec` and that the file is readable; `sitespec generate` writes one.",
+  STACK_CONFIG_INVALID:
+    "Fix each problem listed (line, key) in the stack config; its keys are in [deploy/README.md](../deploy/README.md), and [examples/stack.yaml](../examples/stack.yaml) is a starting point.",
+  STACK_CONFIG_NOT_FOUND:
+    "Check the path given to `--stack-config`; copy [examples/stack.yaml](../examples/stack.yaml) beside the site spec to start one.",
+  STACK_CONFIG_UNFILLED:
+    "Replace every `REPLACE_*` value listed (by key path) with the site's own ([deploy/README.md](../deploy/README.md) says what each key means); nothing was changed.",
+  STACK_CREDENTIAL_MISSING:
+    "Export the variable the message names (the stack config's `nico.apiKeyFromEnv`, default `NVKE_NICO_API_KEY`) with the NICo API key from your secret store, then run again.",
   WAIT_TIMEOUT:
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
 };
