@@ -89,6 +89,42 @@ export function operatorFlow(): Step[] {
   ];
 }
 
+const NICO_KEY = "sandbox-not-a-secret";
+
+/** `nvkectl install --dry-run` on the sandbox's site cluster, as docs/install.md's "Try the dry run on the sandbox" runs it. */
+export function installFlow(): Step[] {
+  return [
+    step(
+      "Write a site spec and a stack config for the install",
+      [
+        'nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site --output-file "$NVKE_SANDBOX_DIR/sitespec.yaml"',
+        "sed -e 's#REPLACE_NICO_API_ENDPOINT#https://nico.example.net/api#' -e 's#REPLACE_NICO_ORGANIZATION_ID#org-1#' \\",
+        "  -e 's#REPLACE_NICO_API_NAME#nvke#' -e 's#REPLACE_PROFILES_IMAGE#registry.example.net/nvke/profiles:v1#' \\",
+        `  -e 's#REPLACE_PROVIDER_REPOSITORY_DIR#./providers#' examples/stack.yaml > "$NVKE_SANDBOX_DIR/stack.yaml"`,
+      ].join("\n"),
+      { note: "every REPLACE_* value of examples/stack.yaml filled in (deploy/README.md lists the keys)" },
+    ),
+    step(
+      "Dry-run the install of the controller stack",
+      [
+        `export NVKE_NICO_API_KEY=${NICO_KEY}`,
+        'nvkectl install --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
+        '  --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install" --dry-run',
+      ].join("\n"),
+      {
+        note: "every call the install would make, in order, after the same read-only checks (the nodes' architecture); it changes nothing. The site admin's kubeconfig: installing is a site admin's task",
+        check: ({ stdout }) =>
+          stdout.includes(NICO_KEY)
+            ? "the NICo API key shows in the plan"
+            : /^# \[\d+\/\d+\] node-architecture: /m.test(stdout)
+              ? undefined
+              : "the plan does not show the nodes' architecture",
+        lookAt: "docs/install.md, docs/troubleshooting.md",
+      },
+    ),
+  ];
+}
+
 /** nr against the sandbox's NodeRings API emulator, as docs/registration.md's "Try it on the sandbox" runs it. */
 export function registrationFlow(): Step[] {
   return [

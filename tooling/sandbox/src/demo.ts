@@ -1,13 +1,13 @@
 // `./run demo [--down] [-- <sandbox up flags>]`: the walkthrough. After ./run's set-up, it
-// brings up the sandbox and walks the operator flow of docs/first-cluster.md on it (then nr's
-// dry run of docs/registration.md), each
+// brings up the sandbox and walks the operator flow of docs/first-cluster.md on it (then the
+// install's dry run of docs/install.md and nr's of docs/registration.md), each
 // step announced with the exact command (copyable), its output shown; the first failure
 // stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { operatorFlow, registrationFlow } from "./demo-steps.ts";
+import { installFlow, operatorFlow, registrationFlow } from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
@@ -48,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       timeoutMs: 6 * 3_600_000,
     }),
     ...operatorFlow(),
+    ...installFlow(),
     ...registrationFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),
   ];

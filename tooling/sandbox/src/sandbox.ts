@@ -19,6 +19,7 @@ import {
   OPERATOR_USER,
   SANDBOX_AUDIENCE,
   SANDBOX_SITE,
+  siteNodeObjects,
 } from "./site-objects.ts";
 
 const testenvCli = join(repoRoot, "tooling/testenv/src/cli.ts");
@@ -157,7 +158,7 @@ async function kubectl(kubeconfig: string, args: string[], input?: string): Prom
 const applyObjects = (kubeconfig: string, objects: object[]) =>
   kubectl(kubeconfig, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
 
-/** Auth on, the operator's RBAC, and the CAPD provider, on the site cluster. Idempotent. */
+/** Auth on, the operator's RBAC, the CAPD provider and the site's node, on the site cluster. Idempotent. */
 async function setUpSite(admin: string): Promise<void> {
   const subject = { user: OPERATOR_USER };
   // One List, applied in order: the namespaces come before the Roles in them.
@@ -165,6 +166,7 @@ async function setUpSite(admin: string): Promise<void> {
     ...authObjects(SANDBOX_AUDIENCE),
     ...grantNamespaces(OPERATOR_GRANTS),
     ...capdObjects(),
+    ...siteNodeObjects(),
     ...grantObjects(OPERATOR_GRANTS, subject),
   ]);
   await kubectl(admin, [

@@ -294,6 +294,37 @@ export function capdObjects(): object[] {
   ];
 }
 
+/** The site cluster's one node (no kubelet runs): `nvkectl install` reads the stack's architecture from it. */
+export const SITE_NODE = "sandbox-node-1";
+
+/** Kubernetes' name for this machine's architecture (`kubernetes.io/arch`). */
+export function nodeArchitecture(arch: string = process.arch): string {
+  return arch === "x64" ? "amd64" : arch;
+}
+
+/**
+ * The site cluster's node, as a kind site cluster's node registers itself: its name and its
+ * well-known labels. No kubelet runs, so it has no status; nothing is scheduled on it.
+ */
+export function siteNodeObjects(arch = nodeArchitecture()): object[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: SITE_NODE,
+        labels: {
+          ...SANDBOX_LABELS,
+          "kubernetes.io/arch": arch,
+          "kubernetes.io/os": "linux",
+          "kubernetes.io/hostname": SITE_NODE,
+        },
+        annotations: { "nodekit.dev/sandbox": "no kubelet runs: the sandbox registers this node for what reads nodes" },
+      },
+    },
+  ];
+}
+
 /** The status the Deployment controller would write once its one replica is available. */
 export const AVAILABLE_STATUS = {
   status: {

@@ -4,7 +4,7 @@ import { formatProblem, type Problem } from "@nodekit/errors";
 import { repoRoot } from "@nodekit/test-utils";
 import { parse } from "shell-quote";
 import { describe, expect, test } from "vitest";
-import { operatorFlow, registrationFlow } from "../demo-steps.ts";
+import { installFlow, operatorFlow, registrationFlow } from "../demo-steps.ts";
 import { grantCommands, INSTALLED_PROVIDER_GRANTS, OPERATOR_GRANTS } from "../site-objects.ts";
 import { extractBlocks, type RunBlock } from "./blocks.ts";
 import { GUIDES } from "./guides.ts";
@@ -77,6 +77,15 @@ test("./run demo's nr steps are the commands of docs/registration.md's sandbox s
     .map((block) => block.code)
     .join("\n");
   for (const step of registrationFlow()) {
+    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
+  }
+});
+
+test("./run demo's install steps are the commands of docs/install.md's sandbox section", () => {
+  const guide = runBlocks("docs/install.md")
+    .map((block) => block.code)
+    .join("\n");
+  for (const step of installFlow()) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
 });
