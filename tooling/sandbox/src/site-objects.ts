@@ -295,10 +295,10 @@ export function capdObjects(): object[] {
 }
 
 /** The site cluster's one node (no kubelet runs): `nvkectl install` reads the stack's architecture from it. */
-export const SITE_NODE = "sandbox-node-1";
+const SITE_NODE = "sandbox-node-1";
 
 /** Kubernetes' name for this machine's architecture (`kubernetes.io/arch`). */
-export function nodeArchitecture(arch: string = process.arch): string {
+function nodeArchitecture(arch: string = process.arch): string {
   return arch === "x64" ? "amd64" : arch;
 }
 
