@@ -258,6 +258,19 @@ export const FIXES: Record<string, string> = {
     "Replace every `REPLACE_*` value listed (by key path) with the site's own ([deploy/README.md](../deploy/README.md) says what each key means); nothing was changed.",
   STACK_CREDENTIAL_MISSING:
     "Export the variable the message names (the stack config's `nico.apiKeyFromEnv`, default `NVKE_NICO_API_KEY`) with the NICo API key from your secret store, then run again.",
+  CONTROLLER_CONFLICT:
+    "The controller's message says what conflicts (a name in use, an object being deleted): look at the object (`nvkectl get …`), wait for a deletion to finish or choose another name, then run again.",
+  EXPLAIN_FIELD_NOT_FOUND:
+    "Use one of the fields the message lists at that level (`nvkectl explain KIND` shows the top level), with dots between levels.",
+  EXPLAIN_KIND_UNKNOWN:
+    "Use one of the kinds the message lists (`nvkectl explain --help` names them all: the kinds `get` prints and the request documents).",
+  NODEPOOL_DELETING:
+    "The pool is going away: wait until it is gone (`nvkectl get nodepools --cluster CLUSTER`), then create it again.",
+  NODEPOOL_FAILED:
+    "Read the controller's message on the pool (`nvkectl get nodepools NAME --cluster CLUSTER -o yaml`), fix its cause (the release, the cluster's state), then delete and create the pool again.",
+  PROVIDER_NOT_FOUND: "Name one of the providers the message lists; `nvkectl get providers` shows them all.",
+  UNKNOWN_COMMAND:
+    "Check the spelling; the closest commands are suggested. `nvkectl --help` and `nr --help` list every command.",
   WAIT_TIMEOUT:
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
 };
