@@ -47,10 +47,10 @@ export function operatorFlow(): Step[] {
     step(
       "Add a node pool",
       [
-        "export CLUSTER_ID=$(nvkectl get clusters capd-demo -o yaml | sed -n 's/^id: //p')",
-        'sed "s/REPLACE_WITH_CLUSTER_ID/$CLUSTER_ID/" examples/nico-mock-nodepool.yaml | nvkectl create nodepool -f -',
+        "nvkectl get clusters capd-demo -o jsonpath='{.id}'; echo",
+        "nvkectl create nodepool -f examples/nico-mock-nodepool.yaml --cluster capd-demo",
       ].join("\n"),
-      { note: "the pool names its cluster by ID" },
+      { note: "the pool belongs to its cluster by ID: --cluster fills in its clusterID" },
     ),
     step("Scale it", "nvkectl scale nodepool workers --cluster capd-demo --replicas 3"),
     step("Watch the nodes join", "nvkectl get nodepools workers --cluster capd-demo", {
@@ -73,7 +73,7 @@ export function operatorFlow(): Step[] {
       "Patch the cluster",
       [
         `nvkectl patch cluster capd-demo --patch '{"labels": {"stage": "demo"}}'`,
-        "nvkectl get clusters capd-demo -o yaml | sed -n '/^labels:/,/^[a-z]/p'",
+        "nvkectl get clusters capd-demo --show-labels",
       ].join("\n"),
       { note: "a JSON merge patch: only the fields in it change" },
     ),
