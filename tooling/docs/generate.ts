@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { ExitCode, type ExitCodeName, exitCodeDescriptions } from "@nodekit/errors";
 import { stackConfigKeys } from "@nodekit/stack-config";
 import { allErrorCodes } from "./catalogue.ts";
+import { troubleshootingReference } from "./troubleshooting.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const run = promisify(execFile);
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
   const files: Array<[string, string]> = [
     ["docs/exit-codes.md", exitCodeReference()],
     ["docs/errors.md", errorReference()],
+    ["docs/troubleshooting.md", troubleshootingReference(allErrorCodes())],
     ["deploy/README.md", deployReadme()],
     ...(await Promise.all(
       ["nr", "nvkectl"].map(

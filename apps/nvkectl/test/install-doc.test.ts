@@ -13,7 +13,7 @@ interface Manifest {
 
 /** The shell blocks' commands, with continuation lines joined. */
 function commandsIn(markdown: string): string[][] {
-  const blocks = [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? "");
+  const blocks = [...markdown.matchAll(/```sh(?: [^\n]*)?\n([\s\S]*?)```/g)].map((match) => match[1] ?? "");
   return blocks
     .flatMap((block) => block.replaceAll("\\\n", " ").split("\n"))
     .map((line) => line.replace(/#.*$/, "").trim())

@@ -34,6 +34,7 @@ import {
   type Timing,
 } from "./state.ts";
 import { StateStore } from "./store.ts";
+import { planTenantApiServers, type TenantApiServer, type TenantApiServers } from "./tenants.ts";
 
 export interface EmulatorOptions {
   /** Kubeconfig of the site cluster: auth ConfigMap, TokenReviews and kubeconfig Secrets go there. */
@@ -60,6 +61,21 @@ export interface EmulatorOptions {
   now?: () => number;
   /** Instead of kubeconfigPath: the site as an object (tests, or a fake for unit use). */
   site?: SiteCluster;
+  /**
+   * Back each Ready tenant cluster with an API server of its own, whose CA and credentials
+   * go in the `<cluster>-kubeconfig` Secret; it starts as the cluster becomes Ready and stops
+   * once the cluster is gone (and with the emulator). Off by default: the kubeconfig then
+   * names a server nothing listens on. `testenvTenantApiServers()` gives real ones.
+   */
+  tenantApiServers?: TenantApiServers;
+}
+
+/** A running tenant API server, as `RunningEmulator.tenants()` lists them. */
+export interface TenantApiServerInfo {
+  clusterID: string;
+  clusterName: string;
+  server: string;
+  pids: readonly number[];
 }
 
 /** Emulator-only fault injection: how the next requests are answered instead of normally. */
@@ -83,10 +99,14 @@ export interface RunningEmulator {
   seed(options: SeedOptions): Promise<{ created: number }>;
   /** Settles every due transition and kubeconfig Secret now (tests use it instead of sleeping). */
   reconcile(): Promise<void>;
+  /** The tenant API servers that run now (none unless `tenantApiServers` was given). */
+  tenants(): TenantApiServerInfo[];
   readonly state: EmulatorState;
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** A tenant API server that failed to start is tried again after this long (it builds nothing, but costs seconds). */
+const TENANT_RETRY_MS = 5_000;
 
 /** Starts the NVKE controller emulator; resolves once it is listening. */
 export async function startEmulator(options: EmulatorOptions): Promise<RunningEmulator> {
@@ -136,16 +156,94 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   let revision = 0;
   let settled: { revision: number; dueAt: number | undefined } | undefined;
   let clustersByName: { revision: number; entries: SortedEntries<ClusterRecord> } | undefined;
+  // Tenant API servers by cluster ID: the effect the state's transitions drive (planTenantApiServers).
+  const tenants = new Map<string, { clusterName: string; server: TenantApiServer }>();
+  const tenantBackend = options.tenantApiServers;
 
   const persist = () =>
     store
       .persist()
       .catch((error: unknown) => log(`cannot write state file ${store.path}: ${(error as Error).message}`));
 
+  /** The cluster's tenant API server, started if need be; undefined when the cluster went meanwhile. */
+  async function tenantFor(id: string, name: string): Promise<TenantApiServer | undefined> {
+    const running = tenants.get(id);
+    if (running !== undefined) return running.server;
+    if (tenantBackend === undefined) return undefined;
+    const started = performance.now();
+    let server: TenantApiServer;
+    try {
+      server = await tenantBackend.start({ id, name });
+    } catch (error) {
+      throw new Error(`cannot start the tenant API server: ${(error as Error).message}`, { cause: error });
+    }
+    if (state.clusters[id] === undefined || stopped) {
+      await server.stop();
+      return undefined;
+    }
+    tenants.set(id, { clusterName: name, server });
+    log(`tenant ${name}: API server at ${server.server} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    void server.exited.then(() => {
+      // Died on its own (not stopped by us): forget it, and the next pass starts another.
+      if (tenants.get(id)?.server !== server) return;
+      tenants.delete(id);
+      log(`tenant ${name}: API server exited; starting another`);
+      if (!stopped) void reconcile();
+    });
+    return server;
+  }
+
+  async function writeSecret(id: string, record: ClusterRecord): Promise<boolean> {
+    const { cluster } = record;
+    const tenant = tenantBackend === undefined ? undefined : await tenantFor(id, cluster.name);
+    if (tenantBackend !== undefined && tenant === undefined) return false;
+    const server = tenant?.server ?? cluster.status.controlPlaneEndpoint ?? `https://${cluster.name}:6443`;
+    const kubeconfig = await renderTenantKubeconfig({
+      clusterName: cluster.name,
+      clusterID: cluster.id,
+      server,
+      ...(tenant === undefined
+        ? {}
+        : { credentials: { caPem: tenant.caPem, certPem: tenant.certPem, keyPem: tenant.keyPem } }),
+    });
+    await site.writeKubeconfigSecret(clustersNamespace, cluster.name, kubeconfig);
+    if (tenant !== undefined && state.clusters[id] === record) {
+      cluster.status = { ...cluster.status, controlPlaneEndpoint: tenant.server };
+    }
+    return true;
+  }
+
+  /** Stops the servers of clusters that are gone; with `resume`, starts those of Ready clusters from an earlier run. */
+  async function reconcileTenants(resume: boolean): Promise<boolean> {
+    if (tenantBackend === undefined) return false;
+    let changed = false;
+    const plan = planTenantApiServers(state, new Set(tenants.keys()));
+    for (const id of plan.stop) {
+      const entry = tenants.get(id);
+      tenants.delete(id);
+      if (entry === undefined) continue;
+      await entry.server.stop();
+      log(`tenant ${entry.clusterName}: API server stopped (the cluster is gone)`);
+    }
+    // Ready clusters from an earlier run (state file) get a server again, and a Secret that names it.
+    for (const id of resume ? plan.start : []) {
+      const record = state.clusters[id];
+      if (record?.kubeconfigSecret !== "written") continue;
+      try {
+        if (await writeSecret(id, record)) changed = true;
+      } catch (error) {
+        log(`tenant ${record.cluster.name}: ${(error as Error).message}; retrying`);
+        retryAt = now() + TENANT_RETRY_MS;
+      }
+    }
+    return changed;
+  }
+
   async function reconcileOnce(): Promise<void> {
     let changed = advance(state, now(), timing);
     revision++;
     retryAt = undefined;
+    if (await reconcileTenants(true)) changed = true;
     for (const name of [...state.secretsToDelete]) {
       try {
         await site.deleteKubeconfigSecret(clustersNamespace, name);
@@ -160,12 +258,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       if (record.kubeconfigSecret !== "pending" || record.cluster.status.phase !== "Provisioning") continue;
       const { cluster } = record;
       try {
-        const kubeconfig = await renderTenantKubeconfig({
-          clusterName: cluster.name,
-          clusterID: cluster.id,
-          server: cluster.status.controlPlaneEndpoint ?? `https://${cluster.name}:6443`,
-        });
-        await site.writeKubeconfigSecret(clustersNamespace, cluster.name, kubeconfig);
+        if (!(await writeSecret(id, record))) continue;
         if (state.clusters[id] === record && record.kubeconfigSecret === "pending") {
           record.kubeconfigSecret = "written";
           if (record.cluster.status.phase === "Provisioning") markReady(record, timing);
@@ -175,10 +268,13 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
         const message = `cannot write the kubeconfig Secret ${clustersNamespace}/${cluster.name}-kubeconfig: ${(error as Error).message}`;
         log(`${message}; retrying`);
         cluster.status = { ...cluster.status, message: `waiting: ${message}` };
-        retryAt = now() + 1000;
+        // Starting a tenant API server costs seconds: a failed start is not retried at once.
+        retryAt = now() + (tenantBackend !== undefined && !tenants.has(id) ? TENANT_RETRY_MS : 1000);
       }
     }
     if (advance(state, now(), timing)) changed = true;
+    // A cluster that went in this pass's last advance() gets its server stopped now, not on the next request.
+    if (await reconcileTenants(false)) changed = true;
     revision++;
     if (changed) void persist();
   }
@@ -212,7 +308,13 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     );
     // A cluster can reach "gone" in reconcileOnce's last advance(), after its Secret loop ran:
     // work left in secretsToDelete must get a pass of its own, or the Secret would outlive it.
-    if ((pending || state.secretsToDelete.length > 0) && retryAt === undefined) candidates.push(now());
+    const tenantWork =
+      tenantBackend !== undefined &&
+      (() => {
+        const plan = planTenantApiServers(state, new Set(tenants.keys()));
+        return plan.stop.length > 0 || plan.start.some((id) => state.clusters[id]?.kubeconfigSecret === "written");
+      })();
+    if ((pending || tenantWork || state.secretsToDelete.length > 0) && retryAt === undefined) candidates.push(now());
     if (candidates.length === 0) return;
     const delay = Math.min(Math.max(0, Math.min(...candidates) - now()), 2_147_483_647);
     timer = setTimeout(() => void reconcile(), delay);
@@ -509,12 +611,23 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       await reconcile();
       while (reconciling !== undefined) await reconciling;
     },
+    tenants() {
+      return [...tenants.entries()].map(([clusterID, { clusterName, server }]) => ({
+        clusterID,
+        clusterName,
+        server: server.server,
+        pids: server.pids,
+      }));
+    },
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       while (reconciling !== undefined) await reconciling.catch(() => {});
+      const running = [...tenants.values()];
+      tenants.clear();
+      await Promise.all(running.map((entry) => entry.server.stop()));
       await store.persist();
     },
   };

@@ -8,8 +8,9 @@ export {
   type RunningEmulator,
   type SeedOptions,
   startEmulator,
+  type TenantApiServerInfo,
 } from "./emulator.ts";
-export { renderTenantKubeconfig } from "./kubeconfig.ts";
+export { renderTenantKubeconfig, type TenantKubeconfigInput } from "./kubeconfig.ts";
 export {
   type ConfigMapRead,
   connectSite,
@@ -18,3 +19,12 @@ export {
   type TokenReviewResult,
 } from "./site.ts";
 export { DEFAULT_TIMING, type EmulatorState, type Timing } from "./state.ts";
+export {
+  planTenantApiServers,
+  type TenantApiServer,
+  type TenantApiServers,
+  type TenantPlan,
+  type TestenvTenantApiServersOptions,
+  tenantDirName,
+  testenvTenantApiServers,
+} from "./tenants.ts";

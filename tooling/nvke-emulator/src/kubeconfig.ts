@@ -6,29 +6,37 @@ export interface TenantKubeconfigInput {
   clusterID: string;
   /** `https://<host>:6443` */
   server: string;
+  /** The tenant API server's CA and an admin client certificate, when one runs (see TenantApiServers). */
+  credentials?: { caPem: string; certPem: string; keyPem: string };
 }
 
 /**
  * A kubeconfig for a tenant cluster, as Cluster API writes it into `<cluster>-kubeconfig`:
- * the cluster's own CA (a fresh self-signed certificate per cluster) and an admin user
- * with a bearer token generated for it. The emulator runs no tenant API server, so the
- * token is a placeholder that nothing accepts; the file is otherwise what a client expects.
+ * the cluster's own CA and an admin user. With `credentials` (a tenant API server runs),
+ * they are that server's CA and a client certificate it accepts. Without, the CA is a fresh
+ * self-signed certificate and the user a bearer token nothing accepts: no tenant API server
+ * answers, but the file is otherwise what a client expects.
  */
 export async function renderTenantKubeconfig(input: TenantKubeconfigInput): Promise<string> {
-  const caPem = await selfSignedCa(`${input.clusterName}-ca`);
+  const caPem = input.credentials?.caPem ?? (await selfSignedCa(`${input.clusterName}-ca`));
   const user = `${input.clusterName}-admin`;
   const context = `${user}@${input.clusterName}`;
+  const b64 = (pem: string) => Buffer.from(pem).toString("base64");
+  const credentials =
+    input.credentials === undefined
+      ? { token: `nvke-emulator.${randomBytes(24).toString("hex")}` }
+      : {
+          "client-certificate-data": b64(input.credentials.certPem),
+          "client-key-data": b64(input.credentials.keyPem),
+        };
   return dump(
     {
       apiVersion: "v1",
       kind: "Config",
       clusters: [
-        {
-          name: input.clusterName,
-          cluster: { server: input.server, "certificate-authority-data": Buffer.from(caPem).toString("base64") },
-        },
+        { name: input.clusterName, cluster: { server: input.server, "certificate-authority-data": b64(caPem) } },
       ],
-      users: [{ name: user, user: { token: `nvke-emulator.${randomBytes(24).toString("hex")}` } }],
+      users: [{ name: user, user: credentials }],
       contexts: [{ name: context, context: { cluster: input.clusterName, user } }],
       "current-context": context,
       preferences: {},

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm emulator:nvke --kubeconfig FILE [--port N] [--host H] [--state FILE]
-//   [--control-plane-controller=on|off] [--provision-ms N] [--delete-ms N] [--node-ms N]`
+//   [--control-plane-controller=on|off] [--provision-ms N] [--delete-ms N] [--node-ms N]
+//   [--tenant-api-servers [--tenant-bin-dir DIR]]`
 // Runs in the foreground; prints its base URL as one line on stdout once it is ready;
 // logs to stderr. SIGINT/SIGTERM stop it after writing the state file.
 import { spawn } from "node:child_process";
@@ -12,7 +13,8 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: pnpm emulator:nvke --kubeconfig FILE [--port N] [--host ADDRESS] [--state FILE]
                           [--control-plane-controller=on|off]
-                          [--provision-ms N] [--delete-ms N] [--node-ms N]`;
+                          [--provision-ms N] [--delete-ms N] [--node-ms N]
+                          [--tenant-api-servers [--tenant-bin-dir DIR]]`;
 
 // The workspace packages resolve to their TypeScript sources only under the "source"
 // condition; without it they would load whatever was last built into dist/.
@@ -20,9 +22,9 @@ if (!process.execArgv.some((arg) => arg === "--conditions=source" || arg === "-C
   const child = spawn(
     process.execPath,
     ["--conditions=source", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    {
-      stdio: "inherit",
-    },
+    // The IPC channel closes when this process dies, however it dies (kill -9 too): the child
+    // stops then, and with it any tenant API servers, instead of living on as an orphan.
+    { stdio: ["inherit", "inherit", "inherit", "ipc"] },
   );
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => {
@@ -45,6 +47,8 @@ async function main(): Promise<void> {
         "provision-ms": { type: "string" },
         "delete-ms": { type: "string" },
         "node-ms": { type: "string" },
+        "tenant-api-servers": { type: "boolean" },
+        "tenant-bin-dir": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -69,7 +73,11 @@ async function main(): Promise<void> {
   const cpc = (values["control-plane-controller"] as string | undefined) ?? "on";
   if (!["on", "off"].includes(cpc)) return usage(`--control-plane-controller must be on or off; got "${cpc}"`);
 
+  if (values["tenant-bin-dir"] !== undefined && !values["tenant-api-servers"]) {
+    return usage("--tenant-bin-dir goes with --tenant-api-servers");
+  }
   const { startEmulator } = await import("./emulator.ts");
+  const { testenvTenantApiServers } = await import("./tenants.ts");
   let port: number | undefined;
   const timing: Record<string, number> = {};
   try {
@@ -99,6 +107,14 @@ async function main(): Promise<void> {
       ...(values.host === undefined ? {} : { host: values.host as string }),
       timing,
       controlPlaneController: cpc === "on",
+      ...(values["tenant-api-servers"]
+        ? {
+            tenantApiServers: testenvTenantApiServers({
+              ...(values["tenant-bin-dir"] === undefined ? {} : { binDir: values["tenant-bin-dir"] as string }),
+              log,
+            }),
+          }
+        : {}),
       log,
     });
     log(`state file ${stateFile}`);
@@ -112,6 +128,11 @@ async function main(): Promise<void> {
     };
     process.on("SIGINT", () => void stop());
     process.on("SIGTERM", () => void stop());
+    // Started by the wrapper above: its death closes this channel.
+    if (process.channel) {
+      process.channel.unref();
+      process.on("disconnect", () => void stop());
+    }
   } catch (error) {
     log(`error: ${(error as Error).message}`);
     process.exitCode = 1;

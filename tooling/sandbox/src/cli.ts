@@ -1,0 +1,228 @@
+// `./run sandbox up|status|down|env` (also `pnpm sandbox …`): a local NVKE site on loopback.
+// Results on stdout, progress on stderr. Runs from source: node --conditions=source.
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { SandboxError } from "./errors.ts";
+import { defaultSandboxDir } from "./layout.ts";
+import { down, kubeconfigFor, type SandboxInfo, type SandboxStatus, serve, status, up } from "./sandbox.ts";
+
+const cli = process.env.NODEKIT_SANDBOX_CLI || "pnpm sandbox";
+
+const usage = `usage: ${cli} <command>
+
+  up [--bin-dir DIR] [--provision-ms N] [--delete-ms N] [--node-ms N]
+                 start the sandbox (or find it started): a site cluster (kube-apiserver
+                 + etcd), the NVKE controller emulator with auth on, an nvkectl site, and
+                 the NodeRings API emulator for nr (a token and an NR_HOME of its own)
+  status [-o json]
+                 what runs (exit 0: everything; 1: part of it; 3: nothing)
+  env            the environment lines that point a shell at it: eval "$(${cli} env)"
+  kubeconfig --user NAME [--group G]...
+                 a kubeconfig path for any identity on the site cluster (no RBAC of its
+                 own: grant it what you want to try)
+  down           stop it; no process, port or file is left
+
+Everything listens on 127.0.0.1 only. NODEKIT_SANDBOX_TIMING="provision-ms=N,delete-ms=N,node-ms=N"
+sets up's flags from the environment. State: $NODEKIT_SANDBOX_DIR, else
+\${XDG_STATE_HOME:-~/.local/state}/nodekit/sandbox. See docs/end-to-end.md.`;
+
+const log = (line: string) => process.stderr.write(`sandbox: ${line}\n`);
+
+const shellQuote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+function describeUp(info: SandboxInfo, seconds: number): string {
+  const rows = [
+    ["site cluster", info.site.server, "kube-apiserver + etcd"],
+    ["NVKE controller", info.controller.url, `the emulator; auth on, audience "${info.controller.audience}"`],
+    ["admin kubeconfig", info.site.adminKubeconfig, "system:masters, for looking around"],
+    [
+      "operator kubeconfig",
+      info.operator.kubeconfig,
+      `user "${info.operator.user}": only the RBAC docs/auth.md grants`,
+    ],
+    ["nvkectl site", `"${info.nvkectl.site}" in ${info.nvkectl.config}`, "kept apart from your own nvkectl config"],
+    ["NodeRings API", info.noderings.url, `the emulator, for nr; its token is in ${info.noderings.tokenFile}`],
+    ["nr home", info.nr.home, "NR_HOME: nr's state and tools, kept apart from your ~/.nr"],
+  ];
+  const width = Math.max(...rows.map(([name = ""]) => name.length));
+  return [
+    `The NVKE sandbox is up (${seconds.toFixed(1)} s). Everything listens on 127.0.0.1; all of it is in ${info.dir}.`,
+    "",
+    ...rows.map(([name = "", value, note]) => `  ${name.padEnd(width)}  ${value}   (${note})`),
+    "",
+    "Point this shell at it (nvkectl on PATH, and the sandbox's config instead of yours):",
+    "",
+    `  export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)} PATH=${shellQuote(info.nvkectl.binDir)}:$PATH`,
+    "",
+    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr. Then, for example:`,
+    "",
+    "  nvkectl get providers",
+    "  nvkectl create cluster -f examples/capd-cluster.yaml",
+    "  nr cluster register --name demo-agent --dry-run",
+    "",
+    `The whole operator flow, step by step: ./run demo (docs/first-cluster.md). What runs: ${cli} status.`,
+    `Stop it (no process, port or file is left): ${cli} down`,
+    "",
+  ].join("\n");
+}
+
+function describeStatus(s: SandboxStatus): string {
+  if (s.running === "none") return `not running (${s.dir})\n`;
+  const rows: Array<[string, string]> = [];
+  if (s.site) {
+    rows.push(
+      ["site cluster", `${s.site.server}   since ${s.site.since}`],
+      ["", `supervisor pid ${s.site.pid}, etcd ${s.site.etcd}, kube-apiserver ${s.site.kubeApiserver}`],
+      ["admin kubeconfig", s.site.adminKubeconfig],
+    );
+  }
+  if (s.controller) {
+    rows.push(
+      ["NVKE controller", `${s.controller.url}   since ${s.controller.since}`],
+      ["", `emulator pid ${s.controller.pid}; auth on, audience "${s.controller.audience}"`],
+    );
+  }
+  if (s.noderings) {
+    rows.push(
+      ["NodeRings API", `${s.noderings.url}   since ${s.noderings.since}`],
+      ["", `emulator pid ${s.noderings.pid}; token in ${s.noderings.tokenFile}; NR_HOME ${s.noderings.nrHome}`],
+    );
+  }
+  if (s.operator) rows.push(["operator kubeconfig", `${s.operator.kubeconfig}   (user "${s.operator.user}")`]);
+  if (s.nvkectl) rows.push(["nvkectl site", `"${s.nvkectl.site}" in ${s.nvkectl.config}`]);
+  rows.push(["tenant API servers", s.tenants.length === 0 ? "none (one runs for each Ready tenant cluster)" : ""]);
+  for (const tenant of s.tenants)
+    rows.push([`  ${tenant.cluster}`, `${tenant.server}   pids ${tenant.pids.join(", ")}`]);
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return [
+    s.running === "all" ? `running, in ${s.dir}` : `partly running, in ${s.dir}`,
+    ...s.problems.map((problem) => `missing: ${problem}`),
+    ...rows.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`.trimEnd()),
+    ...(s.running === "partly" ? [`next: ${cli} up (repairs it), or ${cli} down`] : []),
+    "",
+  ].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "bin-dir": { type: "string" },
+      "provision-ms": { type: "string" },
+      "delete-ms": { type: "string" },
+      "node-ms": { type: "string" },
+      output: { type: "string", short: "o" },
+      user: { type: "string" },
+      group: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+      // serve (started by up)
+      dir: { type: "string" },
+      kubeconfig: { type: "string" },
+      "site-server": { type: "string" },
+      "site-pid": { type: "string" },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === "help" || rest.length > 0) {
+    process.stderr.write(`${usage}\n`);
+    return values.help || command === "help" ? 0 : 2;
+  }
+  const timing: Record<string, number> = {};
+  // NODEKIT_SANDBOX_TIMING="provision-ms=500,delete-ms=300,node-ms=100": the same as the flags,
+  // for tests and scripts that start the sandbox through a guide's own `./run sandbox up`.
+  const fromEnv = Object.fromEntries(
+    (process.env.NODEKIT_SANDBOX_TIMING ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((pair) => pair.split("=", 2) as [string, string]),
+  );
+  for (const [flag, key] of [
+    ["provision-ms", "provisionMs"],
+    ["delete-ms", "deleteMs"],
+    ["node-ms", "nodeMs"],
+  ] as const) {
+    const text = values[flag] ?? (command === "up" ? fromEnv[flag] : undefined);
+    if (text === undefined) continue;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) {
+      process.stderr.write(`sandbox: --${flag} must be a whole number of milliseconds; got "${text}"\n${usage}\n`);
+      return 2;
+    }
+    timing[key] = n;
+  }
+  if (values.output !== undefined && values.output !== "json") {
+    process.stderr.write(`sandbox: -o takes json; got "${values.output}"\n`);
+    return 2;
+  }
+  const dir = values.dir ?? defaultSandboxDir();
+  switch (command) {
+    case "up": {
+      const started = performance.now();
+      const info = await up({
+        dir,
+        log,
+        timing,
+        ...(values["bin-dir"] === undefined ? {} : { binDir: values["bin-dir"] }),
+      });
+      process.stdout.write(describeUp(info, (performance.now() - started) / 1000));
+      return 0;
+    }
+    case "status": {
+      const s = await status({ dir, log });
+      process.stdout.write(values.output === "json" ? `${JSON.stringify(s, null, 2)}\n` : describeStatus(s));
+      return s.running === "all" ? 0 : s.running === "partly" ? 1 : 3;
+    }
+    case "env": {
+      const s = await status({ dir, log });
+      const info = s.nvkectl && s.operator && s.site && s.controller;
+      if (s.running !== "all" || !info) {
+        process.stderr.write(`sandbox: not running; start it with: ${cli} up\n`);
+        return 3;
+      }
+      process.stdout.write(await readFile(s.nvkectl?.envFile ?? "", "utf8"));
+      return 0;
+    }
+    case "kubeconfig": {
+      if (!values.user) {
+        process.stderr.write(`sandbox: kubeconfig needs --user NAME\n${usage}\n`);
+        return 2;
+      }
+      process.stdout.write(`${await kubeconfigFor({ dir, log, user: values.user, groups: values.group ?? [] })}\n`);
+      return 0;
+    }
+    case "down": {
+      const result = await down({ dir, log });
+      log(result.wasRunning ? `stopped; removed ${dir}` : `was not running; removed ${dir}`);
+      return 0;
+    }
+    case "serve": {
+      const { kubeconfig } = values;
+      const siteServer = values["site-server"];
+      const sitePid = Number(values["site-pid"]);
+      const binDir = values["bin-dir"];
+      if (!kubeconfig || !siteServer || !(sitePid > 0) || !binDir) {
+        process.stderr.write(
+          "sandbox serve is started by `up`: it needs --kubeconfig, --site-server, --site-pid, --bin-dir\n",
+        );
+        return 2;
+      }
+      const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+      await serve({ dir, kubeconfig, siteServer, sitePid, binDir, timing, log: stamp });
+      return 0;
+    }
+    default:
+      process.stderr.write(`sandbox: unknown command ${command}\n${usage}\n`);
+      return 2;
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  const usageError = String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  if (usageError) process.stderr.write(`sandbox: ${(error as Error).message}\n${usage}\n`);
+  else if (error instanceof SandboxError) process.stderr.write(`${error.describe()}\n`);
+  else process.stderr.write(`sandbox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = usageError ? 2 : 1;
+}

@@ -1,0 +1,142 @@
+// The operator flow ./run demo walks, in the order of docs/first-cluster.md (a test holds
+// the two to each other). A later feature adds its steps here: one `step(title, command)` each.
+import { type Step, step } from "./walkthrough.ts";
+
+const KUBECONFIG_FILE = '"$NVKE_SANDBOX_DIR/capd-demo.kubeconfig"';
+const LOOK_AT_SANDBOX =
+  "./run sandbox status, the emulator's log $NVKE_SANDBOX_DIR/emulator.log, docs/troubleshooting.md";
+
+const LOOK_AT_NODERINGS =
+  "./run sandbox status, the NodeRings API's log $NVKE_SANDBOX_DIR/noderings.log, docs/registration.md";
+
+/** The operator flow on the sandbox, in the order of docs/first-cluster.md. */
+export function operatorFlow(): Step[] {
+  return [
+    step("Point this shell at the sandbox", `eval "$(./run sandbox env)"`, {
+      note: "nvkectl on PATH, and NVKECTL_CONFIG naming the sandbox's own config (yours is not touched)",
+    }),
+    step(
+      "Generate the site spec from the hosts CSV",
+      "nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site",
+      {
+        note: "name and ip per host; tpm_ek_thumbprint turns on TPM attestation for a host (docs/sitespec.md)",
+      },
+    ),
+    step(
+      "Point nvkectl at the management plane",
+      'nvkectl config set-site sandbox --url "$NVKE_SANDBOX_URL" --kubeconfig "$NVKE_SANDBOX_OPERATOR_KUBECONFIG"',
+      { note: "the controller API's URL, and the site kubeconfig of an operator with the RBAC of docs/auth.md" },
+    ),
+    step("List the sites", "nvkectl config get-sites"),
+    step("Check the infrastructure providers", "nvkectl get providers", {
+      note: "read from the site cluster directly; capd is the provider examples/capd-cluster.yaml names",
+      check: ({ stdout }) => (/^capd\s+CONFIGURED\s/m.test(stdout) ? undefined : "capd is not CONFIGURED"),
+      lookAt: "docs/providers.md",
+    }),
+    step("Publish the MachineImage", "nvkectl create machineimage -f examples/machineimage.yaml"),
+    step("Publish the ClusterRelease", "nvkectl create clusterrelease -f examples/clusterrelease.yaml"),
+    step("Publish the NodePoolRelease", "nvkectl create nodepoolrelease -f examples/nodepoolrelease.yaml"),
+    step("Create a tenant cluster", "nvkectl create cluster -f examples/capd-cluster.yaml", {
+      note: "a token is minted for the controller with a TokenRequest, on the operator's RBAC",
+    }),
+    step("Watch it come up", "nvkectl get clusters capd-demo --watch --timeout 2m", {
+      note: "Provisioning → Ready; a real kube-apiserver starts for the tenant",
+      lookAt: LOOK_AT_SANDBOX,
+    }),
+    step("Read its ID", "nvkectl get clusters capd-demo"),
+    step(
+      "Add a node pool",
+      [
+        "nvkectl get clusters capd-demo -o jsonpath='{.id}'; echo",
+        "nvkectl create nodepool -f examples/nico-mock-nodepool.yaml --cluster capd-demo",
+      ].join("\n"),
+      { note: "the pool belongs to its cluster by ID: --cluster fills in its clusterID" },
+    ),
+    step("Scale it", "nvkectl scale nodepool workers --cluster capd-demo --replicas 3"),
+    step("Watch the nodes join", "nvkectl get nodepools workers --cluster capd-demo", {
+      until: { output: /\sReady\s/, describe: "the pool is Ready", timeoutMs: 120_000 },
+      lookAt: LOOK_AT_SANDBOX,
+    }),
+    step("List the cluster's node pools", "nvkectl get nodepools --cluster capd-demo"),
+    step(
+      "Get the tenant cluster's kubeconfig",
+      `nvkectl get kubeconfig capd-demo --output-file ${KUBECONFIG_FILE}\nls -l ${KUBECONFIG_FILE}`,
+      {
+        note: "read from the site cluster; written with mode 0600, as it holds the cluster's admin credentials",
+        check: ({ stdout }) => (/^-rw------- /m.test(stdout) ? undefined : "the kubeconfig file is not mode 0600"),
+      },
+    ),
+    step("Use it: the tenant cluster answers", `kubectl --kubeconfig ${KUBECONFIG_FILE} get namespaces`, {
+      lookAt: LOOK_AT_SANDBOX,
+    }),
+    step(
+      "Patch the cluster",
+      [
+        `nvkectl patch cluster capd-demo --patch '{"labels": {"stage": "demo"}}'`,
+        "nvkectl get clusters capd-demo --show-labels",
+      ].join("\n"),
+      { note: "a JSON merge patch: only the fields in it change" },
+    ),
+    step("Delete the node pool", "nvkectl delete nodepool workers --cluster capd-demo"),
+    step("Watch it go", "nvkectl get nodepools workers --cluster capd-demo", {
+      note: "its nodes are drained first",
+      until: { exitCode: 4, describe: "it is gone", timeoutMs: 120_000 },
+    }),
+    step("Delete the cluster, and wait until it is gone", "nvkectl delete cluster capd-demo --wait --timeout 2m", {
+      lookAt: LOOK_AT_SANDBOX,
+    }),
+    step("Nothing is left", "nvkectl get clusters"),
+  ];
+}
+
+const NICO_KEY = "sandbox-not-a-secret";
+
+/** `nvkectl install --dry-run` on the sandbox's site cluster, as docs/install.md's "Try the dry run on the sandbox" runs it. */
+export function installFlow(): Step[] {
+  return [
+    step(
+      "Write a site spec and a stack config for the install",
+      [
+        'nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site --output-file "$NVKE_SANDBOX_DIR/sitespec.yaml"',
+        "sed -e 's#REPLACE_NICO_API_ENDPOINT#https://nico.example.net/api#' -e 's#REPLACE_NICO_ORGANIZATION_ID#org-1#' \\",
+        "  -e 's#REPLACE_NICO_API_NAME#nvke#' -e 's#REPLACE_PROFILES_IMAGE#registry.example.net/nvke/profiles:v1#' \\",
+        `  -e 's#REPLACE_PROVIDER_REPOSITORY_DIR#./providers#' examples/stack.yaml > "$NVKE_SANDBOX_DIR/stack.yaml"`,
+      ].join("\n"),
+      { note: "every REPLACE_* value of examples/stack.yaml filled in (deploy/README.md lists the keys)" },
+    ),
+    step(
+      "Dry-run the install of the controller stack",
+      [
+        `export NVKE_NICO_API_KEY=${NICO_KEY}`,
+        'nvkectl install --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
+        '  --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install" --dry-run',
+      ].join("\n"),
+      {
+        note: "every call the install would make, in order, after the same read-only checks (the nodes' architecture); it changes nothing. The site admin's kubeconfig: installing is a site admin's task",
+        check: ({ stdout }) =>
+          stdout.includes(NICO_KEY)
+            ? "the NICo API key shows in the plan"
+            : /^# \[\d+\/\d+\] node-architecture: /m.test(stdout)
+              ? undefined
+              : "the plan does not show the nodes' architecture",
+        lookAt: "docs/install.md, docs/troubleshooting.md",
+      },
+    ),
+  ];
+}
+
+/** nr against the sandbox's NodeRings API emulator, as docs/registration.md's "Try it on the sandbox" runs it. */
+export function registrationFlow(): Step[] {
+  return [
+    step("Dry-run an agent's registration with nr", "nr cluster register --name demo-agent --dry-run", {
+      note: "every call a real run on a VM would make, phase by phase; nothing is installed, no agent is created (NR_HOME is the sandbox's)",
+      check: ({ stdout }) =>
+        /^# \[10\/10\] verify: /m.test(stdout) ? undefined : "the plan does not reach its verify phase",
+      lookAt: LOOK_AT_NODERINGS,
+    }),
+    step("Where a registration stands", "nr cluster status", {
+      note: "no registration on this machine yet: the dry run wrote no state",
+      lookAt: LOOK_AT_NODERINGS,
+    }),
+  ];
+}

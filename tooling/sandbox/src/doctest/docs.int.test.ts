@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { formatProblem } from "@nodekit/errors";
+import { repoRoot } from "@nodekit/test-utils";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { expect, test } from "vitest";
+import { extractBlocks } from "./blocks.ts";
+import { GUIDES } from "./guides.ts";
+import { runDocTests } from "./run.ts";
+
+// Every runnable shell block of the guides, run in order as a reader would, each guide in
+// a HOME and sandbox of its own (the guide's own `./run sandbox up` brings it up fresh).
+// A guide that drifts from the CLI fails here. NODEKIT_DOCTEST_DEBUG=1 shows the output.
+
+const runnable = GUIDES.filter((path) =>
+  extractBlocks(readFileSync(join(repoRoot, path), "utf8"), { source: path }).blocks.some((b) => b.kind === "run"),
+);
+
+test("some guides have runnable blocks", () => {
+  expect(runnable).toEqual(expect.arrayContaining(["docs/auth.md", "docs/end-to-end.md", "docs/first-cluster.md"]));
+});
+
+test.each(runnable)("%s: its runnable blocks pass against a fresh sandbox", { timeout: 600_000 }, async (path) => {
+  const binDir = (await useControlPlane()).binDir;
+  const result = await runDocTests(path, readFileSync(join(repoRoot, path), "utf8"), {
+    root: repoRoot,
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
+      NODEKIT_TESTENV_BIN_DIR: binDir,
+      // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
+      NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
+    },
+    ...(process.env.NODEKIT_DOCTEST_DEBUG ? { onOutput: (chunk: string) => process.stderr.write(chunk) } : {}),
+  });
+  expect(result.problems.map(formatProblem)).toEqual([]);
+  expect(result.ran).toBeGreaterThan(0);
+});

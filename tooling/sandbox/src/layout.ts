@@ -1,0 +1,73 @@
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** What `sandbox` takes (`serve` is for `up` only). */
+export const SANDBOX_COMMANDS = ["up", "status", "env", "kubeconfig", "down", "help"] as const;
+
+/** The checkout this package lives in. */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** Where everything of one sandbox lives: `down` removes the whole directory. */
+export interface SandboxLayout {
+  root: string;
+  /** testenv's state directory (its supervisor, the site cluster's data). */
+  testenvDir: string;
+  /** The emulator supervisor's pid, URL and start time, once it is ready. */
+  emulatorInfo: string;
+  emulatorLog: string;
+  emulatorState: string;
+  /** The tenant API servers that run, as the emulator supervisor last saw them. */
+  tenantsInfo: string;
+  /** One data directory per tenant API server. */
+  tenantsDir: string;
+  /** The NodeRings API emulator's log (run by the same supervisor), one line per request. */
+  noderingsLog: string;
+  /** The NodeRings API emulator's state (agents, peerings), kept across restarts. */
+  noderingsState: string;
+  /** The sandbox's own NodeRings API token (0600): the emulator accepts it, `env` reads it into NR_API_TOKEN. */
+  noderingsToken: string;
+  /** `NR_HOME`: nr's state, config and companion tools, never the user's ~/.nr. */
+  nrHome: string;
+  /** `NVKECTL_CONFIG`: the ready-made site, never the user's own config. */
+  nvkectlConfig: string;
+  /** nvkectl's token cache (XDG_CACHE_HOME of the nvkectl wrapper). */
+  cacheDir: string;
+  /** Holds the `nvkectl` and `nr` wrappers that the environment line puts first on PATH. */
+  binDir: string;
+  operatorKubeconfig: string;
+  /** The environment lines `sandbox env` prints. */
+  envFile: string;
+  /** What `up` set up: URLs, paths, the audience. */
+  sandboxInfo: string;
+}
+
+export function sandboxLayout(root: string): SandboxLayout {
+  const dir = resolve(root);
+  return {
+    root: dir,
+    testenvDir: join(dir, "testenv"),
+    emulatorInfo: join(dir, "emulator.json"),
+    emulatorLog: join(dir, "emulator.log"),
+    emulatorState: join(dir, "emulator-state.json"),
+    tenantsInfo: join(dir, "tenants.json"),
+    tenantsDir: join(dir, "tenants"),
+    noderingsLog: join(dir, "noderings.log"),
+    noderingsState: join(dir, "noderings", "state.json"),
+    noderingsToken: join(dir, "noderings", "token"),
+    nrHome: join(dir, "nr"),
+    nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
+    cacheDir: join(dir, "cache"),
+    binDir: join(dir, "bin"),
+    operatorKubeconfig: join(dir, "operator.kubeconfig"),
+    envFile: join(dir, "env.sh"),
+    sandboxInfo: join(dir, "sandbox.json"),
+  };
+}
+
+/** `$NODEKIT_SANDBOX_DIR`, else `${XDG_STATE_HOME:-~/.local/state}/nodekit/sandbox`. */
+export function defaultSandboxDir(env: Record<string, string | undefined> = process.env): string {
+  if (env.NODEKIT_SANDBOX_DIR) return resolve(env.NODEKIT_SANDBOX_DIR);
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(base, "nodekit", "sandbox");
+}

@@ -1,0 +1,639 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, createWriteStream, openSync } from "node:fs";
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Timing } from "@nodekit/nvke-emulator";
+import { SandboxError } from "./errors.ts";
+import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
+import { commandOf, isAlive, readPidsFile, runProcess, sleep, tail, waitForExit } from "./processes.ts";
+import {
+  AVAILABLE_STATUS,
+  authObjects,
+  CAPD_CONTROLLER,
+  capdObjects,
+  grantNamespaces,
+  grantObjects,
+  OPERATOR_GRANTS,
+  OPERATOR_USER,
+  SANDBOX_AUDIENCE,
+  SANDBOX_SITE,
+  siteNodeObjects,
+} from "./site-objects.ts";
+
+const testenvCli = join(repoRoot, "tooling/testenv/src/cli.ts");
+const sandboxCli = fileURLToPath(new URL("./cli.ts", import.meta.url));
+const nvkectlBin = join(repoRoot, "apps/nvkectl/bin/run.js");
+const nrBin = join(repoRoot, "apps/nr/bin/run.js");
+
+/** What `up` set up, as `sandbox.json` keeps it and `up` prints it. */
+export interface SandboxInfo {
+  dir: string;
+  site: { server: string; adminKubeconfig: string };
+  controller: { url: string; audience: string };
+  operator: { user: string; kubeconfig: string };
+  nvkectl: { config: string; site: string; binDir: string; envFile: string };
+  /** The NodeRings API emulator: its URL, and the file holding the sandbox's own token (never printed). */
+  noderings: { url: string; tokenFile: string };
+  /** nr's NR_HOME (state, config, companion tools): the user's ~/.nr is never touched. */
+  nr: { home: string };
+}
+
+export interface SandboxOptions {
+  /** The sandbox's directory: everything it runs and writes is in there. */
+  dir: string;
+  /** Progress for people (stderr in the CLI). */
+  log: (line: string) => void;
+  /** Environment of the processes it starts (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface UpOptions extends SandboxOptions {
+  /** Holds kube-apiserver and etcd; default: tooling/k8s-testbin/ensure.sh builds or finds them. */
+  binDir?: string;
+  /** The emulated controller's speed (default: the emulator's, 5 s to Ready). */
+  timing?: Partial<Timing>;
+}
+
+interface EmulatorRecord {
+  pid: number;
+  /** The NVKE controller emulator. */
+  url: string;
+  /** The NodeRings API emulator, served by the same supervisor (absent: a sandbox from before it). */
+  noderings?: { url: string };
+  /** The site cluster it authenticates against: a restarted site needs a restarted emulator. */
+  siteServer: string;
+  startedAt: string;
+}
+
+export interface TenantRecord {
+  cluster: string;
+  server: string;
+  pids: readonly number[];
+}
+
+interface TestenvStatus {
+  running: boolean;
+  pid?: number;
+  info?: { server: string; adminKubeconfigPath: string; binDir: string };
+  pids?: { etcd: number; kubeApiserver: number };
+  startedAt?: string;
+}
+
+const FIRST_BUILD =
+  "the first build of the Kubernetes binaries (kube-apiserver, etcd, helm, clusterctl from Go modules) takes about 6 minutes on 2 cores; it is cached in ~/.cache/nodekit/k8s-testbin, and later starts take under a second";
+
+/** tooling/k8s-testbin/ensure.sh, saying how long a cold build takes and how far it is while it runs. */
+async function ensureBinaries(options: UpOptions): Promise<string> {
+  // As testenv's global setup does: a directory with all four binaries, and ensure.sh is not run.
+  const given = options.binDir ?? (options.env ?? process.env).NODEKIT_TESTENV_BIN_DIR;
+  // Loaded here: status, env and down never need testenv's start-up code (node-forge, …).
+  const { resolveBinDir } = await import("@nodekit/testenv");
+  if (given) return resolveBinDir({ binDir: given });
+  const started = Date.now();
+  let announced = false;
+  const announce = () => {
+    if (announced) return;
+    announced = true;
+    options.log(FIRST_BUILD);
+  };
+  const minutes = () => {
+    const s = Math.round((Date.now() - started) / 1000);
+    return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  };
+  // ensure.sh is silent when the cache is warm (0.05 s), and while it waits for another build's lock.
+  const early = setTimeout(announce, 2_000);
+  const ticker = setInterval(() => {
+    announce();
+    options.log(`still building the Kubernetes binaries: ${minutes()} so far, about 6 min in all on 2 cores`);
+  }, 30_000);
+  try {
+    return await resolveBinDir({
+      ...(options.env === undefined ? {} : { env: options.env }),
+      log: (line) => {
+        announce();
+        options.log(line);
+      },
+    });
+  } finally {
+    clearTimeout(early);
+    clearInterval(ticker);
+    if (announced) options.log(`the Kubernetes binaries are ready (${minutes()})`);
+  }
+}
+
+async function testenv(layout: SandboxLayout, options: SandboxOptions, args: string[]) {
+  const result = await runProcess(process.execPath, [testenvCli, ...args], {
+    env: { ...(options.env ?? process.env), NODEKIT_TESTENV_STATE_DIR: layout.testenvDir },
+    onStderrLine: (line) => options.log(line),
+  });
+  return result;
+}
+
+/**
+ * The site cluster's supervisor, from testenv's state.json (supervisor PID, server, paths —
+ * docs/testing.md): what `testenv status -o json` reads, without starting a process for it.
+ */
+async function testenvStatus(layout: SandboxLayout, _options: SandboxOptions): Promise<TestenvStatus> {
+  const state = await readJson<Omit<TestenvStatus, "running">>(join(layout.testenvDir, "state.json"));
+  if (state?.pid === undefined || !isAlive(state.pid)) return { running: false };
+  return { running: true, ...state };
+}
+
+async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+  const result = await runProcess("kubectl", ["--kubeconfig", kubeconfig, ...args], {
+    ...(input === undefined ? {} : { input }),
+    timeoutMs: 60_000,
+  });
+  if (result.exitCode !== 0) {
+    throw new SandboxError(`kubectl ${args.slice(0, 2).join(" ")} on the site cluster failed`, {
+      why: result.stderr.trim() || `exit code ${result.exitCode}`,
+      next: ["kubectl must be on PATH (the machine's own is used)"],
+    });
+  }
+  return result.stdout;
+}
+
+const applyObjects = (kubeconfig: string, objects: object[]) =>
+  kubectl(kubeconfig, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+
+/** Auth on, the operator's RBAC, the CAPD provider and the site's node, on the site cluster. Idempotent. */
+async function setUpSite(admin: string): Promise<void> {
+  const subject = { user: OPERATOR_USER };
+  // One List, applied in order: the namespaces come before the Roles in them.
+  await applyObjects(admin, [
+    ...authObjects(SANDBOX_AUDIENCE),
+    ...grantNamespaces(OPERATOR_GRANTS),
+    ...capdObjects(),
+    ...siteNodeObjects(),
+    ...grantObjects(OPERATOR_GRANTS, subject),
+  ]);
+  await kubectl(admin, [
+    "patch",
+    "deployment",
+    CAPD_CONTROLLER.name,
+    "-n",
+    CAPD_CONTROLLER.namespace,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify(AVAILABLE_STATUS),
+  ]);
+}
+
+async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, "utf8")) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeJson(path: string, value: unknown, mode = 0o600): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
+  await rename(tmp, path);
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The emulator supervisor, if it is alive, and which of its two emulators answer. */
+async function emulatorHealth(
+  layout: SandboxLayout,
+): Promise<{ record: EmulatorRecord; nvke: boolean; noderings: boolean } | undefined> {
+  const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+  if (record === undefined || !isAlive(record.pid)) return undefined;
+  const [nvke, noderings] = await Promise.all([
+    healthy(record.url),
+    record.noderings === undefined ? false : healthy(record.noderings.url),
+  ]);
+  return { record, nvke, noderings };
+}
+
+/** The running emulator supervisor, if it is alive and both its emulators answer. */
+async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
+  const health = await emulatorHealth(layout);
+  return health?.nvke && health.noderings ? health.record : undefined;
+}
+
+/** The sandbox's own NodeRings API token, made once per sandbox (0600); the emulator accepts only it. */
+async function ensureNodeRingsToken(layout: SandboxLayout): Promise<void> {
+  try {
+    if ((await readFile(layout.noderingsToken, "utf8")).trim() !== "") return;
+  } catch {
+    // made below
+  }
+  await mkdir(dirname(layout.noderingsToken), { recursive: true, mode: 0o700 });
+  const tmp = `${layout.noderingsToken}.${process.pid}.tmp`;
+  await writeFile(tmp, `nr-sandbox-${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
+  await rename(tmp, layout.noderingsToken);
+}
+
+async function stopEmulator(layout: SandboxLayout, log: (line: string) => void): Promise<boolean> {
+  const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+  let stopped = false;
+  if (record !== undefined && isAlive(record.pid) && commandOf(record.pid).includes("node")) {
+    process.kill(record.pid, "SIGTERM");
+    if (!(await waitForExit(record.pid, 30_000))) {
+      log(`the NVKE controller emulator (pid ${record.pid}) did not stop within 30 s; killing it`);
+      process.kill(record.pid, "SIGKILL");
+      await waitForExit(record.pid, 5_000);
+    }
+    stopped = true;
+  }
+  // Tenant API servers of an emulator that was killed outright: testenv's watchdog removes
+  // them within seconds; this makes sure, and does not wait for it.
+  let tenants: string[] = [];
+  try {
+    tenants = await readdir(layout.tenantsDir);
+  } catch {
+    // none
+  }
+  for (const tenant of tenants) {
+    for (const { pid, name } of await readPidsFile(join(layout.tenantsDir, tenant, "pids"))) {
+      if (!isAlive(pid) || !name.startsWith(commandOf(pid) || "\0")) continue;
+      log(`killing leftover ${name} of tenant ${tenant} (pid ${pid})`);
+      process.kill(pid, "SIGKILL");
+      await waitForExit(pid, 5_000);
+    }
+  }
+  await rm(layout.emulatorInfo, { force: true });
+  await rm(layout.tenantsInfo, { force: true });
+  return stopped;
+}
+
+async function startEmulatorSupervisor(
+  layout: SandboxLayout,
+  options: UpOptions,
+  site: { admin: string; server: string; pid: number; binDir: string },
+): Promise<EmulatorRecord> {
+  const timing = options.timing ?? {};
+  const args = [
+    "--conditions=source",
+    sandboxCli,
+    "serve",
+    "--dir",
+    layout.root,
+    "--kubeconfig",
+    site.admin,
+    "--site-server",
+    site.server,
+    "--site-pid",
+    String(site.pid),
+    "--bin-dir",
+    site.binDir,
+    ...(timing.provisionMs === undefined ? [] : ["--provision-ms", String(timing.provisionMs)]),
+    ...(timing.deleteMs === undefined ? [] : ["--delete-ms", String(timing.deleteMs)]),
+    ...(timing.nodeMs === undefined ? [] : ["--node-ms", String(timing.nodeMs)]),
+  ];
+  const fd = openSync(layout.emulatorLog, "a");
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: options.env ?? process.env,
+  });
+  closeSync(fd);
+  child.unref();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+    if (record !== undefined && record.pid === child.pid) return record;
+    if (child.exitCode !== null || child.signalCode !== null || (child.pid !== undefined && !isAlive(child.pid))) break;
+    await sleep(100);
+  }
+  if (child.pid !== undefined && isAlive(child.pid)) process.kill(child.pid, "SIGTERM");
+  throw new SandboxError("the emulators (NVKE controller, NodeRings API) did not start", {
+    why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
+    next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+  });
+}
+
+const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/** The environment lines that point a shell at the sandbox (`sandbox env`). */
+export function environmentLines(info: SandboxInfo): string[] {
+  return [
+    `export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)}`,
+    `export PATH=${shellQuote(info.nvkectl.binDir)}:"$PATH"`,
+    `export NVKE_SANDBOX_DIR=${shellQuote(info.dir)}`,
+    `export NVKE_SANDBOX_URL=${shellQuote(info.controller.url)}`,
+    `export NVKE_SANDBOX_ADMIN_KUBECONFIG=${shellQuote(info.site.adminKubeconfig)}`,
+    `export NVKE_SANDBOX_OPERATOR_KUBECONFIG=${shellQuote(info.operator.kubeconfig)}`,
+    `export NR_API_URL=${shellQuote(info.noderings.url)}`,
+    // Read when the line is evaluated: the token itself is never printed.
+    `export NR_API_TOKEN="$(cat ${shellQuote(info.noderings.tokenFile)})"`,
+    `export NR_HOME=${shellQuote(info.nr.home)}`,
+  ];
+}
+
+async function writeWrapper(layout: SandboxLayout, name: string, lines: string[]): Promise<void> {
+  await mkdir(layout.binDir, { recursive: true, mode: 0o700 });
+  const path = join(layout.binDir, name);
+  await writeFile(path, ["#!/bin/sh", ...lines, ""].join("\n"));
+  await chmod(path, 0o755);
+}
+
+/** `bin/nvkectl` and `bin/nr`: the checkout's builds, keeping what they write in the sandbox. */
+async function writeWrappers(layout: SandboxLayout): Promise<void> {
+  const node = shellQuote(process.execPath);
+  await writeWrapper(layout, "nvkectl", [
+    `# nvkectl from ${repoRoot}, with this sandbox's own token cache and kubectl cache (removed by \`sandbox down\`).`,
+    `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
+  ]);
+  await writeWrapper(layout, "nr", [
+    `# nr from ${repoRoot}; NR_HOME is this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr is not touched.`,
+    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" exec ${node} ${shellQuote(nrBin)} "$@"`,
+  ]);
+}
+
+/**
+ * Brings the sandbox up, or finds it up: the site cluster (testenv's supervisor), auth on
+ * with the operator's RBAC, the NVKE controller emulator (tenant API servers on) and the
+ * nvkectl site. Everything listens on 127.0.0.1 only. Idempotent.
+ */
+export async function up(options: UpOptions): Promise<SandboxInfo> {
+  const layout = sandboxLayout(options.dir);
+  const { log } = options;
+  await mkdir(layout.root, { recursive: true, mode: 0o700 });
+  const binDir = await ensureBinaries(options);
+
+  log("site cluster: kube-apiserver + etcd (testenv)");
+  const started = await testenv(layout, options, ["up", "--bin-dir", binDir]);
+  const admin = started.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  const site = await testenvStatus(layout, options);
+  if (started.exitCode !== 0 || admin === "" || !site.running || site.info === undefined || site.pid === undefined) {
+    throw new SandboxError("the site cluster (kube-apiserver + etcd) did not start", {
+      why: started.stderr.trim().split("\n").slice(-15).join("\n"),
+      next: [`look at ${join(layout.testenvDir, "supervisor.log")}`, "then: ./run sandbox down && ./run sandbox up"],
+    });
+  }
+
+  log(
+    `site objects: auth on (audience "${SANDBOX_AUDIENCE}"), ServiceAccount nke-clients/nke-client, user "${OPERATOR_USER}"'s RBAC, the CAPD provider`,
+  );
+  const siteInfo = site.info;
+  const sitePid = site.pid;
+  // The operator's certificate does not depend on the site objects: issue it meanwhile.
+  const [, emulator] = await Promise.all([
+    issueOperatorKubeconfig(layout, options),
+    (async () => {
+      await setUpSite(admin);
+      // The emulator starts once auth is on, so it never serves from an "auth off" read.
+      let running = await runningEmulator(layout);
+      if (running !== undefined && running.siteServer !== siteInfo.server) {
+        log("the site cluster was restarted: restarting the NVKE controller emulator against it");
+        await stopEmulator(layout, log);
+        running = undefined;
+      }
+      if (running !== undefined) {
+        log(`NVKE controller: already running at ${running.url} (pid ${running.pid})`);
+        log(`NodeRings API: already running at ${running.noderings?.url} (pid ${running.pid})`);
+        return running;
+      }
+      await stopEmulator(layout, log);
+      log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
+      log("NodeRings API: the emulator, with a token of this sandbox's own");
+      await ensureNodeRingsToken(layout);
+      return startEmulatorSupervisor(layout, options, { admin, server: siteInfo.server, pid: sitePid, binDir });
+    })(),
+  ]);
+
+  const url = emulator.url;
+  const { setSite, updateConfig } = await import("@nodekit/site-config");
+  await updateConfig(
+    (config) => setSite(config, { name: SANDBOX_SITE, url, kubeconfig: layout.operatorKubeconfig }, { activate: true }),
+    { path: layout.nvkectlConfig },
+  );
+  await writeWrappers(layout);
+  await mkdir(layout.nrHome, { recursive: true, mode: 0o700 });
+  const info: SandboxInfo = {
+    dir: layout.root,
+    site: { server: site.info.server, adminKubeconfig: admin },
+    controller: { url: emulator.url, audience: SANDBOX_AUDIENCE },
+    operator: { user: OPERATOR_USER, kubeconfig: layout.operatorKubeconfig },
+    nvkectl: { config: layout.nvkectlConfig, site: SANDBOX_SITE, binDir: layout.binDir, envFile: layout.envFile },
+    noderings: { url: emulator.noderings?.url ?? "", tokenFile: layout.noderingsToken },
+    nr: { home: layout.nrHome },
+  };
+  await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });
+  await writeJson(layout.sandboxInfo, info);
+  return info;
+}
+
+async function issueOperatorKubeconfig(layout: SandboxLayout, options: SandboxOptions): Promise<void> {
+  const issued = await testenv(layout, options, ["kubeconfig", "--user", OPERATOR_USER]);
+  const issuedPath = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (issued.exitCode !== 0 || issuedPath === "") {
+    throw new SandboxError(`could not issue a kubeconfig for user "${OPERATOR_USER}"`, { why: issued.stderr.trim() });
+  }
+  await copyFile(issuedPath, layout.operatorKubeconfig);
+  await chmod(layout.operatorKubeconfig, 0o600);
+}
+
+export interface SandboxStatus {
+  dir: string;
+  /** all: everything runs; partly: something is missing (`problems` says what); none: nothing runs. */
+  running: "all" | "partly" | "none";
+  site?: { server: string; adminKubeconfig: string; pid: number; etcd: number; kubeApiserver: number; since: string };
+  controller?: { url: string; pid: number; since: string; audience: string };
+  /** The NodeRings API emulator (the same supervisor as the controller's). */
+  noderings?: { url: string; pid: number; since: string; tokenFile: string; nrHome: string };
+  tenants: TenantRecord[];
+  nvkectl?: SandboxInfo["nvkectl"];
+  operator?: SandboxInfo["operator"];
+  problems: string[];
+}
+
+/** What runs, read from the sandbox's directory and checked against the processes. */
+export async function status(options: SandboxOptions): Promise<SandboxStatus> {
+  const layout = sandboxLayout(options.dir);
+  const info = await readJson<SandboxInfo>(layout.sandboxInfo);
+  const site = await testenvStatus(layout, options);
+  const health = await emulatorHealth(layout);
+  const emulator = health?.nvke ? health.record : undefined;
+  const noderings = health?.noderings && health.record.noderings ? health.record : undefined;
+  const tenants = emulator === undefined ? [] : ((await readJson<TenantRecord[]>(layout.tenantsInfo)) ?? []);
+  const problems: string[] = [];
+  if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
+  if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
+  if (noderings === undefined) problems.push("the NodeRings API emulator is not running");
+  if (info === undefined) problems.push("the sandbox was not set up (no sandbox.json)");
+  const runs = [site.running, emulator !== undefined, noderings !== undefined].filter(Boolean).length;
+  return {
+    dir: layout.root,
+    running: problems.length === 0 ? "all" : runs === 0 ? "none" : "partly",
+    ...(site.running && site.info && site.pids && site.pid !== undefined
+      ? {
+          site: {
+            server: site.info.server,
+            adminKubeconfig: site.info.adminKubeconfigPath,
+            pid: site.pid,
+            etcd: site.pids.etcd,
+            kubeApiserver: site.pids.kubeApiserver,
+            since: site.startedAt ?? "",
+          },
+        }
+      : {}),
+    ...(emulator === undefined
+      ? {}
+      : {
+          controller: {
+            url: emulator.url,
+            pid: emulator.pid,
+            since: emulator.startedAt,
+            audience: info?.controller.audience ?? SANDBOX_AUDIENCE,
+          },
+        }),
+    ...(noderings?.noderings === undefined
+      ? {}
+      : {
+          noderings: {
+            url: noderings.noderings.url,
+            pid: noderings.pid,
+            since: noderings.startedAt,
+            tokenFile: layout.noderingsToken,
+            nrHome: layout.nrHome,
+          },
+        }),
+    tenants,
+    ...(info === undefined ? {} : { nvkectl: info.nvkectl, operator: info.operator }),
+    problems,
+  };
+}
+
+/** Stops everything the sandbox runs and removes its directory: no process, port or file is left. */
+export async function down(options: SandboxOptions): Promise<{ wasRunning: boolean }> {
+  const layout = sandboxLayout(options.dir);
+  const emulatorWasRunning = await stopEmulator(layout, options.log);
+  const before = await testenvStatus(layout, options);
+  const stopped = await testenv(layout, options, ["down"]);
+  if (stopped.exitCode !== 0) {
+    throw new SandboxError("the site cluster did not stop", {
+      why: stopped.stderr.trim(),
+      next: [`look at ${join(layout.testenvDir, "supervisor.log")}, then run down again`],
+    });
+  }
+  await rm(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  return { wasRunning: emulatorWasRunning || before.running };
+}
+
+/**
+ * A kubeconfig for any client-certificate identity on the site cluster (CN the user, each
+ * group an O), with no RBAC of its own: for trying grants, as docs/auth.md does. Its path.
+ */
+export async function kubeconfigFor(options: SandboxOptions & { user: string; groups?: string[] }): Promise<string> {
+  const layout = sandboxLayout(options.dir);
+  const issued = await testenv(layout, options, [
+    "kubeconfig",
+    "--user",
+    options.user,
+    ...(options.groups ?? []).flatMap((group) => ["--group", group]),
+  ]);
+  const path = issued.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (issued.exitCode !== 0 || path === "") {
+    throw new SandboxError(`could not issue a kubeconfig for user "${options.user}"`, {
+      why: issued.stderr.trim() || "the site cluster is not running",
+      next: ["start the sandbox first: ./run sandbox up"],
+    });
+  }
+  return path;
+}
+
+export interface ServeOptions {
+  dir: string;
+  kubeconfig: string;
+  siteServer: string;
+  /** testenv's supervisor: when it goes, the site cluster is gone, and so does the emulator. */
+  sitePid: number;
+  binDir: string;
+  timing?: Partial<Timing>;
+  log: (line: string) => void;
+}
+
+/**
+ * The emulator supervisor (`sandbox serve`, started detached by `up`): runs the NVKE
+ * controller emulator with tenant API servers, and the NodeRings API emulator (its state in
+ * the sandbox, only the sandbox's token accepted), until SIGTERM, SIGINT or SIGHUP, or until
+ * the site cluster's supervisor is gone; then stops both — tenant API servers included.
+ */
+export async function serve(options: ServeOptions): Promise<void> {
+  const layout = sandboxLayout(options.dir);
+  const token = (await readFile(layout.noderingsToken, "utf8")).trim();
+  if (token === "") throw new SandboxError(`${layout.noderingsToken} holds no token`, { next: ["run up again"] });
+  const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
+  const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
+  // Its own log, one line per request (never a token), as `pnpm emulator:noderings` writes it.
+  const noderings = await startNodeRingsEmulator({
+    stateFile: layout.noderingsState,
+    tokens: [{ token, account: "sandbox" }],
+    log: (line) => noderingsLog.write(`${new Date().toISOString()} ${line}\n`),
+  });
+  const { startEmulator, testenvTenantApiServers } = await import("@nodekit/nvke-emulator");
+  const emulator = await startEmulator({
+    kubeconfigPath: options.kubeconfig,
+    stateFile: layout.emulatorState,
+    ...(options.timing === undefined ? {} : { timing: options.timing }),
+    tenantApiServers: testenvTenantApiServers({
+      binDir: options.binDir,
+      dataRoot: layout.tenantsDir,
+      log: options.log,
+    }),
+    log: options.log,
+  }).catch(async (error: unknown) => {
+    // Neither outlives a failed start: the supervisor exits, and `up` reports its log.
+    await noderings.stop();
+    noderingsLog.end();
+    throw error;
+  });
+  const record: EmulatorRecord = {
+    pid: process.pid,
+    url: emulator.url,
+    noderings: { url: noderings.url },
+    siteServer: options.siteServer,
+    startedAt: new Date().toISOString(),
+  };
+  await writeJson(layout.emulatorInfo, record);
+  options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);
+
+  let lastTenants = "";
+  const recordTenants = async () => {
+    const tenants: TenantRecord[] = emulator
+      .tenants()
+      .map((tenant) => ({ cluster: tenant.clusterName, server: tenant.server, pids: tenant.pids }));
+    const text = JSON.stringify(tenants);
+    if (text === lastTenants) return;
+    lastTenants = text;
+    await writeJson(layout.tenantsInfo, tenants);
+  };
+  await recordTenants();
+
+  await new Promise<void>((resolve) => {
+    let finished = false;
+    const finish = (why: string) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(timer);
+      options.log(`stopping: ${why}`);
+      resolve();
+    };
+    // `on`, not `once`: a listener must stay, or testenv's own handler (each tenant API server
+    // has one) re-raises the signal and the process dies before it has stopped them.
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => finish(signal));
+    const timer = setInterval(() => {
+      if (!isAlive(options.sitePid)) finish(`the site cluster's supervisor (pid ${options.sitePid}) is gone`);
+      else void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`));
+    }, 1_000);
+  });
+  await Promise.all([emulator.stop(), noderings.stop()]);
+  await new Promise((resolve) => noderingsLog.end(resolve));
+  await rm(layout.emulatorInfo, { force: true });
+  await rm(layout.tenantsInfo, { force: true });
+}
