@@ -109,7 +109,7 @@ export interface InstallContext {
   nicoApiKey: string;
   observations: InstallObservations;
   release?: ReleaseContext;
-  registry?: InstallInputs["registry"];
+  registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
@@ -195,7 +195,7 @@ async function readRelease(
   }
   const pinning = await pinDeployPath(options.deployPath, description, { source: file, workDir: options.workDir, lib });
   const { credentialFilePaths } = await import("@nodekit/oci");
-  const [dockerConfig, helmConfig] = credentialFilePaths({ env: options.env });
+  const [dockerConfig, helmConfig] = credentialFilePaths({ env: options.env, ...(options.env.HOME ? { homedir: options.env.HOME } : {}) });
   let helmRegistryConfig: string | undefined;
   for (const candidate of [helmConfig, dockerConfig]) {
     if (candidate !== undefined && (await stat(candidate).then((info) => info.isFile(), () => false))) {
@@ -280,7 +280,7 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
   const observations = { architecture, nodes, providers };
-  const registry = inputs.registry;
+  const registry = { ...inputs.registry, env: inputs.env ?? process.env };
   if (documents.release === undefined) return { ...documents, target, observations, registry };
   // The stack's images, pinned by the release, for the architecture just read.
   const lib = await import("@nodekit/release");
@@ -585,7 +585,7 @@ export function planInstall(context: InstallContext): Plan {
       values !== undefined && takesValues.includes(item.id)
         ? {
             ...item,
-            steps: [writeStep(valuesFile, values, `the stack's values for ${observations.architecture}`), ...item.steps],
+            steps: [writeStep(valuesFile, values, stackValuesSummary(context)), ...item.steps],
           }
         : item,
     )
@@ -701,6 +701,14 @@ export function planInstall(context: InstallContext): Plan {
           },
         }),
   });
+}
+
+function stackValuesSummary(context: InstallContext): string {
+  const summary = `the stack's values for ${context.observations.architecture}`;
+  const pinned = context.release?.stackImages;
+  if (pinned === undefined) return summary;
+  const controller = pinned.controller === undefined ? "" : `, images.controller ${pinned.controller}`;
+  return `${summary}; pinned by the release: images.profiles ${pinned.profiles}${controller}`;
 }
 
 /** A deploy path item under a release: its pinned values files written first, helm told how to reach the registry. */

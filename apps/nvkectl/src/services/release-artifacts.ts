@@ -39,7 +39,7 @@ export async function openRegistry(access: RegistryAccess): Promise<OciClient> {
   access.redactor.add(env.NODEKIT_REGISTRY_PASSWORD);
   return new OciClient({
     plainHttp: access.plainHttp ?? false,
-    credentials: defaultCredentials({ env }),
+    credentials: defaultCredentials({ env, ...(env.HOME ? { homedir: env.HOME } : {}) }),
     secrets: access.redactor,
     ...(ca === undefined ? {} : { ca }),
   });
