@@ -109,7 +109,8 @@ beforeAll(async () => {
       "timestamps: none",
       "",
     ].join("\n"),
-    "sitespec.yaml": "apiVersion: nvke.io/v1alpha1\nkind: SiteSpec\nmetadata:\n  name: rel\nspec:\n  hosts:\n    - name: h1\n      ip: 127.0.0.1\n",
+    "sitespec.yaml":
+      "apiVersion: nvke.io/v1alpha1\nkind: SiteSpec\nmetadata:\n  name: rel\nspec:\n  hosts:\n    - name: h1\n      ip: 127.0.0.1\n",
     "stack.yaml": `apiVersion: nvke.io/v1alpha1
 kind: StackConfig
 nico:
@@ -234,9 +235,12 @@ describe("nvkectl install --release", () => {
       profiles: `${registry.host}/nvke/profiles@${published.description.profiles.digest}`,
     });
     if (pulls.length > 0) {
-      expect(await readFile(join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"), "utf8")).toBe(
-        "# core\n",
-      );
+      expect(
+        await readFile(
+          join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"),
+          "utf8",
+        ),
+      ).toBe("# core\n");
     }
   });
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { envCredentials, OciClient } from "@nodekit/oci";
@@ -77,9 +77,8 @@ beforeAll(async () => {
   const { publishRelease } = await import("@nodekit/release");
   const description = structuredClone(published.description);
   description.images[0] = { reference: description.images[0]?.reference ?? "", digest: `sha256:${"0".repeat(64)}` };
-  missingRef = (
-    await publishRelease({ client, reference: `${registry.host}/missing/release:1`, description, signer })
-  ).reference;
+  missingRef = (await publishRelease({ client, reference: `${registry.host}/missing/release:1`, description, signer }))
+    .reference;
   await mkdir(join(home.path, ".docker"), { recursive: true });
   await writeFile(join(home.path, ".docker", "config.json"), JSON.stringify(dockerAuth()));
   await writeFile(
@@ -116,7 +115,15 @@ const failureCode = (stderr: string) => {
 
 describe("nvkectl release verify", () => {
   test("prints the verified reference, with credentials from docker's config; the password appears nowhere", async () => {
-    const result = await home.nvkectl(["release", "verify", published.tagReference, "--policy", "policy.yaml", "--plain-http", "-v"]);
+    const result = await home.nvkectl([
+      "release",
+      "verify",
+      published.tagReference,
+      "--policy",
+      "policy.yaml",
+      "--plain-http",
+      "-v",
+    ]);
     expect(result.stderr).toContain("signed by key nvkr-release");
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
@@ -126,7 +133,16 @@ describe("nvkectl release verify", () => {
 
   test("-o json, credentials from the environment (no config file), pinned by digest", async () => {
     const result = await home.nvkectl(
-      ["release", "verify", `${registry.host}/nvke/release@${published.digest}`, "--policy", "policy.yaml", "--plain-http", "-o", "json"],
+      [
+        "release",
+        "verify",
+        `${registry.host}/nvke/release@${published.digest}`,
+        "--policy",
+        "policy.yaml",
+        "--plain-http",
+        "-o",
+        "json",
+      ],
       {
         env: {
           HOME: join(home.path, "elsewhere"),
@@ -146,7 +162,13 @@ describe("nvkectl release verify", () => {
   });
 
   test.each([
-    ["untrusted signer (a policy naming another key)", () => published.tagReference, "other-policy.yaml", "RELEASE_UNTRUSTED_SIGNER", 1],
+    [
+      "untrusted signer (a policy naming another key)",
+      () => published.tagReference,
+      "other-policy.yaml",
+      "RELEASE_UNTRUSTED_SIGNER",
+      1,
+    ],
     ["re-signed with an untrusted key", () => forged.tagReference, "policy.yaml", "RELEASE_UNTRUSTED_SIGNER", 1],
     ["unsigned", () => unsigned.tagReference, "policy.yaml", "RELEASE_UNSIGNED", 1],
     ["an artifact missing", () => missingRef, "policy.yaml", "RELEASE_ARTIFACT_MISSING", 4],
@@ -160,7 +182,14 @@ describe("nvkectl release verify", () => {
   });
 
   test("a malformed policy names its lines and fields", async () => {
-    const result = await home.nvkectl(["release", "verify", published.tagReference, "--policy", "bad-policy.yaml", "--plain-http"]);
+    const result = await home.nvkectl([
+      "release",
+      "verify",
+      published.tagReference,
+      "--policy",
+      "bad-policy.yaml",
+      "--plain-http",
+    ]);
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("bad-policy.yaml:4: field transparencyLog");
     expect(result.stderr).toMatch(/bad-policy.yaml(:\d+)?: field timestamps/);
@@ -204,5 +233,55 @@ describe("nvkectl release export", () => {
   test("its help says to run it only on a reference verify accepted", async () => {
     const help = await home.nvkectl(["release", "export", "--help"]);
     expect(help.stdout.replace(/\s+/g, " ")).toContain("run it only on a reference release verify accepted");
+  });
+});
+
+describe("docs/release-artifacts.md", () => {
+  const doc = () => readFile(join(repoRoot, "docs/release-artifacts.md"), "utf8");
+  const blocks = async () => [...(await doc()).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+
+  test("every nvkectl command in it exists and takes the flags it is given", async () => {
+    const manifest = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/oclif.manifest.json"), "utf8")) as {
+      commands: Record<string, { flags: Record<string, unknown> }>;
+    };
+    const lines = (await blocks())
+      .flatMap((block) => block.split("\n"))
+      .flatMap((line) => [...line.matchAll(/nvkectl ([^)\n]*)/g)].map((m) => m[1] ?? ""));
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+    for (const line of lines) {
+      const words = line.split(/\s+/);
+      const two = `${words[0]}:${words[1]}`;
+      const id = manifest.commands[two] ? two : (words[0] ?? "");
+      expect(manifest.commands[id], `nvkectl ${line}: no such command`).toBeDefined();
+      for (const flag of words.filter((w) => w.startsWith("--")).map((w) => w.slice(2))) {
+        expect(Object.keys(manifest.commands[id]?.flags ?? {}), `nvkectl ${line}: no --${flag}`).toContain(flag);
+      }
+    }
+  });
+
+  test("its verify and export blocks run as written against a published release", async () => {
+    // Given the guide's names: the release at its tag, the policy in release-policy.yaml, and
+    // nvkectl on PATH (talking plain HTTP to the loopback registry)
+    const bin = join(home.path, "bin");
+    await mkdir(bin, { recursive: true });
+    await writeFile(
+      join(bin, "nvkectl"),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, "apps/nvkectl/bin/run.js"))} "$@" --plain-http\n`,
+    );
+    await chmod(join(bin, "nvkectl"), 0o755);
+    await writeFile(join(home.path, "release-policy.yaml"), await readFile(join(home.path, "policy.yaml")));
+    const script = (await blocks())
+      .filter((block) => block.includes("nvkectl release"))
+      .join("\n")
+      .replaceAll("registry.example.com/nvke/release:1.4.0", published.tagReference);
+    // When they run
+    const { stdout } = await execFileAsync("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: home.path,
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: home.path, NO_COLOR: "1" },
+    });
+    // Then the first block printed the verified reference, and release.json is the description
+    expect(stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
+    const text = await readFile(join(home.path, "release.json"), "utf8");
+    expect(parseReleaseDescription(text, { source: "release.json" }).value).toEqual(published.description);
   });
 });

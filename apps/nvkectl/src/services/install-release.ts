@@ -202,7 +202,8 @@ export function pinStackImages(
 ): { profiles: string; controller?: string } {
   const problems: Problem[] = [];
   const pin = imagePinner(release, options.lib, problems);
-  const pinnedController = controller === undefined ? undefined : pin("the stack config", controller, ["images", "controller"]);
+  const pinnedController =
+    controller === undefined ? undefined : pin("the stack config", controller, ["images", "controller"]);
   if (problems.length > 0) throw imagesNotPinned(problems, options.source);
   return {
     profiles: options.lib.pinnedProfiles(release),

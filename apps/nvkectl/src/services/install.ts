@@ -18,7 +18,13 @@ import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
-import { type PinnedValuesFile, pinDeployPath, pinStackImages, type ReleasePinning, readReleaseFile } from "./install-release.ts";
+import {
+  type PinnedValuesFile,
+  pinDeployPath,
+  pinStackImages,
+  type ReleasePinning,
+  readReleaseFile,
+} from "./install-release.ts";
 import type { RegistryAccess } from "./release-artifacts.ts";
 
 /** The field manager of every server-side apply the install makes. */
@@ -80,7 +86,7 @@ export interface InstallInputs {
 type ReleaseProvider = ReleasePinning["release"]["providers"][number];
 
 /** What `--release` adds to the context: the pinned deploy path, the providers' components, helm's registry login. */
-export interface ReleaseContext extends ReleasePinning {
+interface ReleaseContext extends ReleasePinning {
   /** `type/name` → the release's provider. */
   providers: ReadonlyMap<string, ReleaseProvider>;
   /** The docker-format file helm reads registry credentials from (the user's helm or docker config), when one exists. */
@@ -195,10 +201,19 @@ async function readRelease(
   }
   const pinning = await pinDeployPath(options.deployPath, description, { source: file, workDir: options.workDir, lib });
   const { credentialFilePaths } = await import("@nodekit/oci");
-  const [dockerConfig, helmConfig] = credentialFilePaths({ env: options.env, ...(options.env.HOME ? { homedir: options.env.HOME } : {}) });
+  const [dockerConfig, helmConfig] = credentialFilePaths({
+    env: options.env,
+    ...(options.env.HOME ? { homedir: options.env.HOME } : {}),
+  });
   let helmRegistryConfig: string | undefined;
   for (const candidate of [helmConfig, dockerConfig]) {
-    if (candidate !== undefined && (await stat(candidate).then((info) => info.isFile(), () => false))) {
+    if (
+      candidate !== undefined &&
+      (await stat(candidate).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    ) {
       helmRegistryConfig = candidate;
       break;
     }
@@ -573,7 +588,9 @@ export function planInstall(context: InstallContext): Plan {
   const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
   const release = context.release;
   const helmEnv =
-    release?.helmRegistryConfig === undefined ? toolEnv : { ...toolEnv, HELM_REGISTRY_CONFIG: release.helmRegistryConfig };
+    release?.helmRegistryConfig === undefined
+      ? toolEnv
+      : { ...toolEnv, HELM_REGISTRY_CONFIG: release.helmRegistryConfig };
   const deployItems = planDeployPathItems(context.deployPath, {
     target,
     helmEnv,

@@ -22,7 +22,10 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
   ];
 
   static override args = {
-    ref: Args.string({ description: "The release: registry/repository:tag or registry/repository@sha256:….", required: true }),
+    ref: Args.string({
+      description: "The release: registry/repository:tag or registry/repository@sha256:….",
+      required: true,
+    }),
   };
 
   static override flags = {
