@@ -110,6 +110,12 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
   };
   const builder = new DSSEBundleBuilder({ signer: options.signer, witnesses: [] });
   const bundle = await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: IN_TOTO_PAYLOAD_TYPE });
+  // No keyid in the DSSE signature, as cosign writes it: cosign (go-securesystemslib) skips a
+  // signature whose keyid differs from its own ID for the key, and the key hint already names
+  // the key in the verification material. The keyid is not signed, so nothing else changes.
+  if (bundle.content.$case === "dsseEnvelope") {
+    for (const signature of bundle.content.dsseEnvelope.signatures) signature.keyid = "";
+  }
   const json = bundleToJSON(bundle);
   const layer = await client.pushBlob(
     ref,
