@@ -31,6 +31,7 @@ let registry: RunningRegistry;
 let published: PublishedTestRelease;
 let inputs: InstallInputs;
 let env: Record<string, string>;
+let unlabeled: string[] = [];
 
 async function write(files: Record<string, string>) {
   for (const [name, text] of Object.entries(files)) {
@@ -82,6 +83,15 @@ beforeAll(async () => {
     ],
     signer: localKeySigner(key.privateKeyPem),
   });
+  // The control plane is shared by the run: nodes other files left without an architecture
+  // label get arm64 while this file runs (the install refuses mixed nodes), and lose it after.
+  const nodes = JSON.parse(await kubectl("get", "nodes", "--output=json")) as {
+    items: Array<{ metadata: { name: string; labels?: Record<string, string> } }>;
+  };
+  unlabeled = nodes.items
+    .filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)
+    .map((n) => n.metadata.name);
+  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch=arm64");
   await createExecaRunner().run({
     command: "kubectl",
     args: ["--kubeconfig", admin, "apply", "-f", "-"],
@@ -158,6 +168,7 @@ spec:
 }, 180_000);
 
 afterAll(async () => {
+  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch-").catch(() => undefined);
   await kubectl("delete", "node", NODE, "--ignore-not-found").catch(() => undefined);
   await kubectl("delete", "namespace", "release-pinned", "--ignore-not-found", "--wait=false").catch(() => undefined);
   await registry?.stop();
