@@ -6,13 +6,13 @@ import { base } from "../../tooling/tsup/base.ts";
 // dependencies and oclif's core are bundled in from source: one chunk loads faster than
 // the ~250 files they are spread over (oclif's core alone is ~100 CommonJS modules, ≈ 15 ms
 // of every start). src/run.ts is the bin's entry, so the bin and the commands share one copy
-// of oclif. oclif's plugins (autocomplete, not-found, plugins) stay packages of their own,
+// of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
 // token) stays external, as do execa and write-file-atomic, and the TypeScript loaders
 // oclif looks for only in development. The banner gives the bundled CommonJS a `require`.
 export default defineConfig({
   ...base,
-  entry: ["src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
+  entry: ["src/run.ts", "src/commands/**/*.ts", "src/hooks/*.ts", "!src/**/*.test.ts"],
   splitting: true,
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],

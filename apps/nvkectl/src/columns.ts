@@ -1,10 +1,11 @@
-import type { Column } from "@nodekit/cli-kit";
+import type { Column, View } from "@nodekit/cli-kit";
 import type { Cluster, ClusterRelease, MachineImage, NodePool, NodePoolRelease } from "@nodekit/nvke-api";
 import { age } from "./services/time.ts";
 
-// The table columns of each kind; `wide` ones show with -o wide only.
+// The table columns of each kind; `wide` ones show with -o wide only. A kind's view adds
+// what -o name (kind/name) and --show-labels read.
 
-export function clusterColumns(now: Date): Column<Cluster>[] {
+function clusterColumns(now: Date): Column<Cluster>[] {
   return [
     { header: "name", value: (c) => c.name },
     { header: "id", value: (c) => c.id },
@@ -19,7 +20,7 @@ export function clusterColumns(now: Date): Column<Cluster>[] {
   ];
 }
 
-export function nodePoolColumns(now: Date): Column<NodePool>[] {
+function nodePoolColumns(now: Date): Column<NodePool>[] {
   return [
     { header: "name", value: (p) => p.name },
     { header: "id", value: (p) => p.id },
@@ -37,7 +38,7 @@ export function nodePoolColumns(now: Date): Column<NodePool>[] {
   ];
 }
 
-export function machineImageColumns(now: Date): Column<MachineImage>[] {
+function machineImageColumns(now: Date): Column<MachineImage>[] {
   return [
     { header: "name", value: (m) => m.name },
     { header: "version", value: (m) => m.version },
@@ -50,7 +51,7 @@ export function machineImageColumns(now: Date): Column<MachineImage>[] {
   ];
 }
 
-export function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
+function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
   return [
     { header: "name", value: (r) => r.name },
     { header: "version", value: (r) => r.version },
@@ -63,7 +64,7 @@ export function clusterReleaseColumns(now: Date): Column<ClusterRelease>[] {
   ];
 }
 
-export function nodePoolReleaseColumns(now: Date): Column<NodePoolRelease>[] {
+function nodePoolReleaseColumns(now: Date): Column<NodePoolRelease>[] {
   return [
     { header: "name", value: (r) => r.name },
     { header: "version", value: (r) => r.version },
@@ -75,3 +76,19 @@ export function nodePoolReleaseColumns(now: Date): Column<NodePoolRelease>[] {
     { header: "components", value: (r) => r.components.length, wide: true },
   ];
 }
+
+type Named = { name: string; labels?: Record<string, string> };
+const named = <T extends Named>(kind: string, columns: Column<T>[]): View<T> => ({
+  kind,
+  columns,
+  name: (row) => row.name,
+  labels: (row) => row.labels,
+});
+
+export const clusterView = (now: Date): View<Cluster> => named("cluster", clusterColumns(now));
+export const nodePoolView = (now: Date): View<NodePool> => named("nodepool", nodePoolColumns(now));
+export const machineImageView = (now: Date): View<MachineImage> => named("machineimage", machineImageColumns(now));
+export const clusterReleaseView = (now: Date): View<ClusterRelease> =>
+  named("clusterrelease", clusterReleaseColumns(now));
+export const nodePoolReleaseView = (now: Date): View<NodePoolRelease> =>
+  named("nodepoolrelease", nodePoolReleaseColumns(now));

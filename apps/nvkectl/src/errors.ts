@@ -10,9 +10,29 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.Conflict,
     meaning: "A tenant cluster waited on to become Ready is being deleted instead.",
   },
+  NODEPOOL_FAILED: {
+    exitCode: ExitCode.CheckFailed,
+    meaning: "A node pool waited on (--wait) turned Failed; the controller's message says why.",
+  },
+  NODEPOOL_DELETING: {
+    exitCode: ExitCode.Conflict,
+    meaning: "A node pool waited on to become Ready is being deleted instead.",
+  },
+  PROVIDER_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "get providers NAME names a provider nvkectl does not know; the known ones are listed.",
+  },
+  EXPLAIN_KIND_UNKNOWN: {
+    exitCode: ExitCode.NotFound,
+    meaning: "explain names a kind the controller's API document does not describe; the kinds it does are listed.",
+  },
+  EXPLAIN_FIELD_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning: "explain names a field the kind does not have; the fields at that level are listed.",
+  },
   WAIT_TIMEOUT: {
     exitCode: ExitCode.Unreachable,
-    meaning: "--wait or --watch gave up at --timeout; the controller keeps working on the object.",
+    meaning: "--wait (or --watch of one object) gave up at --timeout; the controller keeps working on the object.",
   },
   INPUT_FILE_NOT_FOUND: {
     exitCode: ExitCode.NotFound,

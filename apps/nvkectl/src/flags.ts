@@ -8,17 +8,26 @@ export const fileFlag = (what: string) =>
     required: true,
   });
 
-/** `-o json|yaml` on create, scale and patch: print the object the controller returned instead of a line. */
+/** `-o json|yaml|name` on create, scale and patch: print the object the controller returned instead of a line. */
 export const objectOutputFlag = Flags.option({
   char: "o",
-  description: "Print the object the controller returned, as json or yaml, instead of a one-line summary.",
-  options: ["json", "yaml"] as const,
+  description:
+    "Print the object the controller returned, as json or yaml, or as kind/name (name), instead of a one-line summary.",
+  options: ["json", "yaml", "name"] as const,
 })();
 
 /** `--cluster NAME`: pool names are unique within a cluster only, so this decides which pool. */
 export const clusterFlag = Flags.string({
   description: "The cluster the node pool belongs to (pool names are unique within a cluster only).",
   required: true,
+});
+
+/** `-l, --selector`: kubectl's label selector. */
+export const selectorFlag = Flags.string({
+  char: "l",
+  description:
+    "Only the objects whose labels match this selector, as kubectl takes it: key=value, key!=value, key, !key, key in (a,b), key notin (a,b), joined by commas.",
+  helpValue: "SELECTOR",
 });
 
 /** How often --watch and --wait ask the controller (hidden: tests shorten it). */
@@ -28,15 +37,23 @@ export const pollIntervalFlag = Flags.string({
   hidden: true,
 });
 
+/** What --wait and --watch wait for when --timeout is not given. */
+export const DEFAULT_TIMEOUT = "10m";
+
 export const timeoutFlag = Flags.string({
-  description: "How long --wait (or --watch) waits before giving up with exit code 6, e.g. 90s, 10m, 1h.",
-  default: "10m",
+  description:
+    "How long --wait (or --watch of one object) waits before giving up with exit code 6, e.g. 90s, 10m, 1h; 10m when not given. A --watch of a list runs until interrupted, or for this long.",
+});
+
+export const ignoreNotFoundFlag = Flags.boolean({
+  description: "Treat a name that does not exist as deleted already: no error, exit 0 when nothing else failed.",
 });
 
 export const patchFlags = {
   patch: Flags.string({
     char: "p",
-    description: "The JSON merge patch, as JSON text.",
+    description:
+      'The JSON merge patch as text: JSON (YAML is read too, as kubectl reads it), such as \'{"labels": {"team": "a"}}\'.',
     exactlyOne: ["patch", "patch-file"],
   }),
   "patch-file": Flags.string({

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
 import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
-import { load } from "js-yaml";
+import { load, loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { apply, type CliHome, cliHome, kubectl, moduleLoadRecorder } from "./helpers.ts";
 
@@ -209,7 +209,7 @@ describe("a tenant cluster's life, command by command", () => {
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("error: --patch has 2 problems; nothing was sent to the controller");
     expect(result.stderr).toContain("--patch: field network: cannot be changed once the cluster exists");
-    expect(result.stderr).toContain('--patch: field description: "5" must be a string, not a number');
+    expect(result.stderr).toContain("--patch: field description: 5 must be a string, not a number");
     expect(made).toEqual([]);
 
     const broken = await home.nvkectl(["patch", "cluster", "capd-demo", "--patch", '{"description": ']);
@@ -221,10 +221,7 @@ describe("a tenant cluster's life, command by command", () => {
     let poolFile: string;
 
     test("create nodepool -f takes one document; a file with two is refused, naming the count", async () => {
-      const text = (await readFile(example("nico-mock-nodepool.yaml"), "utf8")).replace(
-        "clusterID: REPLACE_WITH_CLUSTER_ID",
-        `clusterID: ${clusterId}`,
-      );
+      const text = `${await readFile(example("nico-mock-nodepool.yaml"), "utf8")}clusterID: ${clusterId}\n`;
       poolFile = join(home.path, "workers.yaml");
       await writeFile(poolFile, text);
       const twoDocs = join(home.path, "two-pools.yaml");
@@ -243,9 +240,9 @@ describe("a tenant cluster's life, command by command", () => {
         /^nodepool "workers" created in cluster "capd-demo": ID [0-9a-f-]{36}, phase Provisioning\n$/,
       );
 
-      // The same request again, from stdin (-f -): it reaches the controller, which refuses the name.
+      // The same request again, from stdin (-f -): it reaches the controller, which refuses the name (409: exit 5).
       const again = await home.nvkectl(["create", "nodepool", "-f", "-"], { input: text });
-      expect(again.exitCode).toBe(8);
+      expect(again.exitCode).toBe(5);
       expect(again.stderr).toContain('"workers"');
     });
 
@@ -309,7 +306,7 @@ describe("a tenant cluster's life, command by command", () => {
         if (pool.status.readyNodes < 1) throw new Error("control plane not joined yet");
       }, 20_000);
       const result = await home.nvkectl(["delete", "nodepool", "control-plane", "--cluster", "capd-demo"]);
-      expect(result.exitCode).toBe(8);
+      expect(result.exitCode).toBe(5);
       expect(result.stderr.split("\n")[0]).toBe(
         'error: node pool "control-plane" is the last joined control-plane pool of cluster "capd-demo"; delete the cluster instead',
       );
@@ -325,6 +322,221 @@ describe("a tenant cluster's life, command by command", () => {
         );
         if (list.some((pool: { name: string }) => pool.name === "workers")) throw new Error("still there");
       }, 20_000);
+    });
+  });
+
+  describe("the habits operators reach for", () => {
+    const poolFile = (name: string, prefix = name) =>
+      readFile(example("nico-mock-nodepool.yaml"), "utf8").then((text) =>
+        text
+          .replace("name: workers", `name: ${name}`)
+          .replace("nodeNamePrefix: capd-demo-worker", `nodeNamePrefix: ${prefix}`),
+      );
+
+    test("a labels-only patch keeps the description, a description-only patch keeps the labels", async () => {
+      expect((await home.nvkectl(["patch", "cluster", "capd-demo", "-p", '{"description": "kept"}'])).exitCode).toBe(0);
+      expect((await home.nvkectl(["patch", "cluster", "capd-demo", "-p", '{"labels": {"x": "1"}}'])).exitCode).toBe(0);
+      expect(await clusterJson("capd-demo")).toMatchObject({ description: "kept", labels: { x: "1", owner: "sre" } });
+      expect((await home.nvkectl(["patch", "cluster", "capd-demo", "-p", '{"description": "again"}'])).exitCode).toBe(
+        0,
+      );
+      expect(await clusterJson("capd-demo")).toMatchObject({ description: "again", labels: { x: "1", owner: "sre" } });
+    });
+
+    test("create nodepool --cluster fills clusterID; get nodepools NAME --wait returns once every node runs", async () => {
+      const file = join(home.path, "gpus.yaml");
+      await writeFile(file, await poolFile("gpus"));
+      const created = await home.nvkectl(["create", "nodepool", "-f", file, "--cluster", "capd-demo"]);
+      expect(created.exitCode, created.stderr).toBe(0);
+      expect(created.stdout).toMatch(/^nodepool "gpus" created in cluster "capd-demo": ID [0-9a-f-]{36}, phase /);
+
+      const ready = await home.nvkectl([
+        ...["get", "nodepools", "gpus", "--cluster", "capd-demo", "--wait", "--poll-interval", "200ms", "-o", "json"],
+      ]);
+      expect(ready.exitCode, ready.stderr).toBe(0);
+      expect(JSON.parse(ready.stdout)).toMatchObject({
+        name: "gpus",
+        clusterID: clusterId,
+        status: { phase: "Ready", readyNodes: 2 },
+      });
+
+      // Scaling keeps the pool's labels, taints and release
+      expect(
+        (await home.nvkectl(["scale", "nodepool", "gpus", "--cluster", "capd-demo", "--replicas", "3"])).exitCode,
+      ).toBe(0);
+      const scaled = JSON.parse(
+        (await home.nvkectl(["get", "nodepool", "gpus", "--cluster", "capd-demo", "-o", "json"])).stdout,
+      );
+      expect(scaled).toMatchObject({
+        desiredNodeCount: 3,
+        nodePoolReleaseName: "nvke-workers-1-31",
+        labels: { "node-role.kubernetes.io/worker": "" },
+      });
+
+      // A file whose clusterID names another cluster is refused before sending
+      const other = join(home.path, "other.yaml");
+      await writeFile(other, `${await poolFile("other")}clusterID: 00000000-0000-4000-8000-000000000001\n`);
+      const { result, made } = await counting(() =>
+        home.nvkectl(["create", "nodepool", "-f", other, "--cluster", "capd-demo"]),
+      );
+      expect(result.exitCode).toBe(3);
+      expect(result.stderr).toContain(
+        `field clusterID: "00000000-0000-4000-8000-000000000001" differs from --cluster capd-demo (cluster "capd-demo" has ID ${clusterId})`,
+      );
+      expect(made.map((line) => line.split(" ")[0])).toEqual(["GET"]);
+    });
+
+    test("two pools of one cluster cannot share a nodeNamePrefix: the controller's own message, exit 5", async () => {
+      const file = join(home.path, "clash.yaml");
+      await writeFile(file, await poolFile("clash", "gpus"));
+      const result = await home.nvkectl(["create", "nodepool", "-f", file, "--cluster", "capd-demo"]);
+      expect(result.exitCode).toBe(5);
+      expect(result.stderr.split("\n")[0]).toBe(
+        'error: nodeNamePrefix "gpus" is already used by node pool "gpus" of cluster "capd-demo": node names (<nodeNamePrefix>-<n>) must be unique within a cluster, so each pool needs a prefix of its own',
+      );
+    });
+
+    test("a release change is refused when it downgrades or skips a minor version, with the controller's message", async () => {
+      const release = (minor: number) => ({
+        image: join(home.path, `image-${minor}.json`),
+        cluster: join(home.path, `release-${minor}.json`),
+      });
+      for (const minor of [29, 33]) {
+        const image = load(await readFile(example("machineimage.yaml"), "utf8")) as Record<string, unknown>;
+        const clusterRelease = load(await readFile(example("clusterrelease.yaml"), "utf8")) as Record<string, unknown>;
+        const files = release(minor);
+        await writeFile(
+          files.image,
+          JSON.stringify({ ...image, name: `img-1-${minor}`, kubernetesVersion: `v1.${minor}.0` }),
+        );
+        await writeFile(
+          files.cluster,
+          JSON.stringify({
+            ...clusterRelease,
+            name: `nvke-1-${minor}`,
+            kubernetesVersion: `v1.${minor}.0`,
+            machineImageName: `img-1-${minor}`,
+          }),
+        );
+        expect((await home.nvkectl(["create", "machineimage", "-f", files.image])).exitCode).toBe(0);
+        expect((await home.nvkectl(["create", "clusterrelease", "-f", files.cluster])).exitCode).toBe(0);
+      }
+      const down = await home.nvkectl(["patch", "cluster", "capd-demo", "-p", '{"clusterReleaseName": "nvke-1-29"}']);
+      expect(down.exitCode).toBe(8);
+      expect(down.stderr.split("\n")[0]).toBe(
+        'error: cannot move cluster "capd-demo" from Kubernetes v1.31.4 (cluster release "nvke-1-31") to v1.29.0 (cluster release "nvke-1-29"): a control plane is never downgraded; pick a release of v1.31.4 or newer',
+      );
+      const skip = await home.nvkectl(["patch", "cluster", "capd-demo", "-p", '{"clusterReleaseName": "nvke-1-33"}']);
+      expect(skip.exitCode).toBe(8);
+      expect(skip.stderr).toContain(
+        "a control plane is upgraded one minor version at a time; move to a v1.32 release first",
+      );
+      expect((await clusterJson("capd-demo")).kubernetesVersion).toBe("v1.31.4");
+    });
+
+    test("get takes several names, -l, -o name, -o jsonpath, --sort-by, --no-headers and --show-labels", async () => {
+      const file = join(home.path, "habits-b.json");
+      const request = load(await readFile(example("capd-cluster.yaml"), "utf8")) as Record<string, unknown>;
+      await writeFile(file, JSON.stringify({ ...request, name: "habits-b", labels: { team: "b" } }));
+      expect((await home.nvkectl(["create", "cluster", "-f", file])).exitCode).toBe(0);
+
+      const several = await home.nvkectl(["get", "clusters", "habits-b", "capd-demo", "nope"]);
+      expect(several.exitCode).toBe(4);
+      expect(several.stdout).toMatch(/^NAME\s+ID.*\nhabits-b\s.*\ncapd-demo\s.*\n$/);
+      expect(several.stderr.split("\n")[0]).toBe('error: cluster "nope" not found');
+
+      expect((await home.nvkectl(["get", "clusters", "-l", "team=b", "-o", "name"])).stdout).toBe("cluster/habits-b\n");
+      expect((await home.nvkectl(["get", "clusters", "-l", "team notin (b)", "-o", "name"])).stdout).toBe(
+        "cluster/capd-demo\n",
+      );
+      const template = "{range .items[*]}{.name}{'\\t'}{.labels.team}{'\\n'}{end}";
+      const jsonpath = await home.nvkectl(["get", "clusters", "--sort-by", ".name", "-o", `jsonpath=${template}`]);
+      expect(jsonpath.stdout).toBe("capd-demo\t\nhabits-b\tb\n");
+      expect((await home.nvkectl(["get", "clusters", "habits-b", "-o", "jsonpath={.id}"])).stdout).toMatch(
+        /^[0-9a-f-]{36}$/,
+      );
+      const table = await home.nvkectl(["get", "clusters", "--sort-by", "{.name}", "--no-headers", "--show-labels"]);
+      expect(table.stdout).toMatch(/^capd-demo\s.*\senvironment=lab,owner=sre,x=1\nhabits-b\s.*\steam=b\n$/);
+    });
+
+    test("-w of one cluster with -o yaml is a YAML stream, --- between documents, ending at Ready", async () => {
+      const file = join(home.path, "habits-c.json");
+      const request = load(await readFile(example("capd-cluster.yaml"), "utf8")) as Record<string, unknown>;
+      await writeFile(file, JSON.stringify({ ...request, name: "habits-c" }));
+      expect((await home.nvkectl(["create", "cluster", "-f", file])).exitCode).toBe(0);
+      const watched = await home.nvkectl([
+        "get",
+        "clusters",
+        "habits-c",
+        "-w",
+        "-o",
+        "yaml",
+        "--poll-interval",
+        "200ms",
+      ]);
+      expect(watched.exitCode, watched.stderr).toBe(0);
+      const documents = loadAll(watched.stdout) as Array<{ name: string; status: { phase: string } }>;
+      expect(documents.length).toBeGreaterThanOrEqual(2);
+      expect(watched.stdout.match(/^---$/gm)).toHaveLength(documents.length - 1);
+      expect(documents.map((d) => d.name)).toEqual(documents.map(() => "habits-c"));
+      expect(documents[0]?.status.phase).toBe("Provisioning");
+      expect(documents.at(-1)?.status.phase).toBe("Ready");
+    });
+
+    test("-w on the list prints the clusters, then the changes, in aligned rows under one header", async () => {
+      const watched = home.nvkectl(["get", "clusters", "-w", "--timeout", "3s", "--poll-interval", "200ms"]);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await home.nvkectl(["patch", "cluster", "habits-b", "-p", '{"description": "watched"}'])).exitCode).toBe(
+        0,
+      );
+      const result = await watched;
+      expect(result.exitCode, result.stderr).toBe(0);
+      const lines = result.stdout.trimEnd().split("\n");
+      expect(lines.filter((line) => line.startsWith("NAME "))).toHaveLength(1);
+      expect(lines.filter((line) => line.startsWith("habits-b "))).toHaveLength(2);
+      const column = (lines[0] ?? "").indexOf("PHASE");
+      for (const line of lines.slice(1)) expect(line.slice(column)).toMatch(/^(Ready|Provisioning)\s/);
+    });
+
+    test("describe cluster shows its conditions and the tree of its pools and nodes; explain reads /api/docs", async () => {
+      const described = await home.nvkectl(["describe", "cluster", "capd-demo"]);
+      expect(described.exitCode, described.stderr).toBe(0);
+      expect(described.stdout).toMatch(/^Name: {9}capd-demo\nID: {11}[0-9a-f-]{36}\n/);
+      expect(described.stdout).toMatch(/\n {2}Ready {15}True {5}Ready /);
+      expect(described.stdout).toMatch(/\n {2}├─ControlPlane\n {2}│ └─NodePool\/control-plane +1\/1 +Ready /);
+      expect(described.stdout).toMatch(/\n {4}└─NodePool\/gpus +\d\/3 /);
+      expect(described.stdout).toContain("Node/gpus-0");
+      expect(described.stdout).toContain("Recent transitions:\n");
+
+      const explained = await home.nvkectl(["explain", "cluster.status.conditions"]);
+      expect(explained.exitCode, explained.stderr).toBe(0);
+      expect(explained.stdout).toMatch(/^KIND: {5}Cluster\nVERSION: {2}v1\n\nFIELD: conditions <\[\]Object>\n/);
+      const unknown = await home.nvkectl(["explain", "cluster.nope"]);
+      expect(unknown.exitCode).toBe(4);
+    });
+
+    test("delete takes several names, --ignore-not-found and --wait, for node pools as for clusters", async () => {
+      const missing = await home.nvkectl(["delete", "cluster", "nope-1", "nope-2"]);
+      expect(missing.exitCode).toBe(4);
+      expect(missing.stderr.split("\n")[0]).toBe('error: clusters "nope-1" and "nope-2" not found');
+
+      const pools = await home.nvkectl([
+        ...["delete", "nodepool", "gpus", "nope", "--cluster", "capd-demo", "--ignore-not-found", "--wait"],
+        ...["--poll-interval", "200ms"],
+      ]);
+      expect(pools.exitCode, pools.stderr).toBe(0);
+      expect(pools.stdout).toBe(
+        'nodepool "gpus" deleting: its nodes are drained, then removed\nnodepool "gpus" deleted\n',
+      );
+
+      const clusters = await home.nvkectl([
+        ...["delete", "clusters", "habits-b", "nope", "habits-c", "--ignore-not-found", "--wait"],
+        ...["--poll-interval", "200ms"],
+      ]);
+      expect(clusters.exitCode, clusters.stderr).toBe(0);
+      expect(clusters.stdout).toMatch(
+        /^cluster "habits-b" deleting \(ID [0-9a-f-]{36}\)\ncluster "habits-c" deleting \(ID [0-9a-f-]{36}\)\ncluster "habits-b" deleted\ncluster "habits-c" deleted\n$/,
+      );
     });
   });
 

@@ -224,13 +224,13 @@ describe("patch and scale check their input before sending", () => {
     expect(result.stderr).toContain(`  ${patch}:2: field name: cannot be changed once the cluster exists`);
     expect(result.stderr).toContain(`  ${patch}:1: field id: is set by the controller and cannot be patched`);
     expect(result.stderr).toContain(
-      `  ${patch}:4: field controlPlaneConfig.replicas: "2" must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
+      `  ${patch}:4: field controlPlaneConfig.replicas: 2 must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
     );
     // In line order, each at its line
     expect(result.stderr.split("\n").filter((line) => line.startsWith(`  ${patch}:`))).toEqual([
       `  ${patch}:1: field id: is set by the controller and cannot be patched`,
       `  ${patch}:2: field name: cannot be changed once the cluster exists`,
-      `  ${patch}:4: field controlPlaneConfig.replicas: "2" must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
+      `  ${patch}:4: field controlPlaneConfig.replicas: 2 must be odd (1, 3, 5 or 7) so that etcd keeps quorum`,
     ]);
     const pool = await home.nvkectl(["patch", "nodepools", "w", "--cluster", "c", "--patch", '{"role": "worker"}']);
     expect(pool.stderr).toContain("  --patch: field role: cannot be changed once the node pool exists");
@@ -262,13 +262,154 @@ describe("patch and scale check their input before sending", () => {
     expect((await home.nvkectl(["scale", "nodepool", "w", "--replicas", "2"])).exitCode).toBe(2);
   });
 
-  it("--watch and --wait need a cluster name, and --timeout a duration (exit 2)", async () => {
-    const watch = await home.nvkectl(["get", "clusters", "--watch"]);
+  it("--wait needs names (and says --wait), --watch one name or none, and --timeout a duration (exit 2)", async () => {
+    const wait = await home.nvkectl(["get", "clusters", "--wait"]);
+    expect(wait.exitCode).toBe(2);
+    expect(wait.stderr).toBe(
+      "error: --wait needs the NAME of each cluster to wait for\nnext: name them: nvkectl get clusters NAME... --wait (or watch every cluster with -w)\n",
+    );
+    const watch = await home.nvkectl(["get", "clusters", "a", "b", "--watch"]);
     expect(watch.exitCode).toBe(2);
-    expect(watch.stderr).toContain("error: --watch needs a cluster NAME");
+    expect(watch.stderr).toContain("error: --watch takes one cluster NAME, or none to watch the list");
+    const pools = await home.nvkectl(["get", "nodepools", "--cluster", "c", "--wait"]);
+    expect(pools.exitCode).toBe(2);
+    expect(pools.stderr).toContain("error: --wait needs the NAME of each node pool to wait for");
     const timeout = await home.nvkectl(["get", "clusters", "a", "--wait", "--timeout", "soon"]);
     expect(timeout.exitCode).toBe(2);
     expect(timeout.stderr).toContain('error: --timeout "soon" is not a duration');
+    const created = await home.nvkectl(["create", "cluster", "-f", "x.yaml", "--wait", "--timeout", "soon"]);
+    expect(created.exitCode).toBe(2);
+  });
+
+  it("a two-document patch file says one invocation sends one merge patch", async () => {
+    const path = await file("two-patches.yaml", "description: a\n---\nlabels: {x: y}\n");
+    const result = await home.nvkectl(["patch", "cluster", "c", "--patch-file", path]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain(
+      "why: each invocation sends one merge patch, and the documents would change the object one after another",
+    );
+    expect(result.stderr).toContain("next: merge the documents into one patch");
+    expect(result.stderr).not.toContain("creations");
+  });
+});
+
+describe("label and taint keys and values follow Kubernetes' rules (checked before sending, exit 3)", () => {
+  it("refuses a bad label key and value and a bad taint in a CreateNodePoolRequest", async () => {
+    const path = await file(
+      "bad-labels.yaml",
+      [
+        "name: w",
+        "nodeNamePrefix: w",
+        "desiredNodeCount: 1",
+        "clusterID: 00000000-0000-4000-8000-000000000001",
+        "nico: {instanceType: x}",
+        "labels:",
+        '  "Bad Key!": x',
+        '  team: "not ok"',
+        "taints:",
+        "  - {key: a/b/c, effect: NoSchedule}",
+        "",
+      ].join("\n"),
+    );
+    const result = await home.nvkectl(["create", "nodepool", "-f", path]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain(
+      `${path}:6: field labels: has a key "Bad Key!" that is not a valid label key: it has a name that must consist of letters, digits, '-', '_' or '.', and start and end with a letter or digit`,
+    );
+    expect(result.stderr).toContain(`${path}:8: field labels.team: "not ok" must be empty, or it must consist`);
+    expect(result.stderr).toContain(
+      `${path}:10: field taints[0].key: "a/b/c" is not a valid key: it may hold one '/' at most`,
+    );
+  });
+
+  it("refuses a bad label in a patch", async () => {
+    const result = await home.nvkectl(["patch", "cluster", "c", "-p", '{"labels": {"Bad Key!": "x"}}']);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain('--patch: field labels: has a key "Bad Key!" that is not a valid label key');
+  });
+});
+
+describe("kubectl's get habits: what is refused before anything is read", () => {
+  it("a jsonpath template that does not parse, or an unknown -o, is a usage error (exit 2)", async () => {
+    const template = await home.nvkectl(["get", "clusters", "-o", "jsonpath={.items[*].name"]);
+    expect(template.exitCode).toBe(2);
+    expect(template.stderr).toContain(
+      'error: -o jsonpath={.items[*].name: the template has an unclosed action at character 1: a "{" without its "}"\n',
+    );
+    const range = await home.nvkectl(["get", "clusters", "-o", "jsonpath={range .items[*]}{.name}"]);
+    expect(range.stderr).toContain("the template has a {range .items[*]} without its {end}");
+    const unknown = await home.nvkectl(["get", "clusters", "-o", "tabel"]);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain(
+      'error: -o "tabel" is not an output format; use table, wide, json, yaml, name or jsonpath=TEMPLATE\n',
+    );
+    expect(unknown.stderr).not.toContain("unexpected failure");
+  });
+
+  it("a selector that does not parse, names with a selector, and an empty --sort-by are usage errors (exit 2)", async () => {
+    const bad = await home.nvkectl(["get", "clusters", "-l", "env=prod,,x"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain(
+      'error: --selector "env=prod,,x" has an empty requirement (two commas in a row, or one at an end)',
+    );
+    const both = await home.nvkectl(["get", "clusters", "a", "-l", "env=prod"]);
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toContain("error: give cluster names or a --selector, not both");
+    const sort = await home.nvkectl(["get", "clusters", "--sort-by", " "]);
+    expect(sort.exitCode).toBe(2);
+    expect(sort.stderr).toContain('error: --sort-by " " is empty: give a field such as .name');
+  });
+
+  it("get providers refuses a provider it does not know before reading the cluster (exit 4)", async () => {
+    const result = await home.nvkectl(["get", "providers", "nico", "aws"]);
+    expect(result.exitCode).toBe(4);
+    expect(result.stderr).toBe(
+      'error: provider "aws" is not known to nvkectl\nwhy: nvkectl knows the providers nico, capd\n',
+    );
+  });
+});
+
+describe("errors read right", () => {
+  it("an unknown command names the closest one on a non-TTY stderr, and exits 127", async () => {
+    const result = await home.nvkectl(["get", "cluser"]);
+    expect(result.exitCode).toBe(127);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      'error: "get cluser" is not a nvkectl command\ndid you mean: nvkectl get cluster\nnext: run nvkectl get --help for the commands of get\n',
+    );
+    const far = await home.nvkectl(["frobnicate"]);
+    expect(far.exitCode).toBe(127);
+    expect(far.stderr).toBe(
+      'error: "frobnicate" is not a nvkectl command\nnext: run nvkectl --help for the list of commands\n',
+    );
+    const json = await home.nvkectl(["delet", "cluster", "x", "--json-logs"]);
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      code: "UNKNOWN_COMMAND",
+      exitCode: 127,
+      suggestions: ["delete cluster"],
+    });
+  });
+
+  it("-v prints the final error once: its problems and next steps under it, not again as fields", async () => {
+    const path = await file("bad-replicas.yaml", "controlPlaneConfig:\n  replicas: 2\n");
+    const result = await home.nvkectl(["create", "cluster", "-f", path, "-v"]);
+    expect(result.exitCode).toBe(3);
+    const errorLines = result.stderr.split("\n").filter((line) => line.startsWith("error: "));
+    expect(errorLines).toEqual([
+      `error: ${path} has 6 problems; nothing was sent to the controller code=INPUT_INVALID exitCode=3`,
+    ]);
+    expect(result.stderr.match(/must be odd/g)).toHaveLength(1);
+    expect(result.stderr.match(/fix every problem listed above/g)).toHaveLength(1);
+    // A number is quoted back as the number it is
+    expect(result.stderr).toContain(`${path}:2: field controlPlaneConfig.replicas: 2 must be odd (1, 3, 5 or 7)`);
+  });
+
+  it("a missing required flag is said in one line, without oclif's preamble", async () => {
+    const result = await home.nvkectl(["config", "set-site", "lab2", "--url", "http://127.0.0.1:1"]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe(
+      "error: missing required flag --kubeconfig\nnext: run nvkectl --help, or the command with --help, for usage\n",
+    );
   });
 });
 

@@ -171,7 +171,7 @@ describe("nvkectl config set-site", () => {
 
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toContain("Missing required flag kubeconfig");
+    expect(result.stderr).toContain("error: missing required flag --kubeconfig\n");
   });
 
   it("narrows an existing file's permissions to 0600", async () => {

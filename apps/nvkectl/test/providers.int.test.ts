@@ -352,6 +352,14 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
     expect(seen.capd?.lastCheckTime).toBeUndefined();
   });
 
+  test("get providers NAME shows the ones named, and -o name prints provider/NAME", async () => {
+    const one = await home.nvkectl(["get", "providers", "capd", "--no-headers"]);
+    expect(one.exitCode, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^capd\s+CONFIGURED\s+UNSUPPORTED\s+<none>\n$/);
+    const names = await home.nvkectl(["get", "providers", "capd", "nico", "-o", "name"]);
+    expect(names.stdout).toBe("provider/capd\nprovider/nico\n");
+  });
+
   test("an identity without RBAC to read the site cluster gets exit 7 and kubectl's own message", async () => {
     const plane = await useControlPlane();
     const nobody = await plane.kubeconfigFor({ user: "nvkectl-nobody" });

@@ -45,11 +45,13 @@ describe("nvkectl sitespec generate", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(`warning: ${csv}:1: column rack: is not a known column`);
     expect(result.stderr).toContain(`error: ${csv} has 3 problems; nothing was written`);
-    expect(result.stderr).toContain(`${csv}:2: row 1, column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address`);
+    expect(result.stderr).toContain(
+      `${csv}:2: row 1 (node-a), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address`,
+    );
     expect(result.stderr).toContain(
       `${csv}:4: row 3, column name: "node-b" is a duplicate host name: row 2 (line 3) already has it`,
     );
-    expect(result.stderr).toContain(`${csv}:4: row 3, column ip: "10.0.0.2" is a duplicate IP address`);
+    expect(result.stderr).toContain(`${csv}:4: row 3 (node-b), column ip: "10.0.0.2" is a duplicate IP address`);
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(await readFile(output, "utf8")).toBe("previous content\n");
   });
@@ -89,7 +91,7 @@ describe("nvkectl sitespec generate", () => {
     expect(missing.stderr).toContain("cannot read the hosts CSV");
     const usage = await runCli("nvkectl", ["sitespec", "generate"]);
     expect(usage.exitCode).toBe(2);
-    expect(usage.stderr).toContain("Missing required flag hosts");
+    expect(usage.stderr).toContain("error: missing required flag --hosts\n");
     expect(usage.stderr).toContain("--help");
   });
 });
@@ -110,7 +112,9 @@ describe("nvkectl itself", () => {
   it("suggests the closest command for a typo and exits 127", async () => {
     const result = await runCli("nvkectl", ["sitespec", "generat"]);
     expect(result.exitCode).toBe(127);
-    expect(result.stderr).toContain("sitespec generat is not a nvkectl command");
+    expect(result.stderr).toContain(
+      'error: "sitespec generat" is not a nvkectl command\ndid you mean: nvkectl sitespec generate\n',
+    );
   });
 
   it("offers shell completion", async () => {

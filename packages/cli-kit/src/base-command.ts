@@ -1,3 +1,4 @@
+import { errorCodes, UserError } from "@nodekit/errors";
 import type { Plan } from "@nodekit/plan";
 import { createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 import type { Interfaces } from "@oclif/core";
@@ -6,14 +7,19 @@ import * as Errors from "@oclif/core/errors";
 import { globalFlags } from "./flags.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import {
-  type Column,
+  type Columns,
   createListPrinter,
+  createWatchPrinter,
   formatOne,
+  isTableFormat,
+  jsonPathTemplate,
   type ListPrinter,
   type OutputFormat,
+  type PrintOptions,
   type Rendered,
   renderOutput,
   renderPlan,
+  type WatchPrinter,
   writeOut,
 } from "./output.ts";
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
@@ -65,11 +71,42 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       json: base["json-logs"] ?? false,
       redactor: this.redactor,
     });
+    // A --sort-by that cannot be read is a usage error before the command reads anything.
+    if ((flags as { "sort-by"?: string })["sort-by"] !== undefined) await this.printOptions("table");
   }
 
   /** Write a result to stdout (a line; waits when the pipe is full). */
   protected async out(text: string): Promise<void> {
     if (text !== "") await writeOut(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  /**
+   * What the command's list flags asked for (`--no-headers`, `--show-labels`, `--sort-by`,
+   * from `listFlags`, when it has them) and the compiled `-o jsonpath=` template. A
+   * `--sort-by` expression that cannot be read is a usage error.
+   */
+  protected async printOptions(format: OutputFormat): Promise<PrintOptions> {
+    const flags = this.flags as { "no-headers"?: boolean; "show-labels"?: boolean; "sort-by"?: string };
+    const options: PrintOptions = {};
+    if (flags["no-headers"]) options.noHeaders = true;
+    if (flags["show-labels"]) options.showLabels = true;
+    const template = jsonPathTemplate(format);
+    const sortBy = flags["sort-by"];
+    if (template === undefined && sortBy === undefined) return options;
+    const { compareSortValues, compileSortKey, compileTemplate } = await import("./jsonpath.ts");
+    // The flag's parser checked the template already.
+    if (template !== undefined) options.template = compileTemplate(template);
+    if (sortBy !== undefined) {
+      try {
+        options.sortKey = compileSortKey(sortBy);
+        options.compare = compareSortValues;
+      } catch (error) {
+        throw new UserError(errorCodes.USAGE, `--sort-by ${JSON.stringify(sortBy)} ${(error as Error).message}`, {
+          next: "give a JSONPath field of the objects -o json prints, such as --sort-by .name",
+        });
+      }
+    }
+    return options;
   }
 
   /** Print rows in the format `-o` asked for; an empty table says so on stderr, as kubectl does. */
@@ -78,8 +115,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     rendered: Rendered<R>,
     emptyMessage = "No resources found.",
   ): Promise<void> {
-    const text = renderOutput(format, rendered);
-    if (text === "" && (format === "table" || format === "wide")) this.logger.info(emptyMessage);
+    const text = renderOutput(format, rendered, await this.printOptions(format));
+    if (text === "" && isTableFormat(format)) this.logger.info(emptyMessage);
     else await writeOut(text);
   }
 
@@ -89,25 +126,25 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   protected async printList<R>(
     format: OutputFormat,
-    columns: readonly Column<R>[],
+    columns: Columns<R>,
     fill: (add: ListPrinter<R>["add"]) => Promise<unknown>,
     emptyMessage = "No resources found.",
   ): Promise<number> {
-    const printer = createListPrinter(format, columns);
+    const printer = createListPrinter(format, columns, undefined, await this.printOptions(format));
     await fill((items) => printer.add(items));
     const count = await printer.end();
-    if (count === 0 && (format === "table" || format === "wide")) this.logger.info(emptyMessage);
+    if (count === 0 && isTableFormat(format)) this.logger.info(emptyMessage);
     return count;
   }
 
-  /** Print one object: json, yaml, or a one-row table (`header: false` for the rows after the first of a watch). */
-  protected async printOne<R>(
-    format: OutputFormat,
-    columns: readonly Column<R>[],
-    item: R,
-    header = true,
-  ): Promise<void> {
-    await writeOut(formatOne(format, columns, item, header));
+  /** Print one object: json, yaml, name, jsonpath, or a one-row table (`header: false` leaves out the header). */
+  protected async printOne<R>(format: OutputFormat, columns: Columns<R>, item: R, header = true): Promise<void> {
+    await writeOut(formatOne(format, columns, item, header, await this.printOptions(format)));
+  }
+
+  /** The printer for `-w`: aligned table rows under one header, a `---` separated YAML stream, … */
+  protected async watchPrinter<R>(format: OutputFormat, columns: Columns<R>): Promise<WatchPrinter<R>> {
+    return createWatchPrinter(format, columns, undefined, await this.printOptions(format));
   }
 
   /**
@@ -141,7 +178,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       version: this.config.version,
       hints: this.hints(),
     });
-    this.logger.error(failure.message, failure.fields, failure.details);
+    // In text the details (problems, why, next) are printed under the message; under -v the
+    // fields would say them all again on the message's line, so text gets the code only.
+    const json =
+      (this.flags as { "json-logs"?: boolean } | undefined)?.["json-logs"] ?? process.argv.includes("--json-logs");
+    const fields = json ? failure.fields : { code: failure.fields.code, exitCode: failure.exitCode };
+    this.logger.error(failure.message, fields, failure.details);
     if (failure.stack) this.logger.debug(failure.stack);
     this.exit(failure.exitCode);
   }

@@ -1,21 +1,28 @@
 export { type BaseArgs, BaseCommand, type BaseFlags } from "./base-command.ts";
-export { dryRunFlag, globalFlags, outputFlag } from "./flags.ts";
+export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
+export { commandNotFound, suggestCommands } from "./not-found.ts";
 export { Args, Flags } from "./oclif.ts";
 export {
   type Column,
+  type Columns,
   cell,
   createListPrinter,
+  createWatchPrinter,
   formatOne,
   formatTable,
+  isTableFormat,
   type ListPrinter,
   OUTPUT_FORMATS,
   type OutputFormat,
   type OutStream,
+  type PrintOptions,
   type Rendered,
   renderOutput,
   renderPlan,
+  type View,
   visibleColumns,
+  type WatchPrinter,
   writeOut,
 } from "./output.ts";
 export {

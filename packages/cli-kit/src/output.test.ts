@@ -1,5 +1,7 @@
+import { loadAll } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { formatTable, renderOutput } from "./output.ts";
+import { compareSortValues, compileSortKey, compileTemplate } from "./jsonpath.ts";
+import { createWatchPrinter, formatOne, formatTable, renderOutput } from "./output.ts";
 
 interface Row {
   name: string;
@@ -52,5 +54,106 @@ describe("renderOutput", () => {
 describe("formatTable", () => {
   it("keeps the last column unpadded", () => {
     expect(formatTable(["A", "B"], [["x", ""]])).toBe("A   B\nx\n");
+  });
+});
+
+describe("kubectl's get habits", () => {
+  interface Pool {
+    name: string;
+    desired: number;
+    labels: Record<string, string>;
+  }
+  const view = {
+    kind: "nodepool",
+    name: (p: Pool) => p.name,
+    labels: (p: Pool) => p.labels,
+    columns: [
+      { header: "name", value: (p: Pool) => p.name },
+      { header: "desired", value: (p: Pool) => p.desired },
+    ],
+  };
+  const pools: Pool[] = [
+    { name: "workers", desired: 10, labels: { team: "a", gpu: "no" } },
+    { name: "gpus", desired: 2, labels: {} },
+  ];
+
+  it("-o name prints kind/name per object", () => {
+    expect(renderOutput("name", { ...view, rows: pools })).toBe("nodepool/workers\nnodepool/gpus\n");
+    expect(formatOne("name", view, pools[1] as Pool)).toBe("nodepool/gpus\n");
+  });
+
+  it("--no-headers leaves out the header; --show-labels adds LABELS (sorted k=v, <none> when empty)", () => {
+    expect(renderOutput("table", { ...view, rows: pools }, { noHeaders: true, showLabels: true })).toBe(
+      "workers   10   gpu=no,team=a\ngpus      2    <none>\n",
+    );
+  });
+
+  it("--sort-by orders by the field's value: numbers as numbers", () => {
+    const options = { sortKey: compileSortKey(".desired"), compare: compareSortValues };
+    expect(renderOutput("table", { ...view, rows: pools }, options)).toBe(
+      "NAME      DESIRED\ngpus      2\nworkers   10\n",
+    );
+  });
+
+  it("-o jsonpath renders a list as {items: [...]} and one object as itself", () => {
+    const template = compileTemplate("{range .items[*]}{.name}={.desired}{'\\n'}{end}");
+    expect(renderOutput("jsonpath=…", { ...view, rows: pools }, { template })).toBe("workers=10\ngpus=2\n");
+    expect(formatOne("jsonpath=…", view, pools[0] as Pool, true, { template: compileTemplate("{.name}") })).toBe(
+      "workers",
+    );
+  });
+});
+
+describe("createWatchPrinter (-w)", () => {
+  interface Row {
+    name: string;
+    phase: string;
+  }
+  const columns = [
+    { header: "name", value: (r: Row) => r.name },
+    { header: "phase", value: (r: Row) => r.phase },
+  ];
+  async function watch(format: "table" | "yaml" | "json", events: Row[][]) {
+    let text = "";
+    const printer = createWatchPrinter(format, columns, async (chunk) => {
+      text += chunk;
+    });
+    for (const event of events) await printer.print(event);
+    return text;
+  }
+
+  it("keeps table rows aligned under the one header, widening a column only when a value needs it", async () => {
+    const text = await watch("table", [
+      [{ name: "tenant-a", phase: "Provisioning" }],
+      [{ name: "b", phase: "Ready" }],
+      [{ name: "a-much-longer-name", phase: "Ready" }],
+      [{ name: "c", phase: "Deleting" }],
+    ]);
+    expect(text).toBe(
+      [
+        "NAME       PHASE",
+        "tenant-a   Provisioning",
+        "b          Ready",
+        "a-much-longer-name   Ready",
+        "c                    Deleting",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("-o yaml is a YAML stream: --- between documents, each a whole document", async () => {
+    const text = await watch("yaml", [[{ name: "a", phase: "Provisioning" }], [{ name: "a", phase: "Ready" }]]);
+    expect(text).toBe("name: a\nphase: Provisioning\n---\nname: a\nphase: Ready\n");
+    expect(loadAll(text)).toEqual([
+      { name: "a", phase: "Provisioning" },
+      { name: "a", phase: "Ready" },
+    ]);
+  });
+
+  it("-o json prints each object whole, one after another", async () => {
+    const text = await watch("json", [[{ name: "a", phase: "Provisioning" }], [{ name: "a", phase: "Ready" }]]);
+    expect(text).toBe(
+      `${JSON.stringify({ name: "a", phase: "Provisioning" }, null, 2)}\n${JSON.stringify({ name: "a", phase: "Ready" }, null, 2)}\n`,
+    );
   });
 });

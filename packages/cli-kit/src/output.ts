@@ -1,10 +1,13 @@
 import { once } from "node:events";
+import { BugError } from "@nodekit/errors";
 import { formatPlan, type Plan, planDocument } from "@nodekit/plan";
 import type { Redactor } from "@nodekit/process";
 import { dump } from "js-yaml";
+import type { Template } from "./jsonpath.ts";
 
-export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+/** The fixed `-o` formats; `jsonpath=TEMPLATE` is the open one. */
+export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml", "name"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number] | `jsonpath=${string}`;
 
 export interface Column<T> {
   header: string;
@@ -13,10 +16,37 @@ export interface Column<T> {
   wide?: boolean;
 }
 
-export interface Rendered<T> {
-  rows: readonly T[];
+/**
+ * How rows of one kind print: their table columns, and what `-o name` and `--show-labels`
+ * read. A plain column list is a view without them.
+ */
+export interface View<T> {
   columns: readonly Column<T>[];
-  /** What `-o json|yaml` prints; defaults to the rows. */
+  /** `-o name` prints `<kind>/<name>`, as kubectl does (`cluster/tenant-a`). */
+  kind?: string;
+  name?: (row: T) => string;
+  /** `--show-labels` adds a LABELS column from these. */
+  labels?: (row: T) => Readonly<Record<string, string>> | undefined;
+}
+
+/** The rows of a table, or the columns and the kind that name them. */
+export type Columns<T> = readonly Column<T>[] | View<T>;
+
+/** What the list and table flags asked for (`--no-headers`, `--show-labels`, `--sort-by`), and a compiled jsonpath template. */
+export interface PrintOptions {
+  noHeaders?: boolean;
+  showLabels?: boolean;
+  /** The key `--sort-by` orders the items by (see compileSortKey). */
+  sortKey?: (item: unknown) => unknown;
+  /** Orders two sort-key values (see compareSortValues). */
+  compare?: (a: unknown, b: unknown) => number;
+  /** Required with `-o jsonpath=…` (see compileTemplate). */
+  template?: Template;
+}
+
+export interface Rendered<T> extends View<T> {
+  rows: readonly T[];
+  /** What `-o json|yaml|jsonpath` prints; defaults to the rows. */
   data?: unknown;
 }
 
@@ -32,9 +62,40 @@ export async function writeOut(text: string, stream: OutStream = process.stdout)
   if (!stream.write(text)) await once(stream, "drain");
 }
 
-/** The columns a format shows: all with `-o wide`, else those not marked wide. */
-export function visibleColumns<T>(columns: readonly Column<T>[], format: OutputFormat): Column<T>[] {
-  return columns.filter((column) => format === "wide" || !column.wide);
+/** Whether the format is a table (table or wide), which prints "No resources found." on stderr when empty. */
+export function isTableFormat(format: OutputFormat): format is "table" | "wide" {
+  return format === "table" || format === "wide";
+}
+
+/** The template of `jsonpath=TEMPLATE`, or undefined for any other format. */
+export function jsonPathTemplate(format: OutputFormat): string | undefined {
+  return format.startsWith("jsonpath=") ? format.slice("jsonpath=".length) : undefined;
+}
+
+function viewOf<T>(columns: Columns<T>): View<T> {
+  return isColumnList(columns) ? { columns } : columns;
+}
+
+function isColumnList<T>(columns: Columns<T>): columns is readonly Column<T>[] {
+  return Array.isArray(columns);
+}
+
+/** The columns a format shows: all with `-o wide`, else those not marked wide; LABELS last with --show-labels. */
+export function visibleColumns<T>(columns: Columns<T>, format: OutputFormat, options: PrintOptions = {}): Column<T>[] {
+  const view = viewOf(columns);
+  const shown = view.columns.filter((column) => format === "wide" || !column.wide);
+  const { labels } = view;
+  if (options.showLabels && labels !== undefined)
+    shown.push({ header: "labels", value: (row) => labelList(labels(row)) });
+  return shown;
+}
+
+/** Labels as kubectl's LABELS column shows them: `k=v,k2=v2`, sorted by key. */
+function labelList(labels: Readonly<Record<string, string>> | undefined): string {
+  return Object.keys(labels ?? {})
+    .sort()
+    .map((key) => `${key}=${labels?.[key]}`)
+    .join(",");
 }
 
 /** A table cell as kubectl prints it: `<none>` for nothing. */
@@ -45,59 +106,102 @@ export function cell(value: string | number | boolean | undefined | null): strin
 
 const yaml = (value: unknown) => dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
 
+function nameLine<T>(view: View<T>, row: T): string {
+  if (view.kind === undefined || view.name === undefined) {
+    throw new BugError("-o name on a view without a kind and a name (the command's view is missing them)");
+  }
+  return `${view.kind}/${view.name(row)}\n`;
+}
+
+function templateOf(options: PrintOptions): Template {
+  if (options.template === undefined) throw new BugError("-o jsonpath=… printed without a compiled template");
+  return options.template;
+}
+
+/** `{ items }` for a list, as kubectl's templates expect (`{.items[*].name}`). */
+const asList = (items: unknown) => ({ items });
+
+function sorted<T>(items: readonly T[], options: PrintOptions): readonly T[] {
+  const { sortKey, compare } = options;
+  if (sortKey === undefined || compare === undefined) return items;
+  return items
+    .map((item) => ({ item, key: sortKey(item) }))
+    .sort((a, b) => compare(a.key, b.key))
+    .map((entry) => entry.item);
+}
+
 /**
  * kubectl-style output: an aligned table with upper-case headers (table, wide), or the
- * machine form (json, yaml). Returns the text for stdout; an empty table returns "".
+ * machine forms (json, yaml, name, jsonpath=…). Returns the text for stdout; an empty
+ * table returns "".
  */
-export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>): string {
-  const data = rendered.data ?? rendered.rows;
-  switch (format) {
-    case "json":
-      return `${JSON.stringify(data, null, 2)}\n`;
-    case "yaml":
-      return yaml(data);
-    case "table":
-    case "wide": {
-      if (rendered.rows.length === 0) return "";
-      const columns = visibleColumns(rendered.columns, format);
-      return formatTable(
-        columns.map((column) => column.header.toUpperCase()),
-        rendered.rows.map((row) => columns.map((column) => cell(column.value(row)))),
-      );
-    }
-  }
+export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>, options: PrintOptions = {}): string {
+  const rows = sorted(rendered.rows, options);
+  const data = rendered.data ?? rows;
+  if (format === "json") return `${JSON.stringify(data, null, 2)}\n`;
+  if (format === "yaml") return yaml(data);
+  if (format === "name") return rows.map((row) => nameLine(rendered, row)).join("");
+  if (jsonPathTemplate(format) !== undefined) return templateOf(options).render(asList(data));
+  if (rows.length === 0) return "";
+  const columns = visibleColumns(rendered, format, options);
+  return formatTable(
+    columns.map((column) => column.header.toUpperCase()),
+    rows.map((row) => columns.map((column) => cell(column.value(row)))),
+    options,
+  );
 }
 
 /** Columns padded to the widest cell, three spaces apart, no trailing blanks (as kubectl prints). */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((header, index) =>
-    Math.max(header.length, ...rows.map((row) => (row[index] ?? "").length)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((text, index) => (index === cells.length - 1 ? text : text.padEnd(widths[index] ?? 0)))
-      .join("   ")
-      .trimEnd();
-  return `${[line(headers), ...rows.map(line)].join("\n")}\n`;
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: Pick<PrintOptions, "noHeaders"> = {},
+): string {
+  // Without the header line its words take no room, as with kubectl's --no-headers.
+  const widths = columnWidths(options.noHeaders ? headers.map(() => "") : headers, rows);
+  const lines = [...(options.noHeaders ? [] : [headers]), ...rows].map((cells) => tableLine(cells, widths));
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
-/** One object in the format asked for: json, yaml, or a one-row table (without its header for `-w` rows after the first). */
-export function formatOne<T>(format: OutputFormat, columns: readonly Column<T>[], item: T, header = true): string {
+function columnWidths(headers: readonly string[], rows: readonly (readonly string[])[], from: number[] = []): number[] {
+  return headers.map((header, index) =>
+    Math.max(from[index] ?? 0, header.length, ...rows.map((row) => (row[index] ?? "").length)),
+  );
+}
+
+function tableLine(cells: readonly string[], widths: readonly number[]): string {
+  return cells
+    .map((text, index) => (index === cells.length - 1 ? text : text.padEnd(widths[index] ?? 0)))
+    .join("   ")
+    .trimEnd();
+}
+
+/** One object in the format asked for: json, yaml, name, jsonpath, or a one-row table. */
+export function formatOne<T>(
+  format: OutputFormat,
+  columns: Columns<T>,
+  item: T,
+  header = true,
+  options: PrintOptions = {},
+): string {
   if (format === "json") return `${JSON.stringify(item, null, 2)}\n`;
   if (format === "yaml") return yaml(item);
-  const shown = visibleColumns(columns, format);
-  const table = formatTable(
+  const view = viewOf(columns);
+  if (format === "name") return nameLine(view, item);
+  if (jsonPathTemplate(format) !== undefined) return templateOf(options).render(item);
+  const shown = visibleColumns(view, format, options);
+  return formatTable(
     shown.map((column) => column.header.toUpperCase()),
     [shown.map((column) => cell(column.value(item)))],
+    { noHeaders: options.noHeaders === true || !header },
   );
-  return header ? table : table.slice(table.indexOf("\n") + 1);
 }
 
 /**
- * Prints a list as its pages arrive. json and yaml are streamed (the output is the same as
- * printing the whole array at once: `-o json` is one JSON array); a table needs every
- * row's width first, so it keeps the rows' cells — a few short strings each — and prints
- * at the end.
+ * Prints a list as its pages arrive. json, yaml and name are streamed (the output is the
+ * same as printing the whole array at once: `-o json` is one JSON array); a table needs
+ * every row's width first, so it keeps the rows' cells — a few short strings each — and
+ * prints at the end. `--sort-by` and `-o jsonpath` need every item, so they keep them.
  */
 export interface ListPrinter<T> {
   add(items: readonly T[]): Promise<void>;
@@ -107,11 +211,25 @@ export interface ListPrinter<T> {
 
 export function createListPrinter<T>(
   format: OutputFormat,
-  columns: readonly Column<T>[],
+  columns: Columns<T>,
   write: (text: string) => Promise<void> = (text) => writeOut(text),
+  options: PrintOptions = {},
 ): ListPrinter<T> {
+  const view = viewOf(columns);
+  if (options.sortKey !== undefined || jsonPathTemplate(format) !== undefined) {
+    const items: T[] = [];
+    return {
+      async add(page) {
+        items.push(...page);
+      },
+      async end() {
+        await write(renderOutput(format, { ...view, rows: items }, options));
+        return items.length;
+      },
+    };
+  }
   let count = 0;
-  const shown = visibleColumns(columns, format);
+  const shown = visibleColumns(view, format, options);
   const rows: string[][] = [];
   return {
     async add(items) {
@@ -121,6 +239,8 @@ export function createListPrinter<T>(
         await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
       } else if (format === "yaml") {
         await write(yaml(items));
+      } else if (format === "name") {
+        await write(items.map((item) => nameLine(view, item)).join(""));
       } else {
         for (const item of items) rows.push(shown.map((column) => cell(column.value(item))));
       }
@@ -130,15 +250,64 @@ export function createListPrinter<T>(
       if (format === "json") await write(count === 0 ? "[]\n" : "\n]\n");
       else if (format === "yaml") {
         if (count === 0) await write("[]\n");
-      } else if (count > 0) {
+      } else if (count > 0 && isTableFormat(format)) {
         await write(
           formatTable(
             shown.map((column) => column.header.toUpperCase()),
             rows,
+            options,
           ),
         );
       }
       return count;
+    },
+  };
+}
+
+/**
+ * What `-w` prints as changes arrive, one object (or a list's first rows) at a time:
+ * table rows under one header, each padded to the widths seen so far (a column widens
+ * only when a value needs it, so rows stay aligned); a YAML stream with `---` between
+ * documents; JSON objects one after another; `kind/name` lines; the template per object.
+ */
+export interface WatchPrinter<T> {
+  print(items: readonly T[]): Promise<void>;
+  /** How many objects were printed. */
+  readonly count: number;
+}
+
+export function createWatchPrinter<T>(
+  format: OutputFormat,
+  columns: Columns<T>,
+  write: (text: string) => Promise<void> = (text) => writeOut(text),
+  options: PrintOptions = {},
+): WatchPrinter<T> {
+  const view = viewOf(columns);
+  const shown = visibleColumns(view, format, options);
+  const headers = shown.map((column) => column.header.toUpperCase());
+  let widths: number[] | undefined;
+  let count = 0;
+  return {
+    get count() {
+      return count;
+    },
+    async print(items) {
+      if (items.length === 0) return;
+      let text = "";
+      if (isTableFormat(format)) {
+        const rows = items.map((item) => shown.map((column) => cell(column.value(item))));
+        const first = widths === undefined;
+        widths = columnWidths(options.noHeaders ? headers.map(() => "") : headers, rows, widths);
+        const lines = first && !options.noHeaders ? [headers, ...rows] : rows;
+        text = `${lines.map((cells) => tableLine(cells, widths ?? [])).join("\n")}\n`;
+      } else {
+        for (const [index, item] of items.entries()) {
+          if (format === "yaml") text += `${count + index === 0 ? "" : "---\n"}${yaml(item)}`;
+          else text += formatOne(format, view, item, true, options);
+        }
+      }
+      count += items.length;
+      await write(text);
     },
   };
 }

@@ -49,6 +49,18 @@ describe("describeFailure", () => {
     expect(failure.details[0]).toContain("--help");
   });
 
+  it("rewrites oclif's parse errors in the house style: one line, no preamble", () => {
+    const required = Object.assign(
+      new Error("The following error occurred:\n  Missing required flag kubeconfig\nSee more help with --help"),
+      { oclif: { exit: 2 } },
+    );
+    expect(describeFailure(required, context).message).toBe("missing required flag --kubeconfig");
+    // A flag's own parser refusing its value: oclif wraps it as "Parsing --flag", with no exit code.
+    const parsed = new Error('Parsing --output \n\t-o "bogus" is not an output format\nSee more help with --help');
+    const failure = describeFailure(parsed, context);
+    expect([failure.exitCode, failure.message]).toEqual([ExitCode.Usage, '-o "bogus" is not an output format']);
+  });
+
   it("says a missing program is a precondition, and a failed one a failure", () => {
     expect(describeFailure(new CommandFailedError("kind create cluster", undefined, "", true), context).exitCode).toBe(
       ExitCode.Precondition,

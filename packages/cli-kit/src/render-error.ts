@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from "node:util";
 import { BugError, ExitCode, errorCodes, formatProblem, isUserError, type UserError } from "@nodekit/errors";
 import { CommandFailedError, processErrorCodes } from "@nodekit/process";
 
@@ -61,13 +62,19 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
     };
   }
   const oclifExit = (error as OclifLikeError | undefined)?.oclif?.exit;
-  if (typeof oclifExit === "number" && oclifExit !== ExitCode.Internal && error instanceof Error) {
+  // A flag's own parser that refused its value: oclif rethrows its error as "Parsing --flag …".
+  const flagParse = error instanceof Error ? FLAG_PARSE.exec(error.message) : null;
+  if (
+    error instanceof Error &&
+    (flagParse !== null || (typeof oclifExit === "number" && oclifExit !== ExitCode.Internal))
+  ) {
     // oclif's own parse errors (unknown flag, missing argument, bad option): usage errors.
-    const exitCode = oclifExit === 1 || oclifExit === 2 ? ExitCode.Usage : oclifExit;
+    const exitCode =
+      flagParse !== null || oclifExit === 1 || oclifExit === 2 ? ExitCode.Usage : (oclifExit ?? ExitCode.Usage);
     const next = `run ${context.bin} --help, or the command with --help, for usage`;
     return {
       exitCode,
-      message: error.message.trim(),
+      message: usageMessage(flagParse?.[1] ?? error.message),
       details: [`next: ${next}`],
       fields: { code: errorCodes.USAGE.code, exitCode, next: [next] },
     };
@@ -85,4 +92,21 @@ export function describeFailure(error: unknown, context: FailureContext): Failur
     fields: { code: errorCodes.INTERNAL.code, exitCode: errorCodes.INTERNAL.exitCode },
     ...(stack === undefined ? {} : { stack }),
   };
+}
+
+const FLAG_PARSE = /^Parsing --[\w-]+ \n\t([\s\S]*?)(?:\nSee more help with --help)?$/;
+
+/**
+ * oclif's parse error text in the house style: one line, lower case, no "The following error
+ * occurred:" preamble and no "See more help with --help" (the next step says where help is).
+ */
+function usageMessage(text: string): string {
+  const lines = stripVTControlCharacters(text)
+    .replace(/\nSee more help with --help\s*$/, "")
+    .replace(/^The following errors? occurred:\s*/, "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .map((line) => line.replace(/^Missing required flag (\S+)$/, "missing required flag --$1"));
+  return lines.join("; ");
 }

@@ -186,7 +186,7 @@ describe("a wrong-typed leaf in a generated document", () => {
             source,
             line: expectedLine,
             path: leaf,
-            value: String(MARKER),
+            value: MARKER,
             message: "must be a string, not a number",
           },
         ]);

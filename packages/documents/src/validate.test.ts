@@ -52,13 +52,13 @@ describe("validateDocument", () => {
       },
       { severity: "error", source, line: 4, path: ["images", 1, "tag"], message: "is required" },
       { severity: "error", source, line: 5, path: ["channel"], value: "beta", message: 'must be "stable" or "rapid"' },
-      { severity: "error", source, line: 6, path: ["replicas"], value: "0", message: "must be at least 1" },
+      { severity: "error", source, line: 6, path: ["replicas"], value: 0, message: "must be at least 1" },
       {
         severity: "error",
         source,
         line: 7,
         path: ["kubernetes"],
-        value: "1.31",
+        value: 1.31,
         message: "must be a string, not a number",
       },
     ]);
@@ -95,7 +95,7 @@ describe("validateDocument", () => {
       { error: (issue) => (issue.code === "unrecognized_keys" ? "is not a site field" : undefined) },
     );
 
-    expect(formatted(Site, "name: 7\n")).toEqual(['pins.yaml:1: field name: "7" must be the site\'s name']);
+    expect(formatted(Site, "name: 7\n")).toEqual(["pins.yaml:1: field name: 7 must be the site's name"]);
     expect(formatted(Site, "name: Lab\ncolour: red\n")).toEqual([
       'pins.yaml:1: field name: "Lab" must be lowercase',
       "pins.yaml:2: field colour: is not a site field",
@@ -107,7 +107,7 @@ describe("validateDocument", () => {
       .strictObject({ low: z.number(), high: z.number() })
       .refine((ports) => ports.low <= ports.high, { path: ["high"], message: "must not be below low" });
 
-    expect(formatted(Ports, "low: 9000\nhigh: 80\n")).toEqual(['pins.yaml:2: field high: "80" must not be below low']);
+    expect(formatted(Ports, "low: 9000\nhigh: 80\n")).toEqual(["pins.yaml:2: field high: 80 must not be below low"]);
   });
 
   test("a document that is not a mapping is one problem, without its text quoted", () => {
@@ -222,7 +222,7 @@ describe("messages", () => {
       });
 
       expect(formatted(Kinds, "item:\n  kind: b\n  name: 1\n")).toEqual([
-        'pins.yaml:3: field item.name: "1" must be a string, not a number',
+        "pins.yaml:3: field item.name: 1 must be a string, not a number",
       ]);
     });
 
@@ -234,7 +234,7 @@ describe("messages", () => {
         'pins.yaml:1: field source.type: is required: "git" or "oci"',
       ]);
       expect(formatted(Source, "source:\n  type: oci\n  image: 3\n")).toEqual([
-        'pins.yaml:3: field source.image: "3" must be a string, not a number',
+        "pins.yaml:3: field source.image: 3 must be a string, not a number",
       ]);
     });
   });

@@ -79,14 +79,15 @@ function rulesOutForm(issue: z.core.$ZodIssue): boolean {
   return issue.path.length === 1 && issue.code === "invalid_value";
 }
 
-/** The value at `path` as text, when it is a scalar worth quoting back to the user. */
-function scalarAt(document: unknown, path: FieldPath): string | undefined {
+/** The value at `path`, when it is a scalar worth quoting back to the user (a number stays a number: `2 must be odd`). */
+function scalarAt(document: unknown, path: FieldPath): string | number | boolean | undefined {
   let value: unknown = document;
   for (const segment of path) {
     if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return undefined;
     value = (value as Record<string | number, unknown>)[segment];
   }
   if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  if (typeof value === "number" || typeof value === "boolean") return value;
+  if (typeof value === "bigint") return String(value);
   return undefined;
 }

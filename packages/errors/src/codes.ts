@@ -11,4 +11,8 @@ export const errorCodes = defineErrorCodes("errors", {
     meaning: "An unexpected failure inside the tool: a bug. Rerun with -v and report the output.",
   },
   USAGE: { exitCode: ExitCode.Usage, meaning: "The command line is wrong: unknown flag, missing argument, bad value." },
+  UNKNOWN_COMMAND: {
+    exitCode: ExitCode.UnknownCommand,
+    meaning: "No command has that name; the closest commands are suggested.",
+  },
 });

@@ -20,7 +20,7 @@ export const ExitCode = {
   Unreachable: 6,
   /** Authentication or authorization failed (no credentials, token rejected, RBAC denial). */
   Unauthorized: 7,
-  /** The remote service refused the request; its own message is shown verbatim. */
+  /** The remote service refused the request (invalid, not allowed); its own message is shown verbatim. A conflict with its state (HTTP 409) is Conflict. */
   Rejected: 8,
   /** The machine lacks something the command needs (a tool on PATH, OS, ports, disk). */
   Precondition: 9,
@@ -43,10 +43,12 @@ export const exitCodeDescriptions: Record<ExitCodeName, string> = {
   Usage: "The command line is wrong: unknown command or flag, missing argument, invalid flag value.",
   InvalidInput: "A file or value you gave is invalid. Nothing was written or changed.",
   NotFound: "What the command was told to act on does not exist.",
-  Conflict: "The action conflicts with current state (already exists, another run holds the lock).",
+  Conflict:
+    "The action conflicts with current state (already exists, being deleted, another run holds the lock); a remote service's 409 Conflict is this code, with its message as it sent it.",
   Unreachable: "A service or cluster could not be reached or did not answer in time.",
   Unauthorized: "Authentication or authorization failed.",
-  Rejected: "The remote service refused the request; its message is shown as it sent it.",
+  Rejected:
+    "The remote service refused the request (invalid or not allowed); its message is shown as it sent it. When it refused because of a conflict with its current state (HTTP 409: already exists, being deleted), the code is 5.",
   Precondition: "The machine lacks something the command needs (a tool, OS, free port, disk, memory).",
   Internal: "An unexpected failure inside the tool. This is a bug: please report it with the output of -v.",
   UnknownCommand: "No such command. The closest command is suggested.",

@@ -11,12 +11,14 @@ export interface Problem {
   line?: number;
   /** 1-based data row (CSV: not counting the header), when the input is tabular. */
   row?: number;
+  /** What the row is called (a hosts CSV row's host name), so that a long file's problem names it as well as its number. */
+  rowName?: string;
   /** Column name (CSV) or 1-based column number, when known. */
   column?: string | number;
   /** Path to the field inside a structured document, e.g. ["images", "controller"]. */
   path?: ReadonlyArray<string | number>;
-  /** The offending value, as found (never a secret). */
-  value?: string;
+  /** The offending value, as found (never a secret): text is quoted back, a number or true/false is not. */
+  value?: string | number | boolean;
   message: string;
 }
 
@@ -28,12 +30,14 @@ export function hasErrors(problems: ReadonlyArray<Problem>): boolean {
   return problems.some(isError);
 }
 
-/** `hosts.csv:4: row 3, column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address` */
+/** `hosts.csv:4: row 3 (node-c), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address` */
 export function formatProblem(problem: Problem): string {
   let where = problem.source;
   if (problem.line !== undefined) where += `:${problem.line}`;
   const parts: string[] = [];
-  if (problem.row !== undefined) parts.push(`row ${problem.row}`);
+  if (problem.row !== undefined) {
+    parts.push(problem.rowName === undefined ? `row ${problem.row}` : `row ${problem.row} (${problem.rowName})`);
+  }
   if (problem.column !== undefined) parts.push(`column ${problem.column}`);
   if (problem.path !== undefined && problem.path.length > 0) parts.push(`field ${formatPath(problem.path)}`);
   const location = parts.length > 0 ? ` ${parts.join(", ")}:` : "";

@@ -73,7 +73,7 @@ export function kubeError(failure: KubeFailure, where: KubeWhere, cause?: unknow
     case "forbidden":
       return new UserError(errorCodes.KUBE_FORBIDDEN, `${cluster} refused ${where.doing}: ${failure.message}`, {
         ...common,
-        why: `the identity in ${named(where)} lacks an RBAC grant that ${where.doing} needs`,
+        why: `the identity in ${named(where)} lacks the RBAC grant needed for ${where.doing}`,
         next: `see what it may do with: ${kubectl} auth can-i --list`,
       });
     case "unreachable":

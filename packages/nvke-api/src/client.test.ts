@@ -174,6 +174,29 @@ describe("auth", () => {
     const everything = JSON.stringify({ error, message: error.message, why: error.why, next: error.next, lines });
     expect(everything).not.toContain(secret);
     expect(lines.join("\n")).toMatch(/GET \/api\/v1\/clusters\/.* → 401/);
+    expect(error.why).toMatch(/with 401 Unauthorized to a bearer token, also after a retry with a fresh token$/);
+    expect(error.facts.tokenSent).toBe(true);
+  });
+
+  test("a 401 to requests that carried no token says so, and never claims a fresh token was tried", async () => {
+    const { url, seen } = await serve((_req, _body, res) =>
+      sendJson(
+        res,
+        401,
+        errorBody(401, "Unauthorized", 'authentication required: send a bearer token for audience "a"'),
+      ),
+    );
+    const client = createNvkeClient({ baseUrl: url, token: async () => undefined, onUnauthorized: async () => {} });
+    const error = await userErrorOf(client.getCluster(randomUUID()));
+    expect(seen.map((request) => request.authorization)).toEqual([undefined, undefined]);
+    expect(error.why).toMatch(
+      /with 401 Unauthorized to a request without a bearer token, also when asked again \(no token was available to send\)$/,
+    );
+    expect(error.why).not.toContain("fresh token");
+    expect(error.next[0]).toMatch(
+      /^the controller requires a bearer token, and none was sent because no auth ConfigMap/,
+    );
+    expect(error.facts.tokenSent).toBe(false);
   });
 
   test("sends no Authorization header when the token provider gives none", async () => {
@@ -203,7 +226,7 @@ describe("errors", () => {
     ]);
   });
 
-  test("a 409 is Rejected and a 404 is NotFound, both verbatim", async () => {
+  test("a 409 is Conflict (exit 5) and a 404 is NotFound, both verbatim", async () => {
     const { url } = await serve((req, _body, res) => {
       if (req.method === "DELETE") {
         sendJson(
@@ -219,7 +242,7 @@ describe("errors", () => {
     });
     const client = createNvkeClient({ baseUrl: url });
     const conflict = await userErrorOf(client.deleteNodePool(randomUUID()));
-    expect([conflict.code, conflict.exitCode]).toEqual(["CONTROLLER_REJECTED", ExitCode.Rejected]);
+    expect([conflict.code, conflict.exitCode]).toEqual(["CONTROLLER_CONFLICT", ExitCode.Conflict]);
     expect(conflict.message).toBe(
       'node pool "cp" is the last joined control-plane pool of cluster "c1"; delete the cluster instead',
     );

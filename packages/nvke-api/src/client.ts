@@ -159,7 +159,8 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     return url;
   }
 
-  async function send(spec: RequestSpec<unknown>, url: URL): Promise<Response> {
+  /** The response, and whether the request carried a bearer token. */
+  async function send(spec: RequestSpec<unknown>, url: URL): Promise<{ response: Response; withToken: boolean }> {
     // Loading ky (and Node's fetch under it) is CPU work and reading a cached token is I/O:
     // done together, one hides behind the other.
     const [ky, token] = await Promise.all([http(), options.token === undefined ? undefined : options.token()]);
@@ -176,7 +177,7 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
       log(
         `${spec.method} ${url.pathname}${url.search} → ${response.status} (${Math.round(performance.now() - started)} ms)`,
       );
-      return response;
+      return { response, withToken: headers.authorization !== undefined };
     } catch (error) {
       log(`${spec.method} ${url.pathname}${url.search} → failed (${Math.round(performance.now() - started)} ms)`);
       throw transportError(error, url, timeoutMs);
@@ -185,14 +186,16 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
 
   async function request<T>(spec: RequestSpec<T>): Promise<T> {
     const url = urlFor(spec.path, spec.query);
-    let response = await send(spec, url);
+    let { response, withToken } = await send(spec, url);
+    const sent: boolean[] = [withToken];
     if (response.status === 401 && (options.token !== undefined || options.onUnauthorized !== undefined)) {
       await response.body?.cancel();
       await options.onUnauthorized?.();
-      response = await send(spec, url);
+      ({ response, withToken } = await send(spec, url));
+      sent.push(withToken);
     }
     const text = await readText(response, url, timeoutMs);
-    if (response.status >= 400) throw httpError(spec, url, response, text);
+    if (response.status >= 400) throw httpError(spec, url, response, text, sent);
     const parsed = parseJson(text, response);
     const result = parsed === undefined ? undefined : spec.schema.safeParse(parsed.value);
     if (result === undefined || !result.success) {
@@ -353,7 +356,25 @@ function describe(spec: RequestSpec<unknown>, url: URL): string {
   return `${spec.method} ${url.origin}${url.pathname}`;
 }
 
-function httpError(spec: RequestSpec<unknown>, url: URL, response: Response, text: string): UserError {
+/** What the requests that got a 401 carried, in words: "also after a retry with a fresh token" only when both had one. */
+function whatWasSent(sent: readonly boolean[]): string {
+  const [first = false, retry] = sent;
+  if (retry === undefined) return first ? "to a bearer token" : "to a request without a bearer token";
+  if (first && retry) return "to a bearer token, also after a retry with a fresh token";
+  if (!first && !retry)
+    return "to a request without a bearer token, also when asked again (no token was available to send)";
+  return first
+    ? "to a bearer token, and to the retry, which carried none"
+    : "to a request without a bearer token, and to the retry with a fresh token";
+}
+
+function httpError(
+  spec: RequestSpec<unknown>,
+  url: URL,
+  response: Response,
+  text: string,
+  sent: readonly boolean[] = [false],
+): UserError {
   const parsed = parseJson(text, response);
   const body = parsed === undefined ? undefined : ApiErrorBodySchema.safeParse(parsed.value);
   if (body === undefined || !body.success) {
@@ -363,12 +384,25 @@ function httpError(spec: RequestSpec<unknown>, url: URL, response: Response, tex
   const status = response.status;
   const problems = detailsToProblems(error.details);
   if (status === 401 || status === 403) {
+    const tokenSent = sent.some(Boolean);
     return new UserError(errorCodes.CONTROLLER_UNAUTHORIZED, error.message, {
-      why: `the NVKE controller answered ${describe(spec, url)} with ${status} ${error.reason}${status === 401 ? ", also after a retry with a fresh token" : ""}`,
-      next: [
-        "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
-        "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
-      ],
+      why: `the NVKE controller answered ${describe(spec, url)} with ${status} ${error.reason}${status === 401 ? ` ${whatWasSent(sent)}` : ""}`,
+      next:
+        status === 401 && !tokenSent
+          ? [
+              "the controller requires a bearer token, and none was sent because no auth ConfigMap (nvke-auth-config or nke-auth-config, in nke-controller or cloud-workflow-engine) was found on the site cluster: check that the site's kubeconfig is the controller's site cluster, and that the ConfigMap exists there",
+            ]
+          : [
+              "check that the site's kubeconfig may create serviceaccounts/token for nke-clients/nke-client",
+              "check the audience in the auth ConfigMap (nvke-auth-config or nke-auth-config) matches the controller's",
+            ],
+      problems,
+      facts: { tokenSent },
+    });
+  }
+  if (status === 409) {
+    return new UserError(errorCodes.CONTROLLER_CONFLICT, error.message, {
+      why: `the NVKE controller refused ${describe(spec, url)} with ${status} ${error.reason}: it conflicts with the current state`,
       problems,
     });
   }

@@ -4,7 +4,12 @@ import { defineErrorCodes, ExitCode } from "@nodekit/errors";
 export const errorCodes = defineErrorCodes("nvke-api", {
   CONTROLLER_REJECTED: {
     exitCode: ExitCode.Rejected,
-    meaning: "The controller refused the request (400, 409, 422, …); its message is shown as it sent it.",
+    meaning: "The controller refused the request (400, 422, …); its message is shown as it sent it.",
+  },
+  CONTROLLER_CONFLICT: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The controller refused the request as conflicting with current state (409: the name exists already, the object is being deleted, …); its message is shown as it sent it.",
   },
   CONTROLLER_NOT_FOUND: {
     exitCode: ExitCode.NotFound,

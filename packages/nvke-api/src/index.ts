@@ -8,6 +8,14 @@ export {
   type PageOptions,
 } from "./client.ts";
 export { errorCodes as nvkeApiErrorCodes } from "./errors.ts";
+export {
+  labelKeyFault,
+  labelValueFault,
+  matchesSelector,
+  parseSelector,
+  type Requirement,
+  type SelectorResult,
+} from "./labels.ts";
 export { applyMergePatch, isPlainObject } from "./merge-patch.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";

@@ -27,26 +27,84 @@ import {
 /** The API version this package describes; served in the OpenAPI document's `info.version`. */
 export const API_VERSION = "v1";
 
-const components: Record<string, { schema: z.ZodType; io: "input" | "output" }> = {
-  CreateClusterRequest: { schema: CreateClusterRequestSchema, io: "input" },
-  ClusterPatch: { schema: ClusterPatchSchema, io: "input" },
-  Cluster: { schema: ClusterSchema, io: "output" },
-  ClusterList: { schema: ClusterListSchema, io: "output" },
-  CreateNodePoolRequest: { schema: CreateNodePoolRequestSchema, io: "input" },
-  NodePoolPatch: { schema: NodePoolPatchSchema, io: "input" },
-  NodePool: { schema: NodePoolSchema, io: "output" },
-  NodePoolList: { schema: NodePoolListSchema, io: "output" },
-  CreateMachineImageRequest: { schema: CreateMachineImageRequestSchema, io: "input" },
-  MachineImage: { schema: MachineImageSchema, io: "output" },
-  MachineImageList: { schema: MachineImageListSchema, io: "output" },
-  CreateClusterReleaseRequest: { schema: CreateClusterReleaseRequestSchema, io: "input" },
-  ClusterRelease: { schema: ClusterReleaseSchema, io: "output" },
-  ClusterReleaseList: { schema: ClusterReleaseListSchema, io: "output" },
-  CreateNodePoolReleaseRequest: { schema: CreateNodePoolReleaseRequestSchema, io: "input" },
-  NodePoolRelease: { schema: NodePoolReleaseSchema, io: "output" },
-  NodePoolReleaseList: { schema: NodePoolReleaseListSchema, io: "output" },
-  Health: { schema: HealthSchema, io: "output" },
-  Error: { schema: ApiErrorBodySchema, io: "output" },
+const components: Record<string, { schema: z.ZodType; io: "input" | "output"; description: string }> = {
+  CreateClusterRequest: {
+    schema: CreateClusterRequestSchema,
+    io: "input",
+    description: "What POST /api/v1/clusters takes: a tenant cluster to provision. Provisioning is asynchronous.",
+  },
+  ClusterPatch: {
+    schema: ClusterPatchSchema,
+    io: "input",
+    description: "A JSON merge patch (RFC 7396) for a cluster: only the fields named change; null clears one.",
+  },
+  Cluster: {
+    schema: ClusterSchema,
+    io: "output",
+    description: "A tenant Kubernetes cluster: its spec as created (and patched since) and the controller's status.",
+  },
+  ClusterList: { schema: ClusterListSchema, io: "output", description: "A page of clusters." },
+  CreateNodePoolRequest: {
+    schema: CreateNodePoolRequestSchema,
+    io: "input",
+    description:
+      "What POST /api/v1/nodepools takes: a pool of worker nodes for a cluster. Provisioning is asynchronous.",
+  },
+  NodePoolPatch: {
+    schema: NodePoolPatchSchema,
+    io: "input",
+    description: 'A JSON merge patch for a node pool; scaling is {"desiredNodeCount": N}.',
+  },
+  NodePool: {
+    schema: NodePoolSchema,
+    io: "output",
+    description: "A pool of nodes of one tenant cluster, all of one node type, with each node's state.",
+  },
+  NodePoolList: { schema: NodePoolListSchema, io: "output", description: "A page of node pools." },
+  CreateMachineImageRequest: {
+    schema: CreateMachineImageRequestSchema,
+    io: "input",
+    description: "What POST /api/v1/machineimages takes: a node image to publish.",
+  },
+  MachineImage: {
+    schema: MachineImageSchema,
+    io: "output",
+    description: "A node image, pinned by digest, for one Kubernetes version and architecture.",
+  },
+  MachineImageList: { schema: MachineImageListSchema, io: "output", description: "A page of machine images." },
+  CreateClusterReleaseRequest: {
+    schema: CreateClusterReleaseRequestSchema,
+    io: "input",
+    description: "What POST /api/v1/clusterreleases takes: a control-plane release to publish.",
+  },
+  ClusterRelease: {
+    schema: ClusterReleaseSchema,
+    io: "output",
+    description:
+      "What a cluster's control plane is built from: a Kubernetes version, a machine image, components and charts.",
+  },
+  ClusterReleaseList: { schema: ClusterReleaseListSchema, io: "output", description: "A page of cluster releases." },
+  CreateNodePoolReleaseRequest: {
+    schema: CreateNodePoolReleaseRequestSchema,
+    io: "input",
+    description: "What POST /api/v1/nodepoolreleases takes: a worker release to publish.",
+  },
+  NodePoolRelease: {
+    schema: NodePoolReleaseSchema,
+    io: "output",
+    description: "What a node pool's workers are built from: a Kubernetes version, a machine image and components.",
+  },
+  NodePoolReleaseList: {
+    schema: NodePoolReleaseListSchema,
+    io: "output",
+    description: "A page of node pool releases.",
+  },
+  Health: { schema: HealthSchema, io: "output", description: "The answer of GET /healthz." },
+  Error: {
+    schema: ApiErrorBodySchema,
+    io: "output",
+    description: "The error body of every answer with status 400 or more.",
+  },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -149,12 +207,12 @@ function item(tag: string, object: string, patch?: string) {
 /** The OpenAPI 3.1 document the controller serves at `GET /api/docs`, built from the zod schemas. */
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
-  for (const [name, { schema, io }] of Object.entries(components)) {
+  for (const [name, { schema, io, description }] of Object.entries(components)) {
     const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<
       string,
       unknown
     >;
-    schemas[name] = jsonSchema;
+    schemas[name] = { description, ...jsonSchema };
   }
   return {
     openapi: "3.1.0",

@@ -1,5 +1,6 @@
 import { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN } from "@nodekit/documents/names";
 import * as z from "zod";
+import { labelKeyFault, labelValueFault } from "./labels.ts";
 
 // The NVKE controller API contract. Request schemas are strict (an unknown field is an
 // error, as the controller answers it with 422); object schemas strip fields they do not
@@ -47,10 +48,44 @@ export const VersionSchema = z
 
 export const CidrSchema = z.union([z.cidrv4(), z.cidrv6()], unlessMissing("must be a CIDR such as 10.244.0.0/16"));
 
-export const LabelsSchema = z.record(
-  z.string().min(1).max(317, "label keys are at most 317 characters"),
-  z.string().max(63, "label values are at most 63 characters"),
-);
+/** A label or taint value, as Kubernetes takes it: at most 63 characters of letters, digits, '-', '_' and '.' (or empty). */
+export const LabelValueSchema = z.string().superRefine((value, ctx) => {
+  const fault = labelValueFault(value);
+  if (fault !== undefined) ctx.addIssue({ code: "custom", message: fault });
+});
+
+/** A label or taint key, as Kubernetes takes it: `[prefix/]name` (a qualified name). */
+export const LabelKeySchema = z.string().superRefine((key, ctx) => {
+  const fault = labelKeyFault(key);
+  if (fault !== undefined) ctx.addIssue({ code: "custom", message: `is not a valid key: it ${fault}` });
+});
+
+/**
+ * Labels: every key a qualified name and every value a label value, as Kubernetes checks
+ * them (the controller puts them on the cluster's objects). A bad key is reported on the
+ * labels, naming the key (at the key's own path the problem would quote its value).
+ */
+function labelsOf<V extends z.ZodType>(value: V) {
+  return z.record(z.string(), value).superRefine(
+    (labels, ctx) => {
+      for (const key of Object.keys(labels)) {
+        const fault = labelKeyFault(key);
+        if (fault !== undefined) {
+          ctx.addIssue({
+            code: "custom",
+            message: `has a key ${JSON.stringify(key)} that is not a valid label key: it ${fault}`,
+          });
+        }
+      }
+    },
+    { when: (payload) => typeof payload.value === "object" && payload.value !== null },
+  );
+}
+
+export const LabelsSchema = labelsOf(LabelValueSchema);
+
+/** Labels in a merge patch: null removes one. */
+const LabelsPatchSchema = labelsOf(LabelValueSchema.nullable());
 
 export const ProviderSchema = z.enum(["capd", "nico"], unlessMissing('must be "capd" or "nico"'));
 export type Provider = z.infer<typeof ProviderSchema>;
@@ -58,26 +93,31 @@ export type Provider = z.infer<typeof ProviderSchema>;
 /** Machines from NICo (NVIDIA Infrastructure Controller): the instance type is the node type. */
 export const NicoPayloadSchema = z.strictObject({
   /** NICo instance type; chooses the node hardware. */
-  instanceType: z.string().min(1, "must not be empty"),
+  instanceType: z.string().min(1, "must not be empty").describe("NICo instance type: it chooses the node hardware."),
   /** NICo VPC the machines join; the site default when omitted. */
-  vpcID: z.string().min(1).optional(),
+  vpcID: z.string().min(1).optional().describe("NICo VPC the machines join; the site's default when omitted."),
   /** NICo subnet (or VPC prefix) for the machines' primary interface. */
-  subnetID: z.string().min(1).optional(),
+  subnetID: z.string().min(1).optional().describe("NICo subnet (or VPC prefix) for the machines' primary interface."),
   /** NICo SSH key groups installed on the machines. */
-  sshKeyGroupIDs: z.array(z.string().min(1)).optional(),
+  sshKeyGroupIDs: z.array(z.string().min(1)).optional().describe("NICo SSH key groups installed on the machines."),
   /** A MachineImage by name; the release's image when omitted. */
-  machineImageName: NameSchema.optional(),
+  machineImageName: NameSchema.optional().describe("A MachineImage by name; the release's image when omitted."),
 });
 export type NicoPayload = z.infer<typeof NicoPayloadSchema>;
 
 /** Machines from another Cluster API infrastructure provider (e.g. CAPD): its machine template. */
 export const InfraPayloadSchema = z.strictObject({
-  machineTemplate: z.strictObject({
-    apiVersion: z.string().min(1, "must not be empty"),
-    kind: z.string().min(1, "must not be empty"),
-    /** The provider's machine template spec, passed through as given. */
-    spec: z.record(z.string(), z.unknown()).default({}),
-  }),
+  machineTemplate: z
+    .strictObject({
+      apiVersion: z.string().min(1, "must not be empty").describe("The machine template's apiVersion."),
+      kind: z.string().min(1, "must not be empty").describe("The machine template's kind, e.g. DockerMachineTemplate."),
+      /** The provider's machine template spec, passed through as given. */
+      spec: z
+        .record(z.string(), z.unknown())
+        .default({})
+        .describe("The provider's machine template spec, passed through as given."),
+    })
+    .describe("The infrastructure provider's machine template."),
 });
 export type InfraPayload = z.infer<typeof InfraPayloadSchema>;
 
@@ -103,6 +143,47 @@ function exactlyOnePayload(value: { nico?: unknown; infra?: unknown }, ctx: z.co
 }
 
 // ---------------------------------------------------------------------------------------
+// Field descriptions: what `GET /api/docs` says of each field (and `nvkectl explain` shows).
+
+const DESCRIBE = {
+  clusterName: "The cluster's name: a DNS-1123 label, unique on the site; part of its Secrets' names.",
+  description: "Free text for people, at most 1024 characters.",
+  provider:
+    "Where the machines come from: nico (NVIDIA Infrastructure Controller) or capd (Cluster API's Docker provider).",
+  clusterReleaseName:
+    "The ClusterRelease (Kubernetes version, machine image, components) by name; give this or clusterReleaseID.",
+  clusterReleaseID: "The ClusterRelease by ID; give this or clusterReleaseName.",
+  controlPlaneConfig: "The control plane: how many machines, and the prefix of their node names.",
+  replicas: "Control-plane machines: 1, 3, 5 or 7 (odd, so that etcd keeps quorum).",
+  cpNodeNamePrefix:
+    "Prefix of control-plane node names (<prefix>-<n>); <cluster>-cp when omitted. Fixed once nodes exist.",
+  network: "The cluster's pod and service networks. Fixed once the cluster exists.",
+  podCIDR: "The pod network (IPv4 or IPv6 CIDR); each node takes one block of it.",
+  serviceCIDR: "The service network (CIDR); must not overlap podCIDR.",
+  nodeCIDRMaskSize: "The size of each node's block of podCIDR (default 24); it bounds how many nodes fit.",
+  nico: "Machines from NICo: the instance type (the node type) and where they join. Give this or infra.",
+  infra: "Machines from another Cluster API infrastructure provider: its machine template. Give this or nico.",
+  labels: "Labels: keys [prefix/]name, values at most 63 characters, as Kubernetes takes them.",
+  id: "The controller's ID for the object (a UUID).",
+  kubernetesVersion: "The Kubernetes version, from the release.",
+  status: "What the controller observed; set by the controller only.",
+  createdAt: "When the object was created (RFC 3339).",
+  updatedAt: "When the object last changed (RFC 3339).",
+  poolName: "The node pool's name: a DNS-1123 label, unique within its cluster.",
+  poolNodeNamePrefix:
+    "Node names are <nodeNamePrefix>-<n>; unique within the cluster, at most 50 characters. Fixed once the pool exists.",
+  desiredNodeCount:
+    "How many nodes the pool should have (0 to 5000); scaling down removes only nodes not yet provisioning.",
+  clusterID: "The cluster the pool belongs to, by ID: the id field of the cluster object.",
+  role: "worker (the default), or control-plane.",
+  nodePoolReleaseName:
+    "The NodePoolRelease the nodes are built from; never newer than the cluster's control plane. The cluster's release when omitted.",
+  taints: "Taints put on every node of the pool.",
+  conditions:
+    "The controller's view as conditions, Kubernetes style: type, status (True, False, Unknown), reason, message, lastTransitionTime.",
+} as const;
+
+// ---------------------------------------------------------------------------------------
 // Clusters
 
 export const ControlPlaneConfigSchema = z.strictObject({
@@ -111,18 +192,24 @@ export const ControlPlaneConfigSchema = z.strictObject({
     .int(unlessMissing("must be a whole number"))
     .min(1, "must be at least 1")
     .max(7, "must be at most 7")
-    .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 or 7) so that etcd keeps quorum"),
+    .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 or 7) so that etcd keeps quorum")
+    .describe(DESCRIBE.replicas),
   /** Prefix of control-plane node names; `<cluster>-cp` when omitted. */
-  nodeNamePrefix: NameSchema.optional(),
+  nodeNamePrefix: NameSchema.optional().describe(DESCRIBE.cpNodeNamePrefix),
 });
 export type ControlPlaneConfig = z.infer<typeof ControlPlaneConfigSchema>;
 
 export const ClusterNetworkSchema = z
   .strictObject({
-    podCIDR: CidrSchema,
-    serviceCIDR: CidrSchema,
+    podCIDR: CidrSchema.describe(DESCRIBE.podCIDR),
+    serviceCIDR: CidrSchema.describe(DESCRIBE.serviceCIDR),
     /** Each node takes one block of this size from podCIDR; this bounds the cluster's node count. */
-    nodeCIDRMaskSize: z.int(unlessMissing("must be a whole number")).min(8).max(126).default(24),
+    nodeCIDRMaskSize: z
+      .int(unlessMissing("must be a whole number"))
+      .min(8)
+      .max(126)
+      .default(24)
+      .describe(DESCRIBE.nodeCIDRMaskSize),
   })
   .superRefine((network, ctx) => {
     const prefix = Number(network.podCIDR.split("/")[1]);
@@ -145,22 +232,22 @@ export type ClusterNetwork = z.infer<typeof ClusterNetworkSchema>;
 
 const clusterReleaseRef = {
   /** The ClusterRelease by name (give this or clusterReleaseID). */
-  clusterReleaseName: NameSchema.optional(),
+  clusterReleaseName: NameSchema.optional().describe(DESCRIBE.clusterReleaseName),
   /** The ClusterRelease by ID (give this or clusterReleaseName). */
-  clusterReleaseID: IdSchema.optional(),
+  clusterReleaseID: IdSchema.optional().describe(DESCRIBE.clusterReleaseID),
 };
 
 export const CreateClusterRequestSchema = z
   .strictObject({
-    name: NameSchema,
-    description: z.string().max(1024).optional(),
-    provider: ProviderSchema,
+    name: NameSchema.describe(DESCRIBE.clusterName),
+    description: z.string().max(1024).optional().describe(DESCRIBE.description),
+    provider: ProviderSchema.describe(DESCRIBE.provider),
     ...clusterReleaseRef,
-    controlPlaneConfig: ControlPlaneConfigSchema,
-    network: ClusterNetworkSchema,
-    nico: NicoPayloadSchema.optional(),
-    infra: InfraPayloadSchema.optional(),
-    labels: LabelsSchema.optional(),
+    controlPlaneConfig: ControlPlaneConfigSchema.describe(DESCRIBE.controlPlaneConfig),
+    network: ClusterNetworkSchema.describe(DESCRIBE.network),
+    nico: NicoPayloadSchema.optional().describe(DESCRIBE.nico),
+    infra: InfraPayloadSchema.optional().describe(DESCRIBE.infra),
+    labels: LabelsSchema.optional().describe(DESCRIBE.labels),
   })
   .superRefine((request, ctx) => {
     if ((request.clusterReleaseName === undefined) === (request.clusterReleaseID === undefined)) {
@@ -177,34 +264,66 @@ export type CreateClusterRequest = z.input<typeof CreateClusterRequestSchema>;
 export const ClusterPhaseSchema = z.enum(["Provisioning", "Ready", "Deleting", "Failed"]);
 export type ClusterPhase = z.infer<typeof ClusterPhaseSchema>;
 
+/** One condition, as Kubernetes and Cluster API objects carry them. */
+export const ConditionSchema = z.object({
+  type: z.string().describe("What the condition is about: Ready, ControlPlaneReady, WorkersReady, Deleting, …"),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.string().optional().describe("A CamelCase word for why the status is what it is."),
+  message: z.string().optional().describe("The same, in the controller's words."),
+  lastTransitionTime: z.iso.datetime().describe("When status last changed (RFC 3339)."),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
 export const ClusterStatusSchema = z.object({
-  phase: ClusterPhaseSchema,
+  phase: ClusterPhaseSchema.describe("Provisioning, Ready, Deleting or Failed."),
   /** What the controller is doing or why it failed, in its own words. */
-  message: z.string().optional(),
-  controlPlaneReady: z.boolean(),
+  message: z.string().optional().describe("What the controller is doing, or why the cluster failed, in its own words."),
+  controlPlaneReady: z.boolean().describe("Whether the control plane answers."),
   /** `https://<host>:6443` once the control plane has one. */
-  controlPlaneEndpoint: z.string().optional(),
+  controlPlaneEndpoint: z.string().optional().describe("The API server's URL, https://<host>:6443, once it has one."),
   /** The Cluster API Secret holding the tenant kubeconfig (data key `value`), once Ready. */
-  kubeconfigSecret: z.object({ namespace: z.string(), name: z.string() }).optional(),
+  kubeconfigSecret: z
+    .object({ namespace: z.string(), name: z.string() })
+    .optional()
+    .describe("The Secret on the site cluster holding the tenant kubeconfig (data key value), once Ready."),
+  /** Absent from controllers that predate conditions. */
+  conditions: z.array(ConditionSchema).optional().describe(DESCRIBE.conditions),
 });
 export type ClusterStatus = z.infer<typeof ClusterStatusSchema>;
 
 export const ClusterSchema = z.object({
-  id: IdSchema,
-  name: NameSchema,
-  description: z.string().optional(),
-  provider: ProviderSchema,
-  clusterReleaseID: IdSchema,
-  clusterReleaseName: NameSchema,
-  kubernetesVersion: z.string(),
-  controlPlaneConfig: z.object({ replicas: z.int(), nodeNamePrefix: z.string() }),
-  network: z.object({ podCIDR: z.string(), serviceCIDR: z.string(), nodeCIDRMaskSize: z.int() }),
-  nico: z.object({ ...NicoPayloadSchema.shape }).optional(),
-  infra: z.object({ ...InfraPayloadSchema.shape }).optional(),
-  labels: z.record(z.string(), z.string()),
-  status: ClusterStatusSchema,
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
+  id: IdSchema.describe(DESCRIBE.id),
+  name: NameSchema.describe(DESCRIBE.clusterName),
+  description: z.string().optional().describe(DESCRIBE.description),
+  provider: ProviderSchema.describe(DESCRIBE.provider),
+  clusterReleaseID: IdSchema.describe("The ClusterRelease the control plane runs, by ID."),
+  clusterReleaseName: NameSchema.describe("The ClusterRelease the control plane runs, by name."),
+  kubernetesVersion: z.string().describe(DESCRIBE.kubernetesVersion),
+  controlPlaneConfig: z
+    .object({
+      replicas: z.int().describe(DESCRIBE.replicas),
+      nodeNamePrefix: z.string().describe(DESCRIBE.cpNodeNamePrefix),
+    })
+    .describe(DESCRIBE.controlPlaneConfig),
+  network: z
+    .object({
+      podCIDR: z.string().describe(DESCRIBE.podCIDR),
+      serviceCIDR: z.string().describe(DESCRIBE.serviceCIDR),
+      nodeCIDRMaskSize: z.int().describe(DESCRIBE.nodeCIDRMaskSize),
+    })
+    .describe(DESCRIBE.network),
+  nico: z
+    .object({ ...NicoPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.nico),
+  infra: z
+    .object({ ...InfraPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.infra),
+  labels: z.record(z.string(), z.string()).describe(DESCRIBE.labels),
+  status: ClusterStatusSchema.describe(DESCRIBE.status),
+  createdAt: z.iso.datetime().describe(DESCRIBE.createdAt),
+  updatedAt: z.iso.datetime().describe(DESCRIBE.updatedAt),
 });
 export type Cluster = z.infer<typeof ClusterSchema>;
 
@@ -214,16 +333,21 @@ export type Cluster = z.infer<typeof ClusterSchema>;
  * payload are immutable (422); id, status and timestamps belong to the controller.
  */
 export const ClusterPatchSchema = z.strictObject({
-  description: z.string().max(1024).nullable().optional(),
-  clusterReleaseName: NameSchema.optional(),
-  clusterReleaseID: IdSchema.optional(),
+  description: z.string().max(1024).nullable().optional().describe(`${DESCRIBE.description} null removes it.`),
+  clusterReleaseName: NameSchema.optional().describe(
+    "Move the control plane to this ClusterRelease: one minor version at a time, never down.",
+  ),
+  clusterReleaseID: IdSchema.optional().describe("The same, by ID."),
   controlPlaneConfig: z
     .strictObject({
       replicas: ControlPlaneConfigSchema.shape.replicas.optional(),
-      nodeNamePrefix: NameSchema.optional(),
+      nodeNamePrefix: NameSchema.optional().describe(DESCRIBE.cpNodeNamePrefix),
     })
-    .optional(),
-  labels: z.record(z.string().min(1), z.string().max(63).nullable()).nullable().optional(),
+    .optional()
+    .describe(DESCRIBE.controlPlaneConfig),
+  labels: LabelsPatchSchema.nullable()
+    .optional()
+    .describe("Labels to set; a label set to null is removed, and labels: null removes them all."),
 });
 export type ClusterPatch = z.input<typeof ClusterPatchSchema>;
 
@@ -239,9 +363,11 @@ export const NodePoolRoleSchema = z.enum(["worker", "control-plane"]);
 export type NodePoolRole = z.infer<typeof NodePoolRoleSchema>;
 
 export const TaintSchema = z.strictObject({
-  key: z.string().min(1),
-  value: z.string().optional(),
-  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
+  key: LabelKeySchema.describe("The taint's key: [prefix/]name, as a label key."),
+  value: LabelValueSchema.optional().describe("The taint's value, as a label value."),
+  effect: z
+    .enum(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+    .describe("NoSchedule, PreferNoSchedule or NoExecute."),
 });
 export type Taint = z.infer<typeof TaintSchema>;
 
@@ -252,20 +378,20 @@ export const DesiredNodeCountSchema = z
 
 export const CreateNodePoolRequestSchema = z
   .strictObject({
-    name: NameSchema,
+    name: NameSchema.describe(DESCRIBE.poolName),
     /** Node names are `<nodeNamePrefix>-<n>`. */
     nodeNamePrefix: NameSchema.refine(
       (s) => s.length <= 50,
       "must be at most 50 characters (room for the node suffix)",
-    ),
-    desiredNodeCount: DesiredNodeCountSchema,
-    clusterID: IdSchema,
-    role: NodePoolRoleSchema.default("worker"),
-    nodePoolReleaseName: NameSchema.optional(),
-    nico: NicoPayloadSchema.optional(),
-    infra: InfraPayloadSchema.optional(),
-    labels: LabelsSchema.optional(),
-    taints: z.array(TaintSchema).optional(),
+    ).describe(DESCRIBE.poolNodeNamePrefix),
+    desiredNodeCount: DesiredNodeCountSchema.describe(DESCRIBE.desiredNodeCount),
+    clusterID: IdSchema.describe(DESCRIBE.clusterID),
+    role: NodePoolRoleSchema.default("worker").describe(DESCRIBE.role),
+    nodePoolReleaseName: NameSchema.optional().describe(DESCRIBE.nodePoolReleaseName),
+    nico: NicoPayloadSchema.optional().describe(DESCRIBE.nico),
+    infra: InfraPayloadSchema.optional().describe(DESCRIBE.infra),
+    labels: LabelsSchema.optional().describe(DESCRIBE.labels),
+    taints: z.array(TaintSchema).optional().describe(DESCRIBE.taints),
   })
   .superRefine(exactlyOnePayload, alwaysOnObjects);
 export type CreateNodePoolRequest = z.input<typeof CreateNodePoolRequestSchema>;
@@ -277,41 +403,66 @@ export const NodePoolPhaseSchema = z.enum(["Provisioning", "Ready", "Scaling", "
 export type NodePoolPhase = z.infer<typeof NodePoolPhaseSchema>;
 
 export const NodePoolStatusSchema = z.object({
-  phase: NodePoolPhaseSchema,
-  message: z.string().optional(),
+  phase: NodePoolPhaseSchema.describe("Provisioning, Ready, Scaling, Deleting or Failed."),
+  message: z.string().optional().describe("What the controller is doing with the pool, in its own words."),
   /** Nodes Running. */
-  readyNodes: z.int(),
+  readyNodes: z.int().describe("Nodes Running."),
   /** Nodes Pending or Provisioning. */
-  pendingNodes: z.int(),
-  nodes: z.array(z.object({ name: z.string(), state: NodeStateSchema })),
+  pendingNodes: z.int().describe("Nodes Pending or Provisioning."),
+  nodes: z
+    .array(
+      z.object({
+        name: z.string().describe("The node's name, <nodeNamePrefix>-<n>."),
+        state: NodeStateSchema.describe("Pending, Provisioning, Running or Draining."),
+        /** Absent from controllers that predate it. */
+        lastTransitionTime: z.iso.datetime().optional().describe("When the node entered its state (RFC 3339)."),
+      }),
+    )
+    .describe("Each node of the pool and its state."),
 });
 export type NodePoolStatus = z.infer<typeof NodePoolStatusSchema>;
 
 export const NodePoolSchema = z.object({
-  id: IdSchema,
-  name: NameSchema,
-  clusterID: IdSchema,
-  clusterName: NameSchema,
-  nodeNamePrefix: z.string(),
-  desiredNodeCount: z.int(),
-  role: NodePoolRoleSchema,
-  nodePoolReleaseName: z.string().optional(),
-  nico: z.object({ ...NicoPayloadSchema.shape }).optional(),
-  infra: z.object({ ...InfraPayloadSchema.shape }).optional(),
-  labels: z.record(z.string(), z.string()),
-  taints: z.array(z.object({ ...TaintSchema.shape })),
-  status: NodePoolStatusSchema,
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
+  id: IdSchema.describe(DESCRIBE.id),
+  name: NameSchema.describe(DESCRIBE.poolName),
+  clusterID: IdSchema.describe(DESCRIBE.clusterID),
+  clusterName: NameSchema.describe("The cluster the pool belongs to, by name."),
+  nodeNamePrefix: z.string().describe(DESCRIBE.poolNodeNamePrefix),
+  desiredNodeCount: z.int().describe(DESCRIBE.desiredNodeCount),
+  role: NodePoolRoleSchema.describe(DESCRIBE.role),
+  nodePoolReleaseName: z.string().optional().describe(DESCRIBE.nodePoolReleaseName),
+  nico: z
+    .object({ ...NicoPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.nico),
+  infra: z
+    .object({ ...InfraPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.infra),
+  labels: z.record(z.string(), z.string()).describe(DESCRIBE.labels),
+  taints: z
+    .array(z.object({ key: z.string(), value: z.string().optional(), effect: TaintSchema.shape.effect }))
+    .describe(DESCRIBE.taints),
+  status: NodePoolStatusSchema.describe(DESCRIBE.status),
+  createdAt: z.iso.datetime().describe(DESCRIBE.createdAt),
+  updatedAt: z.iso.datetime().describe(DESCRIBE.updatedAt),
 });
 export type NodePool = z.infer<typeof NodePoolSchema>;
 
 /** A JSON merge patch for a node pool. Scaling is `{ "desiredNodeCount": N }`. */
 export const NodePoolPatchSchema = z.strictObject({
-  desiredNodeCount: DesiredNodeCountSchema.optional(),
-  nodePoolReleaseName: NameSchema.nullable().optional(),
-  labels: z.record(z.string().min(1), z.string().max(63).nullable()).nullable().optional(),
-  taints: z.array(TaintSchema).nullable().optional(),
+  desiredNodeCount: DesiredNodeCountSchema.optional().describe(DESCRIBE.desiredNodeCount),
+  nodePoolReleaseName: NameSchema.nullable()
+    .optional()
+    .describe(`${DESCRIBE.nodePoolReleaseName} null drops the pinned release.`),
+  labels: LabelsPatchSchema.nullable()
+    .optional()
+    .describe("Labels to set; a label set to null is removed, and labels: null removes them all."),
+  taints: z
+    .array(TaintSchema)
+    .nullable()
+    .optional()
+    .describe("The pool's taints, all of them (a list replaces the list); null removes them."),
 });
 export type NodePoolPatch = z.input<typeof NodePoolPatchSchema>;
 

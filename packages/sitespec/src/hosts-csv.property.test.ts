@@ -126,10 +126,10 @@ describe("properties of parseHostsCsv", () => {
         fc.tuple(fc.constant(rows), fc.shuffledSubarray(rows, { minLength: rows.length, maxLength: rows.length })),
       );
     // What a problem says about its value, leaving out where it and its first occurrence are.
-    const gist = (problem: { column?: string | number; value?: string; message: string }) => {
+    const gist = (problem: { column?: string | number; value?: string | number | boolean; message: string }) => {
       const duplicate = /^is a duplicate ([^:]+):/.exec(problem.message);
       if (duplicate === null) return `${problem.column}|${problem.value}|${problem.message}`;
-      const value = problem.value ?? "";
+      const value = String(problem.value ?? "");
       const key =
         problem.column === "ip"
           ? ipIdentity(normalizeIp(value))

@@ -68,6 +68,7 @@ describe("a valid file", () => {
         source,
         line: 6,
         row: 4,
+        rowName: "node-4",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
@@ -98,6 +99,7 @@ describe("a valid file", () => {
         source,
         line: 5,
         row: 3,
+        rowName: "node-3",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
@@ -171,7 +173,7 @@ describe("the header", () => {
     expect(formatted("name,tpm_ek_thumbprint\nnode-1,\nnode-1,xyz\n")).toEqual([
       "hosts.csv:1: the header lacks the required column ip (it names: name, tpm_ek_thumbprint); the first non-empty line must name the columns name, ip, tpm_ek_thumbprint",
       'hosts.csv:3: row 2, column name: "node-1" is a duplicate host name: row 1 (line 2) already has it',
-      `hosts.csv:3: row 2, column tpm_ek_thumbprint: "xyz" is not a valid TPM EK thumbprint: ${THUMBPRINT_RULE} (found "x")`,
+      `hosts.csv:3: row 2 (node-1), column tpm_ek_thumbprint: "xyz" is not a valid TPM EK thumbprint: ${THUMBPRINT_RULE} (found "x")`,
     ]);
   });
 
@@ -255,6 +257,7 @@ describe("rows", () => {
         source,
         line: 3,
         row: 2,
+        rowName: "node-2",
         column: "ip",
         value: "0:0:0:0:0:0:0:1",
         message: 'is a duplicate IP address: row 1 (line 2) already has it, written "::1"',
@@ -264,6 +267,7 @@ describe("rows", () => {
         source,
         line: 5,
         row: 4,
+        rowName: "node-4",
         column: "ip",
         value: "::ffff:10.0.0.1",
         message: 'is a duplicate IP address: row 3 (line 4) already has it, written "10.0.0.1"',
@@ -273,6 +277,7 @@ describe("rows", () => {
         source,
         line: 6,
         row: 5,
+        rowName: "node-5",
         column: "ip",
         value: "10.0.0.1",
         message: "is a duplicate IP address: row 3 (line 4) already has it",
@@ -292,7 +297,9 @@ describe("rows", () => {
     const { hosts, problems } = parse(`name,ip\nnode-1,${ip}\n`);
 
     expect(hosts).toEqual([]);
-    expect(problems).toEqual([{ severity: "error", source, line: 2, row: 1, column: "ip", value: ip, message }]);
+    expect(problems).toEqual([
+      { severity: "error", source, line: 2, row: 1, rowName: "node-1", column: "ip", value: ip, message },
+    ]);
   });
 
   test.each([
@@ -331,6 +338,7 @@ describe("rows", () => {
         source,
         line: 2,
         row: 1,
+        rowName: "node-1",
         column: "tpm_ek_thumbprint",
         value: thumbprint,
         message: `is not a valid TPM EK thumbprint: ${THUMBPRINT_RULE} (${found})`,
@@ -347,6 +355,7 @@ describe("rows", () => {
         source,
         line: 3,
         row: 2,
+        rowName: "node-2",
         column: "tpm_ek_thumbprint",
         value: T1_PAIRS,
         message: `is a duplicate TPM EK thumbprint: row 1 (line 2) already has it, written "${T1}"; a TPM belongs to one host`,
@@ -412,6 +421,7 @@ describe("malformed quoting", () => {
         source,
         line: 5,
         row: 4,
+        rowName: "node-3",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
@@ -490,10 +500,10 @@ test("every problem in the file is reported in one pass, in file order", () => {
   expect(problems.map(formatProblem)).toEqual([
     "hosts.csv:1: column rack: is not a known column and its cells are ignored; the known columns are name, ip, tpm_ek_thumbprint",
     `hosts.csv:3: row 2, column name: "Node_2" is not a valid host name: it contains uppercase letters; ${NAME_RULE}`,
-    'hosts.csv:3: row 2, column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address',
+    'hosts.csv:3: row 2 (Node_2), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address',
     'hosts.csv:4: row 3, column name: "node-1" is a duplicate host name: row 1 (line 2) already has it',
-    'hosts.csv:4: row 3, column ip: "10.0.0.1" is a duplicate IP address: row 1 (line 2) already has it',
-    `hosts.csv:4: row 3, column tpm_ek_thumbprint: "${T1_PAIRS}" is a duplicate TPM EK thumbprint: row 1 (line 2) already has it, written "${T1}"; a TPM belongs to one host`,
+    'hosts.csv:4: row 3 (node-1), column ip: "10.0.0.1" is a duplicate IP address: row 1 (line 2) already has it',
+    `hosts.csv:4: row 3 (node-1), column tpm_ek_thumbprint: "${T1_PAIRS}" is a duplicate TPM EK thumbprint: row 1 (line 2) already has it, written "${T1}"; a TPM belongs to one host`,
     'hosts.csv:6: row 4: "no\\"de,10.0.0.5,,r3" has a quote (") inside a cell that does not start with one; quote the whole cell and double the quote inside it (like "a""b")',
     'hosts.csv:7: row 5: "node-6,10.0.0.6,abc" has 3 cells, but the header has 4 columns (name, ip, tpm_ek_thumbprint, rack); every row needs one cell per column, empty where a value is optional',
   ]);

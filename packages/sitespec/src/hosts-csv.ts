@@ -128,12 +128,14 @@ function readRow(cells: readonly string[], header: Header, at: RowPlace, seen: S
     return index === undefined ? undefined : (cells[index] ?? "");
   };
   let valid = true;
+  const name = cell("name");
+  // A problem in another column names the host too: in a long file "row 212" alone is hard to find.
+  const named = name === undefined || name === "" ? {} : { rowName: name };
   const fail = (column: Column, value: string, message: string) => {
-    report({ ...at, column, value, message });
+    report({ ...at, ...(column === "name" ? {} : named), column, value, message });
     valid = false;
   };
 
-  const name = cell("name");
   if (name !== undefined) {
     const fault = hostNameProblem(name) ?? repeated(seen.names.claim(name, name, at), "host name");
     if (fault !== undefined) fail("name", name, fault);

@@ -166,6 +166,7 @@ describe("generateSiteSpec", () => {
           source: "hosts.csv",
           line: 2,
           row: 1,
+          rowName: "node-1",
           column: "ip",
           value: "10.0.0.300",
           message: "is not a valid IPv4 or IPv6 address",

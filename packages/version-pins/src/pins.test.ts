@@ -71,7 +71,7 @@ describe("parsePins", () => {
     const text = json({ ...clone(), schemaVersion: 2, secretish: "tok-123" });
     const { problems } = parsePins(text, { source: "pins.json" });
     expect(problems.map(formatProblem)).toEqual([
-      'pins.json:2: field schemaVersion: "2" is newer than this version of the tool reads (1); update the tool',
+      "pins.json:2: field schemaVersion: 2 is newer than this version of the tool reads (1); update the tool",
       expect.stringMatching(/^pins\.json:\d+: field secretish: is not a known field/),
     ]);
     expect(problems.map(formatProblem).join("\n")).not.toContain("tok-123");

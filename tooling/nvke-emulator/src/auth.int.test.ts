@@ -141,6 +141,48 @@ describe("the auth configuration is served from what is known, like a controller
     await eventually(async () => expect(await auth.currentConfig()).toEqual({ mode: "off" }));
   });
 
+  test("a view older than two seconds is never used: after an idle spell the first request waits for a fresh read", async () => {
+    await authOn(core, audience);
+    let clock = 2_000_000;
+    const auth = new Authenticator(connectSite(kubeconfigPath), { now: () => clock });
+    expect(await auth.currentConfig()).toMatchObject({ mode: "on", audience });
+
+    // Auth turned off while the controller sat idle for a minute: the first request sees it.
+    await authOff(core);
+    clock += 60_000;
+    expect(await auth.currentConfig()).toEqual({ mode: "off" });
+
+    // And turned on again: two seconds later (without a request in between), it is on.
+    await authOn(core, audience);
+    clock += 2000;
+    expect(await auth.currentConfig()).toMatchObject({ mode: "on", audience });
+  });
+
+  test("the emulator judges requests on a view at most two seconds old (default TTL, its own clock)", async () => {
+    await authOn(core, audience);
+    let clock = Date.now();
+    const emulator = await startEmulator({
+      kubeconfigPath,
+      stateFile: await stateFile(),
+      timing: FAST,
+      now: () => clock,
+    });
+    try {
+      expect((await get(emulator.url)).status).toBe(401);
+      // The auth ConfigMaps are deleted after an idle spell: the very first bare request is served.
+      await authOff(core);
+      clock += 30_000;
+      expect((await get(emulator.url)).status).toBe(200);
+      expect((await get(emulator.url)).status).toBe(200);
+      // Auth is turned on; two seconds on, a bare request is refused.
+      await authOn(core, audience);
+      clock += 2000;
+      expect((await get(emulator.url)).status).toBe(401);
+    } finally {
+      await emulator.stop();
+    }
+  });
+
   test("a token trusted from an earlier review still names its identity", async () => {
     await authOn(core, audience);
     const auth = new Authenticator(connectSite(kubeconfigPath), { configTtlMs: 0 });

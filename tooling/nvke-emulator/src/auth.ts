@@ -22,6 +22,11 @@ export type AuthConfig =
 export interface AuthOptions {
   /** How long the ConfigMap search result is served before it is re-read in the background (default 1000 ms; 0 reads it on every request). */
   configTtlMs?: number;
+  /**
+   * The oldest view a request is judged on (default 2000 ms, and never less than configTtlMs):
+   * a request that finds the known view older than this waits for a fresh read.
+   */
+  maxStaleMs?: number;
   /** How long a token that passed its TokenReview is trusted without asking again (default 10 s). */
   reviewTtlMs?: number;
   now?: () => number;
@@ -38,6 +43,7 @@ export class Authenticator {
   /** Tokens that passed their TokenReview: key → who they are and until when that is trusted. */
   private readonly reviews = new Map<string, { username: string | undefined; until: number }>();
   private readonly configTtlMs: number;
+  private readonly maxStaleMs: number;
   private readonly reviewTtlMs: number;
   private readonly now: () => number;
   private readonly site: SiteCluster;
@@ -45,30 +51,36 @@ export class Authenticator {
   constructor(site: SiteCluster, options: AuthOptions = {}) {
     this.site = site;
     this.configTtlMs = options.configTtlMs ?? 1000;
+    this.maxStaleMs = Math.max(options.maxStaleMs ?? 2000, this.configTtlMs);
     this.reviewTtlMs = options.reviewTtlMs ?? 10_000;
     this.now = options.now ?? Date.now;
   }
 
   /**
-   * The auth configuration. Like a controller's informer cache, once it has been read it is
-   * served as known while a stale copy is re-read in the background, so a request never
-   * waits on the site's API server for it; only the first read waits (and every read with a
-   * TTL of 0, which tests use to see a change at once).
+   * The auth configuration, never judged on a view older than `maxStaleMs`: like a
+   * controller's informer cache, a view younger than the TTL is served as it is, and one
+   * past the TTL is still served while a re-read runs behind the request, so a busy
+   * controller never waits on the site's API server for it. A view older than
+   * `maxStaleMs` (the first request after an idle spell) waits for the re-read: "auth off"
+   * and "auth on" are never decided on what the ConfigMaps said minutes ago.
    */
   async currentConfig(): Promise<AuthConfig> {
     const known = this.config;
-    if (known !== undefined && this.now() - known.at < this.configTtlMs) return known.value;
+    const age = known === undefined ? Number.POSITIVE_INFINITY : this.now() - known.at;
+    if (known !== undefined && age < this.configTtlMs) return known.value;
     const reading = this.reread();
-    if (known === undefined || this.configTtlMs === 0) return reading;
+    if (known === undefined || this.configTtlMs === 0 || age >= this.maxStaleMs) return reading;
     // A failed re-read keeps the known configuration, as an informer keeps its cache.
     reading.catch(() => {});
     return known.value;
   }
 
   private reread(): Promise<AuthConfig> {
+    // The view is as old as the moment its read began: a slow read does not make it look newer.
+    const startedAt = this.now();
     this.loading ??= this.search()
       .then((value) => {
-        this.config = { value, at: this.now() };
+        this.config = { value, at: startedAt };
         return value;
       })
       .finally(() => {

@@ -6,12 +6,21 @@ import {
   createClusterRelease,
   createMachineImage,
   createNodePool,
+  createNodePoolRelease,
   deleteCluster,
   deleteNodePool,
   patchCluster,
   patchNodePool,
 } from "./controller.ts";
-import { advance, type EmulatorState, emptyState, nextDueAt, renderNodePool, type Timing } from "./state.ts";
+import {
+  advance,
+  type EmulatorState,
+  emptyState,
+  nextDueAt,
+  renderCluster,
+  renderNodePool,
+  type Timing,
+} from "./state.ts";
 
 // The controller's rules as pure functions over the state, with a fake clock: no server,
 // no site cluster. The kubeconfig Secret step is played by `secretWritten`.
@@ -263,7 +272,7 @@ describe("node pools", () => {
     );
     expect(error.status).toBe(422);
     expect(error.message).toBe(
-      'a node pool carries the same kind of payload as its cluster: cluster "c1" has a nico payload, this node pool infra',
+      'a node pool carries the same kind of payload as its cluster: cluster "c1" has a nico payload, and this node pool an infra payload',
     );
   });
 
@@ -368,5 +377,201 @@ describe("node pools", () => {
     resumed.tick(2000);
     expect(resumed.state.nodePools).toEqual(a.state.nodePools);
     expect(resumed.state.clusters).toEqual(a.state.clusters);
+  });
+});
+
+describe("a merge patch changes only the fields it names", () => {
+  test("a labels-only patch keeps the description; a description-only patch keeps the labels", () => {
+    const { state, ctx } = world();
+    const cluster = createCluster(state, clusterRequest("c1", { description: "first", labels: { team: "a" } }), ctx());
+    expect(patchCluster(state, cluster.id, { labels: { x: "1" } }, ctx())).toMatchObject({
+      description: "first",
+      labels: { team: "a", x: "1" },
+    });
+    expect(patchCluster(state, cluster.id, { description: "second" }, ctx())).toMatchObject({
+      description: "second",
+      labels: { team: "a", x: "1" },
+      controlPlaneConfig: { replicas: 3, nodeNamePrefix: "c1-cp" },
+    });
+  });
+
+  test("scaling a pool keeps its labels, taints and node pool release", () => {
+    const { state, ctx } = world();
+    const cluster = createCluster(state, clusterRequest("c1"), ctx());
+    publish(state, ctx, "v1.31.4");
+    const taints = [{ key: "gpu", value: "true", effect: "NoSchedule" as const }];
+    const created = createNodePool(
+      state,
+      poolRequest(cluster.id, "gpus", 1, { labels: { gpu: "a100" }, taints, nodePoolReleaseName: "np-31" }),
+      ctx(),
+    );
+    const scaled = patchNodePool(state, created.id, { desiredNodeCount: 2 }, ctx());
+    expect(scaled).toMatchObject({
+      desiredNodeCount: 2,
+      labels: { gpu: "a100" },
+      taints,
+      nodePoolReleaseName: "np-31",
+    });
+    const relabelled = patchNodePool(state, created.id, { labels: { zone: "b" } }, ctx());
+    expect(relabelled).toMatchObject({ desiredNodeCount: 2, labels: { gpu: "a100", zone: "b" }, taints });
+  });
+});
+
+/** Publishes a machine image, a cluster release `r-<minor>` and a node pool release `np-<minor>` for this version. */
+function publish(state: EmulatorState, ctx: () => ControllerContext, kubernetesVersion: string): void {
+  const minor = kubernetesVersion.split(".")[1];
+  const image = `img-${minor}`;
+  createMachineImage(
+    state,
+    {
+      name: image,
+      version: "1.0.0",
+      kubernetesVersion,
+      os: { distribution: "ubuntu", version: "24.04" },
+      architecture: "amd64",
+      image: `registry.example/img@${digest}`,
+    },
+    ctx(),
+  );
+  const components = [{ name: "kube-apiserver", version: kubernetesVersion, image: `registry.example/kas@${digest}` }];
+  createClusterRelease(
+    state,
+    { name: `r-${minor}`, version: "1.0.0", kubernetesVersion, machineImageName: image, components },
+    ctx(),
+  );
+  createNodePoolRelease(
+    state,
+    { name: `np-${minor}`, version: "1.0.0", kubernetesVersion, machineImageName: image, components },
+    ctx(),
+  );
+}
+
+describe("release changes follow Cluster API's control-plane rules", () => {
+  function upgradeWorld() {
+    const w = world();
+    for (const version of ["v1.27.3", "v1.29.1", "v1.30.2", "v1.31.4", "v1.32.0", "v1.34.1"]) {
+      publish(w.state, w.ctx, version);
+    }
+    const cluster = createCluster(w.state, clusterRequest("c1", { clusterReleaseName: "r-31" }), w.ctx());
+    return { ...w, cluster };
+  }
+
+  test("one minor version at a time: 1.31 → 1.32 is taken, 1.31 → 1.34 is refused with the controller's message", () => {
+    const { state, ctx, cluster } = upgradeWorld();
+    const skip = refusal(() => patchCluster(state, cluster.id, { clusterReleaseName: "r-34" }, ctx()));
+    expect(skip.status).toBe(422);
+    expect(skip.message).toBe(
+      'cannot move cluster "c1" from Kubernetes v1.31.4 (cluster release "r-31") to v1.34.1 (cluster release "r-34"): a control plane is upgraded one minor version at a time; move to a v1.32 release first',
+    );
+    expect(skip.details).toEqual([{ field: "clusterReleaseName", message: "skips minor versions: v1.31 → v1.34" }]);
+    expect(patchCluster(state, cluster.id, { clusterReleaseName: "r-32" }, ctx()).kubernetesVersion).toBe("v1.32.0");
+  });
+
+  test("no downgrade: 1.31 → 1.29 (or 1.30) is refused, and nothing changes", () => {
+    const { state, ctx, cluster } = upgradeWorld();
+    for (const release of ["r-29", "r-30"]) {
+      const down = refusal(() =>
+        patchCluster(state, cluster.id, { clusterReleaseName: release, labels: { a: "b" } }, ctx()),
+      );
+      expect(down.status).toBe(422);
+      expect(down.message).toMatch(/: a control plane is never downgraded; pick a release of v1\.31\.4 or newer$/);
+    }
+    expect(state.clusters[cluster.id]?.cluster).toMatchObject({ clusterReleaseName: "r-31", labels: {} });
+  });
+
+  test("a node pool's release is never newer than its control plane", () => {
+    const { state, ctx, cluster } = upgradeWorld();
+    const newer = refusal(() =>
+      createNodePool(state, poolRequest(cluster.id, "w", 1, { nodePoolReleaseName: "np-32" }), ctx()),
+    );
+    expect(newer.message).toBe(
+      'node pool "w" cannot take node pool release "np-32" (Kubernetes v1.32.0): it is newer than cluster "c1"\'s control plane (v1.31.4), and workers are never newer than their control plane; upgrade the cluster first',
+    );
+    const pool = createNodePool(state, poolRequest(cluster.id, "w", 1, { nodePoolReleaseName: "np-30" }), ctx());
+    expect(refusal(() => patchNodePool(state, pool.id, { nodePoolReleaseName: "np-32" }, ctx())).status).toBe(422);
+    expect(refusal(() => patchNodePool(state, pool.id, { nodePoolReleaseName: "np-27" }, ctx())).message).toMatch(
+      /more than 3 minor versions older than cluster "c1"'s control plane \(v1\.31\.4\)$/,
+    );
+    // Once the control plane is upgraded, the pool may follow.
+    patchCluster(state, cluster.id, { clusterReleaseName: "r-32" }, ctx());
+    expect(patchNodePool(state, pool.id, { nodePoolReleaseName: "np-32" }, ctx()).nodePoolReleaseName).toBe("np-32");
+  });
+
+  test("an upgrade that would leave a node pool more than three minor versions behind is refused", () => {
+    const w = world();
+    for (const version of ["v1.29.1", "v1.30.2", "v1.31.4", "v1.32.0", "v1.33.0"]) publish(w.state, w.ctx, version);
+    const cluster = createCluster(w.state, clusterRequest("c1", { clusterReleaseName: "r-32" }), w.ctx());
+    createNodePool(w.state, poolRequest(cluster.id, "old", 1, { nodePoolReleaseName: "np-29" }), w.ctx());
+    const error = refusal(() => patchCluster(w.state, cluster.id, { clusterReleaseName: "r-33" }, w.ctx()));
+    expect(error.message).toMatch(
+      /: node pool "old" runs v1\.29\.1, and a kubelet may be at most 3 minor versions older than its control plane; upgrade the node pool first$/,
+    );
+  });
+});
+
+describe("node names are unique within a cluster", () => {
+  test("two pools of one cluster cannot share a nodeNamePrefix (the control plane's included); other clusters may", () => {
+    const { state, ctx } = world();
+    const c1 = createCluster(state, clusterRequest("c1"), ctx());
+    const c2 = createCluster(state, clusterRequest("c2"), ctx());
+    createNodePool(state, poolRequest(c1.id, "a", 1, { nodeNamePrefix: "workers" }), ctx());
+    const clash = refusal(() =>
+      createNodePool(state, poolRequest(c1.id, "b", 1, { nodeNamePrefix: "workers" }), ctx()),
+    );
+    expect(clash.status).toBe(409);
+    expect(clash.message).toBe(
+      'nodeNamePrefix "workers" is already used by node pool "a" of cluster "c1": node names (<nodeNamePrefix>-<n>) must be unique within a cluster, so each pool needs a prefix of its own',
+    );
+    expect(
+      refusal(() => createNodePool(state, poolRequest(c1.id, "b", 1, { nodeNamePrefix: "c1-cp" }), ctx())).message,
+    ).toMatch(/already used by node pool "control-plane" of cluster "c1"/);
+    expect(createNodePool(state, poolRequest(c2.id, "a", 1, { nodeNamePrefix: "workers" }), ctx()).name).toBe("a");
+  });
+});
+
+describe("conditions, each stamped with when its status changed", () => {
+  const at = (ms: number) => new Date(1_700_000_000_000 + ms).toISOString();
+
+  test("Ready, ControlPlaneReady and WorkersReady follow the cluster and its pools", () => {
+    const { state, ctx, tick } = world();
+    const cluster = createCluster(state, clusterRequest("c1"), ctx());
+    const record = () => state.clusters[cluster.id] as NonNullable<EmulatorState["clusters"][string]>;
+    const conditions = () => renderCluster(state, record()).status.conditions;
+    expect(conditions()).toEqual([
+      expect.objectContaining({ type: "Ready", status: "False", reason: "Provisioning", lastTransitionTime: at(0) }),
+      expect.objectContaining({ type: "ControlPlaneReady", status: "False", lastTransitionTime: at(0) }),
+      expect.objectContaining({ type: "WorkersReady", status: "True", reason: "NoNodePools" }),
+    ]);
+    tick(1000);
+    createNodePool(state, poolRequest(cluster.id, "workers", 2), ctx());
+    expect(conditions()).toEqual([
+      { type: "Ready", status: "True", reason: "Ready", lastTransitionTime: at(1000) },
+      { type: "ControlPlaneReady", status: "True", reason: "Ready", lastTransitionTime: at(1000) },
+      {
+        type: "WorkersReady",
+        status: "False",
+        reason: "NodesProvisioning",
+        message: 'node pool "workers": 0 of 2 nodes running',
+        lastTransitionTime: at(1000),
+      },
+    ]);
+    tick(200);
+    expect(conditions()?.[2]).toEqual({
+      type: "WorkersReady",
+      status: "True",
+      reason: "Ready",
+      lastTransitionTime: at(1200),
+    });
+    // And each node says when it entered its state.
+    expect(pool(state, "workers").status.nodes).toEqual([
+      { name: "workers-0", state: "Running", lastTransitionTime: at(1200) },
+      { name: "workers-1", state: "Running", lastTransitionTime: at(1200) },
+    ]);
+    tick(100);
+    deleteCluster(state, cluster.id, ctx());
+    expect(conditions()?.slice(0, 2)).toEqual([
+      expect.objectContaining({ type: "Ready", status: "False", reason: "Deleting", lastTransitionTime: at(1300) }),
+      expect.objectContaining({ type: "Deleting", status: "True", lastTransitionTime: at(1300) }),
+    ]);
   });
 });

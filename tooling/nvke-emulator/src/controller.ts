@@ -87,6 +87,16 @@ function checkPatchKeys(
   for (const key of [...immutable, ...readOnly]) delete (patch as Record<string, unknown>)[key];
 }
 
+/**
+ * The merge patch of these fields, holding only the keys the client's patch named: a field
+ * it left out is absent here too (not `undefined`), so the merge leaves it as it is.
+ */
+function named<T extends object, K extends keyof T & string>(patch: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const result: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (Object.hasOwn(patch, key) && patch[key] !== undefined) result[key] = patch[key];
+  return result;
+}
+
 // ---------------------------------------------------------------------------------------
 // Releases
 
@@ -287,11 +297,11 @@ export function patchCluster(state: EmulatorState, id: string, patch: unknown, c
     controlPlaneConfig: cluster.controlPlaneConfig,
     labels: cluster.labels,
   };
-  const next = applyMergePatch(spec, {
-    description: valid.description,
-    controlPlaneConfig: valid.controlPlaneConfig,
-    labels: valid.labels,
-  }) as { description?: string; controlPlaneConfig?: Cluster["controlPlaneConfig"]; labels?: Record<string, string> };
+  const next = applyMergePatch(spec, named(valid, ["description", "controlPlaneConfig", "labels"])) as {
+    description?: string;
+    controlPlaneConfig?: Cluster["controlPlaneConfig"];
+    labels?: Record<string, string>;
+  };
 
   let release: ClusterRelease | undefined;
   if (valid.clusterReleaseID !== undefined || valid.clusterReleaseName !== undefined) {
@@ -305,6 +315,8 @@ export function patchCluster(state: EmulatorState, id: string, patch: unknown, c
         : { clusterReleaseName: valid.clusterReleaseName as string },
     );
   }
+
+  if (release !== undefined && release.id !== cluster.clusterReleaseID) checkUpgrade(state, cluster, release);
 
   const controlPlaneConfig = {
     replicas: next.controlPlaneConfig?.replicas ?? cluster.controlPlaneConfig.replicas,
@@ -335,6 +347,102 @@ export function patchCluster(state: EmulatorState, id: string, patch: unknown, c
   cluster.controlPlaneConfig = controlPlaneConfig;
   cluster.updatedAt = iso(ctx.now);
   return cluster;
+}
+
+/** `v1.31.4` → [1, 31, 4]; the API only accepts versions of that form. */
+function parseVersion(version: string): [number, number, number] {
+  const [major = 0, minor = 0, patch = 0] = version
+    .replace(/^v/, "")
+    .split(".")
+    .map((part) => Number.parseInt(part, 10));
+  return [major, minor, patch];
+}
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [parseVersion(a), parseVersion(b)];
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+}
+
+const minorOf = (version: string) => {
+  const [major, minor] = parseVersion(version);
+  return `v${major}.${minor}`;
+};
+
+/** How many minor versions older than the control plane a worker's kubelet may be (Kubernetes' skew policy). */
+const KUBELET_SKEW = 3;
+
+/**
+ * A control-plane release change, as Cluster API's control plane allows it: never a
+ * downgrade, one minor version at a time, and never leaving a node pool further behind
+ * than the kubelet skew policy allows.
+ */
+function checkUpgrade(state: EmulatorState, cluster: Cluster, release: ClusterRelease): void {
+  const from = cluster.kubernetesVersion;
+  const to = release.kubernetesVersion;
+  const change = `cannot move cluster "${cluster.name}" from Kubernetes ${from} (cluster release "${cluster.clusterReleaseName}") to ${to} (cluster release "${release.name}")`;
+  const [fromMajor, fromMinor] = parseVersion(from);
+  const [toMajor, toMinor] = parseVersion(to);
+  if (compareVersions(to, from) < 0) {
+    throw invalid(`${change}: a control plane is never downgraded; pick a release of ${from} or newer`, [
+      { field: "clusterReleaseName", message: `is Kubernetes ${to}, older than the cluster's ${from}` },
+    ]);
+  }
+  if (toMajor !== fromMajor || toMinor > fromMinor + 1) {
+    const step = `v${fromMajor}.${fromMinor + 1}`;
+    throw invalid(
+      `${change}: a control plane is upgraded one minor version at a time; move to a ${step} release first`,
+      [{ field: "clusterReleaseName", message: `skips minor versions: ${minorOf(from)} → ${minorOf(to)}` }],
+    );
+  }
+  for (const pool of poolsOf(state, cluster.id)) {
+    const version = poolVersion(state, pool);
+    if (version === undefined || pool.deletingSinceMs !== undefined) continue;
+    const [major, minor] = parseVersion(version);
+    if (major === toMajor && toMinor - minor > KUBELET_SKEW) {
+      throw invalid(
+        `${change}: node pool "${pool.pool.name}" runs ${version}, and a kubelet may be at most ${KUBELET_SKEW} minor versions older than its control plane; upgrade the node pool first`,
+        [{ field: "clusterReleaseName", message: `leaves node pool "${pool.pool.name}" (${version}) too far behind` }],
+      );
+    }
+  }
+}
+
+/** The Kubernetes version a pool's release pins, when it names one. */
+function poolVersion(state: EmulatorState, record: NodePoolRecord): string | undefined {
+  const name = record.pool.nodePoolReleaseName;
+  if (name === undefined) return undefined;
+  return Object.values(state.nodePoolReleases).find((release) => release.name === name)?.kubernetesVersion;
+}
+
+/** A node pool release a pool of this cluster may take: never newer than the control plane, nor too far behind it. */
+function checkPoolRelease(cluster: Cluster, release: NodePoolRelease, pool: string): void {
+  const version = release.kubernetesVersion;
+  const controlPlane = cluster.kubernetesVersion;
+  const subject = `node pool "${pool}" cannot take node pool release "${release.name}" (Kubernetes ${version})`;
+  if (compareVersions(version, controlPlane) > 0) {
+    throw invalid(
+      `${subject}: it is newer than cluster "${cluster.name}"'s control plane (${controlPlane}), and workers are never newer than their control plane; upgrade the cluster first`,
+      [
+        {
+          field: "nodePoolReleaseName",
+          message: `is Kubernetes ${version}, newer than the control plane's ${controlPlane}`,
+        },
+      ],
+    );
+  }
+  const [major, minor] = parseVersion(version);
+  const [cpMajor, cpMinor] = parseVersion(controlPlane);
+  if (major !== cpMajor || cpMinor - minor > KUBELET_SKEW) {
+    throw invalid(
+      `${subject}: it is more than ${KUBELET_SKEW} minor versions older than cluster "${cluster.name}"'s control plane (${controlPlane})`,
+      [
+        {
+          field: "nodePoolReleaseName",
+          message: `is Kubernetes ${version}, too old for the control plane's ${controlPlane}`,
+        },
+      ],
+    );
+  }
 }
 
 export function deleteCluster(state: EmulatorState, id: string, ctx: ControllerContext): Cluster {
@@ -439,24 +547,31 @@ export function createNodePool(state: EmulatorState, body: unknown, ctx: Control
   if (record.deletingSinceMs !== undefined) {
     throw conflict(`cluster "${cluster.name}" is being deleted; no node pools can be added to it`);
   }
-  if (poolsOf(state, cluster.id).some((pool) => pool.pool.name === request.name)) {
+  const pools = poolsOf(state, cluster.id);
+  if (pools.some((pool) => pool.pool.name === request.name)) {
     throw conflict(`node pool "${request.name}" already exists in cluster "${cluster.name}"`);
+  }
+  const sharing = pools.find((pool) => pool.pool.nodeNamePrefix === request.nodeNamePrefix);
+  if (sharing !== undefined) {
+    throw conflict(
+      `nodeNamePrefix "${request.nodeNamePrefix}" is already used by node pool "${sharing.pool.name}" of cluster "${cluster.name}": node names (<nodeNamePrefix>-<n>) must be unique within a cluster, so each pool needs a prefix of its own`,
+    );
   }
   const wants = request.nico !== undefined ? "nico" : "infra";
   const takes = cluster.nico !== undefined ? "nico" : "infra";
   if (wants !== takes) {
     throw invalid(
-      `a node pool carries the same kind of payload as its cluster: cluster "${cluster.name}" has a ${takes} payload, this node pool ${wants}`,
-      [{ field: wants, message: `cluster "${cluster.name}" takes a ${takes} payload` }],
+      `a node pool carries the same kind of payload as its cluster: cluster "${cluster.name}" has a ${takes} payload, and this node pool ${wants === "nico" ? "a nico" : "an infra"} payload`,
+      [
+        {
+          field: wants,
+          message: `cluster "${cluster.name}" takes ${takes === "nico" ? "a nico" : "an infra"} payload`,
+        },
+      ],
     );
   }
-  if (
-    request.nodePoolReleaseName !== undefined &&
-    !Object.values(state.nodePoolReleases).some((release) => release.name === request.nodePoolReleaseName)
-  ) {
-    throw invalid(`node pool release "${request.nodePoolReleaseName}" does not exist`, [
-      { field: "nodePoolReleaseName", message: `node pool release "${request.nodePoolReleaseName}" not found` },
-    ]);
+  if (request.nodePoolReleaseName !== undefined) {
+    checkPoolRelease(cluster, nodePoolReleaseNamed(state, request.nodePoolReleaseName), request.name);
   }
   checkCapacity(state, cluster, undefined, request.desiredNodeCount, `create node pool "${request.name}" with`);
   const created = addPool(state, ctx, {
@@ -472,6 +587,14 @@ export function createNodePool(state: EmulatorState, body: unknown, ctx: Control
     taints: request.taints ?? [],
   });
   return renderNodePool(state, created);
+}
+
+function nodePoolReleaseNamed(state: EmulatorState, name: string): NodePoolRelease {
+  const release = Object.values(state.nodePoolReleases).find((candidate) => candidate.name === name);
+  if (release !== undefined) return release;
+  throw invalid(`node pool release "${name}" does not exist`, [
+    { field: "nodePoolReleaseName", message: `node pool release "${name}" not found` },
+  ]);
 }
 
 export function getNodePoolRecord(state: EmulatorState, id: string): NodePoolRecord {
@@ -498,17 +621,12 @@ export function patchNodePool(state: EmulatorState, id: string, patch: unknown, 
       checkCapacity(state, cluster, record, valid.desiredNodeCount, `scale node pool "${name}" to`);
     }
   }
-  if (valid.nodePoolReleaseName != null) {
-    const releaseName = valid.nodePoolReleaseName;
-    if (!Object.values(state.nodePoolReleases).some((release) => release.name === releaseName)) {
-      throw invalid(`node pool release "${releaseName}" does not exist`, [
-        { field: "nodePoolReleaseName", message: `node pool release "${releaseName}" not found` },
-      ]);
-    }
+  if (valid.nodePoolReleaseName != null && valid.nodePoolReleaseName !== record.pool.nodePoolReleaseName) {
+    checkPoolRelease(cluster, nodePoolReleaseNamed(state, valid.nodePoolReleaseName), name);
   }
   const next = applyMergePatch(
     { nodePoolReleaseName: record.pool.nodePoolReleaseName, labels: record.pool.labels, taints: record.pool.taints },
-    { nodePoolReleaseName: valid.nodePoolReleaseName, labels: valid.labels, taints: valid.taints },
+    named(valid, ["nodePoolReleaseName", "labels", "taints"]),
   ) as { nodePoolReleaseName?: string; labels?: Record<string, string>; taints?: NodePool["taints"] };
   if (next.nodePoolReleaseName === undefined) delete record.pool.nodePoolReleaseName;
   else record.pool.nodePoolReleaseName = next.nodePoolReleaseName;

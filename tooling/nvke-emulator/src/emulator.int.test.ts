@@ -67,8 +67,8 @@ describe("the emulator over HTTP, with the typed client", () => {
     // A second cluster of that name
     const duplicate = await userErrorOf(client.createCluster(clusterRequest("rules")));
     expect([duplicate.code, duplicate.exitCode, duplicate.message]).toEqual([
-      "CONTROLLER_REJECTED",
-      ExitCode.Rejected,
+      "CONTROLLER_CONFLICT",
+      ExitCode.Conflict,
       'cluster "rules" already exists',
     ]);
 
@@ -118,7 +118,7 @@ describe("the emulator over HTTP, with the typed client", () => {
     });
     const last = await userErrorOf(client.deleteNodePool(cp.id));
     expect([last.exitCode, last.message]).toEqual([
-      ExitCode.Rejected,
+      ExitCode.Conflict,
       'node pool "control-plane" is the last joined control-plane pool of cluster "rules"; delete the cluster instead',
     ]);
 

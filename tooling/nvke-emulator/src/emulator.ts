@@ -34,6 +34,7 @@ import {
   iso,
   markReady,
   nextDueAt,
+  renderCluster,
   renderNodePool,
   type Timing,
 } from "./state.ts";
@@ -52,7 +53,11 @@ export interface EmulatorOptions {
   controlPlaneController?: boolean;
   /** Where the `<cluster>-kubeconfig` Secrets go (default `nvke-clusters`). */
   clustersNamespace?: string;
-  /** How long the auth ConfigMap search is served before it is re-read in the background (default 1000 ms; 0: read on every request). */
+  /**
+   * How long the auth ConfigMap search is served before it is re-read in the background
+   * (default 1000 ms; 0: read on every request). A request never waits on a view older
+   * than 2 s: it reads the ConfigMaps again first.
+   */
   authConfigTtlMs?: number;
   /** One line per request and per background failure (default: nothing). */
   log?: (line: string) => void;
@@ -286,29 +291,35 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   const route = (method: string, path: string, handle: Route) =>
     routes.push({ method, pattern: new RegExp(`^${path.replace(/\{id\}/g, "([^/]+)")}$`), handle });
 
+  /** A cluster as served: with its conditions (the record is looked up again: it may have changed). */
+  const served = (cluster: Cluster): Cluster => {
+    const record = state.clusters[cluster.id];
+    return record === undefined ? cluster : renderCluster(state, record);
+  };
+
   route("GET", "/api/v1/clusters", async (_req, _params, query) => {
     settle();
-    const clusters = nameFilter(
-      Object.values(state.clusters).map((record) => record.cluster),
-      query,
-    );
-    return [200, paginate(clusters, (cluster: Cluster) => cluster.name, query)];
+    const name = query.get("name");
+    const records = Object.values(state.clusters).filter((record) => name === null || record.cluster.name === name);
+    // Only the page is rendered: conditions look at the cluster's node pools.
+    const page = paginate(records, (record) => record.cluster.name, query);
+    return [200, { ...page, items: page.items.map((record) => renderCluster(state, record)) }];
   });
   route("POST", "/api/v1/clusters", async (req) => {
     const body = await readJson(req, "application/json");
-    return [202, await mutate((ctx) => createCluster(state, body, ctx))];
+    return [202, served(await mutate((ctx) => createCluster(state, body, ctx)))];
   });
   route("GET", "/api/v1/clusters/{id}", async (_req, [id = ""]) => {
     settle();
-    return [200, getClusterRecord(state, id).cluster];
+    return [200, renderCluster(state, getClusterRecord(state, id))];
   });
   route("PATCH", "/api/v1/clusters/{id}", async (req, [id = ""]) => {
     const body = await readJson(req, MERGE_PATCH_CONTENT_TYPE);
-    return [200, await mutate((ctx) => patchCluster(state, id, body, ctx))];
+    return [200, served(await mutate((ctx) => patchCluster(state, id, body, ctx)))];
   });
   route("DELETE", "/api/v1/clusters/{id}", async (_req, [id = ""]) => [
     202,
-    await mutate((ctx) => deleteCluster(state, id, ctx)),
+    served(await mutate((ctx) => deleteCluster(state, id, ctx))),
   ]);
 
   route("GET", "/api/v1/nodepools", async (_req, _params, query) => {

@@ -61,21 +61,18 @@ describe("cluster lifecycle against a real site cluster (auth off)", () => {
     });
     expect(cluster.status.phase).toBe("Provisioning");
 
-    // And the node pool example is valid once its placeholder is the cluster's ID (what the docs tell the user)
-    const text = (await readFile(join(examples, "nico-mock-nodepool.yaml"), "utf8")).replaceAll(
-      "REPLACE_WITH_CLUSTER_ID",
-      cluster.id,
-    );
-    const parsed = parseRequest(CreateNodePoolRequestSchema, load(text), { source: "nico-mock-nodepool.yaml" });
+    // And the node pool example is valid once it has the cluster's ID (what create nodepool --cluster fills in)
+    const request = { ...((await example("nico-mock-nodepool.yaml")) as object), clusterID: cluster.id };
+    const parsed = parseRequest(CreateNodePoolRequestSchema, request, { source: "nico-mock-nodepool.yaml" });
     expect(parsed.problems).toEqual([]);
-    const pool = await client.createNodePool(load(text) as CreateNodePoolRequest);
+    const pool = await client.createNodePool(request as CreateNodePoolRequest);
     expect(pool).toMatchObject({
       name: "workers",
       clusterID: cluster.id,
       desiredNodeCount: 2,
       clusterName: "capd-demo",
     });
-    // The shipped placeholder itself is caught by validation, not sent
+    // Without it, validation names the field before anything is sent
     const unfilled = parseRequest(CreateNodePoolRequestSchema, await example("nico-mock-nodepool.yaml"), {
       source: "nico-mock-nodepool.yaml",
     });

@@ -4,6 +4,7 @@
 // Runs in the foreground; prints its base URL as one line on stdout once it is ready;
 // logs to stderr. SIGINT/SIGTERM stop it after writing the state file.
 import { spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,7 +85,11 @@ async function main(): Promise<void> {
   } catch (error) {
     return usage((error as Error).message);
   }
-  const stateFile = resolve((values.state as string | undefined) ?? join(tmpdir(), "nvke-emulator", "state.json"));
+  // Without --state, a state of this run's own: one shared default path would resume whatever
+  // another run on this machine left behind (its clusters, its releases).
+  const stateFile = resolve(
+    (values.state as string | undefined) ?? join(await mkdtemp(join(tmpdir(), "nvke-emulator-")), "state.json"),
+  );
   const log = (line: string) => process.stderr.write(`nvke-emulator: ${line}\n`);
   try {
     const emulator = await startEmulator({

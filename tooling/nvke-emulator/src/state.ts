@@ -1,4 +1,12 @@
-import type { Cluster, ClusterRelease, MachineImage, NodePool, NodePoolRelease, NodeState } from "@nodekit/nvke-api";
+import type {
+  Cluster,
+  ClusterRelease,
+  Condition,
+  MachineImage,
+  NodePool,
+  NodePoolRelease,
+  NodeState,
+} from "@nodekit/nvke-api";
 
 /** How long the emulated controller takes for each asynchronous step. */
 export interface Timing {
@@ -238,11 +246,102 @@ export function renderNodePool(state: EmulatorState, record: NodePoolRecord): No
       ...(message === undefined ? {} : { message }),
       readyNodes: running,
       pendingNodes: pending,
-      nodes: record.nodes.map((node) => ({ name: node.name, state: node.state })),
+      nodes: record.nodes.map((node) => ({ name: node.name, state: node.state, lastTransitionTime: iso(node.since) })),
     },
   };
 }
 
 export function plural(n: number, word: string): string {
   return n === 1 ? word : `${word}s`;
+}
+
+/**
+ * The cluster as served: its status with conditions, each stamped with when its status
+ * changed — derived from the record's own times (created, Ready, deletion started, each
+ * node's state change), so the answer depends only on the state, as `advance` does.
+ */
+export function renderCluster(state: EmulatorState, record: ClusterRecord): Cluster {
+  const { cluster } = record;
+  const conditions: Condition[] = [];
+  const created = iso(record.createdMs);
+  if (record.deletingSinceMs !== undefined) {
+    const since = iso(record.deletingSinceMs);
+    conditions.push({
+      type: "Ready",
+      status: "False",
+      reason: "Deleting",
+      message: "the cluster is being deleted",
+      lastTransitionTime: since,
+    });
+    conditions.push({
+      type: "Deleting",
+      status: "True",
+      reason: "Deleting",
+      message: cluster.status.message ?? "deleting",
+      lastTransitionTime: since,
+    });
+  } else if (record.readyMs !== undefined) {
+    conditions.push({ type: "Ready", status: "True", reason: "Ready", lastTransitionTime: iso(record.readyMs) });
+  } else {
+    conditions.push({
+      type: "Ready",
+      status: "False",
+      reason: cluster.status.phase === "Failed" ? "Failed" : "Provisioning",
+      ...(cluster.status.message === undefined ? {} : { message: cluster.status.message }),
+      lastTransitionTime: created,
+    });
+  }
+  conditions.push(
+    record.readyMs !== undefined
+      ? { type: "ControlPlaneReady", status: "True", reason: "Ready", lastTransitionTime: iso(record.readyMs) }
+      : {
+          type: "ControlPlaneReady",
+          status: "False",
+          reason: "WaitingForControlPlane",
+          message: "the control-plane machines are being provisioned",
+          lastTransitionTime: created,
+        },
+  );
+  conditions.push(workersCondition(state, record));
+  return { ...cluster, status: { ...cluster.status, conditions } };
+}
+
+function workersCondition(state: EmulatorState, record: ClusterRecord): Condition {
+  const workers = poolsOf(state, record.cluster.id).filter(
+    (pool) => pool.pool.role === "worker" && pool.deletingSinceMs === undefined,
+  );
+  const base = record.readyMs ?? record.createdMs;
+  if (workers.length === 0) {
+    return {
+      type: "WorkersReady",
+      status: "True",
+      reason: "NoNodePools",
+      message: "the cluster has no worker node pools",
+      lastTransitionTime: iso(base),
+    };
+  }
+  const waiting = workers.filter((pool) => !isPoolReady(pool));
+  if (waiting.length === 0) {
+    // All ready since the last node to come up did.
+    const last = Math.max(base, ...workers.flatMap((pool) => pool.nodes.map((node) => node.since)));
+    return { type: "WorkersReady", status: "True", reason: "Ready", lastTransitionTime: iso(last) };
+  }
+  const notRunning = waiting.flatMap((pool) => pool.nodes.filter((node) => node.state !== "Running"));
+  const since = Math.min(
+    ...notRunning.map((node) => node.since),
+    ...waiting.map((pool) => Date.parse(pool.pool.updatedAt)),
+  );
+  const message = waiting
+    .map((pool) => {
+      const running = pool.nodes.filter((node) => node.state === "Running").length;
+      return `node pool "${pool.pool.name}": ${running} of ${pool.pool.desiredNodeCount} nodes running`;
+    })
+    .join("; ");
+  return {
+    type: "WorkersReady",
+    status: "False",
+    reason: record.readyMs === undefined ? "WaitingForControlPlane" : "NodesProvisioning",
+    message,
+    lastTransitionTime: iso(since),
+  };
 }

@@ -7,10 +7,13 @@ import {
   CreateClusterRequestSchema,
   type NvkeClient,
   nvkeApiErrorCodes,
+  type Requirement,
 } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { readPatch, readRequestFile } from "./requests.ts";
+import { quotedList, selected } from "./select.ts";
+import { watchList } from "./watch.ts";
 
 /** Validates the CreateClusterRequest in `file` and sends it; the controller provisions asynchronously. */
 export async function createCluster(options: { client: NvkeClient; file: string }): Promise<Cluster> {
@@ -19,21 +22,74 @@ export async function createCluster(options: { client: NvkeClient; file: string 
 }
 
 /**
- * Every cluster, handed to `onPage` one page at a time as the pages arrive, so that even
- * ten thousand clusters are never all in memory. Returns how many there were.
+ * Every cluster (whose labels match `selector`, when given), handed to `onPage` one page at
+ * a time as the pages arrive, so that even ten thousand clusters are never all in memory.
+ * Returns how many there were.
  */
 export async function listClusters(options: {
   client: NvkeClient;
   onPage: (clusters: Cluster[]) => Promise<void> | void;
+  selector?: readonly Requirement[] | undefined;
   pageSize?: number;
 }): Promise<number> {
   const limit = options.pageSize === undefined ? {} : { limit: options.pageSize };
-  return forEachPage((page) => options.client.listClustersPage({ ...limit, ...page }), options.onPage);
+  return forEachPage(async (page) => {
+    const list = await options.client.listClustersPage({ ...limit, ...page });
+    return { ...list, items: selected(list.items, options.selector) };
+  }, options.onPage);
 }
 
-/** The cluster with this name (one request). CLUSTER_NOT_FOUND (NotFound) when there is none. */
-export function getCluster(options: { client: NvkeClient; name: string }): Promise<Cluster> {
-  return options.client.getClusterByName(options.name);
+export interface Found<T> {
+  /** The objects found, in the order their names were given (each name once). */
+  found: T[];
+  /** The names that name nothing. */
+  missing: string[];
+}
+
+/** The clusters with these names, one request each, and the names that have none. */
+export async function getClusters(options: { client: NvkeClient; names: readonly string[] }): Promise<Found<Cluster>> {
+  const result: Found<Cluster> = { found: [], missing: [] };
+  for (const name of new Set(options.names)) {
+    const cluster = await options.client.findClusterByName(name);
+    if (cluster === undefined) result.missing.push(name);
+    else result.found.push(cluster);
+  }
+  return result;
+}
+
+/** CLUSTER_NOT_FOUND (NotFound) for each of these names, in one error. */
+export function clustersNotFound(missing: readonly string[], baseUrl: string): UserError {
+  const [only] = missing;
+  return new UserError(
+    nvkeApiErrorCodes.CLUSTER_NOT_FOUND,
+    missing.length === 1 ? `cluster ${JSON.stringify(only)} not found` : `clusters ${quotedList(missing)} not found`,
+    {
+      why: `the NVKE controller at ${baseUrl} has no cluster with ${missing.length === 1 ? "that name" : "those names"}`,
+      facts: { cluster: only ?? "", missing: missing.join(", ") },
+    },
+  );
+}
+
+/**
+ * `get clusters -w`: the list (whose labels match `selector`), then each cluster again
+ * whenever its phase, message or anything else the controller updates changes, until
+ * `timeoutMs` passes or, without it, until interrupted.
+ */
+export function watchClusters(options: {
+  client: NvkeClient;
+  selector?: readonly Requirement[] | undefined;
+  intervalMs: number;
+  timeoutMs?: number | undefined;
+  onChange: (clusters: Cluster[]) => Promise<void> | void;
+}): Promise<void> {
+  return watchList({
+    fetchAll: (onPage) => listClusters({ client: options.client, selector: options.selector, onPage }),
+    key: (cluster) => cluster.id,
+    signature: (cluster) => `${cluster.updatedAt}\u0000${cluster.status.phase}\u0000${cluster.status.message ?? ""}`,
+    onChange: options.onChange,
+    intervalMs: options.intervalMs,
+    timeoutMs: options.timeoutMs,
+  });
 }
 
 export interface WaitOptions {
@@ -129,7 +185,12 @@ function waitTimeout(cluster: Cluster, options: WaitOptions): UserError {
     `cluster ${JSON.stringify(cluster.name)} did not finish ${options.until === "Ready" ? "provisioning" : "deleting"} in ${Math.round(options.timeoutMs / 1000)}s: it is ${cluster.status.phase}${cluster.status.message ? ` (${cluster.status.message})` : ""}`,
     {
       why: `nvkectl waited for it ${target}; the controller keeps working on it`,
-      next: [`keep watching with: nvkectl get clusters ${cluster.name} -w`, "or wait longer with --timeout"],
+      next: [
+        options.until === "Ready"
+          ? `keep watching with: nvkectl get clusters ${cluster.name} -w`
+          : `check on it with: nvkectl get clusters ${cluster.name}`,
+        "or wait longer with --timeout",
+      ],
     },
   );
 }
@@ -156,8 +217,17 @@ export async function patchCluster(options: {
   return options.client.patchCluster(cluster.id, patch);
 }
 
-/** Starts the asynchronous deletion; returns the cluster as the controller accepted it (Deleting). */
-export async function deleteCluster(options: { client: NvkeClient; name: string }): Promise<Cluster> {
-  const cluster = await options.client.getClusterByName(options.name);
-  return options.client.deleteCluster(cluster.id);
+/**
+ * Starts the asynchronous deletion of each named cluster; returns the clusters as the
+ * controller accepted them (Deleting) and the names that name none (the caller decides
+ * whether that is an error: --ignore-not-found).
+ */
+export async function deleteClusters(options: {
+  client: NvkeClient;
+  names: readonly string[];
+}): Promise<Found<Cluster>> {
+  const { found, missing } = await getClusters(options);
+  const deleted: Cluster[] = [];
+  for (const cluster of found) deleted.push(await options.client.deleteCluster(cluster.id));
+  return { found: deleted, missing };
 }

@@ -33,7 +33,12 @@ export async function readInputFile(path: string, flag: string): Promise<string>
  * error or a document that is not a mapping, INPUT_EMPTY for none, and
  * INPUT_MULTIPLE_DOCUMENTS naming how many.
  */
-export function singleObject(text: string, source: string, what: string): LocatedDocument {
+export function singleObject(
+  text: string,
+  source: string,
+  what: string,
+  purpose: "request" | "patch" = "request",
+): LocatedDocument {
   const read = readYamlDocuments(text, { source, language: "YAML or JSON" });
   if (read.problems.length > 0) throw invalid(source, read.problems, [`fix the ${what} and run the command again`]);
   // Counted here rather than with `maxDocuments`: a trailing `---` is no second request, and
@@ -49,9 +54,18 @@ export function singleObject(text: string, source: string, what: string): Locate
         : `${source} holds no document; it must hold one ${what}. Nothing was sent.`,
       {
         ...(several
-          ? { why: "each invocation sends one request, and a partial set of creations is hard to undo" }
+          ? {
+              why:
+                purpose === "patch"
+                  ? "each invocation sends one merge patch, and the documents would change the object one after another"
+                  : "each invocation sends one request, and a partial set of creations is hard to undo",
+            }
           : {}),
-        next: several ? `split the file and run the command once per ${what}` : `write the ${what} into ${source}`,
+        next: several
+          ? purpose === "patch"
+            ? "merge the documents into one patch"
+            : `split the file and run the command once per ${what}`
+          : `write the ${what} into ${source}`,
       },
     );
   }

@@ -1,4 +1,4 @@
-import { UserError } from "@nodekit/errors";
+import { ExitCode, UserError } from "@nodekit/errors";
 import {
   CreateNodePoolRequestSchema,
   DesiredNodeCountSchema,
@@ -8,32 +8,198 @@ import {
   NodePoolPatchSchema,
   type NvkeClient,
   nvkeApiErrorCodes,
+  type Requirement,
 } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
+import type { Found } from "./clusters.ts";
 import { forEachPage } from "./paging.ts";
-import { readPatch, readRequestFile } from "./requests.ts";
+import { type FieldFill, readPatch, readRequestFile } from "./requests.ts";
+import { quotedList, selected } from "./select.ts";
+import { watchList } from "./watch.ts";
 
 /**
  * Validates the CreateNodePoolRequest in `file` (one document: a file with several is
  * refused) and sends it. Provisioning is asynchronous.
  */
-export async function createNodePool(options: { client: NvkeClient; file: string }): Promise<NodePool> {
-  const request = await readRequestFile(CreateNodePoolRequestSchema, options.file, "CreateNodePoolRequest");
+export async function createNodePool(options: {
+  client: NvkeClient;
+  file: string;
+  /** The cluster by name: fills the request's clusterID (one request to look it up). */
+  cluster?: string | undefined;
+}): Promise<NodePool> {
+  let fill: FieldFill | undefined;
+  if (options.cluster !== undefined) {
+    const cluster = await options.client.getClusterByName(options.cluster);
+    fill = {
+      field: "clusterID",
+      value: cluster.id,
+      flag: `--cluster ${options.cluster}`,
+      describe: `cluster "${cluster.name}" has ID ${cluster.id}`,
+    };
+  }
+  const request = await readRequestFile(CreateNodePoolRequestSchema, options.file, "CreateNodePoolRequest", fill);
   return options.client.createNodePool(request);
 }
 
-/** The pools of a cluster (by name), handed over a page at a time. Returns how many there were. */
+/**
+ * The pools of a cluster (by name) whose labels match `selector` (all without one), handed
+ * over a page at a time. Returns how many there were.
+ */
 export async function listNodePools(options: {
   client: NvkeClient;
   cluster: string;
+  selector?: readonly Requirement[] | undefined;
   onPage: (pools: NodePool[]) => Promise<void> | void;
 }): Promise<number> {
   const cluster = await options.client.getClusterByName(options.cluster);
-  return forEachPage((page) => options.client.listNodePoolsPage({ clusterID: cluster.id, ...page }), options.onPage);
+  return forEachPage(async (page) => {
+    const list = await options.client.listNodePoolsPage({ clusterID: cluster.id, ...page });
+    return { ...list, items: selected(list.items, options.selector) };
+  }, options.onPage);
+}
+
+/** The pools with these names in this cluster (the cluster is looked up once), and the names that have none. */
+export async function getNodePools(options: {
+  client: NvkeClient;
+  cluster: string;
+  names: readonly string[];
+}): Promise<Found<NodePool>> {
+  const cluster = await options.client.getClusterByName(options.cluster);
+  const result: Found<NodePool> = { found: [], missing: [] };
+  for (const name of new Set(options.names)) {
+    const pool = await options.client.findNodePoolByName(cluster.id, name);
+    if (pool === undefined) result.missing.push(name);
+    else result.found.push(pool);
+  }
+  return result;
+}
+
+/** NODEPOOL_NOT_FOUND (NotFound) for each of these names, in one error. */
+export function nodePoolsNotFound(missing: readonly string[], cluster: string): UserError {
+  const [only] = missing;
+  return new UserError(
+    nvkeApiErrorCodes.NODEPOOL_NOT_FOUND,
+    `${missing.length === 1 ? `node pool ${JSON.stringify(only)}` : `node pools ${quotedList(missing)}`} not found in cluster ${JSON.stringify(cluster)}`,
+    { facts: { nodePool: only ?? "", missing: missing.join(", "), cluster } },
+  );
+}
+
+/** `get nodepools -w`: the cluster's pools, then each again when it changes, until `timeoutMs` (or interrupted). */
+export async function watchNodePools(options: {
+  client: NvkeClient;
+  cluster: string;
+  selector?: readonly Requirement[] | undefined;
+  intervalMs: number;
+  timeoutMs?: number | undefined;
+  onChange: (pools: NodePool[]) => Promise<void> | void;
+}): Promise<void> {
+  const cluster = await options.client.getClusterByName(options.cluster);
+  return watchList({
+    fetchAll: (onPage) =>
+      forEachPage(async (page) => {
+        const list = await options.client.listNodePoolsPage({ clusterID: cluster.id, ...page });
+        return { ...list, items: selected(list.items, options.selector) };
+      }, onPage),
+    key: (pool) => pool.id,
+    signature: poolSignature,
+    onChange: options.onChange,
+    intervalMs: options.intervalMs,
+    timeoutMs: options.timeoutMs,
+  });
+}
+
+/** What changes when a pool does: its spec (updatedAt), phase, message and node counts. */
+const poolSignature = (pool: NodePool) =>
+  [pool.updatedAt, pool.status.phase, pool.status.message ?? "", pool.status.readyNodes, pool.status.pendingNodes].join(
+    "\u0000",
+  );
+
+export interface WaitForNodePoolOptions {
+  client: NvkeClient;
+  /** The cluster's name, for messages. */
+  cluster: string;
+  pool: NodePool;
+  /** Ready: until every desired node runs. gone: until the pool no longer exists (after delete). */
+  until: "Ready" | "gone";
+  timeoutMs: number;
+  intervalMs: number;
+  /** Told about the pool on each poll where it changed; the first poll always. */
+  onChange?: (pool: NodePool) => Promise<void> | void;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Polls a node pool until it is Ready (or gone), as waitForCluster does for a cluster: a
+ * pool that turns Failed ends it with NODEPOOL_FAILED, the deadline with WAIT_TIMEOUT.
+ * Returns the last state seen (undefined when gone).
+ */
+export async function waitForNodePool(options: WaitForNodePoolOptions): Promise<NodePool | undefined> {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const deadline = now() + options.timeoutMs;
+  const quoted = JSON.stringify(options.pool.name);
+  let pool: NodePool | undefined = options.pool;
+  let seen: string | undefined;
+  for (;;) {
+    if (pool === undefined) {
+      if (options.until === "gone") return undefined;
+      throw new UserError(
+        nvkeApiErrorCodes.NODEPOOL_NOT_FOUND,
+        `node pool ${quoted} disappeared while waiting for it to become Ready`,
+        { why: "someone deleted it", facts: { nodePool: options.pool.name, cluster: options.cluster } },
+      );
+    }
+    const signature = poolSignature(pool);
+    if (signature !== seen) {
+      seen = signature;
+      await options.onChange?.(pool);
+    }
+    if (options.until === "Ready" && pool.status.phase === "Ready") return pool;
+    if (options.until === "Ready" && pool.status.phase === "Failed") {
+      throw new UserError(
+        errorCodes.NODEPOOL_FAILED,
+        `node pool ${quoted} failed: ${pool.status.message ?? "the controller gave no reason"}`,
+        { next: [`see its state with: nvkectl get nodepools ${pool.name} --cluster ${options.cluster} -o yaml`] },
+      );
+    }
+    if (options.until === "Ready" && pool.status.phase === "Deleting") {
+      throw new UserError(
+        errorCodes.NODEPOOL_DELETING,
+        `node pool ${quoted} is being deleted; it will not become Ready`,
+        {},
+      );
+    }
+    if (now() >= deadline) {
+      const doing = options.until === "Ready" ? "provisioning" : "deleting";
+      throw new UserError(
+        errorCodes.WAIT_TIMEOUT,
+        `node pool ${quoted} did not finish ${doing} in ${Math.round(options.timeoutMs / 1000)}s: it is ${pool.status.phase} (${pool.status.readyNodes} of ${pool.desiredNodeCount} nodes running)`,
+        {
+          why: `nvkectl waited for it ${options.until === "Ready" ? "to become Ready" : "to be deleted"}; the controller keeps working on it`,
+          next: [
+            `check on it with: nvkectl get nodepools ${pool.name} --cluster ${options.cluster}${options.until === "Ready" ? " -w" : ""}`,
+            "or wait longer with --timeout",
+          ],
+        },
+      );
+    }
+    await sleep(Math.min(options.intervalMs, Math.max(0, deadline - now())));
+    pool = await poolById(options.client, pool.id);
+  }
+}
+
+async function poolById(client: NvkeClient, id: string): Promise<NodePool | undefined> {
+  try {
+    return await client.getNodePool(id);
+  } catch (error) {
+    if (error instanceof UserError && error.exitCode === ExitCode.NotFound) return undefined;
+    throw error;
+  }
 }
 
 /** The pool of this name in this cluster (pool names are unique within a cluster, not across). */
-export async function getNodePool(options: { client: NvkeClient; cluster: string; name: string }): Promise<NodePool> {
+async function getNodePool(options: { client: NvkeClient; cluster: string; name: string }): Promise<NodePool> {
   const cluster = await options.client.getClusterByName(options.cluster);
   const pool = await options.client.findNodePoolByName(cluster.id, options.name);
   if (pool !== undefined) return pool;
@@ -98,12 +264,18 @@ export async function patchNodePool(options: {
   return options.client.patchNodePool(pool.id, patch);
 }
 
-/** Starts the asynchronous, draining deletion; the controller's refusal comes back verbatim. */
-export async function deleteNodePool(options: {
+/**
+ * Starts the asynchronous, draining deletion of each named pool of the cluster; the
+ * controller's refusal comes back verbatim. Returns the pools as the controller accepted
+ * them (Deleting) and the names that name none.
+ */
+export async function deleteNodePools(options: {
   client: NvkeClient;
   cluster: string;
-  name: string;
-}): Promise<NodePool> {
-  const pool = await getNodePool(options);
-  return options.client.deleteNodePool(pool.id);
+  names: readonly string[];
+}): Promise<Found<NodePool>> {
+  const { found, missing } = await getNodePools(options);
+  const deleted: NodePool[] = [];
+  for (const pool of found) deleted.push(await options.client.deleteNodePool(pool.id));
+  return { found: deleted, missing };
 }

@@ -1,5 +1,8 @@
+import { UserError } from "@nodekit/errors";
+import { errorCodes } from "../errors.ts";
 import { kubectl, type SiteCluster } from "./kubectl.ts";
 import { type ObjectKey, PROVIDERS, type ProviderDefinition } from "./provider-catalogue.ts";
+import { quotedList } from "./select.ts";
 
 /** STATE: CONFIGURED, or the first thing a provider lacks, in the order they are checked. */
 const PROVIDER_STATES = [
@@ -246,4 +249,21 @@ async function readIdentities(
     out.push(identity);
   }
   return out;
+}
+
+/**
+ * The definitions of the providers named (every provider without names), in the order
+ * given; a name nvkectl does not know is PROVIDER_NOT_FOUND, before anything is read.
+ */
+export function providersNamed(names: readonly string[]): readonly ProviderDefinition[] {
+  if (names.length === 0) return PROVIDERS;
+  const unknown = names.filter((name) => !PROVIDERS.some((provider) => provider.name === name));
+  if (unknown.length > 0) {
+    throw new UserError(
+      errorCodes.PROVIDER_NOT_FOUND,
+      `${unknown.length === 1 ? "provider" : "providers"} ${quotedList(unknown)} ${unknown.length === 1 ? "is" : "are"} not known to nvkectl`,
+      { why: `nvkectl knows the providers ${PROVIDERS.map((provider) => provider.name).join(", ")}` },
+    );
+  }
+  return [...new Set(names)].map((name) => PROVIDERS.find((provider) => provider.name === name) as ProviderDefinition);
 }

@@ -9,10 +9,12 @@ import {
   type NodePoolRelease,
   type NvkeClient,
   type PageOptions,
+  type Requirement,
 } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { readRequestFile } from "./requests.ts";
+import { quotedList, selected } from "./select.ts";
 
 /** The three release objects a site publishes before its first tenant cluster (NV-14). */
 export type ReleaseKind = "machineimage" | "clusterrelease" | "nodepoolrelease";
@@ -67,13 +69,18 @@ export async function createRelease<K extends ReleaseKind>(options: {
   }
 }
 
-/** Every object of a kind (optionally only the one named), a page at a time. Returns how many. */
+/**
+ * Every object of a kind (only those named, when names are given; only those whose labels
+ * match `selector`, when one is), a page at a time. Returns how many were found, and the
+ * names that name none — see {@link releasesNotFound}.
+ */
 export async function listReleases<K extends ReleaseKind>(options: {
   client: NvkeClient;
   kind: K;
-  name?: string | undefined;
+  names?: readonly string[] | undefined;
+  selector?: readonly Requirement[] | undefined;
   onPage: (items: ReleaseObjects[K][]) => Promise<void> | void;
-}): Promise<number> {
+}): Promise<{ count: number; missing: string[] }> {
   const fetchPage = (page: Pick<PageOptions, "continue">): Promise<List<ReleaseObjects[K]>> => {
     switch (options.kind) {
       case "machineimage":
@@ -84,16 +91,22 @@ export async function listReleases<K extends ReleaseKind>(options: {
         return options.client.listNodePoolReleasesPage(page) as Promise<List<ReleaseObjects[K]>>;
     }
   };
+  const wanted = options.names === undefined || options.names.length === 0 ? undefined : new Set(options.names);
+  const seen = new Set<string>();
   const count = await forEachPage(async (page) => {
     const list = await fetchPage(page);
-    if (options.name === undefined) return list;
-    return { ...list, items: list.items.filter((item) => item.name === options.name) };
+    const named = wanted === undefined ? list.items : list.items.filter((item) => wanted.has(item.name));
+    const items = selected(named, options.selector);
+    for (const item of items) seen.add(item.name);
+    return { ...list, items };
   }, options.onPage);
-  if (options.name !== undefined && count === 0) {
-    const { label, notFound } = KINDS[options.kind];
-    throw new UserError(notFound, `${label} ${JSON.stringify(options.name)} not found`, {
-      next: `list them with: nvkectl get ${options.kind}s`,
-    });
-  }
-  return count;
+  return { count, missing: wanted === undefined ? [] : [...wanted].filter((name) => !seen.has(name)) };
+}
+
+/** The kind's NOT_FOUND error (NotFound) for each of these names, in one error. */
+export function releasesNotFound(kind: ReleaseKind, missing: readonly string[]): UserError {
+  const { label, notFound } = KINDS[kind];
+  return new UserError(notFound, `${label}${missing.length === 1 ? "" : "s"} ${quotedList(missing)} not found`, {
+    next: `list them with: nvkectl get ${kind}s`,
+  });
 }

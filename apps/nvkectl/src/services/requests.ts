@@ -14,11 +14,42 @@ export async function readRequestFile<S extends z.ZodType>(
   schema: S,
   file: string,
   what: string,
+  fill?: FieldFill,
 ): Promise<z.output<S>> {
   const { inputSource, readInputFile, singleObject, validateRequest } = await reading();
   const text = await readInputFile(file, "-f");
   const source = inputSource(file);
-  return validateRequest(schema, singleObject(text, source, what), source);
+  const document = singleObject(text, source, what);
+  const extra: Problem[] = [];
+  if (fill !== undefined) {
+    const value = document.value as Record<string, unknown>;
+    const given = value[fill.field];
+    if (given === undefined || given === null || given === fill.value) value[fill.field] = fill.value;
+    else {
+      const line = document.lineOf([fill.field]);
+      extra.push({
+        severity: "error",
+        source,
+        ...(line === undefined ? {} : { line }),
+        path: [fill.field],
+        ...(typeof given === "string" || typeof given === "number" || typeof given === "boolean"
+          ? { value: given }
+          : {}),
+        message: `differs from ${fill.flag} (${fill.describe}); give one of them, or the same`,
+      });
+    }
+  }
+  return validateRequest(schema, document, source, extra);
+}
+
+/** A field a flag fills in when the file leaves it out (`create nodepool --cluster NAME` fills clusterID). */
+export interface FieldFill {
+  field: string;
+  value: unknown;
+  /** The flag, as the user typed it, for a problem when the file says otherwise. */
+  flag: string;
+  /** What the flag's value stands for: `cluster "a" has ID …`. */
+  describe: string;
 }
 
 /**
@@ -38,7 +69,7 @@ export async function readPatch<S extends z.ZodType>(options: {
   const { inputSource, readInputFile, singleObject, validateRequest } = await reading();
   const source = options.patchFile === undefined ? "--patch" : inputSource(options.patchFile);
   const text = options.patchFile !== undefined ? await readInputFile(options.patchFile, "--patch-file") : options.patch;
-  const document = singleObject(text ?? "", source, "merge patch");
+  const document = singleObject(text ?? "", source, "merge patch", "patch");
   const lineOf = options.patchFile !== undefined ? document.lineOf : () => undefined;
   const value = document.value as Record<string, unknown>;
   const extra: Problem[] = [];

@@ -19,6 +19,8 @@ export default class ConfigGetSites extends NvkectlCommand<typeof ConfigGetSites
     await this.print(
       this.flags.output,
       {
+        kind: "site",
+        name: (site: SiteListing) => site.name,
         rows: sites,
         columns: [
           // A space, not "": the table prints an empty value as <none>, and kubectl leaves CURRENT blank.

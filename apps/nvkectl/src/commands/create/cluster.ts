@@ -1,7 +1,7 @@
 import { Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { clusterColumns } from "../../columns.ts";
-import { fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
+import { clusterView } from "../../columns.ts";
+import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { createCluster, waitForCluster } from "../../services/clusters.ts";
 import { parseDuration } from "../../services/time.ts";
 
@@ -34,6 +34,9 @@ Provisioning is asynchronous: the command returns once the controller has accept
   };
 
   override async run(): Promise<void> {
+    // Flags are checked before anything is created.
+    const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
+    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
     const client = await this.controller();
     let cluster = await createCluster({ client, file: this.flags.file });
     if (!this.flags.output) {
@@ -45,14 +48,14 @@ Provisioning is asynchronous: the command returns once the controller has accept
         name: cluster.name,
         id: cluster.id,
         until: "Ready",
-        timeoutMs: parseDuration(this.flags.timeout, "--timeout"),
-        intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
+        timeoutMs,
+        intervalMs,
       });
       if (ready !== undefined) cluster = ready;
       if (!this.flags.output) await this.out(`cluster "${cluster.name}" is ${cluster.status.phase}`);
     } else if (!this.flags.output) {
       this.logger.info(`watch it come up with: ${this.config.bin} get clusters ${cluster.name} --watch`);
     }
-    if (this.flags.output) await this.printOne(this.flags.output, clusterColumns(new Date()), cluster);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterView(new Date()), cluster);
   }
 }

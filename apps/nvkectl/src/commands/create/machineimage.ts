@@ -1,5 +1,5 @@
 import { NvkectlCommand } from "../../base.ts";
-import { machineImageColumns } from "../../columns.ts";
+import { machineImageView } from "../../columns.ts";
 import { fileFlag, objectOutputFlag } from "../../flags.ts";
 import { createRelease } from "../../services/releases.ts";
 
@@ -9,7 +9,7 @@ export default class CreateMachineImage extends NvkectlCommand<typeof CreateMach
   static override description =
     `A MachineImage is a node image (a bootable disk or OCI artifact pinned by digest) for one Kubernetes version and architecture. A site publishes a MachineImage, a ClusterRelease and a NodePoolRelease before its first tenant cluster; examples/ holds one of each.
 
-The file holds one CreateMachineImageRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 8 with the controller's message.`;
+The file holds one CreateMachineImageRequest, as YAML or JSON; the schema is served at /api/docs on the management plane. It is checked before anything is sent: every problem is listed with its field path, and the command exits 3 without creating anything. A name that exists already exits 5 with the controller's message.`;
 
   static override examples = ["<%= config.bin %> <%= command.id %> -f examples/machineimage.yaml"];
 
@@ -24,7 +24,7 @@ The file holds one CreateMachineImageRequest, as YAML or JSON; the schema is ser
       kind: "machineimage",
       file: this.flags.file,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, machineImageColumns(new Date()), created);
+    if (this.flags.output) await this.printOne(this.flags.output, machineImageView(new Date()), created);
     else await this.out(`machineimage "${created.name}" created: ID ${created.id}, version ${created.version}`);
   }
 }

@@ -1,45 +1,58 @@
-import { Args, Flags, outputFlag } from "@nodekit/cli-kit";
+import { Args, Flags, listFlags, type OutputFormat, outputFlag } from "@nodekit/cli-kit";
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
+import type { Cluster } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
-import { clusterColumns } from "../../columns.ts";
-import { pollIntervalFlag, timeoutFlag } from "../../flags.ts";
-import { getCluster, listClusters, waitForCluster } from "../../services/clusters.ts";
+import { clusterView } from "../../columns.ts";
+import { DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
+import { clustersNotFound, getClusters, listClusters, waitForCluster, watchClusters } from "../../services/clusters.ts";
+import { checkNamesOrSelector, selectorOf } from "../../services/select.ts";
 import { parseDuration } from "../../services/time.ts";
 
 export default class GetClusters extends NvkectlCommand<typeof GetClusters> {
   static override aliases = ["get:cluster"];
-  static override summary = "List tenant clusters, or show one (with its ID); watch or wait for it to become Ready.";
+  static override summary = "List tenant clusters, or show some (with their IDs); watch or wait for them.";
   static override description =
-    `Without NAME, lists every cluster of the site, page by page as the controller sends them. With NAME, shows that cluster; its ID is what a node pool's clusterID takes. An unknown NAME exits 4.
+    `Without NAME, lists every cluster of the site (or those whose labels match --selector), page by page as the controller sends them. With NAME, shows that cluster; its ID is what a node pool's clusterID takes. Several names show those clusters; any that does not exist is named in one error after the others are shown (exit 4).
 
--o json prints a list as one JSON array and a named cluster as one object; -o yaml likewise. -o wide adds the release, the control-plane size, the API endpoint and the controller's message.
+-o json prints a list as one JSON array and one named cluster as one object; -o yaml likewise. -o name prints cluster/NAME lines, -o jsonpath=TEMPLATE fills in a kubectl JSONPath template (a list is {.items[*]}), and -o wide adds the release, the control-plane size, the API endpoint and the controller's message. --sort-by orders the list by a field, --no-headers leaves out the header, --show-labels adds the labels.
 
-Provisioning is asynchronous. --watch (-w) prints the cluster again each time its phase changes and returns once it is Ready. --wait prints nothing until the cluster is Ready, then shows it. Both need NAME and give up after --timeout (default 10m) with exit code 6; a cluster that turns Failed ends them with exit code 1 and the controller's message.`;
+Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again each time it changes and returns once it is Ready; without NAME it prints the list, then a row for each cluster that is added or changes, until interrupted (or --timeout). --wait prints nothing until the named clusters are Ready, then shows them. Waiting for one cluster gives up after --timeout (default 10m) with exit code 6; a cluster that turns Failed ends it with exit code 1 and the controller's message.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %>",
     { description: "Show one cluster and its ID:", command: "<%= config.bin %> <%= command.id %> tenant-a" },
-    { description: "Print only the ID:", command: "<%= config.bin %> <%= command.id %> tenant-a -o json | jq -r .id" },
-    { description: "Watch a new cluster come up:", command: "<%= config.bin %> <%= command.id %> tenant-a --watch" },
+    { description: "Print only the ID:", command: "<%= config.bin %> <%= command.id %> tenant-a -o jsonpath='{.id}'" },
     {
-      description: "Block until it is Ready, for at most 15 minutes:",
-      command: "<%= config.bin %> <%= command.id %> tenant-a --wait --timeout 15m",
+      description: "The names of the clusters of team a, newest last:",
+      command: "<%= config.bin %> <%= command.id %> -l team=a --sort-by .createdAt -o name",
+    },
+    { description: "Watch a new cluster come up:", command: "<%= config.bin %> <%= command.id %> tenant-a --watch" },
+    { description: "Watch every cluster:", command: "<%= config.bin %> <%= command.id %> -w" },
+    {
+      description: "Block until two clusters are Ready, for at most 15 minutes each:",
+      command: "<%= config.bin %> <%= command.id %> tenant-a tenant-b --wait --timeout 15m",
     },
   ];
 
   static override args = {
-    name: Args.string({ description: "A cluster's name. Without it, every cluster is listed." }),
+    name: Args.string({
+      description: "A cluster's name; several show several. Without one, every cluster is listed.",
+      multiple: true,
+    }),
   };
 
   static override flags = {
     output: outputFlag(),
+    selector: selectorFlag,
+    ...listFlags,
     watch: Flags.boolean({
       char: "w",
-      description: "Print the cluster each time its phase changes, until it is Ready.",
+      description:
+        "With NAME: print the cluster each time it changes, until it is Ready. Without: print the list, then each cluster that changes, until interrupted.",
       exclusive: ["wait"],
     }),
     wait: Flags.boolean({
-      description: "Wait silently until the cluster is Ready, then show it.",
+      description: "Wait silently until the named clusters are Ready, then show them.",
       exclusive: ["watch"],
     }),
     timeout: timeoutFlag,
@@ -47,35 +60,72 @@ Provisioning is asynchronous. --watch (-w) prints the cluster again each time it
   };
 
   override async run(): Promise<void> {
-    const { output, watch, wait, name } = { ...this.flags, name: this.args.name };
-    if ((watch || wait) && name === undefined) {
-      throw new UserError(coreErrorCodes.USAGE, `--${watch ? "watch" : "wait"} needs a cluster NAME`, {
-        next: "name the cluster: nvkectl get clusters NAME --watch",
+    const { output, watch, wait, selector } = this.flags;
+    const names = this.args.name ?? [];
+    checkNamesOrSelector(names, selector, "cluster");
+    if (wait && names.length === 0) {
+      throw new UserError(coreErrorCodes.USAGE, "--wait needs the NAME of each cluster to wait for", {
+        next: "name them: nvkectl get clusters NAME... --wait (or watch every cluster with -w)",
       });
     }
+    if (watch && names.length > 1) {
+      throw new UserError(coreErrorCodes.USAGE, "--watch takes one cluster NAME, or none to watch the list", {
+        next: "watch one: nvkectl get clusters NAME -w, or wait for several: nvkectl get clusters NAME... --wait",
+      });
+    }
+    const requirements = selectorOf(selector);
+    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    // Checked before anything is read: a typo in --timeout is a usage error, not a wait cut short.
+    const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
+    const waitMs = timeoutMs ?? parseDuration(DEFAULT_TIMEOUT, "--timeout");
     const client = await this.controller();
-    const columns = clusterColumns(new Date());
-    if (name === undefined) {
-      await this.printList(output, columns, (add) => listClusters({ client, onPage: add }));
+    const view = clusterView(new Date());
+
+    if (names.length === 0 && watch) {
+      const printer = await this.watchPrinter(output, view);
+      await watchClusters({
+        client,
+        selector: requirements,
+        intervalMs,
+        timeoutMs,
+        onChange: (clusters) => printer.print(clusters),
+      });
       return;
     }
-    if (!watch && !wait) {
-      await this.printOne(output, columns, await getCluster({ client, name }));
+    if (names.length === 0) {
+      await this.printList(output, view, (add) => listClusters({ client, selector: requirements, onPage: add }));
       return;
     }
-    let first = true;
-    const cluster = await waitForCluster({
-      client,
-      name,
-      until: "Ready",
-      timeoutMs: parseDuration(this.flags.timeout, "--timeout"),
-      intervalMs: parseDuration(this.flags["poll-interval"], "--poll-interval"),
-      onChange: async (seen) => {
-        if (!watch) return;
-        await this.printOne(output, clusterColumns(new Date()), seen, first);
-        first = false;
-      },
-    });
-    if (wait && cluster !== undefined) await this.printOne(output, clusterColumns(new Date()), cluster);
+
+    const { found, missing } = await getClusters({ client, names });
+    if (watch || wait) {
+      if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
+      const printer = watch ? await this.watchPrinter(output, view) : undefined;
+      const ready = [];
+      for (const cluster of found) {
+        const last = await waitForCluster({
+          client,
+          name: cluster.name,
+          id: cluster.id,
+          until: "Ready",
+          timeoutMs: waitMs,
+          intervalMs,
+          onChange: (seen) => printer?.print([seen]),
+        });
+        if (last !== undefined) ready.push(last);
+      }
+      if (wait) await this.printFound(output, ready, names.length);
+      return;
+    }
+    await this.printFound(output, found, names.length);
+    if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
+  }
+
+  /** One name: the object itself (-o json prints an object); several: a list. */
+  private async printFound(output: OutputFormat, clusters: Cluster[], asked: number): Promise<void> {
+    const view = clusterView(new Date());
+    const [only] = clusters;
+    if (asked === 1 && only !== undefined) await this.printOne(output, view, only);
+    else if (clusters.length > 0) await this.printList(output, view, (add) => add(clusters));
   }
 }

@@ -1,11 +1,12 @@
-import { outputFlag } from "@nodekit/cli-kit";
+import { Args, listFlags, outputFlag } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { getProviders, type ProviderStatus } from "../../services/providers.ts";
+import { getProviders, type ProviderStatus, providersNamed } from "../../services/providers.ts";
 import { age } from "../../services/time.ts";
 
 export default class GetProviders extends NvkectlCommand<typeof GetProviders> {
   static override aliases = ["get:provider"];
-  static override summary = "Show whether each infrastructure provider is installed and has working credentials.";
+  static override summary =
+    "Show whether each infrastructure provider (or the ones named) is installed and has working credentials.";
   static override description =
     `Lists each infrastructure provider nvkectl knows, read directly from the site cluster with kubectl and the site's kubeconfig (so kubectl must be on PATH). It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
 
@@ -22,16 +23,30 @@ CREDENTIALS is the provider's own last credential check, read from the identity 
       command: "<%= config.bin %> <%= command.id %> -o wide",
     },
     "<%= config.bin %> <%= command.id %> -o json --site lab",
+    { description: "One provider:", command: "<%= config.bin %> <%= command.id %> nico" },
   ];
+
+  static override args = {
+    name: Args.string({
+      description: "A provider's name (nico, capd); several show several. Without one, every provider is shown.",
+      multiple: true,
+    }),
+  };
 
   static override flags = {
     output: outputFlag(),
+    "no-headers": listFlags["no-headers"],
+    "sort-by": listFlags["sort-by"],
   };
 
   override async run(): Promise<void> {
-    const providers = await getProviders({ cluster: await this.siteCluster() });
+    // An unknown name is refused before the site cluster is read.
+    const definitions = providersNamed(this.args.name ?? []);
+    const providers = await getProviders({ cluster: await this.siteCluster(), providers: definitions });
     const now = new Date();
     await this.print(this.flags.output, {
+      kind: "provider",
+      name: (p: ProviderStatus) => p.name,
       rows: providers,
       columns: [
         { header: "name", value: (p: ProviderStatus) => p.name },

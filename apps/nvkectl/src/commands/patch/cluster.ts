@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { clusterColumns } from "../../columns.ts";
+import { clusterView } from "../../columns.ts";
 import { objectOutputFlag, patchFlags } from "../../flags.ts";
 import { patchCluster } from "../../services/clusters.ts";
 
@@ -12,7 +12,7 @@ export default class PatchCluster extends NvkectlCommand<typeof PatchCluster> {
 
 To clear a field, set it to null: {"description": null} removes the description, {"labels": {"team": null}} removes the label team and keeps the others, {"labels": null} removes them all.
 
-The fields a patch may change: description, clusterReleaseName or clusterReleaseID (an upgrade), controlPlaneConfig.replicas and controlPlaneConfig.nodeNamePrefix, labels. name, provider, network and the nico or infra payload cannot change once the cluster exists, and id, kubernetesVersion, status, createdAt and updatedAt belong to the controller. The patch is checked before it is sent: text that is not valid JSON (or YAML, in a file), or a field it may not change, exits 3 and changes nothing. The controller's own refusal is shown as it sent it (exit 8).`;
+The fields a patch may change: description, clusterReleaseName or clusterReleaseID (an upgrade), controlPlaneConfig.replicas and controlPlaneConfig.nodeNamePrefix, labels. name, provider, network and the nico or infra payload cannot change once the cluster exists, and id, kubernetesVersion, status, createdAt and updatedAt belong to the controller. The patch is checked before it is sent: text that is not valid JSON (or YAML, in a file), or a field it may not change, exits 3 and changes nothing. The controller's own refusal is shown as it sent it (exit 8, or 5 for a conflict such as a cluster being deleted).`;
 
   static override examples = [
     {
@@ -45,7 +45,7 @@ The fields a patch may change: description, clusterReleaseName or clusterRelease
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, clusterColumns(new Date()), cluster);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterView(new Date()), cluster);
     else await this.out(`cluster "${cluster.name}" patched`);
   }
 }

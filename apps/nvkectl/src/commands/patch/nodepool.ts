@@ -1,6 +1,6 @@
 import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { nodePoolColumns } from "../../columns.ts";
+import { nodePoolView } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag, patchFlags } from "../../flags.ts";
 import { patchNodePool } from "../../services/nodepools.ts";
 
@@ -10,7 +10,7 @@ export default class PatchNodePool extends NvkectlCommand<typeof PatchNodePool> 
   static override description =
     `The patch is a JSON merge patch (RFC 7396), given as JSON text with --patch or as a YAML or JSON file with --patch-file. Only the fields in the patch are changed; null clears a field: {"labels": {"gpu": null}} removes one label, {"taints": null} removes every taint, {"nodePoolReleaseName": null} drops the pinned release.
 
-The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does only that), nodePoolReleaseName, labels, taints. name, clusterID, nodeNamePrefix, role and the nico or infra payload cannot change once the pool exists. The patch is checked before it is sent (exit 3, nothing changed); the controller's own refusal is shown as it sent it (exit 8).`;
+The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does only that), nodePoolReleaseName, labels, taints. name, clusterID, nodeNamePrefix, role and the nico or infra payload cannot change once the pool exists. The patch is checked before it is sent (exit 3, nothing changed); the controller's own refusal is shown as it sent it (exit 8, or 5 for a conflict such as an object being deleted).`;
 
   static override examples = [
     `<%= config.bin %> <%= command.id %> workers --cluster tenant-a --patch '{"labels": {"gpu": "a100"}}'`,
@@ -35,7 +35,7 @@ The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does onl
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
     else await this.out(`nodepool "${pool.name}" patched`);
   }
 }

@@ -1,6 +1,6 @@
 import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { nodePoolColumns } from "../../columns.ts";
+import { nodePoolView } from "../../columns.ts";
 import { clusterFlag, objectOutputFlag } from "../../flags.ts";
 import { scaleNodePool } from "../../services/nodepools.ts";
 
@@ -31,7 +31,7 @@ Scaling is asynchronous: the command returns once the controller has recorded th
       name: this.args.name,
       replicas: this.flags.replicas,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolColumns(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
     else await this.out(`nodepool "${pool.name}" scaled: ${from} → ${to}`);
   }
 }
