@@ -151,4 +151,22 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "Site bootstrap could not open a TCP connection to the nvke-agent port of some hosts of the site spec; each is named.",
   },
+  REGISTRY_CA_UNREADABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The CA file named with --ca-file cannot be read.",
+  },
+  RELEASE_FILE_UNREADABLE: {
+    exitCode: ExitCode.NotFound,
+    meaning: "The release description named with --release cannot be read; nothing was changed.",
+  },
+  RELEASE_INCOMPLETE_FOR_INSTALL: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The release lacks a chart or Cluster API provider the deploy path installs; each is listed and nothing was changed.",
+  },
+  RELEASE_IMAGE_NOT_PINNED: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "An image named in the values the install renders is not in the release, so it cannot be pinned by digest; each is listed with its file and field, and nothing was changed.",
+  },
 });

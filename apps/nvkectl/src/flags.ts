@@ -61,3 +61,13 @@ export const patchFlags = {
     exactlyOne: ["patch", "patch-file"],
   }),
 };
+
+/** How the release commands and `install --release` reach the registry; credentials never come from flags. */
+export const registryFlags = {
+  "plain-http": Flags.boolean({
+    description: "Talk plain HTTP to the registry (a lab or loopback registry without TLS).",
+  }),
+  "ca-file": Flags.string({
+    description: "A PEM file of CA certificates to trust for the registry's TLS certificate.",
+  }),
+};

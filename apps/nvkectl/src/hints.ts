@@ -1,6 +1,9 @@
 import type { Hints } from "@nodekit/cli-kit";
 
 const SET_SITE = "nvkectl config set-site NAME --url URL --kubeconfig FILE";
+const REGISTRY_LOGIN =
+  "set NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PASSWORD, or log in with helm registry login or docker login (never pass a password as a flag)";
+const REGISTRY_REACH = "for a lab registry without TLS add --plain-http; for one with a private CA, --ca-file FILE";
 const CHECK_URL = "check the site's controller URL with `nvkectl config get-sites`";
 
 /**
@@ -34,6 +37,16 @@ export const NVKECTL_HINTS: Hints = {
     "name the certificate authority with --certificate-authority FILE (PEM), or add it to the system trust store",
   ],
   CONTROLLER_BAD_RESPONSE: () => [CHECK_URL],
+  RELEASE_REGISTRY_AUTH_REFUSED: () => [REGISTRY_LOGIN],
+  OCI_AUTH_REFUSED: () => [REGISTRY_LOGIN],
+  RELEASE_REGISTRY_UNREACHABLE: () => [REGISTRY_REACH],
+  OCI_UNREACHABLE: () => [REGISTRY_REACH],
+  RELEASE_INCOMPLETE_FOR_INSTALL: () => [
+    "export the release built for this deploy path: nvkectl release verify REF --policy FILE, then nvkectl release export",
+  ],
+  RELEASE_IMAGE_NOT_PINNED: () => [
+    "export the release built for this deploy path: nvkectl release verify REF --policy FILE, then nvkectl release export",
+  ],
   CLUSTER_NOT_FOUND: () => ["list the clusters with `nvkectl get clusters`"],
   NODEPOOL_NOT_FOUND: (error) => [
     `list the cluster's node pools with: nvkectl get nodepools --cluster ${String(error.facts.cluster ?? "<cluster>")}`,

@@ -40,6 +40,22 @@ beforeAll(async () => {
   admin = plane.adminKubeconfigPath;
   savedPath = process.env.PATH;
   process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
+  // The control plane is shared by the run: Node objects an earlier file left without an
+  // architecture label (nr's register test) would make the install refuse mixed nodes.
+  const leftover = JSON.parse(
+    (
+      await createExecaRunner().run({
+        command: "kubectl",
+        args: ["--kubeconfig", admin, "get", "nodes", "--output=json"],
+      })
+    ).stdout,
+  ) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> };
+  for (const node of leftover.items.filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)) {
+    await createExecaRunner().run({
+      command: "kubectl",
+      args: ["--kubeconfig", admin, "delete", "node", node.metadata.name],
+    });
+  }
   ({ path: work, cleanup } = await tempDir("nvkectl-install-"));
   await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
   standIn = startControllerStandIn(admin);

@@ -18,6 +18,14 @@ export {
   SIGSTORE_BUNDLE_ARTIFACT_TYPE,
 } from "./media-types.ts";
 export {
+  componentsFileName,
+  fetchProviderFiles,
+  type ImageMatch,
+  imageRepository,
+  pinnedProfiles,
+  releaseImageFor,
+} from "./pins.ts";
+export {
   buildReleasePolicy,
   loadReleasePolicy,
   parseReleasePolicy,

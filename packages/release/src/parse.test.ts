@@ -27,6 +27,24 @@ describe("the policy file", () => {
     });
   });
 
+  test("docs/release-policy.md's complete example is a valid policy", async () => {
+    const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
+    const example = /## A complete example\n\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const key = generateSigningKeyPair();
+    const text = example.replace(
+      /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/,
+      key.publicKeyPem.trim().split("\n").join("\n      "),
+    );
+    const parsed = parseReleasePolicy(text, { source: "docs/release-policy.md" });
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.value).toMatchObject({
+      transparencyLog: "none",
+      timestamps: "none",
+      trustedKeys: [{ name: "nvkr-release-2026" }],
+      trustedIdentities: [],
+    });
+  });
+
   test("transparency-log and timestamp settings must be written down; every problem is located", () => {
     const parsed = parseReleasePolicy(
       "apiVersion: release.nvke.nodekit.dev/v1\nkind: ReleasePolicy\ntrustedKeys:\n  - name: k\n    publicKey: not a key\ntoken: s3cr3t\n",

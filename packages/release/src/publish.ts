@@ -10,7 +10,7 @@ import {
   type Reference,
 } from "@nodekit/oci";
 import { bundleToJSON } from "@sigstore/bundle";
-import { DSSEBundleBuilder, type Signer } from "@sigstore/sign";
+import type { Signer } from "@sigstore/sign";
 import { type ReleaseDescription, serializeReleaseDescription } from "./description.ts";
 import { errorCodes } from "./errors.ts";
 import {
@@ -108,8 +108,17 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
     predicateType: COSIGN_SIGN_PREDICATE_TYPE,
     predicate: {},
   };
+  // Loaded on use: @sigstore/sign (its HTTP stack for Fulcio and Rekor) costs seconds to import,
+  // and verify, export and install never sign.
+  const { DSSEBundleBuilder } = await import("@sigstore/sign");
   const builder = new DSSEBundleBuilder({ signer: options.signer, witnesses: [] });
   const bundle = await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: IN_TOTO_PAYLOAD_TYPE });
+  // No keyid in the DSSE signature, as cosign writes it: cosign (go-securesystemslib) skips a
+  // signature whose keyid differs from its own ID for the key, and the key hint already names
+  // the key in the verification material. The keyid is not signed, so nothing else changes.
+  if (bundle.content.$case === "dsseEnvelope") {
+    for (const signature of bundle.content.dsseEnvelope.signatures) signature.keyid = "";
+  }
   const json = bundleToJSON(bundle);
   const layer = await client.pushBlob(
     ref,

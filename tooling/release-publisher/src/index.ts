@@ -12,6 +12,7 @@ import { gzipSync } from "node:zlib";
 import { type Descriptor, digestOf, EMPTY_DESCRIPTOR, EMPTY_JSON, MediaType, type OciClient } from "@nodekit/oci";
 import {
   type AttachedSignature,
+  componentsFileName,
   type PublishedRelease,
   publishRelease,
   pushReleaseDescription,
@@ -41,6 +42,8 @@ export interface PublishTestReleaseOptions {
     type: ReleaseDescription["providers"][number]["type"];
     version: string;
     components: string;
+    /** clusterctl's metadata.yaml for the provider, pushed beside the components when given. */
+    metadata?: string;
   }>;
   /** nvkectl's platforms; default linux/amd64 and linux/arm64 (each a small stand-in file). */
   platforms?: string[];
@@ -169,14 +172,33 @@ export async function publishTestRelease(options: PublishTestReleaseOptions): Pr
         { name: "cluster-api", type: "CoreProvider" as const, version: "v1.11.7", components: "# core components\n" },
       ]
     ).map(async (p) => {
-      const repository = `${registry}/${prefix}/providers/${p.name}`;
-      const pushed = await pushArtifact(
-        client,
+      const repository = `${registry}/${prefix}/providers/${p.type === "CoreProvider" ? "" : `${p.type.replace(/Provider$/, "").toLowerCase()}-`}${p.name}`;
+      // One layer per file, named as clusterctl's provider repository names them.
+      const files: Array<[string, string]> = [
+        [componentsFileName(p.type), p.components],
+        ...(p.metadata === undefined ? [] : [["metadata.yaml", p.metadata] as [string, string]]),
+      ];
+      await client.pushBlob(repository, EMPTY_JSON, MediaType.Empty);
+      const layers = await Promise.all(
+        files.map(async ([title, text]) => ({
+          ...(await client.pushBlob(
+            repository,
+            new TextEncoder().encode(text),
+            "application/vnd.nodekit.clusterctl.components.v1+yaml",
+          )),
+          annotations: { "org.opencontainers.image.title": title },
+        })),
+      );
+      const { descriptor: pushed } = await client.putManifest(
         repository,
-        p.version,
-        "application/vnd.nodekit.clusterctl.components.v1",
-        new TextEncoder().encode(p.components),
-        "application/vnd.nodekit.clusterctl.components.v1+yaml",
+        {
+          schemaVersion: 2,
+          mediaType: MediaType.ImageManifest,
+          artifactType: "application/vnd.nodekit.clusterctl.components.v1",
+          config: EMPTY_DESCRIPTOR,
+          layers,
+        },
+        { tag: p.version },
       );
       return {
         name: p.name,

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { dryRunFlag, Flags, planProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
+import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
@@ -10,11 +11,18 @@ export default class Install extends NvkectlCommand<typeof Install> {
 
 Before anything runs, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated, and the cluster is read (nodes, installed providers). --dry-run prints the plan those reads produced: every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
 
+With --release FILE (the description release export wrote, from a reference release verify accepted), every chart item is pulled from the release by digest (helm upgrade --install oci://…@sha256:…), every image named in the values the install renders (keys named image or …Image, and the stack's images) is rewritten to the release's repository at its digest, and clusterctl's providers are installed from the components the release carries, each pulled and checked against its digest; the profile content image is the release's. Anything the release lacks is listed and nothing runs. --dry-run shows every digest. Without --release, the charts come from this checkout and their repositories, images.profiles names the profile content image, and images.controller may override the controller image. helm reads registry credentials from your helm registry config (or docker's config.json); the components are read with NODEKIT_REGISTRY_USERNAME/_PASSWORD or those files.
+
 The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --dry-run",
     "NVKE_NICO_API_KEY=… <%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --kubeconfig my-tier0-site.kubeconfig",
+    {
+      description: "Install a verified release, every chart and image by digest (see what it pulls first):",
+      command:
+        "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --release release.json --dry-run",
+    },
     {
       description: "Continue after a failure, from the item it named:",
       command:
@@ -35,6 +43,11 @@ The NICo API key is read from the environment variable the stack config names (n
     "from-item": Flags.string({
       description: "Start at this item of the plan (after a failure); the items before it are skipped.",
     }),
+    release: Flags.string({
+      description:
+        "A release description (release export wrote it): pull every chart, image and provider by the digest it pins.",
+    }),
+    ...registryFlags,
     "dry-run": dryRunFlag,
     output: Flags.option({
       char: "o",
@@ -59,6 +72,8 @@ The NICo API key is read from the environment variable the stack config names (n
           kubeconfig,
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
+          release: this.flags.release,
+          registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
         },
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],

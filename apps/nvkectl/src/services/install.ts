@@ -18,6 +18,14 @@ import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
+import {
+  type PinnedValuesFile,
+  pinDeployPath,
+  pinStackImages,
+  type ReleasePinning,
+  readReleaseFile,
+} from "./install-release.ts";
+import type { RegistryAccess } from "./release-artifacts.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
@@ -69,6 +77,22 @@ export interface InstallInputs {
   cwd?: string;
   /** Every secret read (the NICo API key) is registered here before anything is planned. */
   redactor: Redactor;
+  /** A release description (release export wrote it): charts, images and providers pinned by digest. */
+  release?: string | undefined;
+  /** How the release's registry is reached (for the provider components and helm's pulls). */
+  registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
+}
+
+type ReleaseProvider = ReleasePinning["release"]["providers"][number];
+
+/** What `--release` adds to the context: the pinned deploy path, the providers' components, helm's registry login. */
+interface ReleaseContext extends ReleasePinning {
+  /** `type/name` → the release's provider. */
+  providers: ReadonlyMap<string, ReleaseProvider>;
+  /** The docker-format file helm reads registry credentials from (the user's helm or docker config), when one exists. */
+  helmRegistryConfig?: string;
+  /** The stack's images, pinned by the release; set once the architecture is known. */
+  stackImages?: { profiles: string; controller?: string };
 }
 
 /** What the read-only observations found; the planner decides from this alone. */
@@ -90,6 +114,8 @@ export interface InstallContext {
   workDir: string;
   nicoApiKey: string;
   observations: InstallObservations;
+  release?: ReleaseContext;
+  registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
@@ -144,7 +170,55 @@ async function readDocuments(inputs: InstallInputs) {
   const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
   const workDir = resolve(cwd, inputs.workDir ?? join(stateHome, "nvkectl", "install", site.metadata.name));
   const stackDir = dirname(resolve(cwd, inputs.stackConfig));
-  return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
+  if (inputs.release === undefined) return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
+  const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir });
+  return { site, stack, stackDir, deployPath: release.deployPath, workDir, nicoApiKey, release };
+}
+
+/** The release file, checked against the deploy path: every chart and provider it installs must be in it. */
+async function readRelease(
+  file: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; deployPath: DeployPath; workDir: string },
+): Promise<ReleaseContext> {
+  const lib = await import("@nodekit/release");
+  const description = await readReleaseFile(file, options.cwd, lib);
+  const providers = new Map(description.providers.map((p) => [`${p.type}/${p.name}`, p]));
+  const missing = providersOf(options.deployPath).filter((p) => !providers.has(`${p.type}/${p.name}`));
+  if (missing.length > 0) {
+    throw new UserError(
+      errorCodes.RELEASE_INCOMPLETE_FOR_INSTALL,
+      `release ${file} lacks ${missing.length} Cluster API provider${missing.length === 1 ? "" : "s"} deploy path ${options.deployPath.name} installs; nothing was changed`,
+      {
+        problems: missing.map((p) => ({
+          severity: "error" as const,
+          source: file,
+          path: ["providers"],
+          message: `has no ${p.type} ${JSON.stringify(p.name)}`,
+        })),
+        next: "use the release built for this deploy path, or install without --release",
+      },
+    );
+  }
+  const pinning = await pinDeployPath(options.deployPath, description, { source: file, workDir: options.workDir, lib });
+  const { credentialFilePaths } = await import("@nodekit/oci");
+  const [dockerConfig, helmConfig] = credentialFilePaths({
+    env: options.env,
+    ...(options.env.HOME ? { homedir: options.env.HOME } : {}),
+  });
+  let helmRegistryConfig: string | undefined;
+  for (const candidate of [helmConfig, dockerConfig]) {
+    if (
+      candidate !== undefined &&
+      (await stat(candidate).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    ) {
+      helmRegistryConfig = candidate;
+      break;
+    }
+  }
+  return { ...pinning, providers, ...(helmRegistryConfig === undefined ? {} : { helmRegistryConfig }) };
 }
 
 const where = (kubeconfig: string, doing: string) => ({ doing, kubeconfig, cluster: "the site cluster" });
@@ -220,7 +294,14 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const target: KubeTarget = { kubeconfig };
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
-  return { ...documents, target, observations: { architecture, nodes, providers } };
+  const observations = { architecture, nodes, providers };
+  const registry = { ...inputs.registry, env: inputs.env ?? process.env };
+  if (documents.release === undefined) return { ...documents, target, observations, registry };
+  // The stack's images, pinned by the release, for the architecture just read.
+  const lib = await import("@nodekit/release");
+  const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
+  const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
+  return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
 }
 
 interface Provider {
@@ -232,11 +313,22 @@ interface Provider {
   label: string;
   components: string;
   controller: { namespace: string; name: string };
+  /** With a release: the OCI artifact its components and metadata.yaml are pulled from. */
+  artifact?: ReleaseProvider["components"];
 }
 
 const v = (version: string) => (version.startsWith("v") ? version : `v${version}`);
 
-function providersOf(deployPath: DeployPath): Provider[] {
+/** The providers the deploy path installs; with a release, at the release's versions, from its components. */
+function providersOf(deployPath: DeployPath, release?: ReleaseContext): Provider[] {
+  if (release === undefined) return pinnedProviders(deployPath);
+  return pinnedProviders(deployPath).map((p) => {
+    const found = release.providers.get(`${p.type}/${p.name}`);
+    return found === undefined ? p : { ...p, version: v(found.version), artifact: found.components };
+  });
+}
+
+function pinnedProviders(deployPath: DeployPath): Provider[] {
   const pins = deployPath.clusterAPI;
   if (pins === undefined) return [];
   const core = v(pins.version);
@@ -286,16 +378,16 @@ function providersOf(deployPath: DeployPath): Provider[] {
   ];
 }
 
-/** Every file clusterctl will read from the provider repository. */
+/** Every file clusterctl will read from the provider repository (and, with a release, from the pulled components). */
 function repositoryFiles(context: InstallContext): string[] {
-  const repository = providerRepository(context);
+  const repository = providerDirectory(context);
   const certManager = v(context.deployPath.clusterAPI?.certManager ?? "");
   return [
-    ...providersOf(context.deployPath).flatMap((p) => [
+    ...providersOf(context.deployPath, context.release).flatMap((p) => [
       join(repository, p.label, p.version, p.components),
       join(repository, p.label, p.version, "metadata.yaml"),
     ]),
-    join(repository, "cert-manager", certManager, "cert-manager.yaml"),
+    join(providerRepository(context), "cert-manager", certManager, "cert-manager.yaml"),
   ];
 }
 
@@ -304,19 +396,24 @@ function providerRepository(context: InstallContext): string {
   return isAbsolute(configured) ? configured : resolve(context.stackDir, configured);
 }
 
+/** Where clusterctl finds the providers: the stack's repository, or the components pulled from the release. */
+function providerDirectory(context: InstallContext): string {
+  return context.release === undefined ? providerRepository(context) : join(context.workDir, "release-providers");
+}
+
 /** The clusterctl configuration: every provider and cert-manager from the local repository, never from GitHub. */
 function clusterctlConfig(context: InstallContext): string {
-  const repository = providerRepository(context);
+  const repository = providerDirectory(context);
   const certManager = v(context.deployPath.clusterAPI?.certManager ?? "");
   return dump(
     {
-      providers: providersOf(context.deployPath).map((p) => ({
+      providers: providersOf(context.deployPath, context.release).map((p) => ({
         name: p.name,
         type: p.type,
         url: `file://${join(repository, p.label, p.version, p.components)}`,
       })),
       "cert-manager": {
-        url: `file://${join(repository, "cert-manager", certManager, "cert-manager.yaml")}`,
+        url: `file://${join(providerRepository(context), "cert-manager", certManager, "cert-manager.yaml")}`,
         version: certManager,
       },
     },
@@ -341,7 +438,8 @@ function chooseImage(choice: ImageChoice | undefined, arch: Architecture, key: s
 /** The values the install layers over the items that take the stack's values (stackValues: true). */
 function stackValues(context: InstallContext): Record<string, unknown> {
   const { stack, observations } = context;
-  const profiles = chooseImage(stack.images.profiles, observations.architecture, "images.profiles");
+  const pinned = context.release?.stackImages;
+  const profiles = pinned?.profiles ?? chooseImage(stack.images.profiles, observations.architecture, "images.profiles");
   if (profiles === undefined) {
     throw new UserError(errorCodes.IMAGE_NOT_CONFIGURED, "the stack config names no profile content image", {
       why: "without a release, images.profiles names the profile content image",
@@ -349,7 +447,10 @@ function stackValues(context: InstallContext): Record<string, unknown> {
       facts: { key: "images.profiles" },
     });
   }
-  const controller = chooseImage(stack.images.controller, observations.architecture, "images.controller");
+  const controller =
+    context.release === undefined
+      ? chooseImage(stack.images.controller, observations.architecture, "images.controller")
+      : pinned?.controller;
   return {
     nodeSelector: { "kubernetes.io/arch": observations.architecture },
     nico: {
@@ -383,7 +484,7 @@ function applyFile(target: KubeTarget, file: string) {
 
 /** clusterctl init for the providers not yet installed; nothing when all are, at the pinned versions. */
 function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>): PlanItem {
-  const providers = providersOf(context.deployPath);
+  const providers = providersOf(context.deployPath, context.release);
   const installed = context.observations.providers;
   for (const p of providers) {
     const found = installed[`${p.type}/${p.name}`];
@@ -412,10 +513,31 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
     "--wait-provider-timeout",
     "600",
   ];
+  // With a release, the missing providers' components are pulled first, each checked against its digest.
+  const pulls = missing.flatMap((p) =>
+    p.artifact === undefined
+      ? []
+      : [
+          action(
+            "pull-provider",
+            `pull ${p.label} ${p.version} (${p.components}, metadata.yaml) from ${p.artifact.reference}@${p.artifact.digest} into ${join(providerDirectory(context), p.label, p.version)}`,
+            {
+              mutates: true,
+              params: {
+                reference: p.artifact.reference,
+                digest: p.artifact.digest,
+                dir: join(providerDirectory(context), p.label, p.version),
+                files: [p.components, "metadata.yaml"],
+              },
+            },
+          ),
+        ],
+  );
   return {
     id: "cluster-api",
     title,
     steps: [
+      ...pulls,
       writeStep(
         configFile,
         clusterctlConfig(context),
@@ -464,21 +586,28 @@ export function planInstall(context: InstallContext): Plan {
   const valuesFile = join(workDir, "stack-values.yaml");
   const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
   const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
+  const release = context.release;
+  const helmEnv =
+    release?.helmRegistryConfig === undefined
+      ? toolEnv
+      : { ...toolEnv, HELM_REGISTRY_CONFIG: release.helmRegistryConfig };
   const deployItems = planDeployPathItems(context.deployPath, {
     target,
-    helmEnv: toolEnv,
+    helmEnv,
     fieldManager: FIELD_MANAGER,
     extraValues: Object.fromEntries(takesValues.map((name) => [name, [valuesFile]])),
-  }).map((item) =>
-    // The rendered values are written by each item that reads them, so --from-item finds them too.
-    values !== undefined && takesValues.includes(item.id)
-      ? {
-          ...item,
-          steps: [writeStep(valuesFile, values, `the stack's values for ${observations.architecture}`), ...item.steps],
-        }
-      : item,
-  );
-  const controllers = providersOf(context.deployPath).map((p) => p.controller);
+  })
+    .map((item) =>
+      // The rendered values are written by each item that reads them, so --from-item finds them too.
+      values !== undefined && takesValues.includes(item.id)
+        ? {
+            ...item,
+            steps: [writeStep(valuesFile, values, stackValuesSummary(context)), ...item.steps],
+          }
+        : item,
+    )
+    .map((item) => (release === undefined ? item : pinnedItem(item, release, context.registry)));
+  const controllers = providersOf(context.deployPath, context.release).map((p) => p.controller);
   const policyFile = join(workDir, "client-networks.yaml");
   const policy = {
     apiVersion: "networking.k8s.io/v1",
@@ -579,11 +708,67 @@ export function planInstall(context: InstallContext): Plan {
     architecture: observations.architecture,
     nodes: observations.nodes,
     installedProviders: observations.providers,
+    ...(release === undefined
+      ? {}
+      : {
+          release: {
+            file: release.source,
+            name: release.release.metadata.name,
+            version: release.release.metadata.version,
+          },
+        }),
   });
 }
 
-/** The handler of the plan's write-file actions: the rendered files, written 0600 in the work dir. */
-const installActions: Readonly<Record<string, ActionHandler>> = {
+function stackValuesSummary(context: InstallContext): string {
+  const summary = `the stack's values for ${context.observations.architecture}`;
+  const pinned = context.release?.stackImages;
+  if (pinned === undefined) return summary;
+  const controller = pinned.controller === undefined ? "" : `, images.controller ${pinned.controller}`;
+  return `${summary}; pinned by the release: images.profiles ${pinned.profiles}${controller}`;
+}
+
+/** A deploy path item under a release: its pinned values files written first, helm told how to reach the registry. */
+function pinnedItem(item: PlanItem, release: ReleaseContext, registry: InstallContext["registry"]): PlanItem {
+  const files = release.values.filter((file) => file.item === item.id);
+  const registryArgs = [
+    ...(registry?.plainHttp ? ["--plain-http"] : []),
+    ...(registry?.caFile === undefined ? [] : ["--ca-file", registry.caFile]),
+  ];
+  const steps = item.steps.map((step) =>
+    step.kind === "exec" && step.call.command === "helm" && registryArgs.length > 0
+      ? { ...step, call: { ...step.call, args: [...step.call.args, ...registryArgs] } }
+      : step,
+  );
+  return { ...item, steps: [...files.map(pinnedValuesStep), ...steps] };
+}
+
+function pinnedValuesStep(file: PinnedValuesFile) {
+  const pins = file.pins.map((pin) => `${pin.field}: ${pin.from} -> ${pin.to}`).join(", ");
+  return writeStep(file.path, file.content, `${file.source} with its images pinned by the release: ${pins}`);
+}
+
+/** The handlers of the plan's actions: the rendered files, written 0600 in the work dir; the release's provider components. */
+const installActions = (context: InstallContext, redactor: Redactor): Readonly<Record<string, ActionHandler>> => ({
+  "pull-provider": async (step) => {
+    const { openRegistry } = await import("./release-artifacts.ts");
+    const { fetchProviderFiles } = await import("@nodekit/release");
+    const client = await openRegistry({ ...context.registry, redactor });
+    const reference = String(step.params?.reference);
+    const files = await fetchProviderFiles(client, { reference, digest: String(step.params?.digest) });
+    const wanted = (step.params?.files ?? []) as string[];
+    const lacking = wanted.filter((name) => !files.has(name));
+    if (lacking.length > 0) {
+      throw new UserError(
+        errorCodes.RELEASE_INCOMPLETE_FOR_INSTALL,
+        `the provider components ${reference}@${String(step.params?.digest)} lack ${lacking.join(", ")}`,
+        { why: "clusterctl needs the components and metadata.yaml of each provider" },
+      );
+    }
+    const dir = String(step.params?.dir);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    for (const name of wanted) await writeFile(join(dir, name), files.get(name) ?? new Uint8Array(), { mode: 0o600 });
+  },
   // What was observed before planning; nothing is left to do when the plan runs.
   observed: async () => {},
   "write-file": async (step) => {
@@ -591,14 +776,16 @@ const installActions: Readonly<Record<string, ActionHandler>> = {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     await writeFile(path, String(step.params?.content), { mode: 0o600 });
   },
-};
+});
 
 /** Checks, before anything runs, that clusterctl will find every file it needs in the provider repository. */
 async function checkProviderRepository(context: InstallContext, plan: Plan): Promise<void> {
   const clusterApi = plan.items.find((item) => item.id === "cluster-api");
   if (clusterApi === undefined || clusterApi.steps.length === 0) return;
   const missing: string[] = [];
-  for (const file of repositoryFiles(context)) {
+  // With a release, the providers' files are pulled by the plan itself; only cert-manager's must be there.
+  const pulled = context.release === undefined ? undefined : providerDirectory(context);
+  for (const file of repositoryFiles(context).filter((f) => pulled === undefined || !f.startsWith(pulled))) {
     const found = await stat(file).then(
       (info) => info.isFile(),
       () => false,
@@ -630,7 +817,7 @@ export async function runInstall(context: InstallContext, plan: Plan, options: R
   await checkProviderRepository(context, plan);
   return runPlan(plan, {
     runner: options.runner,
-    actions: installActions,
+    actions: installActions(context, options.redactor),
     fromItem: options.fromItem,
     redactor: options.redactor,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),

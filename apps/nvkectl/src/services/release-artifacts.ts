@@ -1,0 +1,90 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { UserError } from "@nodekit/errors";
+import type { OciClient } from "@nodekit/oci";
+import type { Redactor } from "@nodekit/process";
+import type { VerifiedRelease } from "@nodekit/release";
+import { errorCodes } from "../errors.ts";
+import { writeFileAtomic } from "./files.ts";
+
+/** How nvkectl reaches a registry: credentials from the environment or docker's/helm's config, never argv. */
+export interface RegistryAccess {
+  /** Talk plain HTTP (a loopback or lab registry without TLS). */
+  plainHttp?: boolean | undefined;
+  /** A PEM file of extra CA certificates to trust (a registry with a private CA). */
+  caFile?: string | undefined;
+  /** Default process.env: NODEKIT_REGISTRY_USERNAME / _PASSWORD (/ _HOST), DOCKER_CONFIG, HELM_REGISTRY_CONFIG. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Every password and token the client uses is registered here before it is sent. */
+  redactor: Redactor;
+}
+
+/** An OCI client with the user's registry credentials; `@nodekit/oci` is loaded only when a command needs it. */
+export async function openRegistry(access: RegistryAccess): Promise<OciClient> {
+  const { OciClient, defaultCredentials } = await import("@nodekit/oci");
+  const env = access.env ?? process.env;
+  let ca: string | undefined;
+  if (access.caFile !== undefined) {
+    try {
+      ca = await readFile(resolve(access.cwd ?? process.cwd(), access.caFile), "utf8");
+    } catch (error) {
+      throw new UserError(errorCodes.REGISTRY_CA_UNREADABLE, `the CA file ${access.caFile} cannot be read`, {
+        why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
+        next: "name a PEM file of CA certificates with --ca-file",
+      });
+    }
+  }
+  // The registry password from the environment is a secret before any request is made.
+  access.redactor.add(env.NODEKIT_REGISTRY_PASSWORD);
+  return new OciClient({
+    plainHttp: access.plainHttp ?? false,
+    credentials: defaultCredentials({ env, ...(env.HOME ? { homedir: env.HOME } : {}) }),
+    secrets: access.redactor,
+    ...(ca === undefined ? {} : { ca }),
+  });
+}
+
+export interface VerifyReleaseInputs {
+  /** `registry/repository:tag` or `…@sha256:…`. */
+  reference: string;
+  policyFile: string;
+  access: RegistryAccess;
+}
+
+/** `nvkectl release verify`: the policy first (a malformed one verifies nothing), then the release, offline. */
+export async function verifyPublishedRelease(inputs: VerifyReleaseInputs): Promise<VerifiedRelease> {
+  const { loadReleasePolicy, verifyRelease } = await import("@nodekit/release");
+  const policy = await loadReleasePolicy(resolve(inputs.access.cwd ?? process.cwd(), inputs.policyFile), {
+    source: inputs.policyFile,
+  });
+  const client = await openRegistry(inputs.access);
+  return verifyRelease({ client, reference: inputs.reference, policy });
+}
+
+export interface ExportReleaseInputs {
+  reference: string;
+  /** Write here (atomically, 0644) instead of returning the text for stdout. */
+  outputFile?: string | undefined;
+  access: RegistryAccess;
+}
+
+export interface ExportedRelease {
+  /** `registry/repository@sha256:…` the description was read from. */
+  reference: string;
+  /** The description exactly as published. */
+  text: string;
+  writtenTo?: string;
+}
+
+/** `nvkectl release export`: the description as published (each read checked against its digest); no signature is checked. */
+export async function exportRelease(inputs: ExportReleaseInputs): Promise<ExportedRelease> {
+  const { fetchRelease } = await import("@nodekit/release");
+  const client = await openRegistry(inputs.access);
+  const release = await fetchRelease({ client, reference: inputs.reference });
+  const text = new TextDecoder().decode(release.bytes);
+  if (inputs.outputFile === undefined) return { reference: release.reference, text };
+  const path = resolve(inputs.access.cwd ?? process.cwd(), inputs.outputFile);
+  await writeFileAtomic(path, text, 0o644);
+  return { reference: release.reference, text, writtenTo: inputs.outputFile };
+}

@@ -1,0 +1,287 @@
+import { execFile } from "node:child_process";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { envCredentials, OciClient } from "@nodekit/oci";
+import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
+import { generateSigningKeyPair, localKeySigner, parseReleaseDescription } from "@nodekit/release";
+import { type PublishedTestRelease, publishTestRelease } from "@nodekit/release-publisher";
+import { repoRoot } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type CliHome, cliHome } from "./helpers.ts";
+
+// nvkectl release verify / export, the built CLI against a real registry on loopback (ggcr
+// with Basic auth, the referrers API) holding releases the publisher signed in the test.
+
+const execFileAsync = promisify(execFile);
+const PASSWORD = "publisher-Pw-93kq";
+const users = { publisher: PASSWORD };
+const publisherKey = generateSigningKeyPair();
+const strangerKey = generateSigningKeyPair();
+
+let home: CliHome;
+let registry: RunningRegistry;
+let published: PublishedTestRelease;
+let unsigned: PublishedTestRelease;
+let forged: PublishedTestRelease;
+let missingRef: string;
+
+function policyText(...keys: Array<{ name: string; publicKeyPem: string }>): string {
+  return [
+    "apiVersion: release.nvke.nodekit.dev/v1",
+    "kind: ReleasePolicy",
+    "trustedKeys:",
+    ...keys.flatMap((k) => [
+      `  - name: ${k.name}`,
+      "    publicKey: |",
+      ...k.publicKeyPem
+        .trim()
+        .split("\n")
+        .map((l) => `      ${l}`),
+    ]),
+    "transparencyLog: none",
+    "timestamps: none",
+    "",
+  ].join("\n");
+}
+
+const dockerAuth = () => ({
+  auths: { [registry.host]: { auth: Buffer.from(`publisher:${PASSWORD}`).toString("base64") } },
+});
+
+beforeAll(async () => {
+  home = await cliHome("nvkectl-release-");
+  const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
+  const helm = {
+    bin: join(stdout.trim().split("\n").pop() ?? "", "helm"),
+    env: { PATH: process.env.PATH ?? "", HOME: home.path, XDG_CACHE_HOME: join(home.path, "helm-cache") },
+  };
+  const chart = join(home.path, "charts", "nvke-controller");
+  await mkdir(join(chart, "templates"), { recursive: true });
+  await writeFile(join(chart, "Chart.yaml"), "apiVersion: v2\nname: nvke-controller\nversion: 0.3.1\n");
+  await writeFile(join(chart, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+  registry = await startRegistry({ kind: "ggcr", auth: { type: "basic", users } });
+  const client = new OciClient({
+    plainHttp: true,
+    credentials: envCredentials({ NODEKIT_REGISTRY_USERNAME: "publisher", NODEKIT_REGISTRY_PASSWORD: PASSWORD }),
+  });
+  const signer = localKeySigner(publisherKey.privateKeyPem);
+  published = await publishTestRelease({ client, registry: registry.host, charts: [chart], helm, signer });
+  unsigned = await publishTestRelease({ client, registry: registry.host, prefix: "unsigned", signer, sign: false });
+  forged = await publishTestRelease({
+    client,
+    registry: registry.host,
+    prefix: "forged",
+    signer: localKeySigner(strangerKey.privateKeyPem),
+  });
+  const { publishRelease } = await import("@nodekit/release");
+  const description = structuredClone(published.description);
+  description.images[0] = { reference: description.images[0]?.reference ?? "", digest: `sha256:${"0".repeat(64)}` };
+  missingRef = (await publishRelease({ client, reference: `${registry.host}/missing/release:1`, description, signer }))
+    .reference;
+  await mkdir(join(home.path, ".docker"), { recursive: true });
+  await writeFile(join(home.path, ".docker", "config.json"), JSON.stringify(dockerAuth()));
+  await writeFile(
+    join(home.path, "policy.yaml"),
+    policyText({ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem }),
+  );
+  await writeFile(
+    join(home.path, "other-policy.yaml"),
+    policyText({ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem }),
+  );
+  await writeFile(
+    join(home.path, "bad-policy.yaml"),
+    "apiVersion: release.nvke.nodekit.dev/v1\nkind: ReleasePolicy\ntrustedKeys: []\ntransparencyLog: sometimes\n",
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await home?.cleanup();
+});
+
+const verify = (ref: string, policy = "policy.yaml", env: Record<string, string> = {}) =>
+  home.nvkectl(["release", "verify", ref, "--policy", policy, "--plain-http", "--json-logs"], { env });
+
+/** The code of the failure a --json-logs run reported. */
+const failureCode = (stderr: string) => {
+  const line = stderr
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { level?: string; code?: string })
+    .find((l) => l.level === "error");
+  return line?.code;
+};
+
+describe("nvkectl release verify", () => {
+  test("prints the verified reference, with credentials from docker's config; the password appears nowhere", async () => {
+    const result = await home.nvkectl([
+      "release",
+      "verify",
+      published.tagReference,
+      "--policy",
+      "policy.yaml",
+      "--plain-http",
+      "-v",
+    ]);
+    expect(result.stderr).toContain("signed by key nvkr-release");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
+    expect(result.stderr).toContain("all 6 artifacts it lists are in the registry at their digests");
+    expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+  });
+
+  test("-o json, credentials from the environment (no config file), pinned by digest", async () => {
+    const result = await home.nvkectl(
+      [
+        "release",
+        "verify",
+        `${registry.host}/nvke/release@${published.digest}`,
+        "--policy",
+        "policy.yaml",
+        "--plain-http",
+        "-o",
+        "json",
+      ],
+      {
+        env: {
+          HOME: join(home.path, "elsewhere"),
+          NODEKIT_REGISTRY_USERNAME: "publisher",
+          NODEKIT_REGISTRY_PASSWORD: PASSWORD,
+        },
+      },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      reference: `${registry.host}/nvke/release@${published.digest}`,
+      digest: published.digest,
+      signer: "key nvkr-release",
+      artifactsChecked: 6,
+    });
+    expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+  });
+
+  test.each([
+    [
+      "untrusted signer (a policy naming another key)",
+      () => published.tagReference,
+      "other-policy.yaml",
+      "RELEASE_UNTRUSTED_SIGNER",
+      1,
+    ],
+    ["re-signed with an untrusted key", () => forged.tagReference, "policy.yaml", "RELEASE_UNTRUSTED_SIGNER", 1],
+    ["unsigned", () => unsigned.tagReference, "policy.yaml", "RELEASE_UNSIGNED", 1],
+    ["an artifact missing", () => missingRef, "policy.yaml", "RELEASE_ARTIFACT_MISSING", 4],
+    ["a malformed policy", () => published.tagReference, "bad-policy.yaml", "RELEASE_POLICY_INVALID", 3],
+    ["no such release", () => `${registry.host}/nvke/release:9.9.9`, "policy.yaml", "RELEASE_NOT_FOUND", 4],
+  ])("%s: its own code and exit code", async (_name, ref, policy, code, exitCode) => {
+    const result = await verify(ref(), policy);
+    expect(failureCode(result.stderr)).toBe(code);
+    expect(result.exitCode).toBe(exitCode);
+    expect(result.stdout).toBe("");
+  });
+
+  test("a malformed policy names its lines and fields", async () => {
+    const result = await home.nvkectl([
+      "release",
+      "verify",
+      published.tagReference,
+      "--policy",
+      "bad-policy.yaml",
+      "--plain-http",
+    ]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain("bad-policy.yaml:4: field transparencyLog");
+    expect(result.stderr).toMatch(/bad-policy.yaml(:\d+)?: field timestamps/);
+  });
+
+  test("the registry refusing the credentials: RELEASE_REGISTRY_AUTH_REFUSED, exit 7, the password nowhere", async () => {
+    const wrong = "wrong-Pw-77x";
+    const result = await verify(published.tagReference, "policy.yaml", {
+      HOME: join(home.path, "elsewhere"),
+      NODEKIT_REGISTRY_USERNAME: "publisher",
+      NODEKIT_REGISTRY_PASSWORD: wrong,
+    });
+    expect(failureCode(result.stderr)).toBe("RELEASE_REGISTRY_AUTH_REFUSED");
+    expect(result.exitCode).toBe(7);
+    expect(result.stderr).not.toContain(wrong);
+  });
+
+  test("a registry that is not there: RELEASE_REGISTRY_UNREACHABLE, exit 6", async () => {
+    const result = await verify("127.0.0.1:9/nvke/release:1");
+    expect(failureCode(result.stderr)).toBe("RELEASE_REGISTRY_UNREACHABLE");
+    expect(result.exitCode).toBe(6);
+  });
+});
+
+describe("nvkectl release export", () => {
+  test("writes the description as published, says on stderr that it verified nothing, takes REF@sha256", async () => {
+    const pinned = `${registry.host}/nvke/release@${published.digest}`;
+    const result = await home.nvkectl(["release", "export", pinned, "--plain-http", "--output-file", "release.json"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("export verifies nothing");
+    const text = await readFile(join(home.path, "release.json"), "utf8");
+    expect(parseReleaseDescription(text, { source: "release.json" }).value).toEqual(published.description);
+    // To stdout, from the tag, even when unsigned: export checks no signature (and says so).
+    const loose = await home.nvkectl(["release", "export", unsigned.tagReference, "--plain-http"]);
+    expect(loose.exitCode).toBe(0);
+    expect(JSON.parse(loose.stdout)).toEqual(unsigned.description);
+    expect(loose.stderr).toContain("no signature");
+  });
+
+  test("its help says to run it only on a reference verify accepted", async () => {
+    const help = await home.nvkectl(["release", "export", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("run it only on a reference release verify accepted");
+  });
+});
+
+describe("docs/release-artifacts.md", () => {
+  const doc = () => readFile(join(repoRoot, "docs/release-artifacts.md"), "utf8");
+  const blocks = async () => [...(await doc()).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+
+  test("every nvkectl command in it exists and takes the flags it is given", async () => {
+    const manifest = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/oclif.manifest.json"), "utf8")) as {
+      commands: Record<string, { flags: Record<string, unknown> }>;
+    };
+    const lines = (await blocks())
+      .flatMap((block) => block.split("\n"))
+      .flatMap((line) => [...line.matchAll(/nvkectl ([^)\n]*)/g)].map((m) => m[1] ?? ""));
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+    for (const line of lines) {
+      const words = line.split(/\s+/);
+      const two = `${words[0]}:${words[1]}`;
+      const id = manifest.commands[two] ? two : (words[0] ?? "");
+      expect(manifest.commands[id], `nvkectl ${line}: no such command`).toBeDefined();
+      for (const flag of words.filter((w) => w.startsWith("--")).map((w) => w.slice(2))) {
+        expect(Object.keys(manifest.commands[id]?.flags ?? {}), `nvkectl ${line}: no --${flag}`).toContain(flag);
+      }
+    }
+  });
+
+  test("its verify and export blocks run as written against a published release", async () => {
+    // Given the guide's names: the release at its tag, the policy in release-policy.yaml, and
+    // nvkectl on PATH (talking plain HTTP to the loopback registry)
+    const bin = join(home.path, "bin");
+    await mkdir(bin, { recursive: true });
+    await writeFile(
+      join(bin, "nvkectl"),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, "apps/nvkectl/bin/run.js"))} "$@" --plain-http\n`,
+    );
+    await chmod(join(bin, "nvkectl"), 0o755);
+    await writeFile(join(home.path, "release-policy.yaml"), await readFile(join(home.path, "policy.yaml")));
+    const script = (await blocks())
+      .filter((block) => block.includes("nvkectl release"))
+      .join("\n")
+      .replaceAll("registry.example.com/nvke/release:1.4.0", published.tagReference);
+    // When they run
+    const { stdout } = await execFileAsync("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: home.path,
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: home.path, NO_COLOR: "1" },
+    });
+    // Then the first block printed the verified reference, and release.json is the description
+    expect(stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
+    const text = await readFile(join(home.path, "release.json"), "utf8");
+    expect(parseReleaseDescription(text, { source: "release.json" }).value).toEqual(published.description);
+  });
+});
