@@ -273,6 +273,25 @@ export const FIXES: Record<string, string> = {
     "Check the spelling; the closest commands are suggested. `nvkectl --help` and `nr --help` list every command.",
   WAIT_TIMEOUT:
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
+  CA_FILE_INVALID:
+    "Point `--certificate-authority` at a readable PEM file holding the certificate authority (`-----BEGIN CERTIFICATE-----`) that signed the controller's certificate.",
+  CA_FILE_NOT_FOUND: "Check the path given to `--certificate-authority` (relative paths are from the current directory).",
+  CONTROLLER_BUSY:
+    "The controller is busy: wait as long as the message says, then run the command again (reads already waited and retried once).",
+  CONTROLLER_REDIRECTED:
+    "Check the site's controller URL (`nvkectl config get-sites`): it must name the controller API itself, not a proxy or login page that redirects elsewhere.",
+  CONTROLLER_RESPONSE_TOO_LARGE:
+    "Ask for less (name the object instead of listing), or raise the limit for this run with `NVKECTL_MAX_RESPONSE_MB` (the message names the current one).",
+  CONTROLLER_TLS_UNTRUSTED:
+    "Give the controller's certificate authority with `--certificate-authority FILE` (or add it to the system trust store), and check that the URL's host is a name the certificate carries.",
+  INVALID_SETTING: "Fix or unset the environment variable the message names; it says which values it takes.",
+  REGISTRY_CA_UNREADABLE: "Point `--ca-file` at a readable PEM file holding the registry's certificate authority.",
+  RELEASE_FILE_UNREADABLE:
+    "Check the path given to `--release`; write the file with `nvkectl release export REF@sha256:… --output-file FILE` after `nvkectl release verify` accepted REF.",
+  RELEASE_IMAGE_NOT_PINNED:
+    "Each image listed is used by the deploy path but not carried by the release: install the release the deploy path was written for, or remove the image from the values it names.",
+  RELEASE_INCOMPLETE_FOR_INSTALL:
+    "The release does not carry every chart or provider this deploy path installs: use a release made for this deploy path (`nvkectl release export` of the matching version).",
 };
 
 const exitName = (code: number): ExitCodeName =>
