@@ -171,6 +171,8 @@ describe("what the hot paths load", () => {
       "@nodekit/process",
       "@nodekit/site-config",
       "@oclif/core",
+      // cli-kit's closest-command suggestion (the command_not_found hook): one small pure module in cli-kit's chunk.
+      "fastest-levenshtein",
       "js-yaml",
     ]);
     expect(packages.filter((name) => OCLIF_CORE_DEPENDENCIES.includes(name))).toEqual(OCLIF_CORE_DEPENDENCIES);

@@ -32,8 +32,10 @@ export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.
   const prefix = envPrefix(cli.bin);
   if (env[`${prefix}FULL_START`] === "1") return { kind: "full", reason: `${prefix}FULL_START=1` };
   if (env.DEBUG || env[`${prefix}DEBUG`] || env.NODE_ENV === "development") return { kind: "full", reason: "debug" };
-  const hooks = Object.keys(cli.pjson.oclif.hooks ?? {}).filter((hook) =>
-    (COMMAND_HOOKS as readonly string[]).includes(hook),
+  // The CLI's own command_not_found hook runs only for a command line the fast path never
+  // takes (an unknown command goes to the full start), so it does not turn the fast path off.
+  const hooks = Object.keys(cli.pjson.oclif.hooks ?? {}).filter(
+    (hook) => hook !== "command_not_found" && (COMMAND_HOOKS as readonly string[]).includes(hook),
   );
   if (hooks.length > 0) return { kind: "full", reason: `hooks: ${hooks.join(", ")}` };
   if (hasUserPlugins(cli, env)) return { kind: "full", reason: "user plugins" };
