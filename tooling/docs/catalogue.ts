@@ -4,6 +4,7 @@
  */
 
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
+import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
@@ -16,6 +17,7 @@ import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.t
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,
   processErrorCodes,
+  fsSafeErrorCodes,
   kubeErrorCodes,
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 
+export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
