@@ -1,0 +1,199 @@
+import { spawn } from "node:child_process";
+import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type CliResult, otherUser, runCli, tempDir } from "@nodekit/test-utils";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+// Issue 9, from the outside: the built CLI as a subprocess, against files a second local user
+// (or a killed process) left behind. Build nvkectl first.
+
+let home: { path: string; cleanup: () => Promise<void> };
+let configDir: string;
+let configFile: string;
+const other = otherUser();
+
+beforeEach(async () => {
+  home = await tempDir("nvkectl-harden-");
+  configDir = join(home.path, "xdg", "nvkectl");
+  configFile = join(configDir, "config.yaml");
+  await writeFile(join(home.path, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+});
+
+afterEach(async () => {
+  await home.cleanup();
+});
+
+function nvkectl(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli("nvkectl", args, { env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), ...env }, cwd: home.path });
+}
+
+const setSite = (name: string) =>
+  nvkectl(["config", "set-site", name, "--url", `https://${name}.example.com`, "--kubeconfig", "lab.kubeconfig"]);
+
+describe("concurrent writers (correctness 7)", () => {
+  it("20 parallel set-site keep all 20 sites, and every one that says created was", async () => {
+    const names = Array.from({ length: 20 }, (_, index) => `site-${index}`);
+    const results = await Promise.all(names.map(setSite));
+
+    for (const result of results) expect(result).toMatchObject({ exitCode: 0, stderr: "" });
+    const created = results.filter((result) => /^Site "site-\d+" created\.\n/.test(result.stdout)).length;
+    expect(created).toBe(20);
+    const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout) as Array<{ name: string }>;
+    expect(sites.map((site) => site.name).sort()).toEqual([...names].sort());
+    expect((await readdir(configDir)).sort()).toEqual(["config.yaml"]);
+  }, 120_000);
+
+  it("a lock left by a killed nvkectl is taken over once stale", async () => {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+    await mkdir(`${configFile}.lock`);
+    const old = new Date(Date.now() - 60_000);
+    const { utimes } = await import("node:fs/promises");
+    await utimes(`${configFile}.lock`, old, old);
+
+    const result = await setSite("lab");
+
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'Site "lab" created.\nSwitched to site "lab".\n' });
+    await expect(lstat(`${configFile}.lock`)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+});
+
+describe("killed writers (correctness 10)", () => {
+  it("the next write removes the temporary files a kill -9 left beside the config", async () => {
+    expect((await setSite("lab")).exitCode).toBe(0);
+    const dead = await deadPid();
+    const leftovers = [`.config.yaml.${dead}.0123456789ab.tmp`, `.config.yaml.${dead}.ffffffffffff.tmp`];
+    for (const name of leftovers) await writeFile(join(configDir, name), "apiVersion: nvkectl/v1\nsites:\n  - na");
+
+    expect((await setSite("edge")).exitCode).toBe(0);
+
+    expect(await readdir(configDir)).toEqual(["config.yaml"]);
+  });
+
+  it("a set-site killed with SIGKILL in a loop never leaves a torn config", async () => {
+    expect((await setSite("lab")).exitCode).toBe(0);
+    for (let round = 0; round < 5; round++) {
+      await killDuring(["config", "set-site", `s${round}`, "--url", "https://x.example.com", "--kubeconfig", "lab.kubeconfig"], round * 40);
+      const check = await nvkectl(["config", "get-sites", "-o", "json"]);
+      expect(check.exitCode).toBe(0);
+    }
+    expect((await setSite("last")).exitCode).toBe(0);
+    expect((await readdir(configDir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  }, 120_000);
+});
+
+describe("input that is not UTF-8 (correctness 11)", () => {
+  it("a Latin-1 config file is reported as such, with its line", async () => {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+    await writeFile(configFile, Buffer.concat([Buffer.from("apiVersion: nvkectl/v1\nkind: Config\n# caf"), Buffer.from([0xe9]), Buffer.from("\n")]), { mode: 0o600 });
+
+    const result = await nvkectl(["config", "get-sites"]);
+
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain(
+      `${configFile}:3: column 6: is not UTF-8 text (byte 0xe9 is not part of a UTF-8 character); save the file as UTF-8`,
+    );
+  });
+
+  it("a UTF-16 hosts CSV is reported as such", async () => {
+    await writeFile(join(home.path, "hosts.csv"), Buffer.from("\uFEFFname,ip\nnode-1,10.0.0.1\n", "utf16le"));
+    const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab"]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain("hosts.csv: is UTF-16 text, not UTF-8; save it as UTF-8 (without a byte-order mark)");
+  });
+});
+
+describe("--output-file (security 1)", () => {
+  const csv = "name,ip\nnode-1,10.0.0.1\n";
+
+  it("is never written through a symbolic link", async () => {
+    await writeFile(join(home.path, "hosts.csv"), csv);
+    await writeFile(join(home.path, "victim"), "precious\n");
+    await symlink(join(home.path, "victim"), join(home.path, "out.yaml"));
+
+    const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab", "--output-file", "out.yaml"]);
+
+    expect(result.exitCode).toBe(5);
+    expect(result.stderr).toContain("error: the site spec out.yaml is a symbolic link; it was not written");
+    expect(await readFile(join(home.path, "victim"), "utf8")).toBe("precious\n");
+  });
+
+  it.skipIf(other.skip !== undefined)(
+    `onto another user's file: refused, and with --force replaced by a file of one's own (${other.skip ?? "as root, against nodekit-other"})`,
+    async () => {
+      const user = other.user ?? { uid: -1, gid: -1 };
+      await writeFile(join(home.path, "hosts.csv"), csv);
+      await mkdir(join(home.path, "shared"), { mode: 0o1777 });
+      await chmod(join(home.path, "shared"), 0o1777);
+      const target = join(home.path, "shared", "lab.yaml");
+      await writeFile(target, "theirs\n");
+      await chown(target, user.uid, user.gid);
+      const args = ["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab", "--output-file", target];
+
+      const refused = await nvkectl(args);
+      expect(refused.exitCode).toBe(5);
+      expect(refused.stderr).toContain(`error: the site spec ${target} belongs to nodekit-other (uid ${user.uid}); it was not replaced`);
+      expect(refused.stderr).toContain("next: or pass --force to replace it with a file of your own");
+      expect(await readFile(target, "utf8")).toBe("theirs\n");
+
+      const forced = await nvkectl([...args, "--force"]);
+      expect(forced.exitCode).toBe(0);
+      const info = await stat(target);
+      expect(info.uid).toBe(0);
+      expect(await readFile(target, "utf8")).toContain("kind: SiteSpec");
+    },
+  );
+});
+
+describe.skipIf(other.skip !== undefined)(`a config another user could change (security 1; ${other.skip ?? "as root, against nodekit-other"})`, () => {
+  const user = other.user ?? { uid: -1, gid: -1 };
+
+  it("a config directory another user owns is refused, and nothing is written into it", async () => {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+    await chown(configDir, user.uid, user.gid);
+
+    const result = await setSite("lab");
+
+    expect(result.exitCode).toBe(9);
+    expect(result.stderr).toContain(`error: the configuration directory ${configDir} is not safe`);
+    expect(result.stderr).toContain(`why: it belongs to nodekit-other (uid ${user.uid}), not to root (uid 0)`);
+    expect(await readdir(configDir)).toEqual([]);
+  });
+
+  it("a config file another user wrote is not read: it could send tokens anywhere", async () => {
+    expect((await setSite("lab")).exitCode).toBe(0);
+    await chown(configFile, user.uid, user.gid);
+
+    const result = await nvkectl(["config", "get-sites"]);
+
+    expect(result.exitCode).toBe(9);
+    expect(result.stderr).toContain(`error: the site configuration ${configFile} is not safe to use`);
+  });
+});
+
+it("a config directory every user may write to is refused", async () => {
+  await mkdir(configDir, { recursive: true });
+  await chmod(configDir, 0o777);
+  const result = await setSite("lab");
+  expect(result.exitCode).toBe(9);
+  expect(result.stderr).toContain("why: every user may write to it (mode 0777)");
+});
+
+/** Starts nvkectl and SIGKILLs it after `ms`. */
+async function killDuring(args: string[], ms: number): Promise<void> {
+  const bin = join(import.meta.dirname, "..", "bin", "run.js");
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: home.path,
+    env: { PATH: process.env.PATH ?? "", HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg") },
+    stdio: "ignore",
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  await new Promise((resolve) => setTimeout(resolve, 150 + ms));
+  child.kill("SIGKILL");
+  await exited;
+}
+
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid ?? 999_999;
+}
