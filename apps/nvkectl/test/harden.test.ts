@@ -178,6 +178,85 @@ it("a config directory every user may write to is refused", async () => {
   expect(result.stderr).toContain("why: every user may write to it (mode 0777)");
 });
 
+describe("terminal control characters in what others wrote (security 4)", () => {
+  const ESC = "\u001b";
+
+  it("a CSV header cell is printed escaped", async () => {
+    await writeFile(join(home.path, "hosts.csv"), `name,ip,${ESC}]52;c;ZXZpbA==\u0007${ESC}[2J\nnode-1,10.0.0.1,x\n`);
+    const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(result.stderr).toContain("\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J");
+  });
+
+  it("field names of a request and file names are printed escaped, in text and in --json-logs", async () => {
+    expect((await setSite("lab")).exitCode).toBe(0);
+    const file = `req${ESC}[31m.yaml`;
+    // YAML's own escapes: the keys hold a real ESC, BEL and right-to-left override.
+    await writeFile(join(home.path, file), 'name: a\n"\\e]0;owned\\a": 1\n"\\u202Eevil": 2\n');
+
+    const text = await nvkectl(["create", "cluster", "-f", file]);
+    expect(text.exitCode).toBe(3);
+    expect(text.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+    expect(text.stderr).toContain("req\\x1b[31m.yaml:2: field \\x1b]0;owned\\x07: is not a known field");
+    expect(text.stderr).toContain("field \\u202eevil: is not a known field");
+
+    const json = await nvkectl(["create", "cluster", "-f", file, "--json-logs"]);
+    expect(json.exitCode).toBe(3);
+    expect(json.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+    const record = JSON.parse(json.stderr.trim().split("\n").at(-1) ?? "");
+    expect(record.problems.map((p: { path: string[] }) => p.path[0])).toContain("\u202eevil");
+  });
+
+  it("a file name in an error is printed escaped", async () => {
+    const result = await nvkectl(["sitespec", "generate", "--hosts", `no${ESC}[2Jsuch.csv`]);
+    expect(result.exitCode).toBe(4);
+    expect(result.stderr).toContain("no\\x1b[2Jsuch.csv");
+    expect(result.stderr).not.toContain(ESC);
+  });
+});
+
+describe("error reports through a pipe (limits 15)", () => {
+  const badCsv = `name,ip\n${Array.from({ length: 500 }, (_, index) => `Node_${index},10.0.0.${index}`).join("\n")}\n`;
+  const bin = join(import.meta.dirname, "..", "bin", "run.js");
+  /** stderr through a pipe whose reader starts reading only a second later: the process has exited by then. */
+  const throughSlowPipe = (extra: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const args = ["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab", ...extra];
+      const quoted = [process.execPath, bin, ...args].map((arg) => `'${arg}'`).join(" ");
+      const child = spawn("sh", ["-c", `${quoted} 2>&1 >/dev/null | (sleep 1; cat)`], {
+        cwd: home.path,
+        env: { PATH: process.env.PATH ?? "", HOME: home.path, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        out += chunk;
+      });
+      child.on("error", reject);
+      child.on("close", () => resolve(out));
+    });
+
+  it("a report of more than 64 KiB arrives whole", async () => {
+    await writeFile(join(home.path, "hosts.csv"), badCsv);
+    const piped = await throughSlowPipe([]);
+    const direct = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab"]);
+
+    expect(direct.exitCode).toBe(3);
+    expect(Buffer.byteLength(direct.stderr)).toBeGreaterThan(65_536);
+    expect(piped).toBe(direct.stderr);
+  });
+
+  it("--json-logs stays valid JSON", async () => {
+    await writeFile(join(home.path, "hosts.csv"), badCsv);
+    const piped = await throughSlowPipe(["--json-logs"]);
+    expect(Buffer.byteLength(piped)).toBeGreaterThan(65_536);
+    const records = piped.trim().split("\n").map((line) => JSON.parse(line));
+    expect(records.at(-1)).toMatchObject({ level: "error", code: "SITESPEC_INVALID", exitCode: 3 });
+    expect(records.at(-1).problems.length).toBeGreaterThanOrEqual(500);
+  });
+});
+
 /** Starts nvkectl and SIGKILLs it after `ms`. */
 async function killDuring(args: string[], ms: number): Promise<void> {
   const bin = join(import.meta.dirname, "..", "bin", "run.js");

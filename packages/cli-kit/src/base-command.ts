@@ -1,3 +1,4 @@
+import { escapeControl } from "@nodekit/errors";
 import type { Plan } from "@nodekit/plan";
 import { createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 import type { Interfaces } from "@oclif/core";
@@ -8,6 +9,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import {
   type Column,
   createListPrinter,
+  flushStdio,
   formatOne,
   type ListPrinter,
   type OutputFormat,
@@ -67,9 +69,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
   }
 
-  /** Write a result to stdout (a line; waits when the pipe is full). */
-  protected async out(text: string): Promise<void> {
-    if (text !== "") await writeOut(text.endsWith("\n") ? text : `${text}\n`);
+  /**
+   * Write a result to stdout (a line; waits when the pipe is full). Control characters are
+   * escaped (a name or ID the controller sent cannot drive the terminal); `raw` writes data
+   * meant for a file or another program as it is (a kubeconfig, a generated spec).
+   */
+  protected async out(text: string, options: { raw?: boolean } = {}): Promise<void> {
+    if (text === "") return;
+    const shown = options.raw ? text : escapeControl(text, { multiline: true });
+    await writeOut(shown.endsWith("\n") ? shown : `${shown}\n`);
   }
 
   /** Print rows in the format `-o` asked for; an empty table says so on stderr, as kubectl does. */
@@ -143,6 +151,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
     this.logger.error(failure.message, failure.fields, failure.details);
     if (failure.stack) this.logger.debug(failure.stack);
+    // oclif ends the process with process.exit: let a long report through a pipe get out first.
+    await flushStdio();
     this.exit(failure.exitCode);
   }
 }

@@ -6,6 +6,7 @@ export {
   type Column,
   cell,
   createListPrinter,
+  flushStdio,
   formatOne,
   formatTable,
   type ListPrinter,

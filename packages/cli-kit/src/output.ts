@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { escapeControl, escapeJsonControl } from "@nodekit/errors";
 import { formatPlan, type Plan, planDocument } from "@nodekit/plan";
 import type { Redactor } from "@nodekit/process";
 import { dump } from "js-yaml";
@@ -32,16 +33,57 @@ export async function writeOut(text: string, stream: OutStream = process.stdout)
   if (!stream.write(text)) await once(stream, "drain");
 }
 
+/**
+ * Resolves once everything written to the streams so far has reached the other end (a
+ * pipe's reader): what to await before the process exits. Writes to a pipe are queued
+ * once its 64 KiB buffer is full, and process.exit drops the queue, cutting an error
+ * report or a --json-logs record in half. Gives up after `timeoutMs` (a reader that never
+ * reads) or when a stream closes.
+ */
+export async function flushStdio(
+  streams: readonly NodeJS.WritableStream[] = [process.stdout, process.stderr],
+  timeoutMs = 10_000,
+): Promise<void> {
+  await Promise.all(
+    streams.map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          const writable = stream as NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean };
+          if (writable.destroyed || (writable.writableLength ?? 0) === 0) {
+            resolve();
+            return;
+          }
+          const timer = setTimeout(resolve, timeoutMs);
+          timer.unref();
+          const done = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          stream.once("error", done);
+          stream.once("close", done);
+          stream.write("", () => done());
+        }),
+    ),
+  );
+}
+
 /** The columns a format shows: all with `-o wide`, else those not marked wide. */
 export function visibleColumns<T>(columns: readonly Column<T>[], format: OutputFormat): Column<T>[] {
   return columns.filter((column) => format === "wide" || !column.wide);
 }
 
-/** A table cell as kubectl prints it: `<none>` for nothing. */
+/**
+ * A table cell as kubectl prints it: `<none>` for nothing. Always one line, and what the
+ * controller sent (a status message, a name) cannot drive the terminal: control
+ * characters, newlines and tabs are shown as escapes.
+ */
 export function cell(value: string | number | boolean | undefined | null): string {
   if (value === undefined || value === null || value === "") return "<none>";
-  return String(value);
+  return escapeControl(String(value));
 }
+
+/** JSON for people's terminals and for programs alike: DEL, C1 and bidi characters as `\u` escapes too. */
+const json = (value: unknown, indent = 2) => escapeJsonControl(JSON.stringify(value, null, indent));
 
 const yaml = (value: unknown) => dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
 
@@ -53,7 +95,7 @@ export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>): st
   const data = rendered.data ?? rendered.rows;
   switch (format) {
     case "json":
-      return `${JSON.stringify(data, null, 2)}\n`;
+      return `${json(data)}\n`;
     case "yaml":
       return yaml(data);
     case "table":
@@ -83,7 +125,7 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 
 /** One object in the format asked for: json, yaml, or a one-row table (without its header for `-w` rows after the first). */
 export function formatOne<T>(format: OutputFormat, columns: readonly Column<T>[], item: T, header = true): string {
-  if (format === "json") return `${JSON.stringify(item, null, 2)}\n`;
+  if (format === "json") return `${json(item)}\n`;
   if (format === "yaml") return yaml(item);
   const shown = visibleColumns(columns, format);
   const table = formatTable(
@@ -117,7 +159,7 @@ export function createListPrinter<T>(
     async add(items) {
       if (items.length === 0) return;
       if (format === "json") {
-        const body = items.map((item) => `  ${JSON.stringify(item, null, 2).replaceAll("\n", "\n  ")}`).join(",\n");
+        const body = items.map((item) => `  ${json(item).replaceAll("\n", "\n  ")}`).join(",\n");
         await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
       } else if (format === "yaml") {
         await write(yaml(items));
@@ -146,7 +188,7 @@ export function createListPrinter<T>(
 /** A plan as `--dry-run` prints it: shell lines (table, wide), or the versioned document (json, yaml). */
 export function renderPlan(plan: Plan, format: OutputFormat, redactor?: Redactor): string {
   const options = redactor === undefined ? {} : { redactor };
-  if (format === "json") return `${JSON.stringify(planDocument(plan, options), null, 2)}\n`;
+  if (format === "json") return `${json(planDocument(plan, options))}\n`;
   if (format === "yaml") return yaml(planDocument(plan, options));
   return formatPlan(plan, options);
 }

@@ -6,6 +6,7 @@ export {
   type ErrorCodeTable,
 } from "./catalogue.ts";
 export { errorCodes } from "./codes.ts";
+export { type EscapeOptions, escapeControl, escapeJsonControl } from "./escape.ts";
 export {
   BugError,
   type ErrorFacts,

@@ -37,6 +37,6 @@ Without --output-file the kubeconfig is written to stdout. With it, the file is 
     });
     if (result.writtenTo)
       this.logger.info(`wrote the kubeconfig of cluster ${this.args.cluster} to ${result.writtenTo}`);
-    else await this.out(result.kubeconfig);
+    else await this.out(result.kubeconfig, { raw: true });
   }
 }

@@ -36,6 +36,6 @@ Without --output-file the site spec is written to stdout.`;
       onWarning: (warning) => this.logger.warn(warning),
     });
     if (result.writtenTo) this.logger.info(`wrote site spec for ${result.hostCount} hosts to ${result.writtenTo}`);
-    else await this.out(result.yaml);
+    else await this.out(result.yaml, { raw: true });
   }
 }
