@@ -216,6 +216,53 @@ describe("terminal control characters in what others wrote (security 4)", () => 
   });
 });
 
+describe("a kubeconfig with a YAML syntax error (security 2)", () => {
+  const TOKEN = "abcdef.0123456789abcdef";
+  const PASSWORD = "hunter2-very-secret";
+  const broken = [
+    "apiVersion: v1",
+    "kind: Config",
+    "current-context: lab",
+    "users:",
+    "- name: u",
+    "  user:",
+    `    token: ${TOKEN}`,
+    `    password: ${PASSWORD}`,
+    "  bad: [unclosed",
+    "clusters: []",
+    "",
+  ].join("\n");
+
+  it.each([
+    ["get clusters (the token is minted with the client library)", ["get", "clusters"]],
+    ["get providers (kubectl)", ["get", "providers"]],
+    ["get kubeconfig (kubectl)", ["get", "kubeconfig", "tenant-a"]],
+  ])("%s names the file and line, and never quotes its content", async (_what, args) => {
+    await writeFile(join(home.path, "broken.kubeconfig"), broken, { mode: 0o600 });
+    const added = await nvkectl([
+      "config",
+      "set-site",
+      "lab",
+      "--url",
+      "http://127.0.0.1:9",
+      "--kubeconfig",
+      "broken.kubeconfig",
+    ]);
+    expect(added.exitCode).toBe(0);
+
+    for (const extra of [[], ["--json-logs"], ["-v"]]) {
+      const result = await nvkectl([...args, ...extra]);
+      expect(result.exitCode).toBe(3);
+      expect(result.stderr).toContain("broken.kubeconfig");
+      expect(result.stderr).toMatch(/line (8|9|10)\b/);
+      for (const secret of [TOKEN, PASSWORD, "abcdef", "hunter2", "unclosed"]) {
+        expect(result.stderr).not.toContain(secret);
+        expect(result.stdout).not.toContain(secret);
+      }
+    }
+  });
+});
+
 describe("error reports through a pipe (limits 15)", () => {
   const badCsv = `name,ip\n${Array.from({ length: 500 }, (_, index) => `Node_${index},10.0.0.${index}`).join("\n")}\n`;
   const bin = join(import.meta.dirname, "..", "bin", "run.js");
