@@ -2,7 +2,9 @@
 // `pnpm emulator:nvke --kubeconfig FILE [--port N] [--host H] [--state FILE]
 //   [--control-plane-controller=on|off] [--provision-ms N] [--delete-ms N] [--node-ms N]`
 // Runs in the foreground; prints its base URL as one line on stdout once it is ready;
-// logs to stderr. SIGINT/SIGTERM stop it after writing the state file.
+// logs to stderr. SIGINT/SIGTERM stop it after writing the state file; so does the death of
+// the wrapper process (kill -9 included), when it runs as one. A state file of the wrong
+// shape is refused, with its problems' lines, before anything starts.
 import { spawn } from "node:child_process";
 import { constants, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,9 +21,9 @@ if (!process.execArgv.some((arg) => arg === "--conditions=source" || arg === "-C
   const child = spawn(
     process.execPath,
     ["--conditions=source", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
-    {
-      stdio: "inherit",
-    },
+    // The IPC channel closes when this process dies, however it dies (kill -9 too): the child
+    // sees it close and stops, instead of living on as an orphan holding the port.
+    { stdio: ["inherit", "inherit", "inherit", "ipc"] },
   );
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => {
@@ -107,6 +109,11 @@ async function main(): Promise<void> {
     };
     process.on("SIGINT", () => void stop());
     process.on("SIGTERM", () => void stop());
+    // Started by the wrapper above: its death closes this channel.
+    if (process.channel) {
+      process.channel.unref();
+      process.on("disconnect", () => void stop().finally(() => process.exit()));
+    }
   } catch (error) {
     log(`error: ${(error as Error).message}`);
     process.exitCode = 1;
