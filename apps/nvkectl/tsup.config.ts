@@ -12,7 +12,7 @@ import { base } from "../../tooling/tsup/base.ts";
 // oclif looks for only in development. The banner gives the bundled CommonJS a `require`.
 export default defineConfig({
   ...base,
-  entry: ["src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
+  entry: ["src/run.ts", "src/commands/**/*.ts", "src/hooks/*.ts", "!src/**/*.test.ts"],
   splitting: true,
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],

@@ -304,6 +304,40 @@ describe("error reports through a pipe (limits 15)", () => {
   });
 });
 
+describe("plugins install (also seen)", () => {
+  it.each([
+    ["/nonexistent", "error: /nonexistent is not a plugin: there is no such directory"],
+    ["someuser/someplugin", "error: someuser/someplugin is a repository; plugins install takes a package name"],
+    ["https://github.com/someuser/someplugin", "error: someuser/someplugin is a repository; plugins install takes a package name"],
+    ["git+ssh://git@example.invalid/x.git", "error: git+ssh://git@example.invalid/x.git is a repository"],
+  ])("%s is refused before anything is fetched", async (argument, message) => {
+    const data = join(home.path, "data");
+    const result = await nvkectl(["plugins", "install", argument], { XDG_DATA_HOME: data });
+
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr.split("\n")[0]).toContain(message);
+    expect(result.stderr).not.toContain("EEXIT");
+    // plugin-plugins writes its package.json in the data directory before it runs npm or git.
+    await expect(readdir(join(data, "nvkectl"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("a local directory is pointed at plugins link", async () => {
+    await mkdir(join(home.path, "my-plugin"));
+    const result = await nvkectl(["plugins", "install", "./my-plugin"]);
+    expect(result).toEqual({
+      exitCode: 2,
+      stdout: "",
+      stderr: [
+        "error: ./my-plugin is a local path; plugins install takes a package name",
+        "why: nvkectl plugins install installs packages from the npm registry only, and never reads a path as a GitHub repository",
+        "next: link a plugin you are developing with: nvkectl plugins link ./my-plugin",
+        "",
+      ].join("\n"),
+    });
+  });
+});
+
 /** Starts nvkectl and SIGKILLs it after `ms`. */
 async function killDuring(args: string[], ms: number): Promise<void> {
   const bin = join(import.meta.dirname, "..", "bin", "run.js");
