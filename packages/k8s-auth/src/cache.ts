@@ -145,7 +145,12 @@ export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheL
     }
     return { kind: "unsafe", reason: `${read.reason}; it is not used` };
   }
-  const text = read.data.toString("utf8");
+  return parseCacheFile(read.data, path, key);
+}
+
+/** A token cache file's bytes as a lookup for `key`; `path` names it in reasons. Never throws, never quotes the bytes. */
+export function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): CacheLookup {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   let json: unknown;
   try {
     json = JSON.parse(text);
