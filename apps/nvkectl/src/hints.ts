@@ -25,7 +25,9 @@ export const NVKECTL_HINTS: Hints = {
   CONTROLLER_TIMEOUT: () => [CHECK_URL],
   CONTROLLER_BAD_RESPONSE: () => [CHECK_URL],
   FILE_OWNED_BY_OTHER: (error) =>
-    error.facts.forceFlag === undefined ? [] : [`or pass ${String(error.facts.forceFlag)} to replace it with a file of your own`],
+    error.facts.forceFlag === undefined
+      ? []
+      : [`or pass ${String(error.facts.forceFlag)} to replace it with a file of your own`],
   CLUSTER_NOT_FOUND: () => ["list the clusters with `nvkectl get clusters`"],
   NODEPOOL_NOT_FOUND: (error) => [
     `list the cluster's node pools with: nvkectl get nodepools --cluster ${String(error.facts.cluster ?? "<cluster>")}`,

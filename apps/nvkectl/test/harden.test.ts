@@ -24,7 +24,10 @@ afterEach(async () => {
 });
 
 function nvkectl(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return runCli("nvkectl", args, { env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), ...env }, cwd: home.path });
+  return runCli("nvkectl", args, {
+    env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), ...env },
+    cwd: home.path,
+  });
 }
 
 const setSite = (name: string) =>
@@ -72,7 +75,10 @@ describe("killed writers (correctness 10)", () => {
   it("a set-site killed with SIGKILL in a loop never leaves a torn config", async () => {
     expect((await setSite("lab")).exitCode).toBe(0);
     for (let round = 0; round < 5; round++) {
-      await killDuring(["config", "set-site", `s${round}`, "--url", "https://x.example.com", "--kubeconfig", "lab.kubeconfig"], round * 40);
+      await killDuring(
+        ["config", "set-site", `s${round}`, "--url", "https://x.example.com", "--kubeconfig", "lab.kubeconfig"],
+        round * 40,
+      );
       const check = await nvkectl(["config", "get-sites", "-o", "json"]);
       expect(check.exitCode).toBe(0);
     }
@@ -84,7 +90,15 @@ describe("killed writers (correctness 10)", () => {
 describe("input that is not UTF-8 (correctness 11)", () => {
   it("a Latin-1 config file is reported as such, with its line", async () => {
     await mkdir(configDir, { recursive: true, mode: 0o700 });
-    await writeFile(configFile, Buffer.concat([Buffer.from("apiVersion: nvkectl/v1\nkind: Config\n# caf"), Buffer.from([0xe9]), Buffer.from("\n")]), { mode: 0o600 });
+    await writeFile(
+      configFile,
+      Buffer.concat([
+        Buffer.from("apiVersion: nvkectl/v1\nkind: Config\n# caf"),
+        Buffer.from([0xe9]),
+        Buffer.from("\n"),
+      ]),
+      { mode: 0o600 },
+    );
 
     const result = await nvkectl(["config", "get-sites"]);
 
@@ -98,7 +112,9 @@ describe("input that is not UTF-8 (correctness 11)", () => {
     await writeFile(join(home.path, "hosts.csv"), Buffer.from("\uFEFFname,ip\nnode-1,10.0.0.1\n", "utf16le"));
     const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab"]);
     expect(result.exitCode).toBe(3);
-    expect(result.stderr).toContain("hosts.csv: is UTF-16 text, not UTF-8; save it as UTF-8 (without a byte-order mark)");
+    expect(result.stderr).toContain(
+      "hosts.csv: is UTF-16 text, not UTF-8; save it as UTF-8 (without a byte-order mark)",
+    );
   });
 });
 
@@ -110,7 +126,16 @@ describe("--output-file (security 1)", () => {
     await writeFile(join(home.path, "victim"), "precious\n");
     await symlink(join(home.path, "victim"), join(home.path, "out.yaml"));
 
-    const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab", "--output-file", "out.yaml"]);
+    const result = await nvkectl([
+      "sitespec",
+      "generate",
+      "--hosts",
+      "hosts.csv",
+      "--site-name",
+      "lab",
+      "--output-file",
+      "out.yaml",
+    ]);
 
     expect(result.exitCode).toBe(5);
     expect(result.stderr).toContain("error: the site spec out.yaml is a symbolic link; it was not written");
@@ -131,7 +156,9 @@ describe("--output-file (security 1)", () => {
 
       const refused = await nvkectl(args);
       expect(refused.exitCode).toBe(5);
-      expect(refused.stderr).toContain(`error: the site spec ${target} belongs to nodekit-other (uid ${user.uid}); it was not replaced`);
+      expect(refused.stderr).toContain(
+        `error: the site spec ${target} belongs to nodekit-other (uid ${user.uid}); it was not replaced`,
+      );
       expect(refused.stderr).toContain("next: or pass --force to replace it with a file of your own");
       expect(await readFile(target, "utf8")).toBe("theirs\n");
 
@@ -144,31 +171,34 @@ describe("--output-file (security 1)", () => {
   );
 });
 
-describe.skipIf(other.skip !== undefined)(`a config another user could change (security 1; ${other.skip ?? "as root, against nodekit-other"})`, () => {
-  const user = other.user ?? { uid: -1, gid: -1 };
+describe.skipIf(other.skip !== undefined)(
+  `a config another user could change (security 1; ${other.skip ?? "as root, against nodekit-other"})`,
+  () => {
+    const user = other.user ?? { uid: -1, gid: -1 };
 
-  it("a config directory another user owns is refused, and nothing is written into it", async () => {
-    await mkdir(configDir, { recursive: true, mode: 0o700 });
-    await chown(configDir, user.uid, user.gid);
+    it("a config directory another user owns is refused, and nothing is written into it", async () => {
+      await mkdir(configDir, { recursive: true, mode: 0o700 });
+      await chown(configDir, user.uid, user.gid);
 
-    const result = await setSite("lab");
+      const result = await setSite("lab");
 
-    expect(result.exitCode).toBe(9);
-    expect(result.stderr).toContain(`error: the configuration directory ${configDir} is not safe`);
-    expect(result.stderr).toContain(`why: it belongs to nodekit-other (uid ${user.uid}), not to root (uid 0)`);
-    expect(await readdir(configDir)).toEqual([]);
-  });
+      expect(result.exitCode).toBe(9);
+      expect(result.stderr).toContain(`error: the configuration directory ${configDir} is not safe`);
+      expect(result.stderr).toContain(`why: it belongs to nodekit-other (uid ${user.uid}), not to root (uid 0)`);
+      expect(await readdir(configDir)).toEqual([]);
+    });
 
-  it("a config file another user wrote is not read: it could send tokens anywhere", async () => {
-    expect((await setSite("lab")).exitCode).toBe(0);
-    await chown(configFile, user.uid, user.gid);
+    it("a config file another user wrote is not read: it could send tokens anywhere", async () => {
+      expect((await setSite("lab")).exitCode).toBe(0);
+      await chown(configFile, user.uid, user.gid);
 
-    const result = await nvkectl(["config", "get-sites"]);
+      const result = await nvkectl(["config", "get-sites"]);
 
-    expect(result.exitCode).toBe(9);
-    expect(result.stderr).toContain(`error: the site configuration ${configFile} is not safe to use`);
-  });
-});
+      expect(result.exitCode).toBe(9);
+      expect(result.stderr).toContain(`error: the site configuration ${configFile} is not safe to use`);
+    });
+  },
+);
 
 it("a config directory every user may write to is refused", async () => {
   await mkdir(configDir, { recursive: true });
@@ -185,6 +215,7 @@ describe("terminal control characters in what others wrote (security 4)", () => 
     await writeFile(join(home.path, "hosts.csv"), `name,ip,${ESC}]52;c;ZXZpbA==\u0007${ESC}[2J\nnode-1,10.0.0.1,x\n`);
     const result = await nvkectl(["sitespec", "generate", "--hosts", "hosts.csv", "--site-name", "lab"]);
     expect(result.exitCode).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
     expect(result.stderr).toContain("\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J");
   });
@@ -197,12 +228,14 @@ describe("terminal control characters in what others wrote (security 4)", () => 
 
     const text = await nvkectl(["create", "cluster", "-f", file]);
     expect(text.exitCode).toBe(3);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     expect(text.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
     expect(text.stderr).toContain("req\\x1b[31m.yaml:2: field \\x1b]0;owned\\x07: is not a known field");
     expect(text.stderr).toContain("field \\u202eevil: is not a known field");
 
     const json = await nvkectl(["create", "cluster", "-f", file, "--json-logs"]);
     expect(json.exitCode).toBe(3);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     expect(json.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
     const record = JSON.parse(json.stderr.trim().split("\n").at(-1) ?? "");
     expect(record.problems.map((p: { path: string[] }) => p.path[0])).toContain("\u202eevil");
@@ -298,7 +331,10 @@ describe("error reports through a pipe (limits 15)", () => {
     await writeFile(join(home.path, "hosts.csv"), badCsv);
     const piped = await throughSlowPipe(["--json-logs"]);
     expect(Buffer.byteLength(piped)).toBeGreaterThan(65_536);
-    const records = piped.trim().split("\n").map((line) => JSON.parse(line));
+    const records = piped
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(records.at(-1)).toMatchObject({ level: "error", code: "SITESPEC_INVALID", exitCode: 3 });
     expect(records.at(-1).problems.length).toBeGreaterThanOrEqual(500);
   });
@@ -308,7 +344,10 @@ describe("plugins install (also seen)", () => {
   it.each([
     ["/nonexistent", "error: /nonexistent is not a plugin: there is no such directory"],
     ["someuser/someplugin", "error: someuser/someplugin is a repository; plugins install takes a package name"],
-    ["https://github.com/someuser/someplugin", "error: someuser/someplugin is a repository; plugins install takes a package name"],
+    [
+      "https://github.com/someuser/someplugin",
+      "error: someuser/someplugin is a repository; plugins install takes a package name",
+    ],
     ["git+ssh://git@example.invalid/x.git", "error: git+ssh://git@example.invalid/x.git is a repository"],
   ])("%s is refused before anything is fetched", async (argument, message) => {
     const data = join(home.path, "data");

@@ -11,18 +11,25 @@ import { decodeUtf8 } from "./text.ts";
 // (no cycle), every problem located.
 
 const Open = z.strictObject({ name: z.string(), spec: z.unknown().optional(), items: z.array(z.unknown()).optional() });
-const valid = ["name: a\nspec:\n  x: &x [1, 2]\n  y: *x\nitems: [1, {a: b}]\n", '{"name": "a", "spec": {"k": [1, 2, 3]}}', "name: b\n"];
+const valid = [
+  "name: a\nspec:\n  x: &x [1, 2]\n  y: *x\nitems: [1, {a: b}]\n",
+  '{"name": "a", "spec": {"k": [1, 2, 3]}}',
+  "name: b\n",
+];
 
 test(`parseYamlWith takes ${FUZZ_RUNS} generated documents without a crash; every value serialises`, () => {
   let runs = 0;
   fc.assert(
-    fc.property(fuzzText(valid, ["&x ", "*x", "&y [*x, *x, *x]", "[*y, *y, *y, *y]", "spec:", "items:", "name:"]), (text) => {
-      runs += 1;
-      const { value, problems } = parseYamlWith(Open, text, { source: "doc.yaml" });
-      expect(value === undefined).toBe(problems.length > 0);
-      if (value !== undefined) expect(JSON.stringify(value).length).toBeLessThan(50 * 1024 * 1024);
-      expect(problemsAreLocated(problems, "doc.yaml", text, formatProblem)).toBe(true);
-    }),
+    fc.property(
+      fuzzText(valid, ["&x ", "*x", "&y [*x, *x, *x]", "[*y, *y, *y, *y]", "spec:", "items:", "name:"]),
+      (text) => {
+        runs += 1;
+        const { value, problems } = parseYamlWith(Open, text, { source: "doc.yaml" });
+        expect(value === undefined).toBe(problems.length > 0);
+        if (value !== undefined) expect(JSON.stringify(value).length).toBeLessThan(50 * 1024 * 1024);
+        expect(problemsAreLocated(problems, "doc.yaml", text, formatProblem)).toBe(true);
+      },
+    ),
     { numRuns: FUZZ_RUNS },
   );
   expect(runs).toBe(FUZZ_RUNS);

@@ -55,7 +55,9 @@ describe("aliases", () => {
         source,
         line,
         column,
-        message: expect.stringMatching(/^has an alias \*\w+ inside the node &\w+ it repeats: the value would contain itself$/),
+        message: expect.stringMatching(
+          /^has an alias \*\w+ inside the node &\w+ it repeats: the value would contain itself$/,
+        ),
       },
     ]);
   });
@@ -86,7 +88,11 @@ describe("decodeUtf8", () => {
   });
 
   test("Latin-1 is a problem at the first byte that is not UTF-8", () => {
-    const bytes = Buffer.concat([Buffer.from("name,ip\nnode-1,10.0.0.1\ncaf"), Buffer.from([0xe9]), Buffer.from(",x\n")]);
+    const bytes = Buffer.concat([
+      Buffer.from("name,ip\nnode-1,10.0.0.1\ncaf"),
+      Buffer.from([0xe9]),
+      Buffer.from(",x\n"),
+    ]);
     expect(decodeUtf8(bytes, { source: "hosts.csv" })).toEqual({
       problems: [
         {

@@ -27,7 +27,11 @@ export function decodeUtf8(bytes: Uint8Array, options: DecodeOptions): Decoded {
     if (bom.every((byte, index) => bytes[index] === byte)) {
       return {
         problems: [
-          { severity: "error", source, message: `is ${name} text, not UTF-8; save it as UTF-8 (without a byte-order mark)` },
+          {
+            severity: "error",
+            source,
+            message: `is ${name} text, not UTF-8; save it as UTF-8 (without a byte-order mark)`,
+          },
         ],
       };
     }

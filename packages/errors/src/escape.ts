@@ -4,7 +4,9 @@
 // printed for people passes through escapeControl once, where it is printed.
 
 // C0 controls but tab and newline, DEL, C1 controls, and the bidirectional formatting characters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_AND_LAYOUT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // What JSON.stringify leaves as it is: DEL, C1 and the bidirectional characters (it escapes C0 itself).
 const JSON_UNESCAPED = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

@@ -42,7 +42,8 @@ export function formatProblem(problem: Problem): string {
   const parts: string[] = [];
   if (problem.row !== undefined) parts.push(`row ${problem.row}`);
   if (problem.column !== undefined) parts.push(`column ${escapeControl(String(problem.column))}`);
-  if (problem.path !== undefined && problem.path.length > 0) parts.push(`field ${escapeControl(formatPath(problem.path))}`);
+  if (problem.path !== undefined && problem.path.length > 0)
+    parts.push(`field ${escapeControl(formatPath(problem.path))}`);
   const location = parts.length > 0 ? ` ${parts.join(", ")}:` : "";
   const value = problem.value !== undefined ? ` ${escapeJsonControl(JSON.stringify(problem.value))}` : "";
   return `${where}:${location}${value} ${escapeControl(problem.message)}`;

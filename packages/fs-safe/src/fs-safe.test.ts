@@ -76,7 +76,9 @@ describe.skipIf(other.skip !== undefined)(`against a second local user (${other.
 
     const refused = await userErrorOf(writeFileSafe(dir.path("shared/x.kubeconfig"), "admin", { mode: 0o600 }));
     expect(refused.code).toBe("FILE_OWNED_BY_OTHER");
-    expect(refused.message).toBe(`the file ${dir.path("shared/x.kubeconfig")} belongs to nodekit-other (uid ${user.uid}); it was not replaced`);
+    expect(refused.message).toBe(
+      `the file ${dir.path("shared/x.kubeconfig")} belongs to nodekit-other (uid ${user.uid}); it was not replaced`,
+    );
     expect(await dir.read("shared/x.kubeconfig")).toBe("theirs\n");
 
     await writeFileSafe(dir.path("shared/x.kubeconfig"), "admin", { mode: 0o600, replaceOthers: true });
@@ -150,9 +152,13 @@ describe("private directories", () => {
     await chmod(dir.path("shared"), 0o777);
 
     const own = await userErrorOf(ensurePrivateDir(dir.path("open")));
-    expect(own.why).toBe("every user may write to it (mode 0777), so another user could change or replace what is in it");
+    expect(own.why).toBe(
+      "every user may write to it (mode 0777), so another user could change or replace what is in it",
+    );
     const above = await userErrorOf(ensurePrivateDir(dir.path("shared/nvkectl")));
-    expect(above.message).toBe(`the directory ${dir.path("shared/nvkectl")} is inside ${dir.path("shared")}, which is not safe`);
+    expect(above.message).toBe(
+      `the directory ${dir.path("shared/nvkectl")} is inside ${dir.path("shared")}, which is not safe`,
+    );
 
     await chmod(dir.path("shared"), 0o1777);
     await ensurePrivateDir(dir.path("shared/nvkectl"));
@@ -176,14 +182,17 @@ describe("readPrivateFile", () => {
     expect(await readPrivateFile(dir.path("none.json"))).toEqual({ kind: "missing" });
   });
 
-  test.runIf(asRoot || process.platform !== "win32")("refuses a world-readable file, as ssh refuses a loose key", async () => {
-    const dir = await testdir({ "t.json": { content: "{}", mode: 0o644 } });
-    expect(await readPrivateFile(dir.path("t.json"))).toEqual({
-      kind: "unsafe",
-      fault: "mode",
-      reason: `${dir.path("t.json")} is readable or writable by other users (mode 0644)`,
-    });
-  });
+  test.runIf(asRoot || process.platform !== "win32")(
+    "refuses a world-readable file, as ssh refuses a loose key",
+    async () => {
+      const dir = await testdir({ "t.json": { content: "{}", mode: 0o644 } });
+      expect(await readPrivateFile(dir.path("t.json"))).toEqual({
+        kind: "unsafe",
+        fault: "mode",
+        reason: `${dir.path("t.json")} is readable or writable by other users (mode 0644)`,
+      });
+    },
+  );
 
   test("never follows a symbolic link", async () => {
     const dir = await testdir({ "target.json": { content: "{}", mode: 0o600 } });
@@ -280,4 +289,3 @@ async function deadPid(): Promise<number> {
   await new Promise((resolve) => child.once("exit", resolve));
   return child.pid ?? 999_999;
 }
-

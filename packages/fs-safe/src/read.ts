@@ -57,10 +57,7 @@ export async function readPrivateFile(path: string, options: Identity = {}): Pro
  * every directory above it and above its target, by the rules of {@link assertTrustedDir}.
  * A missing file is fine. Throws FILE_UNSAFE or DIR_UNSAFE.
  */
-export async function assertTrustedFile(
-  path: string,
-  options: TrustOptions & { what?: string } = {},
-): Promise<void> {
+export async function assertTrustedFile(path: string, options: TrustOptions & { what?: string } = {}): Promise<void> {
   const uid = currentUid(options);
   if (uid === undefined) return;
   const what = options.what ?? "the file";

@@ -79,7 +79,11 @@ export async function writeFileSafe(
   const temp = join(dir, `.${base}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     // O_EXCL: a name someone else made (a link, a file) fails instead of being written through.
-    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
+    const handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
+      options.mode,
+    );
     try {
       // The umask may have narrowed the mode, and a wider one must never be left.
       await handle.chmod(options.mode);

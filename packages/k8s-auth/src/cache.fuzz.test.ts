@@ -28,7 +28,13 @@ const entry = JSON.stringify(
   null,
   2,
 );
-const off = JSON.stringify({ version: 1, site: "lab", source: key.source, serviceAccount: CLIENT_SERVICE_ACCOUNT, state: { auth: "off", checkedAt: "2030-01-01T12:00:00Z", expiresAt: "2030-01-01T12:05:00Z" } });
+const off = JSON.stringify({
+  version: 1,
+  site: "lab",
+  source: key.source,
+  serviceAccount: CLIENT_SERVICE_ACCOUNT,
+  state: { auth: "off", checkedAt: "2030-01-01T12:00:00Z", expiresAt: "2030-01-01T12:05:00Z" },
+});
 const tokens = ['"token"', '"auth"', '"on"', '"off"', '"version"', "1", "2", '"expiresAt"', '"2030-13-01T00:00:00Z"'];
 
 test(`the token cache reader takes ${FUZZ_RUNS} generated files without a crash, and never quotes one`, () => {

@@ -200,7 +200,10 @@ describe("cache files", () => {
 
   test("an unreadable cache path is ignored, not thrown", async () => {
     await mkdir(cacheFilePath(dir, key), { recursive: true }); // a directory where the file should be
-    expect(await readCache(dir, key)).toEqual({ kind: "ignored", reason: expect.stringMatching(/is not a regular file/) });
+    expect(await readCache(dir, key)).toEqual({
+      kind: "ignored",
+      reason: expect.stringMatching(/is not a regular file/),
+    });
   });
 });
 

@@ -199,7 +199,10 @@ export async function writeCache(cacheDir: string, key: CacheKey, entry: CacheEn
     serviceAccount: { namespace: key.serviceAccount.namespace, name: key.serviceAccount.name },
     state,
   };
-  await writeFileSafe(path, `${JSON.stringify(file, null, 2)}\n`, { mode: CACHE_FILE_MODE, what: "the token cache file" });
+  await writeFileSafe(path, `${JSON.stringify(file, null, 2)}\n`, {
+    mode: CACHE_FILE_MODE,
+    what: "the token cache file",
+  });
   return path;
 }
 

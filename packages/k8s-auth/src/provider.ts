@@ -164,9 +164,14 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
           site: key.site,
         });
       } else {
-        emit(log, "cache-ignored", `token cache not written: ${describeFsError(isUserError(error) ? error.cause : error)}`, {
-          site: key.site,
-        });
+        emit(
+          log,
+          "cache-ignored",
+          `token cache not written: ${describeFsError(isUserError(error) ? error.cause : error)}`,
+          {
+            site: key.site,
+          },
+        );
       }
     }
   };

@@ -12,7 +12,19 @@ import { parseSiteSpec } from "./parse-site-spec.ts";
 
 const hostsCsv = readFileSync(join(repoRoot, "examples/hosts.csv"), "utf8");
 const siteSpec = readFileSync(join(repoRoot, "examples/sitespec.yaml"), "utf8");
-const csvTokens = ["name", "ip", "tpm_ek_thumbprint", ",", '"', '""', "\n", "10.0.0.1", "::1", "a".repeat(64), "node-1"];
+const csvTokens = [
+  "name",
+  "ip",
+  "tpm_ek_thumbprint",
+  ",",
+  '"',
+  '""',
+  "\n",
+  "10.0.0.1",
+  "::1",
+  "a".repeat(64),
+  "node-1",
+];
 
 test(`the hosts CSV reader takes ${FUZZ_RUNS} generated files without a crash, each problem located`, () => {
   let runs = 0;

@@ -32,7 +32,11 @@ function keyedById<T extends z.ZodType>(record: T, idOf: (value: z.output<T>) =>
   return z.record(z.string(), record).superRefine((entries, context) => {
     for (const [key, value] of Object.entries(entries)) {
       if (idOf(value as z.output<T>) !== key) {
-        context.addIssue({ code: "custom", path: [key], message: `is filed under ${JSON.stringify(key)} but has another id` });
+        context.addIssue({
+          code: "custom",
+          path: [key],
+          message: `is filed under ${JSON.stringify(key)} but has another id`,
+        });
       }
     }
   });

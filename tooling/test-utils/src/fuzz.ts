@@ -124,7 +124,8 @@ export function problemsAreLocated(
       problem.source === source &&
       typeof problem.message === "string" &&
       problem.message.length > 0 &&
-      (problem.line === undefined || (Number.isInteger(problem.line) && problem.line >= 1 && problem.line <= lines + 1)) &&
+      (problem.line === undefined ||
+        (Number.isInteger(problem.line) && problem.line >= 1 && problem.line <= lines + 1)) &&
       // biome-ignore lint/suspicious/noControlCharactersInRegex: what is checked for is exactly those
       !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(format(problem as never)),
   );

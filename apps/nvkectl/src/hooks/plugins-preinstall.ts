@@ -21,7 +21,7 @@ const looksLikePath = (input: string) =>
  * is refused here, before npm runs, with the right command for a local directory
  * (`plugins link`). See docs/plugins.md.
  */
-export async function refuseRepositories(
+async function refuseRepositories(
   this: HookContext,
   options: { plugin: RequestedPlugin; config?: { bin: string; version: string } },
 ): Promise<void> {
@@ -52,14 +52,18 @@ export async function refuseRepositories(
       },
     );
   } else {
-    error = new UserError(errorCodes.PLUGIN_SOURCE_REFUSED, `${given} is a repository; plugins install takes a package name`, {
-      why: `${bin} plugins install installs packages from the npm registry only; it does not clone git repositories`,
-      next: [
-        `install the plugin's published package: ${bin} plugins install @scope/name`,
-        `or clone it yourself, build it, and link it: ${bin} plugins link DIR`,
-      ],
-      facts: { plugin: given },
-    });
+    error = new UserError(
+      errorCodes.PLUGIN_SOURCE_REFUSED,
+      `${given} is a repository; plugins install takes a package name`,
+      {
+        why: `${bin} plugins install installs packages from the npm registry only; it does not clone git repositories`,
+        next: [
+          `install the plugin's published package: ${bin} plugins install @scope/name`,
+          `or clone it yourself, build it, and link it: ${bin} plugins link DIR`,
+        ],
+        facts: { plugin: given },
+      },
+    );
   }
   const failure = describeFailure(error, { bin, version: options.config?.version ?? this.config.version });
   createLogger().error(failure.message, failure.fields, failure.details);

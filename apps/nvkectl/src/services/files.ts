@@ -18,7 +18,11 @@ export interface OutputFileOptions {
  */
 export async function writeOutputFile(path: string, content: string, options: OutputFileOptions): Promise<void> {
   try {
-    await writeFileSafe(path, content, { mode: options.mode, replaceOthers: options.force === true, what: options.what });
+    await writeFileSafe(path, content, {
+      mode: options.mode,
+      replaceOthers: options.force === true,
+      what: options.what,
+    });
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
     if (error.code === fsSafeErrorCodes.FILE_WRITE_FAILED.code) {
@@ -46,7 +50,11 @@ export async function writeOutputFile(path: string, content: string, options: Ou
  * An input file's bytes as text, or INPUT_INVALID-style problems when they are not UTF-8:
  * `invalid` builds the error for the caller's code.
  */
-export function textOf(bytes: Uint8Array, source: string, invalid: (problems: ReturnType<typeof decodeUtf8>["problems"]) => Error): string {
+export function textOf(
+  bytes: Uint8Array,
+  source: string,
+  invalid: (problems: ReturnType<typeof decodeUtf8>["problems"]) => Error,
+): string {
   const decoded = decodeUtf8(bytes, { source });
   if (decoded.text === undefined) throw invalid(decoded.problems);
   return decoded.text;

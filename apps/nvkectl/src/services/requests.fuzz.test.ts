@@ -22,7 +22,16 @@ import { readPatch, readRequestFile } from "./requests.ts";
 // whose problems are located and print safely. Anything else would be exit 70.
 
 const example = (name: string) => readFileSync(join(repoRoot, "examples", name), "utf8");
-const requestTokens = ["name:", "provider:", "nico:", "infra:", "machineTemplate:", "spec:", "controlPlaneConfig:", "replicas:"];
+const requestTokens = [
+  "name:",
+  "provider:",
+  "nico:",
+  "infra:",
+  "machineTemplate:",
+  "spec:",
+  "controlPlaneConfig:",
+  "replicas:",
+];
 const INPUT_CODES = ["INPUT_INVALID", "INPUT_EMPTY", "INPUT_MULTIPLE_DOCUMENTS"];
 
 function expectUserError(error: unknown, source: string, text: string): void {
@@ -41,7 +50,9 @@ test(`create requests: ${FUZZ_RUNS} generated files through the -f reader withou
       const source = "request.yaml";
       // readRequestFile without the disk: the same decoding, reading and checks, in the same order.
       try {
-        const text = textOf(bytes, source, (problems) => Object.assign(new UserError(errorCodes.INPUT_INVALID, "x", { problems })));
+        const text = textOf(bytes, source, (problems) =>
+          Object.assign(new UserError(errorCodes.INPUT_INVALID, "x", { problems })),
+        );
         const schema = cluster ? CreateClusterRequestSchema : CreateNodePoolRequestSchema;
         validateRequest(schema, singleObject(text, source, "request"), source);
       } catch (error) {

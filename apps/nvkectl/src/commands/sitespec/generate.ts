@@ -18,8 +18,7 @@ Without --output-file the site spec is written to stdout.`;
       description: "The site's name (a DNS-1123 label). Defaults to the CSV file's name without extension.",
     }),
     "output-file": Flags.string({
-      description:
-        "Write the site spec to this file (atomically; never through a symbolic link) instead of stdout.",
+      description: "Write the site spec to this file (atomically; never through a symbolic link) instead of stdout.",
     }),
     force: Flags.boolean({
       description: "Replace --output-file even when another user owns it; the new file is yours.",
