@@ -340,6 +340,62 @@ describe("error reports through a pipe (limits 15)", () => {
   });
 });
 
+describe("one classification of a kubeconfig that cannot be used (correctness 6 and 8)", () => {
+  const cluster =
+    "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:9\n    insecure-skip-tls-verify: true\n";
+  const wrongContext = `apiVersion: v1\nkind: Config\n${cluster}contexts:\n- name: real\n  context: {cluster: c, user: u}\ncurrent-context: elsewhere\nusers:\n- name: u\n  user: {token: x}\n`;
+  const missingPlugin = `apiVersion: v1\nkind: Config\n${cluster}contexts:\n- name: real\n  context: {cluster: c, user: u}\ncurrent-context: real\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: kubelogin-not-installed\n      interactiveMode: Never\n`;
+  const commands = [
+    ["get", "providers"],
+    ["get", "kubeconfig", "tenant-a"],
+    ["get", "clusters"],
+  ];
+
+  it.each(commands)(
+    "a wrong current context is KUBECONFIG_INVALID (exit 3), never 'not found': %s %s",
+    async (...args) => {
+      await writeFile(join(home.path, "wrong.kubeconfig"), wrongContext);
+      expect(
+        (
+          await nvkectl([
+            "config",
+            "set-site",
+            "lab",
+            "--url",
+            "http://127.0.0.1:9",
+            "--kubeconfig",
+            "wrong.kubeconfig",
+          ])
+        ).exitCode,
+      ).toBe(0);
+      const result = await nvkectl([...args, "--json-logs"]);
+      expect(result.exitCode).toBe(3);
+      expect(result.stdout).toBe("");
+      expect(JSON.parse(result.stderr.trim().split("\n").at(-1) ?? "")).toMatchObject({
+        code: "KUBECONFIG_INVALID",
+        exitCode: 3,
+      });
+    },
+  );
+
+  it.each(commands)(
+    "a missing exec credential plugin is named, exit 9, not 'cannot reach the cluster': %s %s",
+    async (...args) => {
+      await writeFile(join(home.path, "exec.kubeconfig"), missingPlugin);
+      expect(
+        (await nvkectl(["config", "set-site", "lab", "--url", "http://127.0.0.1:9", "--kubeconfig", "exec.kubeconfig"]))
+          .exitCode,
+      ).toBe(0);
+      const result = await nvkectl(args);
+      expect(result.exitCode).toBe(9);
+      expect(result.stderr.split("\n")[0]).toMatch(
+        /^error: the credential plugin kubelogin-not-installed that kubeconfig .* runs is not installed$/,
+      );
+      expect(result.stderr).not.toMatch(/cannot reach|unreachable/i);
+    },
+  );
+});
+
 describe("plugins install (also seen)", () => {
   it.each([
     ["/nonexistent", "error: /nonexistent is not a plugin: there is no such directory"],
