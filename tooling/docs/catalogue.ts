@@ -7,11 +7,13 @@ import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
+import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { versionPinsErrorCodes } from "@nodekit/version-pins";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
@@ -25,6 +27,8 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   ociErrorCodes,
   releaseErrorCodes,
   nvkectlErrorCodes,
+  nodeRingsErrorCodes,
+  versionPinsErrorCodes,
 ];
 
 /** Every code, sorted; throws when two tables define the same code. */

@@ -1,0 +1,122 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { userErrorOf } from "@nodekit/test-utils";
+import { afterEach, describe, expect, test } from "vitest";
+import {
+  buildOpenApiDocument,
+  CreateAgentRequestSchema,
+  createNodeRingsClient,
+  downloadArtifact,
+  renderPeeringKubeconfig,
+  StartOutboundPeeringRequestSchema,
+} from "./index.ts";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+describe("the contract", () => {
+  test("the OpenAPI document names every route and every schema", () => {
+    const document = buildOpenApiDocument({ serverUrl: "http://127.0.0.1:1" }) as {
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, { type?: string }> };
+    };
+    expect(Object.keys(document.paths)).toEqual([
+      "/healthz",
+      "/api/docs",
+      "/api/v1/agents",
+      "/api/v1/agents/{id}",
+      "/api/v1/pins",
+      "/api/v1/agents/{id}/peering/parameters",
+      "/api/v1/agents/{id}/peering/outbound",
+      "/api/v1/agents/{id}/peering/inbound",
+      "/api/v1/agents/{id}/peering",
+      "/api/v1/agents/{id}/offloading",
+      "/api/v1/agents/{id}/health-reports",
+    ]);
+    for (const schema of Object.values(document.components.schemas)) expect(schema.type).toBe("object");
+    expect(Object.keys(document.components.schemas)).toContain("PinSet");
+  });
+
+  test("requests are strict; an agent name is a DNS label", () => {
+    expect(CreateAgentRequestSchema.safeParse({ name: "vm-1" }).success).toBe(true);
+    expect(CreateAgentRequestSchema.safeParse({ name: "vm-1", token: "x" }).success).toBe(false);
+    expect(CreateAgentRequestSchema.safeParse({ name: "VM_1" }).success).toBe(false);
+    expect(CreateAgentRequestSchema.safeParse({ name: "a".repeat(64) }).success).toBe(false);
+    expect(
+      StartOutboundPeeringRequestSchema.safeParse({
+        clusterId: "c",
+        liqoVersion: "v1.0.1",
+        podCIDR: "10.42.0.0/16",
+        serviceCIDR: "not",
+      }).success,
+    ).toBe(false);
+  });
+
+  test("the peering kubeconfig is a kubeconfig for liqoctl with the one-time token", () => {
+    const text = renderPeeringKubeconfig({
+      server: "https://peering.example.invalid:6443",
+      certificateAuthorityData: "Q0E=",
+      user: "liqo-peer-vm-1",
+      token: "one-time",
+      expiresAt: "2025-01-01T00:00:00Z",
+    });
+    expect(JSON.parse(text)).toEqual({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        {
+          name: "noderings",
+          cluster: { server: "https://peering.example.invalid:6443", "certificate-authority-data": "Q0E=" },
+        },
+      ],
+      users: [{ name: "liqo-peer-vm-1", user: { token: "one-time" } }],
+      contexts: [{ name: "noderings", context: { cluster: "noderings", user: "liqo-peer-vm-1" } }],
+      "current-context": "noderings",
+    });
+  });
+});
+
+describe("the client's transport seam", () => {
+  test("a fetch passed in is the one used, and the token goes only in the Authorization header", async () => {
+    const seen: Request[] = [];
+    const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      seen.push(request);
+      return Response.json({ status: "ok" });
+    };
+    const client = createNodeRingsClient({ baseUrl: "https://api.example.invalid/base", token: () => " tok ", fetch });
+    expect(await client.healthz()).toEqual({ status: "ok" });
+    expect(seen.map((r) => [r.url, r.headers.get("authorization")])).toEqual([
+      ["https://api.example.invalid/base/healthz", "Bearer tok"],
+    ]);
+  });
+});
+
+describe("downloadArtifact", () => {
+  test("a body that stalls is abandoned after the stall timeout and leaves nothing", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("half");
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dir = await mkdtemp(join(tmpdir(), "download-"));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool.tar.gz`;
+      const error = await userErrorOf(
+        downloadArtifact({ url, sha256: "0".repeat(64) }, join(dir, "tool.tar.gz"), { stallTimeoutMs: 200 }),
+      );
+      expect(error.code).toBe("DOWNLOAD_FAILED");
+      expect(error.message).toBe(`the download of tool.tar.gz from ${url} stalled after 4 bytes (nothing for 200 ms)`);
+      expect(await readdir(dir)).toEqual([]);
+      server.closeAllConnections();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

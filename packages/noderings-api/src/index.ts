@@ -1,0 +1,13 @@
+export {
+  createNodeRingsClient,
+  type NodeRingsClient,
+  type NodeRingsClientOptions,
+  type RetryPolicy,
+  type WaitOptions,
+} from "./client.ts";
+export { type Downloaded, type DownloadOptions, type DownloadSpec, downloadArtifact } from "./download.ts";
+export { errorCodes as nodeRingsErrorCodes } from "./errors.ts";
+export { excerpt } from "./http.ts";
+export { renderPeeringKubeconfig } from "./kubeconfig.ts";
+export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
+export * from "./schemas.ts";

@@ -1,0 +1,63 @@
+import type { PinSet } from "./schema.ts";
+
+/**
+ * The offline defaults: what `--offline` uses when the local config names nothing else.
+ * They are recent upstream releases that work together, but the platform has not
+ * validated them as a set, which is why every use of them carries a warning.
+ *
+ * Digests are only those the upstream project publishes beside its release (helm
+ * v3.18.6: the release notes and the `.sha256sum` files). Liqo's liqoctl archives have
+ * none here, so an offline run never downloads liqoctl: it uses one already on PATH or
+ * in ~/.nr/bin, or the local config supplies the digest (`tools.liqoctl.artifacts`).
+ */
+export const DEFAULT_PINS: PinSet = {
+  schemaVersion: 1,
+  name: "offline-defaults",
+  tools: {
+    k3s: { version: "v1.33.5+k3s1" },
+    calico: { version: "v3.30.3" },
+    liqo: { version: "v1.0.1" },
+    helm: {
+      version: "v3.18.6",
+      artifacts: {
+        amd64: {
+          url: "https://get.helm.sh/helm-v3.18.6-linux-amd64.tar.gz",
+          sha256: "3f43c0aa57243852dd542493a0f54f1396c0bc8ec7296bbb2c01e802010819ce",
+          format: "tar.gz",
+          member: "linux-amd64/helm",
+        },
+        arm64: {
+          url: "https://get.helm.sh/helm-v3.18.6-linux-arm64.tar.gz",
+          sha256: "5b8e00b6709caab466cbbb0bc29ee09059b8dc9417991dd04b497530e49b1737",
+          format: "tar.gz",
+          member: "linux-arm64/helm",
+        },
+        arm: {
+          url: "https://get.helm.sh/helm-v3.18.6-linux-arm.tar.gz",
+          sha256: "13156fbe87a9db201b7d8fd0b42dee2a2e76a77388ea3bd59e3074cfa49d3619",
+          format: "tar.gz",
+          member: "linux-arm/helm",
+        },
+      },
+    },
+    liqoctl: {
+      version: "v1.0.1",
+      artifacts: {
+        amd64: {
+          url: "https://github.com/liqotech/liqo/releases/download/v1.0.1/liqoctl-linux-amd64.tar.gz",
+          format: "tar.gz",
+          member: "liqoctl",
+        },
+        arm64: {
+          url: "https://github.com/liqotech/liqo/releases/download/v1.0.1/liqoctl-linux-arm64.tar.gz",
+          format: "tar.gz",
+          member: "liqoctl",
+        },
+      },
+    },
+    "proxmox-operator": {
+      version: "0.4.0",
+      chart: { repository: "oci://registry.noderings.io/charts", name: "proxmox-operator" },
+    },
+  },
+};

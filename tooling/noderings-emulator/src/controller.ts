@@ -1,0 +1,351 @@
+import { readableMessage } from "@nodekit/documents";
+import { formatPath } from "@nodekit/errors";
+import {
+  type Agent,
+  type ApiErrorDetail,
+  CreateAgentRequestSchema,
+  CreateHealthReportRequestSchema,
+  type HealthReport,
+  type OffloadingTargets,
+  type OutboundPeering,
+  type PeeringParameters,
+  type PeeringStatus,
+  RESERVED_AGENT_NAMES,
+  ReportOffloadingRequestSchema,
+  RequestInboundPeeringRequestSchema,
+  StartOutboundPeeringRequestSchema,
+} from "@nodekit/noderings-api";
+import type * as z from "zod";
+import { ApiError, conflict, invalid, notFound } from "./api-error.ts";
+import { cidrsOverlap } from "./cidr.ts";
+import { type AgentRecord, type EmulatorState, iso, type Platform, type Timing } from "./state.ts";
+
+// The emulated platform's rules, as pure functions over the state: each takes the state,
+// the caller's account and the request, changes the state, and returns the answer, or
+// throws an ApiError with the service's message. Time comes in through the context.
+
+export interface ControllerContext {
+  now: number;
+  timing: Timing;
+  platform: Platform;
+  /** The Liqo version the platform runs (its pins'). */
+  liqoVersion: string;
+  newId: () => string;
+  /** A fresh one-time peering-user token. */
+  newToken: () => string;
+}
+
+/** Validates a request body like the service does: every problem, each with its field. */
+function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(body, { error: readableMessage });
+  if (result.success) return result.data;
+  const details: ApiErrorDetail[] = result.error.issues.flatMap((issue) => {
+    const path = issue.path.filter((segment): segment is string | number => typeof segment !== "symbol");
+    if (issue.code === "unrecognized_keys")
+      return issue.keys.map((key) => ({ field: formatPath([...path, key]), message: "is not a known field" }));
+    return [{ field: formatPath(path), message: issue.message }];
+  });
+  const first = details[0];
+  throw invalid(
+    details.length === 1 && first !== undefined
+      ? `invalid ${what}: ${first.field === "" ? "" : `${first.field} `}${first.message}`
+      : `invalid ${what}: ${details.length} problems`,
+    details,
+  );
+}
+
+export function agentsOf(state: EmulatorState, account: string): AgentRecord[] {
+  return Object.values(state.agents).filter((record) => record.account === account);
+}
+
+/** An agent of this account; another account's agent is as absent as a missing one. */
+export function getAgentRecord(state: EmulatorState, account: string, id: string): AgentRecord {
+  const record = state.agents[id];
+  if (record === undefined || record.account !== account) throw notFound(`agent ${id} not found`);
+  return record;
+}
+
+export function createAgent(state: EmulatorState, account: string, body: unknown, ctx: ControllerContext): Agent {
+  const request = parseBody(CreateAgentRequestSchema, body, "agent");
+  if ((RESERVED_AGENT_NAMES as readonly string[]).includes(request.name) || request.name.startsWith("nr-system")) {
+    throw new ApiError("name_reserved", `agent name "${request.name}" is reserved; choose another name`, {
+      details: [{ field: "name", message: "is reserved" }],
+    });
+  }
+  const taken = agentsOf(state, account).find((record) => record.agent.name === request.name);
+  if (taken !== undefined) {
+    throw new ApiError("name_taken", `agent "${request.name}" already exists (${taken.agent.id})`, {
+      details: [{ field: "name", message: `is taken by agent ${taken.agent.id}` }],
+    });
+  }
+  const id = ctx.newId();
+  const at = iso(ctx.now);
+  const agent: Agent = {
+    id,
+    name: request.name,
+    ...(request.description === undefined ? {} : { description: request.description }),
+    labels: request.labels ?? {},
+    ...(request.architecture === undefined ? {} : { architecture: request.architecture }),
+    state: "Registered",
+    createdAt: at,
+    updatedAt: at,
+  };
+  state.agents[id] = {
+    account,
+    agent,
+    peering: { outbound: { state: "None" }, inbound: { state: "None" } },
+    offloading: { offloaded: [] },
+    healthReports: [],
+  };
+  return agent;
+}
+
+export function peeringParameters(ctx: ControllerContext): PeeringParameters {
+  const { platformClusterId, network, gateway, resources, inBand } = ctx.platform;
+  return { platformClusterId, liqoVersion: ctx.liqoVersion, network, gateway, resources, inBand };
+}
+
+export function peeringStatus(record: AgentRecord, ctx: ControllerContext): PeeringStatus {
+  return {
+    agentId: record.agent.id,
+    ...(record.peering.clusterId === undefined ? {} : { clusterId: record.peering.clusterId }),
+    platformClusterId: ctx.platform.platformClusterId,
+    outbound: record.peering.outbound,
+    inbound: record.peering.inbound,
+  };
+}
+
+const minor = (version: string) => version.replace(/^v/, "").split(".").slice(0, 2).join(".");
+
+export function startOutbound(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): OutboundPeering {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(StartOutboundPeeringRequestSchema, body, "outbound peering request");
+  const details: ApiErrorDetail[] = [];
+  if (minor(request.liqoVersion) !== minor(ctx.liqoVersion)) {
+    details.push({
+      field: "liqoVersion",
+      message: `must be a v${minor(ctx.liqoVersion)}.x release: the platform runs Liqo ${ctx.liqoVersion}, and Liqo peers only the same minor version`,
+    });
+  }
+  for (const field of ["podCIDR", "serviceCIDR"] as const) {
+    const reserved = ctx.platform.network.reservedCIDRs.find((cidr) => cidrsOverlap(cidr, request[field]));
+    if (reserved !== undefined)
+      details.push({ field, message: `overlaps ${reserved}, which the platform reserves; choose another range` });
+  }
+  if (cidrsOverlap(request.podCIDR, request.serviceCIDR))
+    details.push({ field: "serviceCIDR", message: `overlaps podCIDR ${request.podCIDR}` });
+  if (details.length > 0) {
+    throw invalid(
+      details.length === 1
+        ? `invalid outbound peering request: ${details[0]?.field} ${details[0]?.message}`
+        : `invalid outbound peering request: ${details.length} problems`,
+      details,
+    );
+  }
+  const { peering } = record;
+  if (
+    peering.clusterId !== undefined &&
+    peering.clusterId !== request.clusterId &&
+    peering.outbound.state === "Established"
+  ) {
+    throw conflict(
+      `agent "${record.agent.name}" is peered as cluster ${peering.clusterId}; unpeer it before peering as ${request.clusterId}`,
+    );
+  }
+  const at = iso(ctx.now);
+  const user = `liqo-peer-${request.clusterId}`.slice(0, 63);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  record.peering = {
+    ...peering,
+    clusterId: request.clusterId,
+    liqoVersion: request.liqoVersion,
+    podCIDR: request.podCIDR,
+    serviceCIDR: request.serviceCIDR,
+    outbound: { state: "Pending", message: "peering user issued; waiting for the agent to peer", updatedAt: at },
+    inbound:
+      peering.inbound.state === "Established" && peering.clusterId === request.clusterId
+        ? peering.inbound
+        : { state: "None", updatedAt: at },
+    peeringUser: { user, expiresAt },
+  };
+  delete record.peering.inboundDueMs;
+  touch(record, ctx, record.agent.state === "Registered" ? "Peering" : record.agent.state);
+  record.agent.clusterId = request.clusterId;
+  return {
+    ...peeringParameters(ctx),
+    status: peeringStatus(record, ctx),
+    peeringUser: {
+      server: ctx.platform.peeringServer,
+      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+      user,
+      token: ctx.newToken(),
+      expiresAt,
+    },
+  };
+}
+
+export function requestInbound(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringStatus {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(RequestInboundPeeringRequestSchema, body, "inbound peering request");
+  const { peering } = record;
+  if (peering.outbound.state === "None" || peering.clusterId === undefined) {
+    throw conflict(`agent "${record.agent.name}" has no outbound peering; start outbound peering first`);
+  }
+  if (peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  const at = iso(ctx.now);
+  if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
+  if (peering.inbound.state === "None" || peering.inbound.state === "Failed") {
+    peering.inbound = { state: "Pending", message: "the platform is peering back", updatedAt: at };
+    peering.inboundDueMs = ctx.now + ctx.timing.inboundMs;
+    touch(record, ctx, record.agent.state);
+  }
+  return peeringStatus(record, ctx);
+}
+
+export function offloadingTargets(record: AgentRecord, ctx: ControllerContext): OffloadingTargets {
+  return {
+    agentId: record.agent.id,
+    required: ctx.platform.requiredNamespaces,
+    optional: ctx.platform.optional,
+    offloaded: record.offloading.offloaded,
+    ...(record.offloading.updatedAt === undefined ? {} : { updatedAt: record.offloading.updatedAt }),
+  };
+}
+
+export function reportOffloading(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): OffloadingTargets {
+  const record = getAgentRecord(state, account, id);
+  const { namespaces } = parseBody(ReportOffloadingRequestSchema, body, "offloading report");
+  if (record.peering.outbound.state === "None") {
+    throw conflict(
+      `agent "${record.agent.name}" has no outbound peering; namespaces are offloaded over it, so peer first`,
+    );
+  }
+  const details: ApiErrorDetail[] = [];
+  for (const required of ctx.platform.requiredNamespaces) {
+    if (!namespaces.includes(required.name)) {
+      details.push({
+        field: "namespaces",
+        message: `must include ${required.name}, which the platform needs${required.purpose === undefined ? "" : ` for the ${required.purpose}`}`,
+      });
+    }
+  }
+  const seen = new Set<string>();
+  namespaces.forEach((name, index) => {
+    if (ctx.platform.optional.forbidden.includes(name))
+      details.push({ field: `namespaces.${index}`, message: `${name} may not be offloaded` });
+    if (seen.has(name)) details.push({ field: `namespaces.${index}`, message: `${name} is named twice` });
+    seen.add(name);
+  });
+  const optional = namespaces.filter((name) => !ctx.platform.requiredNamespaces.some((r) => r.name === name));
+  if (optional.length > ctx.platform.optional.max) {
+    details.push({
+      field: "namespaces",
+      message: `names ${optional.length} optional namespaces; at most ${ctx.platform.optional.max} may be offloaded`,
+    });
+  }
+  if (details.length > 0)
+    throw invalid(
+      `invalid offloading report: ${details.length === 1 ? `${details[0]?.field} ${details[0]?.message}` : `${details.length} problems`}`,
+      details,
+    );
+  record.offloading = { offloaded: [...namespaces], updatedAt: iso(ctx.now) };
+  touch(record, ctx, record.agent.state);
+  return offloadingTargets(record, ctx);
+}
+
+export function createHealthReport(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): HealthReport {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(CreateHealthReportRequestSchema, body, "health report");
+  const failed = request.checks.filter((check) => check.result === "fail");
+  if (request.result === "pass" && failed.length > 0) {
+    throw invalid(`invalid health report: result is pass, but ${failed.map((c) => c.id).join(", ")} failed`, [
+      { field: "result", message: `must be fail: check ${failed[0]?.id} failed` },
+    ]);
+  }
+  const agentState = request.result === "pass" ? "Ready" : "Degraded";
+  const report: HealthReport = {
+    id: ctx.newId(),
+    agentId: id,
+    result: request.result,
+    checks: request.checks,
+    observedAt: request.observedAt,
+    receivedAt: iso(ctx.now),
+    agentState,
+  };
+  record.healthReports = [...record.healthReports, report].slice(-20);
+  touch(record, ctx, agentState);
+  return report;
+}
+
+/** Settles what fell due by `now`; true when anything changed. */
+export function advance(state: EmulatorState, now: number): boolean {
+  let changed = false;
+  for (const record of Object.values(state.agents)) {
+    const { peering } = record;
+    if (peering.inbound.state !== "Pending" || peering.inboundDueMs === undefined || peering.inboundDueMs > now)
+      continue;
+    const at = iso(peering.inboundDueMs);
+    if (peering.inboundFailure !== undefined) {
+      peering.inbound = { state: "Failed", message: peering.inboundFailure, updatedAt: at };
+      delete peering.inboundFailure;
+    } else {
+      peering.inbound = { state: "Established", updatedAt: at };
+      if (record.agent.state === "Registered" || record.agent.state === "Peering") record.agent.state = "Peered";
+    }
+    delete peering.inboundDueMs;
+    record.agent.updatedAt = at;
+    changed = true;
+  }
+  return changed;
+}
+
+/** When the next transition falls due, if any. */
+export function nextDueAt(state: EmulatorState): number | undefined {
+  const due = Object.values(state.agents)
+    .map((record) => (record.peering.inbound.state === "Pending" ? record.peering.inboundDueMs : undefined))
+    .filter((ms): ms is number => ms !== undefined);
+  return due.length === 0 ? undefined : Math.min(...due);
+}
+
+/** Drops idempotency records older than a day, as a real service's store expires them. */
+export function pruneIdempotency(state: EmulatorState, now: number): void {
+  for (const [key, record] of Object.entries(state.idempotency))
+    if (now - record.createdMs > 24 * 60 * 60 * 1000) delete state.idempotency[key];
+}
+
+function touch(record: AgentRecord, ctx: ControllerContext, next: Agent["state"]): void {
+  record.agent.state = next;
+  record.agent.updatedAt = iso(ctx.now);
+}
+
+/** A placeholder CA for the emulated peering API server; nothing ever connects to it. */
+const EMULATOR_CA =
+  "-----BEGIN CERTIFICATE-----\nTk9ERVJJTkdTIEVNVUxBVE9SIFBMQUNFSE9MREVSIENB\n-----END CERTIFICATE-----\n";

@@ -1,0 +1,185 @@
+// The emulator itself: its state file across restarts, the state file's validation, and the
+// `pnpm emulator:noderings` process (URL on stdout, refusal of a bad state file, one process).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { formatProblem } from "@nodekit/errors";
+import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
+import { afterEach, describe, expect, test } from "vitest";
+import { DEV_TOKEN, StateFileError, startNodeRingsEmulator } from "./index.ts";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function scratch(): Promise<string> {
+  const dir = await tempDir("noderings-emulator-test-");
+  cleanups.push(dir.cleanup);
+  return dir.path;
+}
+
+describe("the state file", () => {
+  test("keeps agents, peering and idempotency records across a restart, written 0600", async () => {
+    // Given an emulator with a state file, an agent and a peering in progress
+    const stateFile = join(await scratch(), "state.json");
+    let clock = 5_000_000;
+    const first = await startNodeRingsEmulator({ stateFile, clock: () => clock, timing: { inboundMs: 1_000 } });
+    const api = createNodeRingsClient({ baseUrl: first.url, token: DEV_TOKEN });
+    const agent = await api.createAgent({ name: "kept" }, { idempotencyKey: "key-1" });
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "kept",
+      liqoVersion: "v1.0.1",
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    await api.requestInboundPeering(agent.id, { clusterId: "kept", outbound: "Established" });
+    await first.stop();
+    expect((await stat(stateFile)).mode & 0o777).toBe(0o600);
+    expect(await readFile(stateFile, "utf8")).not.toContain(DEV_TOKEN);
+
+    // When it starts again on the same file, after the inbound peering fell due
+    clock += 5_000;
+    const second = await startNodeRingsEmulator({ stateFile, clock: () => clock });
+    cleanups.push(() => second.stop());
+    const again = createNodeRingsClient({ baseUrl: second.url, token: DEV_TOKEN });
+
+    // Then the agent is there, the peering settled on start, and the same create is replayed, not repeated
+    expect((await again.getAgent(agent.id)).name).toBe("kept");
+    expect((await again.getPeeringStatus(agent.id)).inbound.state).toBe("Established");
+    expect((await again.createAgent({ name: "kept" }, { idempotencyKey: "key-1" })).id).toBe(agent.id);
+    expect(second.requests.at(-1)?.replayed).toBe(true);
+  });
+
+  test("a state file that is not JSON, or not the emulator's, is refused with every problem located", async () => {
+    const dir = await scratch();
+    const notJson = join(dir, "a.json");
+    await writeFile(notJson, '{"kind": "NodeRingsEmulatorState",\n  "version": 1,\n  "agents": {,\n}');
+    const syntax = await startNodeRingsEmulator({ stateFile: notJson }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(syntax).toBeInstanceOf(StateFileError);
+    expect((syntax as StateFileError).problems.map(formatProblem)).toEqual([
+      expect.stringMatching(new RegExp(`^${notJson}:3: column 14: is not valid YAML`)),
+    ]);
+
+    const wrong = join(dir, "b.json");
+    const agent = {
+      account: "default",
+      agent: { id: "nope", name: "x", state: "Sleeping", createdAt: "t", updatedAt: "t" },
+      peering: { outbound: { state: "None" }, inbound: { state: "None" } },
+      offloading: { offloaded: [] },
+      healthReports: [],
+    };
+    await writeFile(
+      wrong,
+      JSON.stringify({ kind: "NodeRingsEmulatorState", version: 1, agents: { a1: agent }, idempotency: {} }, null, 2),
+    );
+    const error = (await startNodeRingsEmulator({ stateFile: wrong }).catch((e: unknown) => e)) as StateFileError;
+    expect(error.problems.map(formatProblem)).toEqual([
+      `${wrong}:8: field agents.a1.agent.id: "nope" must be a UUID`,
+      `${wrong}:10: field agents.a1.agent.state: "Sleeping" must be "Registered" or "Peering" or "Peered" or "Ready" or "Degraded"`,
+      `${wrong}:11: field agents.a1.agent.createdAt: "t" is not a valid date and time (ISO 8601, e.g. 2025-01-31T12:00:00Z)`,
+      `${wrong}:12: field agents.a1.agent.updatedAt: "t" is not a valid date and time (ISO 8601, e.g. 2025-01-31T12:00:00Z)`,
+    ]);
+  });
+
+  test("without a state file, each run starts fresh and leaves nothing behind", async () => {
+    const emulator = await startNodeRingsEmulator();
+    await createNodeRingsClient({ baseUrl: emulator.url, token: DEV_TOKEN }).createAgent({ name: "gone" });
+    expect(existsSync(emulator.stateFile)).toBe(true);
+    await emulator.stop();
+    expect(existsSync(emulator.stateFile)).toBe(false);
+    const next = await startNodeRingsEmulator();
+    cleanups.push(() => next.stop());
+    expect(next.stateFile).not.toBe(emulator.stateFile);
+    expect(Object.keys(next.state.agents)).toEqual([]);
+  });
+});
+
+describe("pnpm emulator:noderings", () => {
+  const main = join(repoRoot, "tooling/noderings-emulator/src/main.ts");
+
+  function run(
+    args: string[],
+    wrapper?: string,
+  ): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
+    const command =
+      wrapper === undefined ? [process.execPath, "--conditions=source", main, ...args] : ["sh", "-c", wrapper];
+    const child = spawn(command[0] ?? "", command.slice(1), {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", NODE: process.execPath, MAIN: main },
+    });
+    let out = "";
+    let err = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+    const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    cleanups.push(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    return { child, stdout: () => out, stderr: () => err, exit };
+  }
+
+  test("prints its URL as a line on stdout once ready, serves it, and stops on SIGTERM writing its state", async () => {
+    const stateFile = join(await scratch(), "state.json");
+    const emulator = run(["--state", stateFile]);
+    const url = await eventually(async () => {
+      const line = emulator.stdout().split("\n")[0] ?? "";
+      if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(line) || !emulator.stdout().endsWith("\n"))
+        throw new Error(`no URL yet: ${emulator.stderr()}`);
+      return line;
+    });
+    const api = createNodeRingsClient({ baseUrl: url, token: DEV_TOKEN });
+    await api.createAgent({ name: "from-cli" });
+    emulator.child.kill("SIGTERM");
+    expect(await emulator.exit).toBe(0);
+    expect(emulator.stdout()).toBe(`${url}\n`);
+    expect(emulator.stderr()).not.toContain(DEV_TOKEN);
+    expect(await readFile(stateFile, "utf8")).toContain('"from-cli"');
+  });
+
+  test("refuses a bad state file before printing a URL, with the located problem and exit 3", async () => {
+    const stateFile = join(await scratch(), "state.json");
+    await writeFile(stateFile, JSON.stringify({ kind: "Something", version: 1, agents: {}, idempotency: {} }));
+    const emulator = run(["--state", stateFile]);
+    expect(await emulator.exit).toBe(3);
+    expect(emulator.stdout()).toBe("");
+    expect(emulator.stderr()).toContain(
+      `${stateFile}:1: field kind: "Something" must be "NodeRingsEmulatorState": this is not a NodeRings emulator state file`,
+    );
+  });
+
+  test("bad flags are a usage error (exit 2)", async () => {
+    const emulator = run(["--port", "x"]);
+    expect(await emulator.exit).toBe(2);
+    expect(emulator.stderr()).toContain('--port must be a whole number; got "x"');
+  });
+
+  test("is one process, and goes when the wrapper that started it is killed with SIGKILL", async () => {
+    // Given the emulator started as pnpm starts it: a wrapper, then a shell, then node
+    const wrapper = run([], `sh -c '"$NODE" --conditions=source "$MAIN"; :' & wait`);
+    const pid = await eventually(async () => {
+      const match = /pid (\d+);/.exec(wrapper.stderr());
+      if (match === null) throw new Error(`not started yet: ${wrapper.stderr()}`);
+      return Number(match[1]);
+    });
+
+    // When the wrapper is killed (its shell child lives on, as a shell under pnpm would)
+    wrapper.child.kill("SIGKILL");
+
+    // Then the emulator notices and exits
+    await eventually(async () => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        return;
+      }
+      throw new Error(`emulator ${pid} still running`);
+    }, 10_000);
+  });
+});
