@@ -108,6 +108,55 @@ describe("the token cache (security 1 and 3)", () => {
   );
 });
 
+test.skipIf(other.skip !== undefined)(
+  `get kubeconfig --output-file over another user's file: refused, then replaced by root's own with --force (security 1; ${other.skip ?? "as root, against nodekit-other"})`,
+  async () => {
+    const user = other.user ?? { uid: -1, gid: -1 };
+    const kubeconfig =
+      "apiVersion: v1\nkind: Config\nclusters: []\nusers:\n- name: admin\n  user: {token: tenant-admin-token}\n";
+    await apply(
+      admin,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nvke-clusters" } },
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { namespace: "nvke-clusters", name: "hardened-a-kubeconfig" },
+        data: { value: Buffer.from(kubeconfig).toString("base64") },
+      },
+    );
+    const shared = join(home.path, "shared");
+    await mkdir(shared);
+    await chmod(shared, 0o1777);
+    const target = join(shared, "x.kubeconfig");
+    await writeFile(target, "planted by another user\n", { mode: 0o644 });
+    await chown(target, user.uid, user.gid);
+    const args = ["get", "kubeconfig", "hardened-a", "--output-file", target];
+
+    const refused = await home.nvkectl(args);
+    expect(refused.exitCode).toBe(5);
+    expect(refused.stderr).toContain(
+      `error: the kubeconfig ${target} belongs to nodekit-other (uid ${user.uid}); it was not replaced`,
+    );
+    expect(refused.stderr).toContain("next: or pass --force to replace it with a file of your own");
+    expect(await readFile(target, "utf8")).toBe("planted by another user\n");
+
+    const forced = await home.nvkectl([...args, "--force"]);
+    expect(forced.exitCode, forced.stderr).toBe(0);
+    const info = await stat(target);
+    expect({ uid: info.uid, mode: info.mode & 0o777 }).toEqual({ uid: process.geteuid?.(), mode: 0o600 });
+    expect(await readFile(target, "utf8")).toBe(kubeconfig);
+
+    // And a link in the file's place is never written through.
+    const victim = join(home.path, "victim");
+    await writeFile(victim, "precious\n");
+    await rm(target);
+    await symlink(victim, target);
+    const linked = await home.nvkectl([...args, "--force"]);
+    expect(linked.exitCode).toBe(5);
+    expect(await readFile(victim, "utf8")).toBe("precious\n");
+  },
+);
+
 test("a controller's status message with terminal escapes is printed escaped (security 4)", async () => {
   await emulator.seed({ clusters: 1, namePrefix: "evil" });
   const id = Object.keys(emulator.state.clusters).find((key) =>
