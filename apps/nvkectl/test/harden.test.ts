@@ -296,6 +296,36 @@ describe("a kubeconfig with a YAML syntax error (security 2)", () => {
   });
 });
 
+describe("YAML alias bombs (limits 14)", () => {
+  const request = (spec: string) =>
+    `name: bomb\nprovider: capd\nclusterReleaseName: nvke-1-31\ncontrolPlaneConfig: {replicas: 1}\nnetwork: {podCIDR: 10.244.0.0/16, serviceCIDR: 10.96.0.0/12}\ninfra:\n  machineTemplate:\n    spec:\n${spec}`;
+  const bomb = Array.from({ length: 9 }, (_, level) =>
+    level === 0
+      ? "      a0: &a0 [lol]"
+      : `      a${level}: &a${level} [${Array(9)
+          .fill(`*a${level - 1}`)
+          .join(", ")}]`,
+  ).join("\n");
+
+  it.each([
+    ["a billion laughs in infra.machineTemplate.spec", bomb, /repeats more than 10000 nodes through aliases/],
+    [
+      "a cyclic alias",
+      "      self: &self\n        again: *self",
+      /has an alias \*self inside the node &self it repeats/,
+    ],
+  ])("%s is one located problem (exit 3) at once, and nothing is sent", async (_what, spec, message) => {
+    expect((await setSite("lab")).exitCode).toBe(0);
+    await writeFile(join(home.path, "bomb.yaml"), `${request(spec)}\n`);
+    const result = await nvkectl(["create", "cluster", "-f", "bomb.yaml"]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toMatch(
+      /^error: bomb\.yaml has 1 problem; nothing was sent to the controller\n {2}bomb\.yaml:\d+: column \d+: /,
+    );
+    expect(result.stderr).toMatch(message);
+  });
+});
+
 describe("error reports through a pipe (limits 15)", () => {
   const badCsv = `name,ip\n${Array.from({ length: 500 }, (_, index) => `Node_${index},10.0.0.${index}`).join("\n")}\n`;
   const bin = join(import.meta.dirname, "..", "bin", "run.js");
