@@ -25,6 +25,7 @@ interface Case {
   name: string;
   argv: string[];
   cwd?: string;
+  env?: Record<string, string>;
 }
 
 function which(program: string): string | undefined {
@@ -202,6 +203,55 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
 const nvke = await startNvkeBench();
 if ("cases" in nvke) cases.push(...nvke.cases);
 
+// ---- nr cluster register --dry-run with the pins from the NodeRings emulator (its default
+// dev token): config, state, the pins request, the agent look-up, host facts, tool probes
+// and the ten phases' plans — everything a real run decides before it changes anything.
+async function startNodeRingsBench(): Promise<{ cases: Case[]; stop(): void } | { note: string }> {
+  const child = spawn(node, ["tooling/noderings-emulator/src/main.ts", "--port", "0"], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  try {
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      let buffered = "";
+      child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+        buffered += chunk;
+        const line = buffered.split("\n")[0];
+        if (buffered.includes("\n") && line) resolveUrl(line.trim());
+      });
+      child.on("exit", (code) => reject(new Error(`the NodeRings emulator exited with ${code}`)));
+    });
+    const nrHome = join(work, "nr-home");
+    return {
+      cases: [
+        {
+          name: "nr cluster register --dry-run (pins from the emulator)",
+          argv: [
+            node,
+            nr,
+            "cluster",
+            "register",
+            "--name",
+            "bench-agent",
+            "--api-url",
+            url,
+            "--skip-operator-install",
+            "--dry-run",
+          ],
+          env: { NR_HOME: nrHome, NR_API_TOKEN: "nr-emulator-dev-token" },
+        },
+      ],
+      stop: () => child.kill("SIGTERM"),
+    };
+  } catch (error) {
+    child.kill("SIGTERM");
+    return { note: `nr register cases skipped: ${(error as Error).message}` };
+  }
+}
+const noderings = await startNodeRingsBench();
+if ("cases" in noderings) cases.push(...noderings.cases);
+else process.stderr.write(`bench: ${noderings.note}\n`);
+
 /** Wall time and peak RSS of one run, its stdout written to a file (as a user's redirect would). */
 function measureBig(c: Case): { ms: number; peakRssMb: number; items: number } {
   const hook = join(work, "max-rss.mjs");
@@ -230,7 +280,7 @@ function timeOnce(c: Case): number {
   const start = process.hrtime.bigint();
   const result = spawnSync(c.argv[0] ?? "", c.argv.slice(1), {
     cwd: c.cwd ?? root,
-    env,
+    env: { ...env, ...c.env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
@@ -250,6 +300,7 @@ for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
 for (let round = 0; round < rounds; round++) for (const c of cases) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
+if ("cases" in noderings) noderings.stop();
 
 let bigRuns: Array<{ ms: number; peakRssMb: number; items: number }> = [];
 if ("cases" in nvke) {
@@ -325,7 +376,34 @@ const targets = [
     limit: 200,
   },
 ];
+targets.push(
+  {
+    what: "nr --version no slower than nvkectl --version (≤ 1.05×)",
+    value: ratio("nr --version", medians.get("nvkectl --version")),
+    limit: 1.05,
+  },
+  {
+    what: "nr cluster register --dry-run, pins from the emulator, < 500 ms",
+    value: medians.get("nr cluster register --dry-run (pins from the emulator)"),
+    limit: 500,
+  },
+);
 if (!("cases" in nvke)) process.stderr.write(`bench: ${nvke.note}\n`);
+
+// ---- the phase runner's own overhead per phase (in process): see phase-runner.ts.
+const phaseRun = spawnSync(
+  node,
+  ["--conditions=source", join(root, "tooling/bench/phase-runner.ts"), "--json", "--rounds", String(rounds)],
+  { encoding: "utf8" },
+);
+const phaseRunner: { msPerPhase: number; phases: number } | undefined =
+  phaseRun.status === 0 ? JSON.parse(phaseRun.stdout) : undefined;
+if (phaseRun.status !== 0) process.stderr.write(`bench: the phase runner bench did not run:\n${phaseRun.stderr}\n`);
+targets.push({
+  what: `phase runner overhead per phase (${phaseRunner?.phases ?? "?"} no-op phases, one fsynced checkpoint each) < 5 ms`,
+  value: phaseRunner?.msPerPhase,
+  limit: 5,
+});
 
 // ---- release verify (in process, against both loopback registries): see release-verify.ts.
 const releaseRun = spawnSync(
@@ -346,7 +424,7 @@ for (const r of releaseResults) {
 
 if (asJson) {
   process.stdout.write(
-    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, releaseResults }, null, 2)}\n`,
+    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, releaseResults, phaseRunner }, null, 2)}\n`,
   );
 } else {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];

@@ -10,10 +10,12 @@ import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
+import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
+import { errorCodes as nrErrorCodes } from "../../apps/nr/src/errors.ts";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
@@ -26,7 +28,9 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   siteConfigErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
+  phaseRunnerErrorCodes,
   nvkectlErrorCodes,
+  nrErrorCodes,
   nodeRingsErrorCodes,
   versionPinsErrorCodes,
 ];

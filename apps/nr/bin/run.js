@@ -11,5 +11,6 @@ if (Number(process.versions.node.split(".")[0]) < 22) {
 process.env.OCLIF_DISABLE_ENGINE_WARNING ??= "1";
 // Node's compile cache keeps start-up fast from the second run on (oclif CLIs are known to start slowly).
 module.enableCompileCache?.();
-const { run } = await import("@nodekit/cli-kit/run");
+// The build bundles oclif with the commands (tsup.config.ts); dist/run.js is its entry.
+const { run } = await import("../dist/run.js");
 await run(import.meta.url);

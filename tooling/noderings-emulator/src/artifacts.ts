@@ -7,13 +7,13 @@ import { create } from "tar";
 
 /** One file the emulator serves at `/artifacts/<tool>/<version>/<file>`. */
 export interface ServedArtifact {
-  tool: "helm" | "liqoctl";
+  tool: "helm" | "liqoctl" | "k3s-install";
   version: string;
   arch: Arch;
   /** The file name in the URL, as upstream names it: `helm-v3.18.6-linux-amd64.tar.gz`. */
   file: string;
-  /** The executable's path inside the archive. */
-  member: string;
+  /** The executable's path inside the archive; undefined for a file that is the executable itself (the k3s installer). */
+  member: string | undefined;
   bytes: Buffer;
   sha256: string;
 }
@@ -25,7 +25,11 @@ export interface ServedArtifact {
  * LICENSE at the top. Each is a POSIX shell script that answers `version` the way the
  * real tool does, so a version check after an install works for real.
  */
-export async function buildArtifacts(versions: { helm: string; liqoctl: string }): Promise<ServedArtifact[]> {
+export async function buildArtifacts(versions: {
+  helm: string;
+  liqoctl: string;
+  k3s?: string;
+}): Promise<ServedArtifact[]> {
   const work = await mkdtemp(join(tmpdir(), "noderings-emulator-artifacts-"));
   try {
     const out: ServedArtifact[] = [];
@@ -55,10 +59,35 @@ export async function buildArtifacts(versions: { helm: string; liqoctl: string }
         }),
       );
     }
+    if (versions.k3s !== undefined) {
+      // The k3s installer is one script for every architecture, as upstream publishes it
+      // (install.sh at the release's tag); the pins name it per architecture all the same.
+      const bytes = Buffer.from(k3sInstallerScript(versions.k3s));
+      const sha256 = createHash("sha256").update(bytes).digest("hex");
+      for (const arch of ["amd64", "arm64", "arm"] as const) {
+        out.push({
+          tool: "k3s-install",
+          version: versions.k3s,
+          arch,
+          file: "install.sh",
+          member: undefined,
+          bytes,
+          sha256,
+        });
+      }
+    }
     return out;
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+function k3sInstallerScript(version: string): string {
+  return `#!/bin/sh
+# The k3s installer for ${version}, a stand-in served by the NodeRings emulator: it installs nothing.
+echo "k3s installer (NodeRings emulator stand-in): nothing is installed on this machine" >&2
+exit 1
+`;
 }
 
 async function pack(
@@ -66,7 +95,7 @@ async function pack(
   spec: Omit<ServedArtifact, "bytes" | "sha256"> & { script: string; extras: string[] },
 ): Promise<ServedArtifact> {
   const root = join(work, `${spec.tool}-${spec.arch}`);
-  const executable = join(root, spec.member);
+  const executable = join(root, spec.member ?? spec.file);
   await mkdir(dirname(executable), { recursive: true });
   await writeFile(executable, spec.script);
   await chmod(executable, 0o755);
@@ -78,7 +107,8 @@ async function pack(
         : "Served by the NodeRings emulator.\n",
     );
   }
-  const entries = [...new Set([spec.member, ...spec.extras].map((path) => path.split("/")[0] ?? path))];
+  const member = spec.member ?? spec.file;
+  const entries = [...new Set([member, ...spec.extras].map((path) => path.split("/")[0] ?? path))];
   const chunks: Buffer[] = [];
   for await (const chunk of create({ gzip: true, cwd: root, portable: true, mtime: new Date(0) }, entries)) {
     chunks.push(Buffer.from(chunk as Uint8Array));
@@ -122,10 +152,31 @@ exit 1
 `;
 }
 
-/** The pin set the emulator serves: the shipped defaults, with helm and liqoctl downloadable from the emulator itself. */
+/**
+ * The pin set the emulator serves: the shipped defaults, with helm and liqoctl downloadable
+ * from the emulator itself, and the k3s installer as the related tool `k3s-install` when
+ * it serves one.
+ */
 export function servedPins(baseUrl: string, artifacts: ServedArtifact[]): PinSet {
   const pins: PinSet = structuredClone(DEFAULT_PINS);
   pins.name = `emulator-${pins.tools.k3s.version}`;
+  const installers = artifacts.filter((artifact) => artifact.tool === "k3s-install");
+  if (installers[0] !== undefined) {
+    pins.tools["k3s-install"] = {
+      version: installers[0].version,
+      artifacts: Object.fromEntries(
+        installers.map((artifact) => [
+          artifact.arch,
+          {
+            url: artifactUrl(baseUrl, artifact),
+            sha256: artifact.sha256,
+            format: "binary" as const,
+            size: artifact.bytes.length,
+          },
+        ]),
+      ),
+    };
+  }
   for (const tool of ["helm", "liqoctl"] as const) {
     const own = artifacts.filter((artifact) => artifact.tool === tool);
     pins.tools[tool] = {
@@ -137,7 +188,7 @@ export function servedPins(baseUrl: string, artifacts: ServedArtifact[]): PinSet
             url: artifactUrl(baseUrl, artifact),
             sha256: artifact.sha256,
             format: "tar.gz" as const,
-            member: artifact.member,
+            member: artifact.member ?? artifact.file,
             size: artifact.bytes.length,
           },
         ]),

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildOpenApiDocument, IDEMPOTENCY_KEY_HEADER } from "@nodekit/noderings-api";
-import { ArchSchema, type PinSet } from "@nodekit/version-pins";
+import { ArchSchema, DEFAULT_PINS, type PinSet } from "@nodekit/version-pins";
 import { ApiError, badRequest, notFound } from "./api-error.ts";
 import { artifactUrl, buildArtifacts, type ServedArtifact, servedPins } from "./artifacts.ts";
 import {
@@ -165,7 +165,11 @@ export async function startNodeRingsEmulator(
     throw error;
   }
   const { state } = store;
-  const artifacts = await buildArtifacts({ helm: "v3.18.6", liqoctl: "v1.0.1" });
+  const artifacts = await buildArtifacts({
+    helm: "v3.18.6",
+    liqoctl: "v1.0.1",
+    k3s: DEFAULT_PINS.tools.k3s.version,
+  });
 
   const chaosQueue: ChaosEntry[] = [];
   let rateLimit: { until: number; method?: string; path: string } | undefined;
@@ -355,7 +359,10 @@ export async function startNodeRingsEmulator(
     const index = faults.findIndex((f) => f.tool === undefined || f.tool === artifact.tool);
     const fault = index === -1 ? undefined : faults[index];
     if (fault !== undefined && --fault.remaining <= 0) faults.splice(index, 1);
-    const headers = { "content-type": "application/gzip", "content-length": String(artifact.bytes.length) };
+    const headers = {
+      "content-type": artifact.member === undefined ? "text/x-shellscript" : "application/gzip",
+      "content-length": String(artifact.bytes.length),
+    };
     if (fault?.fault === "truncate") {
       res.writeHead(200, headers);
       res.write(artifact.bytes.subarray(0, Math.floor(artifact.bytes.length / 2)), () => req.socket.destroy());

@@ -1,0 +1,230 @@
+import { dryRunFlag, Flags } from "@nodekit/cli-kit";
+import { isUserError, UserError } from "@nodekit/errors";
+import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
+import { NrCommand } from "../../base.ts";
+import { parseDuration } from "../../duration.ts";
+import { errorCodes } from "../../errors.ts";
+import { REGISTER_PHASES } from "../../phases/phases.ts";
+import { phaseProgress } from "../../progress.ts";
+import { nrPaths } from "../../services/home.ts";
+import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
+
+const list = (values: readonly string[] | undefined) =>
+  (values ?? []).flatMap((value) => value.split(",").map((part) => part.trim())).filter((part) => part !== "");
+
+export default class ClusterRegister extends NrCommand<typeof ClusterRegister> {
+  static override summary = "Turn this VM into a NodeRings agent: k3s, Calico, Liqo peering, the Proxmox operator.";
+
+  static override description = `Runs ten phases in this order, each checkpointed in ~/.nr/state.json once it succeeded:
+
+${describePhases(REGISTER_PHASES)
+  .split("\n")
+  .map((line) => `  ${line}`)
+  .join("\n")}
+
+Before installing anything it asks the NodeRings API for the platform-pinned versions (--offline: the local defaults, with a warning). A missing or wrong-version helm or liqoctl is downloaded into ~/.nr/bin and checked against the pinned digest; keep ~/.nr/bin on PATH.
+
+The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.nr/config.yaml (mode 0600). Proxmox credentials come from --proxmox-credentials FILE (or - for standard input), NR_PROXMOX_URL / NR_PROXMOX_TOKEN_ID / NR_PROXMOX_TOKEN_SECRET, or a prompt; never from the command line. They are written only into a Kubernetes Secret in this cluster.
+
+--resume continues an earlier run: completed phases are re-checked, not redone; a phase whose inputs changed runs again, with every phase after it. --dry-run prints every call the run would make, in order, and changes nothing. Two runs at once are refused.`;
+
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> --name pve-node-1 --api-url https://api.noderings.io --proxmox-credentials pve.yaml",
+    {
+      description: "See what it would do first:",
+      command: "<%= config.bin %> <%= command.id %> --name pve-node-1 --dry-run",
+    },
+    {
+      description: "Continue after a failure or an interruption:",
+      command: "<%= config.bin %> <%= command.id %> --resume",
+    },
+    {
+      description: "Peer now, install the operator later:",
+      command: "<%= config.bin %> <%= command.id %> --name pve-node-1 --skip-operator-install",
+    },
+  ];
+
+  static override flags = {
+    name: Flags.string({
+      description: "The agent's name in NodeRings: created, or reused when it exists (never a duplicate).",
+      exclusive: ["agent-id"],
+    }),
+    "agent-id": Flags.string({ description: "Reuse this existing agent (its id in NodeRings).", exclusive: ["name"] }),
+    "api-url": Flags.string({
+      description: "The NodeRings API URL (default: NR_API_URL, then apiUrl in ~/.nr/config.yaml).",
+    }),
+    kubeconfig: Flags.string({
+      description: `The agent cluster's kubeconfig: where k3s writes it (${K3S_KUBECONFIG}), or an existing cluster's.`,
+    }),
+    "pod-cidr": Flags.string({
+      description: "The cluster's pod CIDR, for k3s, Calico and Liqo alike.",
+      default: "10.42.0.0/16",
+    }),
+    "service-cidr": Flags.string({
+      description: "The cluster's service CIDR, for k3s and Liqo.",
+      default: "10.43.0.0/16",
+    }),
+    "offload-namespace": Flags.string({
+      description: "Offload this namespace too, besides the VNC gateway's (repeatable, or comma-separated).",
+      multiple: true,
+    }),
+    "skip-prechecks": Flags.boolean({ description: "Skip the prechecks phase (recorded in the state as skipped)." }),
+    offline: Flags.boolean({
+      description:
+        "Do not ask the API for the pinned versions: use the local defaults (~/.nr/config.yaml pins, else the shipped ones). Not platform-validated.",
+    }),
+    "skip-operator-install": Flags.boolean({
+      description: "Skip the operator phase. VMs cannot be sold until it runs; status says so.",
+    }),
+    "proxmox-credentials": Flags.string({
+      description:
+        "A file with the Proxmox credentials (url, tokenId, tokenSecret; YAML), or - to read it from standard input.",
+    }),
+    "proxmox-url": Flags.string({ description: "The Proxmox VE API URL (or NR_PROXMOX_URL)." }),
+    "proxmox-token-id": Flags.string({
+      description: "The Proxmox API token id, user@realm!name (or NR_PROXMOX_TOKEN_ID).",
+    }),
+    "proxmox-token-secret": Flags.string({ hidden: true }),
+    "operator-chart": Flags.string({
+      description:
+        "Install the operator from this chart (a local path or a mirror's reference) instead of the pinned repository.",
+    }),
+    "calico-manifests": Flags.string({
+      description:
+        "Where the tigera operator manifests are (a URL or directory with operator-crds.yaml and tigera-operator.yaml), instead of Calico's release.",
+    }),
+    resume: Flags.boolean({
+      description: "Continue the earlier run recorded in ~/.nr/state.json.",
+      exclusive: ["restart"],
+    }),
+    restart: Flags.boolean({
+      description: "Forget the earlier run's state and run every phase again.",
+      exclusive: ["resume"],
+    }),
+    "break-lock": Flags.boolean({
+      description: "Clear a lock left by a run that is no longer running (never one a live run holds), then go on.",
+    }),
+    "skip-phases": Flags.string({ description: "Skip these phases (comma-separated ids).", multiple: true }),
+    "from-phase": Flags.string({ description: "Run from this phase on (the phases before it must be done)." }),
+    "only-phase": Flags.string({ description: "Run this phase only (the phases before it must be done)." }),
+    "dry-run": dryRunFlag,
+    output: Flags.option({
+      char: "o",
+      description: "With --dry-run: print the plan as json or yaml (the plan document) instead of shell lines.",
+      options: ["table", "json", "yaml"] as const,
+      default: "table" as const,
+    })(),
+    timeout: Flags.string({
+      description: "How long each wait (node Ready, Calico, peering, helm) may take.",
+      default: "10m",
+    }),
+    "poll-interval": Flags.string({ hidden: true, default: "2s" }),
+    "api-timeout": Flags.string({ hidden: true, default: "30s" }),
+    "host-root": Flags.string({ hidden: true, description: "Read the host facts from this directory instead of /." }),
+  };
+
+  override async run(): Promise<void> {
+    const flags = this.flags;
+    if (flags["proxmox-token-secret"] !== undefined) {
+      this.redactor.add(flags["proxmox-token-secret"]);
+      throw new UserError(
+        errorCodes.SECRET_ON_COMMAND_LINE,
+        "--proxmox-token-secret is not accepted; nothing was done",
+        {
+          why: "a secret on the command line is kept in shell history and shown by ps to every user of the machine",
+          next: [
+            "give it in NR_PROXMOX_TOKEN_SECRET, in a --proxmox-credentials file, on standard input (--proxmox-credentials -), or at the prompt",
+            "and consider the token exposed: rotate it in Proxmox",
+          ],
+        },
+      );
+    }
+    const env = process.env;
+    if (flags["break-lock"]) {
+      const cleared = await breakStaleLock(nrPaths(env).state);
+      if (cleared !== undefined)
+        this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
+    }
+    const dryRun = flags["dry-run"];
+    const renderer = dryRun ? undefined : await this.progress();
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    try {
+      const outcome = await register({
+        name: flags.name,
+        agentId: flags["agent-id"],
+        apiUrl: flags["api-url"],
+        kubeconfig: flags.kubeconfig,
+        podCidr: flags["pod-cidr"],
+        serviceCidr: flags["service-cidr"],
+        offload: list(flags["offload-namespace"]),
+        skipPrechecks: flags["skip-prechecks"],
+        offline: flags.offline,
+        skipOperator: flags["skip-operator-install"],
+        proxmoxCredentials: flags["proxmox-credentials"],
+        proxmoxUrl: flags["proxmox-url"],
+        proxmoxTokenId: flags["proxmox-token-id"],
+        operatorChart: flags["operator-chart"],
+        calicoManifests: flags["calico-manifests"],
+        resume: flags.resume,
+        restart: flags.restart,
+        skipPhases: list(flags["skip-phases"]),
+        fromPhase: flags["from-phase"],
+        onlyPhase: flags["only-phase"],
+        dryRun,
+        waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
+        pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
+        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
+        hostRoot: flags["host-root"],
+        env,
+        runner: this.processRunner(),
+        redactor: this.redactor,
+        version: this.config.version,
+        ...(renderer === undefined ? {} : { onEvent: phaseProgress(renderer) }),
+        warn: (message) => this.logger.warn(message),
+        debug: (message) => this.logger.debug(message),
+        signal: controller.signal,
+      });
+      renderer?.close();
+      if (outcome.kind === "plan") {
+        await this.printPlan(outcome.planned.plan, flags.output);
+        return;
+      }
+      const { result } = outcome;
+      const agent = result.state.phases.agent?.outputs;
+      await this.out(
+        `agent ${String(agent?.name ?? "")} (${String(agent?.agentId ?? "")}) registered: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped`,
+      );
+      if (outcome.installedTools.length > 0) this.logger.info(pathAdvice(env));
+      if (outcome.operatorSkipped) {
+        this.logger.warn(
+          "the operator is not installed (--skip-operator-install): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE",
+        );
+      }
+    } catch (error) {
+      renderer?.close();
+      throw withResumeAdvice(error);
+    } finally {
+      process.removeListener("SIGINT", stop);
+      process.removeListener("SIGTERM", stop);
+    }
+  }
+}
+
+/** A phase's failure says which phase, what is recorded, and how to continue (STYLE: errors). */
+function withResumeAdvice(error: unknown): unknown {
+  if (!isUserError(error) || typeof error.facts.phase !== "string") return error;
+  const phase = error.facts.phase;
+  return new UserError(error.errorCode, error.message, {
+    why: error.why,
+    problems: error.problems,
+    next: [
+      ...error.next,
+      `the phases before ${phase} are done and recorded in ${String(error.facts.stateFile ?? "~/.nr/state.json")}; after fixing it, continue with: nr cluster register --resume`,
+    ],
+    facts: error.facts,
+    cause: error,
+  });
+}

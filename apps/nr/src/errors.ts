@@ -1,0 +1,78 @@
+import { defineErrorCodes, ExitCode } from "@nodekit/errors";
+
+/** nr's own error codes: what its commands and phases check, beyond the libraries'. */
+export const errorCodes = defineErrorCodes("nr", {
+  NR_API_URL_MISSING: {
+    exitCode: ExitCode.Usage,
+    meaning: "No NodeRings API URL was given (--api-url, NR_API_URL or apiUrl in the config file); nothing was sent.",
+  },
+  NR_CONFIG_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "nr's config file does not parse or breaks its schema; every problem is listed.",
+  },
+  NR_CONFIG_INSECURE: {
+    exitCode: ExitCode.Precondition,
+    meaning: "nr's config file holds the API token but others may read it (its mode is not 0600); it was not used.",
+  },
+  AGENT_IDENTITY_MISSING: {
+    exitCode: ExitCode.Usage,
+    meaning: "Neither --name nor --agent-id was given, and no earlier run recorded the agent.",
+  },
+  AGENT_IDENTITY_CHANGED: {
+    exitCode: ExitCode.Conflict,
+    meaning: "--name or --agent-id names another agent than the one this machine's state is registered as.",
+  },
+  NETWORK_PLAN_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning: "The pod or service CIDR is not an IPv4 CIDR, or the two overlap.",
+  },
+  OFFLOAD_NAMESPACE_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning: "A namespace named with --offload-namespace is not a valid namespace name.",
+  },
+  OFFLOAD_NAMESPACE_REFUSED: {
+    exitCode: ExitCode.Rejected,
+    meaning: "NodeRings does not allow a namespace named with --offload-namespace (reserved, or too many).",
+  },
+  PRECHECKS_FAILED: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The machine does not meet what k3s, Calico and Liqo need; every failed check says what was found, what is required and how to fix it.",
+  },
+  HOST_FACTS_UNREADABLE: {
+    exitCode: ExitCode.Precondition,
+    meaning: "The prechecks could not read a fact about this machine (/etc/os-release, /proc).",
+  },
+  TOOL_INSTALL_FAILED: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "A companion tool downloaded and verified into ~/.nr/bin did not install or does not answer with its pinned version; nothing was kept.",
+  },
+  K3S_INSTALLER_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "No k3s installer on this machine (k3s-install.sh on PATH or in ~/.nr/bin) and the pins give none to download with a digest.",
+  },
+  PROXMOX_CREDENTIALS_MISSING: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "The operator phase needs Proxmox credentials and none were given (file, standard input, environment or prompt).",
+  },
+  PROXMOX_CREDENTIALS_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The Proxmox credentials given are incomplete or malformed; every problem is listed (never the secret).",
+  },
+  SECRET_ON_COMMAND_LINE: {
+    exitCode: ExitCode.Usage,
+    meaning: "A secret was passed as a command-line flag, where shell history and ps can read it; it was not used.",
+  },
+  NR_DURATION_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning: "A duration flag (--timeout) is not a duration such as 90s, 10m or 1h.",
+  },
+  VERIFY_FAILED: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "The verify phase's health gate did not pass; each failed check is listed and the result was reported to NodeRings.",
+  },
+});

@@ -1,0 +1,16 @@
+import type { Hints } from "@nodekit/cli-kit";
+
+/** nr's own next steps, per error code, after the library's (which never name nr). */
+export const NR_HINTS: Hints = {
+  RUN_STATE_EXISTS: () => ["see where it stopped with nr cluster status"],
+  RUN_LOCK_STALE: () => [
+    "or let nr clear it and continue: nr cluster register --resume --break-lock (only when no other nr runs on this machine)",
+  ],
+  RUN_LOCKED: () => ["see its progress with nr cluster status"],
+  RUN_STATE_INVALID: () => ["see what nr reads from it with nr cluster status"],
+  NODERINGS_NO_TOKEN: () => ["set NR_API_TOKEN, or token in ~/.nr/config.yaml (mode 0600)"],
+  NODERINGS_UNAUTHORIZED: () => ["check the token in NR_API_TOKEN or ~/.nr/config.yaml"],
+  PINS_DIGEST_MISSING: () => ["or run with pins that carry the digest (--offline reads pins from ~/.nr/config.yaml)"],
+  PRECHECKS_FAILED: () => ["nr cluster register --skip-prechecks skips them (recorded in the state)"],
+  VERIFY_FAILED: () => ["then: nr cluster register --resume --only-phase verify"],
+};

@@ -1,0 +1,83 @@
+import { testdir } from "@nodekit/test-utils";
+import { describe, expect, it } from "vitest";
+import { hostRoot } from "../../test/helpers.ts";
+import { assessHost, createHostFactsSource, type HostFacts, hostProblems } from "./host.ts";
+
+const GiB = 1024 ** 3;
+const good: HostFacts = {
+  os: { id: "ubuntu", versionId: "24.04", prettyName: "Ubuntu 24.04.3 LTS" },
+  kernel: "6.8.0-85-generic",
+  arch: "amd64",
+  hostname: "pve-node-1",
+  uid: 0,
+  memoryBytes: 8 * GiB,
+  disk: { path: "/var/lib", freeBytes: 50 * GiB },
+  listening: [],
+};
+
+describe("prechecks", () => {
+  it("passes a machine that has everything", () => {
+    expect(hostProblems(assessHost(good))).toEqual([]);
+  });
+
+  it("reports every failure at once, each with what was found, what is required and how to fix it", () => {
+    const bad: HostFacts = {
+      ...good,
+      os: { id: "alpine", versionId: "3.20", prettyName: "Alpine Linux v3.20" },
+      kernel: "5.4.0-150-generic",
+      arch: "s390x",
+      uid: 1000,
+      memoryBytes: 1 * GiB,
+      disk: { path: "/var/lib", freeBytes: 2 * GiB },
+      listening: [{ port: 6443, protocol: "tcp", process: "nginx (pid 812)" }],
+    };
+    const problems = hostProblems(
+      assessHost(bad, undefined, {
+        plan: { podCidr: "10.100.0.0/16", serviceCidr: "10.43.0.0/16" },
+        reserved: ["10.100.0.0/16"],
+      }),
+    );
+    expect(problems.map((p) => p.path?.[0])).toEqual([
+      "os",
+      "kernel",
+      "arch",
+      "user",
+      "memory",
+      "disk",
+      "port-6443-tcp",
+      "pod-cidr",
+    ]);
+    const kernel = problems.find((p) => p.path?.[0] === "kernel");
+    expect(kernel?.message).toBe(
+      "found kernel 5.4.0-150-generic; requires kernel 5.10 or newer (Liqo's WireGuard gateway); fix: upgrade the kernel (e.g. the distribution's hardware-enablement kernel) and reboot",
+    );
+    expect(problems.find((p) => p.path?.[0] === "port-6443-tcp")?.message).toContain("in use by nginx (pid 812)");
+    expect(problems.find((p) => p.path?.[0] === "pod-cidr")?.message).toContain("overlaps 10.100.0.0/16");
+  });
+
+  it("a port held by what registration itself installed (a resumed run) is not in the way", () => {
+    const facts = { ...good, listening: [{ port: 6443, protocol: "tcp" as const, process: "k3s-server (pid 4242)" }] };
+    expect(hostProblems(assessHost(facts))).toEqual([]);
+  });
+
+  it("reads the facts from a directory laid out like a machine (/etc/os-release, /proc)", async () => {
+    const dir = await testdir({});
+    // 0A is LISTEN; 1A0B is port 6667; 2742 is 10050 — neither is checked, 192B (6443) is.
+    const tcp = [
+      "   0: 00000000:192B 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1",
+      "   1: 00000000:1A0B 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12346 1",
+      "   2: 0100007F:2742 0100007F:192B 01 00000000:00000000 00:00000000 00000000     0        0 12347 1",
+    ].join("\n");
+    const root = await hostRoot(dir.root, { kernel: "5.15.0-1-amd64", tcp: `${tcp}\n`, memKb: 4 * 1024 * 1024 });
+    const facts = await createHostFactsSource({ root }).facts();
+    expect(facts).toMatchObject({
+      os: { id: "ubuntu", prettyName: "Ubuntu 24.04.3 LTS" },
+      kernel: "5.15.0-1-amd64",
+      arch: "amd64",
+      hostname: "pve-node-1",
+      memoryBytes: 4 * GiB,
+      listening: [{ port: 6443, protocol: "tcp", process: null }],
+    });
+    expect(facts.disk.freeBytes).toBeGreaterThan(0);
+  });
+});

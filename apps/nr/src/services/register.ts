@@ -1,0 +1,307 @@
+import { join } from "node:path";
+import { UserError } from "@nodekit/errors";
+import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
+import { createNodeRingsClient } from "@nodekit/noderings-api";
+import {
+  createStateStore,
+  type PhaseEvent,
+  type PlannedRun,
+  planPhases,
+  type RunResult,
+  type RunState,
+  runPhases,
+  selectPhases,
+} from "@nodekit/phase-runner";
+import type { JsonValue } from "@nodekit/plan";
+import type { ProcessRunner, Redactor } from "@nodekit/process";
+import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
+import { errorCodes } from "../errors.ts";
+import type { RegisterContext } from "../phases/context.ts";
+import { REGISTER_PHASES } from "../phases/phases.ts";
+import { calicoManifestsBase } from "./calico.ts";
+import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
+import { apiEndpoint, displayPath, loadNrConfig, nrPaths } from "./home.ts";
+import { createHostFactsSource } from "./host.ts";
+import { networkPlan } from "./network.ts";
+import { resolveK3sInstaller, resolveTool } from "./tools.ts";
+
+/** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
+export const K3S_KUBECONFIG = "/etc/rancher/k3s/k3s.yaml";
+
+const OPERATOR = {
+  namespace: "proxmox-operator",
+  release: "proxmox-operator",
+  secretName: "proxmox-credentials",
+};
+
+const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
+const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
+
+export interface RegisterOptions {
+  name?: string | undefined;
+  agentId?: string | undefined;
+  apiUrl?: string | undefined;
+  kubeconfig?: string | undefined;
+  podCidr?: string | undefined;
+  serviceCidr?: string | undefined;
+  offload: readonly string[];
+  skipPrechecks: boolean;
+  offline: boolean;
+  skipOperator: boolean;
+  proxmoxCredentials?: string | undefined;
+  proxmoxUrl?: string | undefined;
+  proxmoxTokenId?: string | undefined;
+  operatorChart?: string | undefined;
+  calicoManifests?: string | undefined;
+  resume: boolean;
+  restart: boolean;
+  skipPhases: readonly string[];
+  fromPhase?: string | undefined;
+  onlyPhase?: string | undefined;
+  dryRun: boolean;
+  waitSeconds: number;
+  pollMs: number;
+  /** The deadline of each NodeRings API request (default 30 s). */
+  apiTimeoutMs?: number | undefined;
+  /** A directory laid out like a machine's (/etc/os-release, /proc), for the prechecks. */
+  hostRoot?: string | undefined;
+  env: NodeJS.ProcessEnv;
+  runner: ProcessRunner;
+  /** Runs the plans' exec steps (default: `runner`); a test passes a recording one. */
+  planRunner?: ProcessRunner;
+  redactor: Redactor;
+  version: string;
+  onEvent?: (event: PhaseEvent) => void;
+  warn: (message: string) => void;
+  debug: (message: string) => void;
+  onDownload?: (tool: string, received: number, total: number | undefined) => void;
+  signal?: AbortSignal;
+  fetch?: typeof globalThis.fetch;
+}
+
+export type RegisterOutcome =
+  | { kind: "plan"; planned: PlannedRun }
+  | { kind: "done"; result: RunResult; installedTools: string[]; operatorSkipped: boolean; stateFile: string };
+
+function agentIdentity(options: RegisterOptions, state: RunState | undefined): { name?: string; agentId?: string } {
+  const recorded = state?.meta.agent as { name?: string; agentId?: string } | undefined;
+  const given = options.agentId ?? options.name;
+  if (given === undefined) {
+    if (recorded?.name !== undefined || recorded?.agentId !== undefined) return recorded;
+    throw new UserError(errorCodes.AGENT_IDENTITY_MISSING, "which agent to register as was not given", {
+      why: "registration creates (or reuses) an agent in NodeRings, by name or by id",
+      next: ["give --name NAME to create or reuse the agent named so", "or --agent-id ID to reuse an existing agent"],
+    });
+  }
+  if (recorded !== undefined && state !== undefined && Object.keys(state.phases).length > 0) {
+    const differs =
+      (options.name !== undefined && recorded.name !== undefined && options.name !== recorded.name) ||
+      (options.agentId !== undefined && recorded.agentId !== undefined && options.agentId !== recorded.agentId);
+    if (differs) {
+      throw new UserError(
+        errorCodes.AGENT_IDENTITY_CHANGED,
+        `this machine's state is registered as agent ${recorded.name ?? recorded.agentId}, not ${given}`,
+        {
+          why: "one machine is one agent: its cluster and peering belong to the agent it registered as",
+          next: "leave out --name/--agent-id to continue, or start over with --restart to register it as another agent",
+        },
+      );
+    }
+  }
+  return options.agentId !== undefined ? { agentId: options.agentId } : { name: options.name as string };
+}
+
+function memo<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
+/**
+ * `nr cluster register`: reads the config and the state, fetches the pins (or takes the
+ * offline ones), resolves the companion tools, reads the Proxmox credentials, and then
+ * runs the ten phases — or, with `dryRun`, plans them and changes nothing.
+ */
+export async function register(options: RegisterOptions): Promise<RegisterOutcome> {
+  const { env, redactor } = options;
+  const selection = { skip: options.skipPhases, from: options.fromPhase, only: options.onlyPhase };
+  // An unknown phase is a usage error: said before anything is read or asked.
+  selectPhases(REGISTER_PHASES, selection, SELECTION_LABELS);
+  const paths = nrPaths(env);
+  const config = await loadNrConfig(paths);
+  const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
+  if (endpoint.token !== undefined) redactor.add(endpoint.token);
+  const store = createStateStore({ path: paths.state });
+  const existing = await store.read(REGISTER_PHASES.map((p) => p.id));
+  const identity = agentIdentity(options, options.restart ? undefined : existing);
+  const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr });
+
+  const api = createNodeRingsClient({
+    baseUrl: endpoint.url,
+    token: () => endpoint.token,
+    userAgent: `nr/${options.version}`,
+    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
+    log: (line) => options.debug(line),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+  const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
+  const facts = await host.facts();
+  if (!(ARCHITECTURES as readonly string[]).includes(facts.arch)) {
+    throw new UserError(errorCodes.PRECHECKS_FAILED, `this machine's architecture ${facts.arch} is not supported`, {
+      why: `NodeRings pins tools for ${ARCHITECTURES.join(", ")}`,
+      next: "register a VM of a supported architecture",
+    });
+  }
+  const arch = facts.arch as Arch;
+
+  let pins: ResolvedPins;
+  if (options.offline) {
+    const section = (config.document?.value as { pins?: unknown } | null | undefined)?.pins;
+    pins =
+      section === undefined || config.document === undefined
+        ? offlinePins()
+        : offlinePins({ defaults: config.document, at: ["pins"], source: config.path });
+    for (const warning of pins.warnings) options.warn(warning);
+  } else {
+    pins = await fetchPins(api, { arch });
+  }
+
+  const kube: KubeTarget = { kubeconfig: options.kubeconfig ?? K3S_KUBECONFIG };
+  const helmHome = join(paths.run, "helm");
+  const tools = {
+    liqoctl: memo(() => resolveTool("liqoctl", { pins, arch, paths, runner: options.runner, env })),
+    helm: memo(() => resolveTool("helm", { pins, arch, paths, runner: options.runner, env })),
+    k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
+  };
+  // Fail before anything is installed when a tool a phase still to run needs cannot be had.
+  const done = (id: string) => !options.restart && existing?.phases[id]?.state === "done";
+  if (!done("k3s")) await tools.k3sInstaller();
+  if (!done("liqo") || !done("outbound-peer") || !done("offloading")) await tools.liqoctl();
+  if (!options.skipOperator && !done("operator")) await tools.helm();
+
+  const operatorPin = pins.pins.tools["proxmox-operator"];
+  const chart =
+    options.operatorChart ??
+    `${operatorPin.chart?.repository ?? "oci://registry.noderings.io/charts"}/${operatorPin.chart?.name ?? "proxmox-operator"}`;
+  const credentialsSource =
+    options.proxmoxCredentials === "-"
+      ? "standard input"
+      : options.proxmoxCredentials !== undefined
+        ? `file ${options.proxmoxCredentials}`
+        : env.NR_PROXMOX_TOKEN_SECRET
+          ? "environment"
+          : "prompt";
+  const credentials = memo(() =>
+    readProxmoxCredentials({
+      file: options.proxmoxCredentials,
+      url: options.proxmoxUrl,
+      tokenId: options.proxmoxTokenId,
+      env,
+      prompt: terminalPrompt(),
+      onSecret: (secret) => redactor.add(secret),
+    }),
+  );
+  // Asked for before anything is installed when the operator is still to install (not mid-run).
+  const operatorWillRun =
+    !options.skipOperator &&
+    !done("operator") &&
+    !(options.onlyPhase !== undefined && options.onlyPhase !== "operator");
+  if (!options.dryRun && operatorWillRun) await credentials();
+
+  const context: RegisterContext = {
+    api,
+    pins,
+    arch,
+    identity,
+    network,
+    host,
+    skipPrechecks: options.skipPrechecks,
+    kube,
+    paths,
+    runner: options.runner,
+    tools,
+    calicoManifests: options.calicoManifests ?? calicoManifestsBase(pins.pins.tools.calico.version),
+    offload: options.offload,
+    operator: {
+      skip: options.skipOperator,
+      chart,
+      version: operatorPin.version,
+      ...OPERATOR,
+      credentialsSource,
+      credentials,
+    },
+    wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
+    helmEnv: isolatedToolEnv(helmHome),
+    redactor,
+    reporter: `nr/${options.version}`,
+    clock: () => new Date(),
+    fetch: options.fetch,
+    onDownload: options.onDownload,
+  };
+  const common = {
+    name: "nr cluster register",
+    phases: REGISTER_PHASES,
+    context,
+    store,
+    resume: options.resume,
+    restart: options.restart,
+    selection,
+    labels: SELECTION_LABELS,
+    resumeLabels: RESUME_LABELS,
+  };
+  if (options.dryRun) return { kind: "plan", planned: await planPhases(common) };
+
+  const installed: string[] = [];
+  const onEvent = (event: PhaseEvent) => {
+    if (event.type === "step-finished" && event.line.startsWith("# install ")) {
+      installed.push(event.line.slice("# install ".length).split(" ")[0] ?? "");
+    }
+    options.onEvent?.(event);
+  };
+  const meta: Record<string, JsonValue> = {
+    agent: { ...identity },
+    api: endpoint.url,
+    pins: {
+      name: pins.pins.name,
+      origin: pins.origin,
+      source: pins.source,
+      hash: pins.hash,
+      versions: Object.fromEntries(Object.entries(pins.pins.tools).map(([tool, pin]) => [tool, pin.version])),
+    },
+    network: { ...network },
+    kubeconfig: kube.kubeconfig,
+    operator: options.skipOperator ? "skipped" : "install",
+    offload: [...options.offload],
+  };
+  const result = await runPhases({
+    ...common,
+    runner: options.planRunner ?? options.runner,
+    redactor,
+    meta,
+    onEvent,
+    describeFailure: (error, step) =>
+      /(^|\/)(kubectl|helm)$/.test(step.call.command)
+        ? kubeToolError(error, step.call, {
+            doing: "registering",
+            kubeconfig: kube.kubeconfig,
+            cluster: "the agent cluster",
+          })
+        : undefined,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  return {
+    kind: "done",
+    result,
+    installedTools: installed,
+    operatorSkipped: result.state.phases.operator?.state === "skipped",
+    stateFile: paths.state,
+  };
+}
+
+/** The PATH advice after nr installed a tool into ~/.nr/bin (NR-5). */
+export function pathAdvice(env: NodeJS.ProcessEnv = process.env): string {
+  const bin = nrPaths(env).bin;
+  return `keep ${displayPath(bin, env)} on your PATH for later liqoctl and helm use: export PATH="${bin}:$PATH"`;
+}

@@ -1,0 +1,415 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { access, readdir, readFile } from "node:fs/promises";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import { planCallLines } from "@nodekit/plan";
+import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
+import { repoRoot } from "@nodekit/test-utils";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { register } from "../src/services/register.ts";
+import {
+  FIXTURES,
+  hostRoot,
+  kubectl,
+  type NrHome,
+  nrHome,
+  type StandIns,
+  standIns,
+  tigeraStatusSetter,
+} from "./helpers.ts";
+
+// nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
+// real kube-apiserver as the agent cluster (an explicit --kubeconfig stands for what k3s
+// leaves), real kubectl applying the tigera operator's manifests and Calico's resources,
+// real helm installing an operator chart fixture, and recording stand-ins on PATH for the
+// k3s installer and liqoctl, which cannot run here.
+
+const TOKEN = "nr-e2e-token";
+const CANARY = "canary-7f3e9b1c-proxmox-secret-4a2d";
+const PHASES = [
+  "agent",
+  "prechecks",
+  "k3s",
+  "calico",
+  "liqo",
+  "outbound-peer",
+  "offloading",
+  "inbound-peering",
+  "operator",
+  "verify",
+];
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: string;
+  body: string;
+}
+
+let kubeconfig: string;
+let emulator: RunningNodeRingsEmulator;
+let proxy: Server;
+let proxyUrl: string;
+const seen: Seen[] = [];
+let home: NrHome;
+let stand: StandIns;
+let path: string;
+let stopTigera: () => void;
+let helmVersion: string;
+
+/** Everything nr sends to the API passes here, so a test can read every byte of it. */
+async function recordingProxy(target: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      seen.push({
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: JSON.stringify(req.headers),
+        body: body.toString(),
+      });
+      const upstream = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on("error", () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+beforeAll(async () => {
+  const plane = await useControlPlane();
+  kubeconfig = plane.adminKubeconfigPath;
+  emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
+  // The platform pins the helm this machine has, so the operator phase uses it (a wrong
+  // version would be replaced by the emulator's download, which only answers `version`).
+  helmVersion = execFileSync(join(plane.binDir, "helm"), ["version", "--template", "{{.Version}}"], {
+    encoding: "utf8",
+  }).trim();
+  const pins = structuredClone(emulator.pins);
+  pins.tools.helm.version = helmVersion;
+  emulator.setPins(pins);
+  proxy = await recordingProxy(emulator.url);
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  home = await nrHome("nr-e2e-");
+  stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
+  path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
+  stopTigera = tigeraStatusSetter(kubeconfig);
+});
+
+afterAll(async () => {
+  stopTigera?.();
+  await new Promise((resolve) => proxy?.close(resolve));
+  await emulator?.stop();
+  await home?.cleanup();
+});
+
+function registerArgs(name: string, root: string, extra: string[] = []): string[] {
+  return [
+    "cluster",
+    "register",
+    "--name",
+    name,
+    "--api-url",
+    proxyUrl,
+    "--kubeconfig",
+    kubeconfig,
+    "--host-root",
+    root,
+    "--calico-manifests",
+    join(FIXTURES, "calico"),
+    "--operator-chart",
+    join(FIXTURES, "proxmox-operator"),
+    "--offload-namespace",
+    "tenant-vms",
+    "--poll-interval",
+    "100ms",
+    "--timeout",
+    "60s",
+    ...extra,
+  ];
+}
+
+function envFor(nrHomeDir: string): Record<string, string> {
+  return {
+    NR_HOME: nrHomeDir,
+    NR_API_TOKEN: TOKEN,
+    NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
+    NR_PROXMOX_TOKEN_ID: "root@pam!nr",
+    NR_PROXMOX_TOKEN_SECRET: CANARY,
+    PATH: path,
+  };
+}
+
+async function allFiles(dir: string): Promise<string> {
+  let text = "";
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) text += await readFile(join(entry.parentPath, entry.name), "utf8").catch(() => "");
+  }
+  return text;
+}
+
+const readState = async (nrHomeDir: string) =>
+  JSON.parse(await readFile(join(nrHomeDir, "state.json"), "utf8")) as {
+    status: string;
+    phases: Record<string, { state: string; runs: number; finishedAt?: string; outputs?: Record<string, unknown> }>;
+  };
+
+describe("nr cluster register, end to end", () => {
+  it("runs the ten phases with the real commands, and the Proxmox secret goes only into the Secret", async () => {
+    const nr = join(home.path, "e2e");
+    const root = await hostRoot(join(home.path, "e2e-host"), { hostname: "pve-e2e" });
+    const before = (await stand.records()).length;
+    const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^agent pve-e2e \([0-9a-f-]{36}\) registered: 10 phases ran, 0 kept, 0 skipped/);
+
+    const records = (await stand.records()).slice(before);
+    const k3s = records.find((r) => r.tool === "k3s-install");
+    expect(k3s?.argv).toEqual([
+      "server",
+      "--flannel-backend=none",
+      "--disable-network-policy",
+      "--cluster-cidr=10.42.0.0/16",
+      "--service-cidr=10.43.0.0/16",
+      "--node-name=pve-e2e",
+    ]);
+    expect(k3s?.env.INSTALL_K3S_VERSION).toBe(emulator.pins.tools.k3s.version);
+    const install = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "install");
+    expect(install?.argv).toEqual([
+      "install",
+      "k3s",
+      "--kubeconfig",
+      kubeconfig,
+      "--cluster-id",
+      "pve-e2e",
+      "--pod-cidr",
+      "10.42.0.0/16",
+      "--service-cidr",
+      "10.43.0.0/16",
+      "--version",
+      "v1.0.1",
+      "--timeout",
+      "60s",
+      "--skip-confirm",
+    ]);
+    const peer = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "peer");
+    expect(peer?.argv).toEqual(
+      expect.arrayContaining([
+        "--gw-server-service-type",
+        "NodePort",
+        "--gw-server-service-port",
+        "51840",
+        "--in-band",
+      ]),
+    );
+    // The one-time peering kubeconfig existed (0600, with its token) while liqoctl ran, and is gone since.
+    expect(peer?.remoteKubeconfig).toEqual({ mode: 0o600, hasToken: true });
+    await expect(access(join(nr, "run", "noderings-peering.kubeconfig"))).rejects.toThrow();
+    const offloads = records
+      .filter((r) => r.tool === "liqoctl" && r.argv[0] === "offload")
+      .map((r) => r.argv.slice(0, 3).join(" "));
+    expect(offloads).toEqual(["offload namespace nr-vnc-gateway", "offload namespace tenant-vms"]);
+
+    // Calico: the Installation's IP pool is the pod CIDR, and Liqo's interfaces are skipped.
+    const installation = JSON.parse(
+      await kubectl(kubeconfig, ["get", "installations.operator.tigera.io/default", "-o", "json"]),
+    );
+    expect(installation.spec.calicoNetwork.ipPools[0].cidr).toBe("10.42.0.0/16");
+    expect(installation.spec.calicoNetwork.nodeAddressAutodetectionV4).toEqual({ skipInterface: "liqo.*" });
+    expect(
+      await kubectl(kubeconfig, ["get", "deployment/tigera-operator", "-n", "tigera-operator", "-o", "name"]),
+    ).toContain("tigera-operator");
+
+    // The operator: the Secret first, holding the credentials; the chart references it by name only.
+    const secret = JSON.parse(
+      await kubectl(kubeconfig, ["get", "secret/proxmox-credentials", "-n", "proxmox-operator", "-o", "json"]),
+    );
+    expect(Buffer.from(secret.data.tokenSecret, "base64").toString()).toBe(CANARY);
+    const values = await kubectl(kubeconfig, [
+      "get",
+      "configmap/proxmox-operator",
+      "-n",
+      "proxmox-operator",
+      "-o",
+      "jsonpath={.data.credentialsSecret}",
+    ]);
+    expect(values).toBe("proxmox-credentials");
+    const helmValues = execFileSync(
+      "helm",
+      ["get", "values", "proxmox-operator", "-n", "proxmox-operator", "--kubeconfig", kubeconfig, "-o", "json"],
+      { encoding: "utf8", env: { ...process.env, PATH: path, HOME: home.path } },
+    );
+    expect(JSON.parse(helmValues)).toEqual({ credentials: { existingSecret: "proxmox-credentials" } });
+
+    // The platform: agent Ready after the verify phase's report, both peerings established, offloading reported.
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    const agent = await api.getAgentByName("pve-e2e");
+    expect(agent.state).toBe("Ready");
+    const peering = await api.getPeeringStatus(agent.id);
+    expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+    expect((await api.getOffloadingTargets(agent.id)).offloaded).toEqual(["nr-vnc-gateway", "tenant-vms"]);
+
+    // The canary reached nothing but the Secret: no API request, no state, no file in ~/.nr, no log line.
+    for (const request of seen) expect(`${request.url} ${request.headers} ${request.body}`).not.toContain(CANARY);
+    expect(seen.some((r) => r.method === "POST" && r.url.endsWith("/health-reports"))).toBe(true);
+    expect(await allFiles(nr)).not.toContain(CANARY);
+    expect(result.stdout).not.toContain(CANARY);
+    expect(result.stderr).not.toContain(CANARY);
+    expect(result.stderr).not.toContain(TOKEN);
+    expect(result.stderr).toContain('"event":"progress"');
+
+    const status = await home.nr(["cluster", "status", "-o", "json"], { env: envFor(nr) });
+    const report = JSON.parse(status.stdout);
+    expect(report).toMatchObject({
+      status: "succeeded",
+      operatorInstalled: true,
+      agent: { name: "pve-e2e", id: agent.id },
+    });
+    expect(report.phases.map((p: { state: string }) => p.state)).toEqual(PHASES.map(() => "done"));
+    expect(report.pins.versions.helm).toBe(helmVersion);
+
+    // Run again with --resume: every phase is re-checked by its probe and kept; nothing is redone.
+    const count = (await stand.records()).length;
+    const again = await home.nr([...registerArgs("pve-e2e", root), "--resume"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toContain("0 phases ran, 10 kept");
+    expect((await stand.records()).length).toBe(count);
+    // The same name again (without --resume) never makes a second agent.
+    expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
+  }, 120_000);
+
+  it("--dry-run prints exactly the calls the real run then makes", async () => {
+    const nr = join(home.path, "plan");
+    const root = await hostRoot(join(home.path, "plan-host"), { hostname: "pve-plan" });
+    // With the agent known, every parameter of every call is known before anything runs.
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    await api.ensureAgent({ name: "pve-plan", architecture: "amd64" });
+    const env = { ...envFor(nr), HOME: home.path };
+    const previousPath = process.env.PATH;
+    process.env.PATH = path;
+    try {
+      const options = {
+        name: "pve-plan",
+        apiUrl: emulator.url,
+        kubeconfig,
+        hostRoot: root,
+        calicoManifests: join(FIXTURES, "calico"),
+        operatorChart: join(FIXTURES, "proxmox-operator"),
+        offload: ["tenant-vms"],
+        skipPrechecks: false,
+        offline: false,
+        skipOperator: false,
+        resume: false,
+        restart: false,
+        skipPhases: [],
+        waitSeconds: 60,
+        pollMs: 100,
+        env,
+        runner: createExecaRunner(),
+        version: "0.0.0-test",
+        warn: () => {},
+        debug: () => {},
+      };
+      const dry = await register({ ...options, dryRun: true, redactor: new Redactor() });
+      if (dry.kind !== "plan") throw new Error("expected a plan");
+      const planned = planCallLines(dry.planned.plan);
+      expect(planned.length).toBeGreaterThan(10);
+      const recording = createRecordingRunner({ inner: createExecaRunner() });
+      const real = await register({ ...options, dryRun: false, redactor: new Redactor(), planRunner: recording });
+      expect(real.kind).toBe("done");
+      expect(recording.calls.map((call) => call.line)).toEqual(planned);
+    } finally {
+      process.env.PATH = previousPath;
+    }
+  }, 120_000);
+
+  it("kill -9 at each phase boundary, then --resume: it completes, and nothing done is redone", async () => {
+    const nr = join(home.path, "kill");
+    const root = await hostRoot(join(home.path, "kill-host"), { hostname: "pve-kill" });
+    const bin = join(repoRoot, "apps/nr/bin/run.js");
+    const snapshots: Array<Record<string, { runs: number; finishedAt?: string }>> = [];
+    let refusedStale = false;
+    for (const phase of PHASES.slice(0, -1)) {
+      const args = [...registerArgs("pve-kill", root), ...(snapshots.length > 0 ? ["--resume"] : [])];
+      if (snapshots.length === 1 && !refusedStale) {
+        // The killed run left its lock: a resume is refused, with how to clear it; the lock stays.
+        const refused = await home.nr(args, { env: envFor(nr) });
+        expect(refused.exitCode).toBe(5);
+        expect(refused.stderr).toContain("which is no longer running");
+        expect(refused.stderr).toContain("--break-lock");
+        refusedStale = true;
+      }
+      const child: ChildProcess = spawn(
+        process.execPath,
+        [bin, ...args, ...(snapshots.length > 0 ? ["--break-lock"] : [])],
+        {
+          env: { HOME: home.path, NO_COLOR: "1", ...envFor(nr) },
+          stdio: ["ignore", "ignore", "pipe"],
+          // Its own process group: the kill takes nr and whatever it runs at that moment, as a crash would.
+          detached: true,
+        },
+      );
+      const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+      let stderr = "";
+      await new Promise<void>((resolve, reject) => {
+        child.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes(`[${phase}] done`)) {
+            process.kill(-(child.pid ?? 0), "SIGKILL");
+            resolve();
+          }
+        });
+        child.on("exit", () => reject(new Error(`nr exited before ${phase} was done:\n${stderr}`)));
+      });
+      await exited;
+      const state = await readState(nr);
+      expect(state.phases[phase]?.state).toBe("done");
+      snapshots.push(
+        Object.fromEntries(
+          Object.entries(state.phases)
+            .filter(([, p]) => p.state === "done")
+            .map(([id, p]) => [
+              id,
+              { runs: p.runs, ...(p.finishedAt === undefined ? {} : { finishedAt: p.finishedAt }) },
+            ]),
+        ),
+      );
+    }
+    const last = await home.nr([...registerArgs("pve-kill", root), "--resume", "--break-lock"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(last.exitCode, last.stderr).toBe(0);
+    const final = await readState(nr);
+    expect(final.status).toBe("succeeded");
+    expect(PHASES.map((id) => final.phases[id]?.state)).toEqual(PHASES.map(() => "done"));
+    // No phase done at a kill ran again afterwards.
+    for (const snapshot of snapshots) {
+      for (const [id, done] of Object.entries(snapshot)) {
+        expect({ id, runs: final.phases[id]?.runs, finishedAt: final.phases[id]?.finishedAt }).toEqual({ id, ...done });
+      }
+    }
+    const installs = (await stand.records()).filter(
+      (r) => r.tool === "k3s-install" && r.argv.includes("--node-name=pve-kill"),
+    );
+    // Once, or twice when the kill right after prechecks caught the installer already started.
+    expect(installs.length).toBeGreaterThanOrEqual(1);
+    expect(installs.length).toBeLessThanOrEqual(2);
+  }, 300_000);
+});

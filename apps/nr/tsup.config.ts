@@ -1,0 +1,23 @@
+import { defineConfig } from "tsup";
+import { base } from "../../tooling/tsup/base.ts";
+
+// Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
+// shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
+// core bundled in from source, src/run.ts as the bin's entry. What loads only when a phase
+// runs (execa, write-file-atomic, proper-lockfile, tar, the prompts) stays external.
+export default defineConfig({
+  ...base,
+  entry: ["src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
+  splitting: true,
+  dts: false,
+  noExternal: [/^@nodekit\//, "zod", "js-yaml", "ky", "ipaddr.js", "semver", /^@oclif\/core/],
+  // @kubernetes/client-node is reached only through @nodekit/kube's connect(), which nr never calls.
+  external: ["typescript", "ts-node", "tsx", "@kubernetes/client-node"],
+  banner: {
+    js: 'import { createRequire as __nodekitCreateRequire } from "node:module";\nconst require = __nodekitCreateRequire(import.meta.url);',
+  },
+  esbuildOptions(options) {
+    options.outbase = "src";
+    options.conditions = ["source"];
+  },
+});

@@ -1,0 +1,209 @@
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { dirname } from "node:path";
+import { UserError } from "@nodekit/errors";
+import * as z from "zod";
+import { errorCodes } from "./errors.ts";
+
+/** Who holds a lock: written beside it when it is taken, so a refusal can say who. */
+export interface LockOwner {
+  pid: number;
+  host: string;
+  /** What holds it, e.g. "nr cluster register". */
+  name: string;
+  since: string;
+  runId: string;
+}
+
+const OwnerSchema = z.object({
+  pid: z.int().positive(),
+  host: z.string(),
+  name: z.string(),
+  since: z.string(),
+  runId: z.string(),
+});
+
+export interface LockOptions {
+  /** The file the lock guards (the state file); the lock is the directory `<file>.lock`. */
+  file: string;
+  name: string;
+  runId: string;
+  /** A lock not refreshed for this long is stale when its owner cannot be checked (default 10 s). */
+  staleMs?: number;
+  /** Called when the lock is lost while held (removed by hand, taken by another). */
+  onCompromised?: (error: Error) => void;
+  /** Whether a process is alive (default: `process.kill(pid, 0)`); tests pass their own. */
+  isAlive?: (pid: number) => boolean;
+  clock?: () => Date;
+}
+
+export interface HeldLock {
+  readonly owner: LockOwner;
+  release(): Promise<void>;
+}
+
+/** What is known about a lock found in place. */
+export type LockInspection =
+  | { state: "free" }
+  | { state: "held"; owner: LockOwner | undefined }
+  | { state: "stale"; owner: LockOwner | undefined; why: string };
+
+export const lockPathOf = (file: string) => `${file}.lock`;
+const ownerPathOf = (file: string) => `${file}.lock-owner.json`;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function readOwner(file: string): Promise<LockOwner | undefined> {
+  try {
+    const parsed = OwnerSchema.safeParse(JSON.parse(await readFile(ownerPathOf(file), "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Looks at the lock of `file` without touching it. Held: its owner runs on this host (or on
+ * another host and refreshed it recently). Stale: its owner on this host is gone, or nobody
+ * refreshed it for `staleMs`.
+ */
+export async function inspectLock(
+  file: string,
+  options: Pick<LockOptions, "staleMs" | "isAlive" | "clock"> = {},
+): Promise<LockInspection> {
+  const staleMs = options.staleMs ?? 10_000;
+  const isAlive = options.isAlive ?? processAlive;
+  const now = (options.clock ?? (() => new Date()))();
+  let mtime: Date;
+  try {
+    mtime = (await stat(lockPathOf(file))).mtime;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { state: "free" };
+    throw error;
+  }
+  const owner = await readOwner(file);
+  if (owner !== undefined && owner.host === hostname()) {
+    if (!isAlive(owner.pid)) {
+      return { state: "stale", owner, why: `process ${owner.pid} that took it is no longer running` };
+    }
+    return { state: "held", owner };
+  }
+  const age = now.getTime() - mtime.getTime();
+  if (age > staleMs) {
+    return {
+      state: "stale",
+      owner,
+      why: `it was last refreshed ${Math.round(age / 1000)} s ago (its holder refreshes it every ${Math.round(staleMs / 2000)} s)`,
+    };
+  }
+  return { state: "held", owner };
+}
+
+function describeOwner(owner: LockOwner | undefined): string {
+  if (owner === undefined) return "a run whose owner is not recorded";
+  return `${owner.name} (pid ${owner.pid} on ${owner.host}, since ${owner.since})`;
+}
+
+/**
+ * Takes the lock of `file` (a directory `<file>.lock`, made atomically by proper-lockfile,
+ * refreshed while held). A live holder is RUN_LOCKED; a stale lock is RUN_LOCK_STALE,
+ * reported with its owner and how to clear it — it is never taken over here.
+ */
+export async function acquireLock(options: LockOptions): Promise<HeldLock> {
+  const staleMs = options.staleMs ?? 10_000;
+  const refuse = async (inspection: LockInspection): Promise<never> => {
+    if (inspection.state === "stale") {
+      throw new UserError(
+        errorCodes.RUN_LOCK_STALE,
+        `${options.file} is locked by ${describeOwner(inspection.owner)}, which is no longer running`,
+        {
+          why: `${inspection.why}: that run was killed or crashed before it released the lock, and a lock is never taken over silently`,
+          next: `make sure no other run uses ${options.file}, then clear the lock (remove ${lockPathOf(options.file)})`,
+          facts: {
+            lock: lockPathOf(options.file),
+            stateFile: options.file,
+            ...(inspection.owner === undefined ? {} : { ownerPid: inspection.owner.pid }),
+          },
+        },
+      );
+    }
+    const owner = inspection.state === "held" ? inspection.owner : undefined;
+    throw new UserError(errorCodes.RUN_LOCKED, `another run is in progress: ${describeOwner(owner)}`, {
+      why: `it holds the lock on ${options.file}, and two runs on one machine would interleave their changes`,
+      next: "wait for it to finish, then check its result",
+      facts: {
+        lock: lockPathOf(options.file),
+        stateFile: options.file,
+        ...(owner === undefined ? {} : { ownerPid: owner.pid }),
+      },
+    });
+  };
+
+  const found = await inspectLock(options.file, options);
+  if (found.state !== "free") return refuse(found);
+
+  await mkdir(dirname(options.file), { recursive: true, mode: 0o700 });
+  const { lock } = await import("proper-lockfile");
+  let release: () => Promise<void>;
+  try {
+    release = await lock(options.file, {
+      realpath: false,
+      lockfilePath: lockPathOf(options.file),
+      // The lock appeared between the look and the take: another run was faster. Stale
+      // locks were refused above, so the library never removes one of ours to take it.
+      retries: 0,
+      stale: Math.max(staleMs, 2_000),
+      onCompromised: (error) => options.onCompromised?.(error),
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOCKED") {
+      return refuse(await inspectLock(options.file, options));
+    }
+    throw error;
+  }
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    name: options.name,
+    since: (options.clock ?? (() => new Date()))().toISOString(),
+    runId: options.runId,
+  };
+  await writeFile(ownerPathOf(options.file), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  return {
+    owner,
+    async release() {
+      await rm(ownerPathOf(options.file), { force: true });
+      await release().catch(() => {});
+    },
+  };
+}
+
+/**
+ * Clears a stale lock: only when it is stale (its owner is gone), never a held one
+ * (RUN_LOCKED). Returns what was cleared, or undefined when there was no lock.
+ */
+export async function breakStaleLock(
+  file: string,
+  options: Pick<LockOptions, "staleMs" | "isAlive" | "clock"> = {},
+): Promise<LockInspection | undefined> {
+  const found = await inspectLock(file, options);
+  if (found.state === "free") return undefined;
+  if (found.state === "held") {
+    throw new UserError(errorCodes.RUN_LOCKED, `another run is in progress: ${describeOwner(found.owner)}`, {
+      why: "its owner is still running, so its lock is not stale and is not cleared",
+      next: "wait for it to finish",
+      facts: { lock: lockPathOf(file), stateFile: file },
+    });
+  }
+  await rm(lockPathOf(file), { recursive: true, force: true });
+  await rm(ownerPathOf(file), { force: true });
+  return found;
+}

@@ -1,0 +1,485 @@
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { action, exec, formatPlan, planCallLines } from "@nodekit/plan";
+import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
+import { testdir, userErrorOf } from "@nodekit/test-utils";
+import { describe, expect, it } from "vitest";
+import {
+  createStateStore,
+  describePhases,
+  type Phase,
+  type PhaseEvent,
+  phase,
+  planPhases,
+  runPhases,
+  runStatus,
+} from "./index.ts";
+
+interface Ctx {
+  version: string;
+  name: string;
+  /** What happened, in order: the world the phases change. */
+  log: string[];
+  broken: Set<string>;
+  fail: Set<string>;
+}
+
+const define = phase<Ctx>();
+
+function phases(): Phase<Ctx>[] {
+  return [
+    define({
+      id: "agent",
+      title: "Agent record",
+      needs: ["name", "log", "fail"],
+      inputs: (ctx) => ({ name: ctx.name }),
+      plan: (ctx) => [action("create-agent", `create agent ${ctx.name}`, { mutates: true })],
+      actions: {
+        "create-agent": async (ctx, _step, io) => {
+          ctx.log.push("agent");
+          if (ctx.fail.has("agent")) throw new Error("agent failed");
+          io.set("agentId", `id-${ctx.name}`);
+        },
+      },
+      preview: (ctx) => ({ agentId: `<id of ${ctx.name}>` }),
+    }),
+    define({
+      id: "install",
+      title: "Install the thing",
+      needs: ["version", "log", "broken", "fail"],
+      inputs: (ctx, prior) => ({ version: ctx.version, agent: prior.require("agent", "agentId") }),
+      plan: (ctx, { prior }) => [
+        exec(
+          { command: "echo", args: ["install", ctx.version, String(prior.require("agent", "agentId"))] },
+          { mutates: true },
+        ),
+        action("record", "record the install", { mutates: false }),
+      ],
+      actions: {
+        record: async (ctx) => {
+          ctx.log.push("install");
+          if (ctx.fail.has("install")) throw new Error("the install broke");
+        },
+      },
+      probe: async (ctx) => (ctx.broken.has("install") ? { ok: false, reason: "the thing is gone" } : { ok: true }),
+    }),
+    define({
+      id: "verify",
+      title: "Verify",
+      needs: ["log"],
+      inputs: () => ({}),
+      plan: () => [action("check", "check everything", { mutates: false })],
+      actions: {
+        check: async (ctx, _step, io) => {
+          ctx.log.push("verify");
+          io.set("passed", true);
+        },
+      },
+    }),
+  ];
+}
+
+function world(overrides: Partial<Ctx> = {}): Ctx {
+  return { version: "v1", name: "vm-1", log: [], broken: new Set(), fail: new Set(), ...overrides };
+}
+
+async function setup() {
+  const dir = await testdir({});
+  const store = createStateStore({ path: dir.path("state/run.json") });
+  return { dir, store };
+}
+
+describe("runPhases", () => {
+  it("runs the phases in order, checkpointing each with its inputs' hash and outputs", async () => {
+    const { store } = await setup();
+    const context = world();
+    const runner = createRecordingRunner();
+    const events: PhaseEvent[] = [];
+    const result = await runPhases({
+      name: "test run",
+      phases: phases(),
+      context,
+      store,
+      runner,
+      onEvent: (e) => events.push(e),
+    });
+    expect(context.log).toEqual(["agent", "install", "verify"]);
+    expect(result.ran).toEqual(["agent", "install", "verify"]);
+    expect(runner.calls.map((c) => c.line)).toEqual(["echo install v1 id-vm-1"]);
+    const state = await store.read();
+    expect(state?.status).toBe("succeeded");
+    expect(state?.phases.agent).toMatchObject({ state: "done", outputs: { agentId: "id-vm-1" }, runs: 1 });
+    expect(state?.phases.install?.inputsHash).toMatch(/^sha256:[a-f0-9]{64}$/);
+    // The checkpoint is written before the phase is reported finished.
+    const types = events.filter((e) => "phase" in e && e.phase.id === "agent").map((e) => e.type);
+    expect(types).toEqual(["phase-started", "step-started", "step-finished", "checkpoint-written", "phase-finished"]);
+    const mode = (await stat(store.path)).mode & 0o777;
+    expect(mode).toBe(0o600);
+  });
+
+  it("records a failure and, on resume, keeps completed phases and continues from the failed one", async () => {
+    const { store } = await setup();
+    const context = world({ fail: new Set(["install"]) });
+    const error = await userErrorOf(
+      runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() }),
+    ).catch((e: unknown) => e as Error);
+    expect((error as Error).message).toContain("the install broke");
+    let state = await store.read();
+    expect(state?.status).toBe("failed");
+    expect(state?.phases.install?.state).toBe("failed");
+    expect(state?.lastError?.phase).toBe("install");
+
+    context.fail.clear();
+    context.log.length = 0;
+    const events: PhaseEvent[] = [];
+    const result = await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      resume: true,
+      onEvent: (e) => events.push(e),
+    });
+    expect(context.log).toEqual(["install", "verify"]);
+    expect(result.kept).toEqual(["agent"]);
+    expect(events.find((e) => e.type === "phase-started")).toMatchObject({ reason: "failed-before" });
+    state = await store.read();
+    expect(state?.status).toBe("succeeded");
+    expect(state?.lastError).toBeUndefined();
+    expect(state?.phases.agent?.runs).toBe(1);
+    expect(state?.phases.install?.runs).toBe(2);
+  });
+
+  it("a user error from a phase keeps its code and gains the phase in its message and facts", async () => {
+    const { store } = await setup();
+    const failing = define({
+      id: "install",
+      title: "Install",
+      needs: [],
+      inputs: () => ({}),
+      plan: () => [exec({ command: "sh", args: ["-c", "echo no room >&2; exit 3"] }, { mutates: true })],
+    });
+    const error = await userErrorOf(
+      runPhases({ name: "t", phases: [failing], context: world(), store, runner: createExecaRunner() }),
+    );
+    expect(error.code).toBe("PLAN_STEP_FAILED");
+    expect(error.message).toMatch(/^install/);
+    expect(error.facts).toMatchObject({ phase: "install", stateFile: store.path });
+    expect(error.why).toContain("no room");
+  });
+
+  it("on resume, a phase whose inputs changed runs again, and every phase after it", async () => {
+    const { store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    context.log.length = 0;
+    context.version = "v2";
+    const events: PhaseEvent[] = [];
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      resume: true,
+      onEvent: (e) => events.push(e),
+    });
+    expect(context.log).toEqual(["install", "verify"]);
+    const started = events.filter((e) => e.type === "phase-started").map((e) => [e.phase.id, e.reason]);
+    expect(started).toEqual([
+      ["install", "inputs-changed"],
+      ["verify", "after-earlier-rerun"],
+    ]);
+  });
+
+  it("on resume, a phase whose probe fails runs again, and every phase after it", async () => {
+    const { store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    context.log.length = 0;
+    context.broken.add("install");
+    const events: PhaseEvent[] = [];
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      resume: true,
+      onEvent: (e) => events.push(e),
+    });
+    expect(context.log).toEqual(["install", "verify"]);
+    expect(events.find((e) => e.type === "phase-started")).toMatchObject({
+      phase: { id: "install" },
+      reason: "probe-failed",
+      detail: "the thing is gone",
+    });
+  });
+
+  it("on resume with nothing changed, redoes nothing", async () => {
+    const { store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    context.log.length = 0;
+    const runner = createRecordingRunner();
+    const result = await runPhases({ name: "t", phases: phases(), context, store, runner, resume: true });
+    expect(context.log).toEqual([]);
+    expect(runner.calls).toEqual([]);
+    expect(result.kept).toEqual(["agent", "install", "verify"]);
+  });
+
+  it("refuses to start over an earlier run's state without resume or restart, changing nothing", async () => {
+    const { store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    const before = await readFile(store.path, "utf8");
+    context.log.length = 0;
+    const error = await userErrorOf(
+      runPhases({
+        name: "t",
+        phases: phases(),
+        context,
+        store,
+        runner: createRecordingRunner(),
+        resumeLabels: { resume: "--resume", restart: "--restart" },
+      }),
+    );
+    expect(error.code).toBe("RUN_STATE_EXISTS");
+    expect(error.next.join("\n")).toContain("--resume");
+    expect(context.log).toEqual([]);
+    expect(await readFile(store.path, "utf8")).toBe(before);
+
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner(), restart: true });
+    expect(context.log).toEqual(["agent", "install", "verify"]);
+  });
+
+  it("a guard skips a phase and the state records why", async () => {
+    const { store } = await setup();
+    const list = phases();
+    const verify = list[2] as Phase<Ctx>;
+    list[2] = { ...verify, guard: () => "--skip-verify" };
+    const context = world();
+    const result = await runPhases({ name: "t", phases: list, context, store, runner: createRecordingRunner() });
+    expect(result.skipped).toEqual(["verify"]);
+    expect((await store.read())?.phases.verify).toEqual({ state: "skipped", reason: "--skip-verify", runs: 0 });
+  });
+
+  it("a phase needing the output of a skipped one says which and why", async () => {
+    const { store } = await setup();
+    const error = await userErrorOf(
+      runPhases({
+        name: "t",
+        phases: phases(),
+        context: world(),
+        store,
+        runner: createRecordingRunner(),
+        selection: { skip: ["agent"] },
+      }),
+    );
+    expect(error.code).toBe("PHASE_OUTPUT_MISSING");
+    expect(error.message).toContain("agent has no recorded agentId");
+    expect(error.why).toContain("skipped");
+  });
+
+  it("gives each phase only the context it names", async () => {
+    const { store } = await setup();
+    let seen: string[] = [];
+    const spy = define({
+      id: "spy",
+      title: "Spy",
+      needs: ["name"],
+      inputs: (ctx) => {
+        seen = Object.keys(ctx);
+        return {};
+      },
+      plan: () => [],
+    });
+    await runPhases({ name: "t", phases: [spy], context: world(), store, runner: createRecordingRunner() });
+    expect(seen).toEqual(["name"]);
+  });
+});
+
+describe("selection", () => {
+  it("an unknown phase id is an error naming the known ones, in order", async () => {
+    const { store } = await setup();
+    for (const selection of [{ skip: ["agnet"] }, { from: "nope" }, { only: "x" }]) {
+      const error = await userErrorOf(
+        runPhases({ name: "t", phases: phases(), context: world(), store, runner: createRecordingRunner(), selection }),
+      );
+      expect(error.code).toBe("PHASE_UNKNOWN");
+      expect(error.exitCode).toBe(2);
+      expect(error.why).toBe("the phases are, in order: agent, install, verify");
+    }
+  });
+
+  it("from and only together, or a chosen phase also skipped, conflict", async () => {
+    const { store } = await setup();
+    const run = (selection: object) =>
+      userErrorOf(
+        runPhases({ name: "t", phases: phases(), context: world(), store, runner: createRecordingRunner(), selection }),
+      );
+    expect((await run({ from: "agent", only: "verify" })).code).toBe("PHASE_SELECTION_CONFLICT");
+    expect((await run({ only: "verify", skip: ["verify"] })).code).toBe("PHASE_SELECTION_CONFLICT");
+  });
+
+  it("from a phase needs the phases before it recorded; then reruns it and everything after", async () => {
+    const { store } = await setup();
+    const context = world();
+    const missing = await userErrorOf(
+      runPhases({
+        name: "t",
+        phases: phases(),
+        context,
+        store,
+        runner: createRecordingRunner(),
+        selection: { from: "install" },
+      }),
+    );
+    expect(missing.code).toBe("PHASE_PREREQUISITE_MISSING");
+    expect(missing.message).toContain("needs agent done first");
+
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    context.log.length = 0;
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      selection: { from: "install" },
+    });
+    expect(context.log).toEqual(["install", "verify"]);
+    context.log.length = 0;
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      selection: { only: "install" },
+    });
+    expect(context.log).toEqual(["install"]);
+  });
+});
+
+describe("planPhases (dry run)", () => {
+  it("prints exactly the calls a real run then makes, and changes nothing", async () => {
+    const { store } = await setup();
+    const context = world();
+    const planned = await planPhases({ name: "test run", phases: phases(), context, store });
+    expect(context.log).toEqual([]);
+    expect(await store.read()).toBeUndefined();
+    // A new agent's id is not known before it exists: the preview says so.
+    expect(planCallLines(planned.plan)).toEqual(["echo install v1 '<id of vm-1>'"]);
+    expect(formatPlan(planned.plan)).toBe(
+      [
+        "# test run",
+        "# [1/3] agent: Agent record",
+        "# create agent vm-1",
+        "# [2/3] install: Install the thing",
+        "echo install v1 '<id of vm-1>'",
+        "# record the install",
+        "# [3/3] verify: Verify",
+        "# check everything",
+        "",
+      ].join("\n"),
+    );
+
+    // Once the agent exists, the plan of what remains is exactly what the resumed run executes.
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      selection: { only: "agent" },
+    });
+    context.version = "v3";
+    const again = await planPhases({ name: "t", phases: phases(), context, store, resume: true });
+    expect(again.decisions.map((d) => d.decision)).toEqual(["kept", "run", "run"]);
+    const runner = createRecordingRunner({ inner: createExecaRunner() });
+    await runPhases({ name: "t", phases: phases(), context, store, runner, resume: true });
+    expect(runner.calls.map((c) => c.line)).toEqual(planCallLines(again.plan));
+  });
+});
+
+describe("state file", () => {
+  it("a corrupt or hand-edited state file is refused with every problem located, and nothing changes", async () => {
+    const { dir, store } = await setup();
+    await dir.write({ "state/run.json": "{ not json" });
+    let error = await userErrorOf(
+      runPhases({
+        name: "t",
+        phases: phases(),
+        context: world(),
+        store,
+        runner: createRecordingRunner(),
+        resume: true,
+      }),
+    );
+    expect(error.code).toBe("RUN_STATE_INVALID");
+    expect(error.exitCode).toBe(3);
+    expect(error.problems[0]?.line).toBe(1);
+
+    const context = world();
+    await dir.remove();
+    const fresh = await setup();
+    await runPhases({ name: "t", phases: phases(), context, store: fresh.store, runner: createRecordingRunner() });
+    const text = await readFile(fresh.store.path, "utf8");
+    const edited = text
+      .replace('"state": "done"', '"state": "finished"')
+      .replace(/"inputsHash": "sha256:[a-f0-9]+"/, '"inputsHash": "md5:1"')
+      .replace('"verify": {', '"verfy": {');
+    await writeFile(fresh.store.path, edited);
+    error = await userErrorOf(
+      runPhases({
+        name: "t",
+        phases: phases(),
+        context,
+        store: fresh.store,
+        runner: createRecordingRunner(),
+        resume: true,
+      }),
+    );
+    expect(error.code).toBe("RUN_STATE_INVALID");
+    expect(error.problems.map((p) => [p.path?.join("."), p.line !== undefined])).toEqual([
+      ["phases.agent.state", true],
+      ["phases.agent.inputsHash", true],
+    ]);
+    expect(await readFile(fresh.store.path, "utf8")).toBe(edited);
+    const unknownPhase = text.replace('"verify": {', '"verfy": {');
+    await writeFile(fresh.store.path, unknownPhase);
+    error = await userErrorOf(fresh.store.read(phases().map((p) => p.id)));
+    expect(error.problems).toEqual([
+      expect.objectContaining({
+        path: ["phases", "verfy"],
+        message: expect.stringContaining("agent, install, verify"),
+      }),
+    ]);
+    expect(error.problems[0]?.line).toBeGreaterThan(1);
+  });
+});
+
+describe("status", () => {
+  it("shows each phase in order with its state, and the next one", async () => {
+    const { store } = await setup();
+    expect(runStatus(phases(), undefined)).toMatchObject({ status: "none", next: "agent" });
+    const context = world({ fail: new Set(["install"]) });
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() }).catch(() => {});
+    const report = runStatus(phases(), await store.read(), { state: "free" });
+    expect(report.status).toBe("failed");
+    expect(report.phases.map((p) => [p.id, p.state])).toEqual([
+      ["agent", "done"],
+      ["install", "failed"],
+      ["verify", "pending"],
+    ]);
+    expect(report.next).toBe("install");
+    expect(report.lastError?.message).toContain("the install broke");
+  });
+
+  it("describes the phases for help text from the same list", () => {
+    expect(describePhases(phases())).toBe(
+      ["1. agent    Agent record", "2. install  Install the thing", "3. verify   Verify"].join("\n"),
+    );
+  });
+});

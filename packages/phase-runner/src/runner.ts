@@ -1,0 +1,558 @@
+import { randomUUID } from "node:crypto";
+import { BugError, isUserError, UserError } from "@nodekit/errors";
+import {
+  type ActionHandler,
+  createPlan,
+  type ExecStep,
+  type JsonValue,
+  type Plan,
+  type PlanEvent,
+  type PlanItem,
+  runPlan,
+} from "@nodekit/plan";
+import type { CommandFailedError, ProcessRunner, Redactor } from "@nodekit/process";
+import { errorCodes } from "./errors.ts";
+import { hashInputs } from "./hash.ts";
+import { acquireLock, type HeldLock, type LockOptions } from "./lock.ts";
+import {
+  assertPhaseList,
+  contextFor,
+  type Phase,
+  type PhaseIo,
+  type PhaseOutputs,
+  type PlanInput,
+  type PriorOutputs,
+} from "./phase.ts";
+import { type PhaseSelection, type SelectionLabels, selectPhases } from "./select.ts";
+import { emptyState, type PhaseCheckpoint, type RunState, type StateStore } from "./state.ts";
+
+export interface PhaseRef {
+  id: string;
+  title: string;
+  /** 1-based position in the whole list. */
+  index: number;
+  total: number;
+}
+
+/** Why a phase runs in this invocation. */
+export type RunReason = "new" | "failed-before" | "inputs-changed" | "probe-failed" | "after-earlier-rerun" | "chosen";
+
+/** Every transition of a run, in order: what a CLI renders as a live list, lines or NDJSON. */
+export type PhaseEvent =
+  | { type: "run-started"; name: string; runId: string; resume: boolean; phases: number }
+  | { type: "phase-skipped"; phase: PhaseRef; reason: string }
+  | { type: "phase-kept"; phase: PhaseRef; finishedAt: string | undefined }
+  | { type: "phase-started"; phase: PhaseRef; reason: RunReason; detail?: string }
+  | { type: "step-started"; phase: PhaseRef; step: number; line: string }
+  | { type: "step-finished"; phase: PhaseRef; step: number; line: string; ms: number }
+  | { type: "phase-progress"; phase: PhaseRef; detail: string }
+  | { type: "checkpoint-written"; phase: PhaseRef; path: string }
+  | { type: "phase-finished"; phase: PhaseRef; ms: number }
+  | { type: "phase-failed"; phase: PhaseRef; code: string | undefined; message: string }
+  | { type: "run-finished"; ran: string[]; kept: string[]; skipped: string[]; ms: number };
+
+interface CommonOptions<Ctx> {
+  /** What the run does, e.g. "nr cluster register": in the state and in lock refusals. */
+  name: string;
+  phases: readonly Phase<Ctx>[];
+  context: Ctx;
+  store: StateStore;
+  /** Continue from the state: completed phases are re-checked with their probe, not redone. */
+  resume?: boolean;
+  /** Discard an earlier run's state and run every phase again. */
+  restart?: boolean;
+  selection?: PhaseSelection;
+  /** How the selection options are called in messages (a CLI's flags). */
+  labels?: SelectionLabels;
+  /** How `resume` and `restart` are called in messages (a CLI's flags). */
+  resumeLabels?: { resume: string; restart: string };
+}
+
+export interface RunPhasesOptions<Ctx> extends CommonOptions<Ctx> {
+  /** Runs the plans' exec steps, exactly as planned. */
+  runner: ProcessRunner;
+  onEvent?: (event: PhaseEvent) => void;
+  redactor?: Redactor;
+  /** Turns a failed call into the error to report (e.g. @nodekit/kube's kubeToolError). */
+  describeFailure?: (error: CommandFailedError, step: ExecStep, item: PlanItem) => UserError | undefined;
+  /** The caller's record in the state (pins used, flags), written with the first checkpoint. Never a secret. */
+  meta?: Readonly<Record<string, JsonValue>>;
+  /** Default: a lock on the state file (`<state>.lock`); `false` runs without one. */
+  lock?: boolean | Partial<Omit<LockOptions, "file" | "name" | "runId">>;
+  /** Checked before each step: when aborted, the run stops with RUN_INTERRUPTED. */
+  signal?: AbortSignal;
+  clock?: () => Date;
+  /** A monotonic clock in ms for durations (default performance.now). */
+  now?: () => number;
+  runId?: string;
+}
+
+export interface RunResult {
+  state: RunState;
+  ran: string[];
+  kept: string[];
+  skipped: string[];
+}
+
+export type PlanPhasesOptions<Ctx> = CommonOptions<Ctx>;
+
+export interface PhaseDecision {
+  id: string;
+  title: string;
+  decision: "run" | "kept" | "skipped";
+  /** Why: the run reason, the skip reason, or the checkpoint kept. */
+  reason: string;
+}
+
+export interface PlannedRun {
+  plan: Plan;
+  decisions: PhaseDecision[];
+}
+
+const RUN_REASON_TEXT: Record<RunReason, string> = {
+  new: "not run before",
+  "failed-before": "it failed last time",
+  "inputs-changed": "its inputs changed since it ran",
+  "probe-failed": "its work is no longer in place",
+  "after-earlier-rerun": "an earlier phase ran again",
+  chosen: "chosen to run",
+};
+
+class Outputs implements PriorOutputs {
+  readonly values = new Map<string, PhaseOutputs>();
+  private readonly skipped: Map<string, string>;
+  constructor(skipped: Map<string, string>) {
+    this.skipped = skipped;
+  }
+  of(id: string): PhaseOutputs | undefined {
+    return this.values.get(id);
+  }
+  require(id: string, key: string): JsonValue {
+    const value = this.values.get(id)?.[key];
+    if (value !== undefined) return value;
+    const skipped = this.skipped.get(id);
+    throw new UserError(
+      errorCodes.PHASE_OUTPUT_MISSING,
+      `phase ${id} has no recorded ${key}, which a later phase needs`,
+      {
+        why: skipped === undefined ? `phase ${id} has not run` : `phase ${id} was skipped: ${skipped}`,
+        next: `run phase ${id} first`,
+        facts: { phase: id, output: key },
+      },
+    );
+  }
+}
+
+interface Loaded {
+  state: RunState | undefined;
+  /** Whether the earlier checkpoints count (resume, or a from/only selection). */
+  useState: boolean;
+}
+
+async function loadForRun<Ctx>(options: CommonOptions<Ctx>): Promise<Loaded> {
+  const ids = options.phases.map((entry) => entry.id);
+  const state = await options.store.read(ids);
+  const labels = options.resumeLabels ?? { resume: "resume", restart: "restart" };
+  const selecting = options.selection?.from !== undefined || options.selection?.only !== undefined;
+  if (options.restart) {
+    if (selecting) {
+      throw new UserError(errorCodes.PHASE_SELECTION_CONFLICT, `${labels.restart} runs every phase`, {
+        why: "it discards the recorded phases, which the phase chosen to start from (or run alone) needs",
+        next: `leave out ${labels.restart}, or the phase chosen`,
+      });
+    }
+    return { state: undefined, useState: false };
+  }
+  const recorded = state === undefined ? [] : Object.keys(state.phases);
+  if (state !== undefined && recorded.length > 0 && !options.resume && !selecting) {
+    const done = ids.filter((id) => state.phases[id]?.state === "done");
+    throw new UserError(
+      errorCodes.RUN_STATE_EXISTS,
+      `an earlier run of ${options.name} left its state in ${options.store.path} (${state.status}${done.length > 0 ? `; done: ${done.join(", ")}` : ""})`,
+      {
+        why: "a new run would not know which of its changes are already in place",
+        next: [
+          `continue it with ${labels.resume} (completed phases are re-checked, not redone)`,
+          `or run every phase again with ${labels.restart}`,
+        ],
+        facts: { stateFile: options.store.path, status: state.status },
+      },
+    );
+  }
+  if (selecting) {
+    const chosen = options.selection?.only ?? options.selection?.from ?? "";
+    const skip = options.selection?.skip ?? [];
+    const missing = options.phases.slice(0, ids.indexOf(chosen)).filter((entry) => {
+      if (skip.includes(entry.id) || entry.guard?.(contextFor(entry, options.context)) !== undefined) return false;
+      const recorded = state?.phases[entry.id]?.state;
+      return recorded !== "done" && recorded !== "skipped";
+    });
+    if (missing.length > 0) {
+      const names = missing.map((entry) => entry.id);
+      throw new UserError(
+        errorCodes.PHASE_PREREQUISITE_MISSING,
+        `phase ${chosen} needs ${names.join(", ")} done first, and the state does not record ${names.length === 1 ? "it" : "them"} as done`,
+        {
+          why: "a phase builds on the phases before it (their outputs, what they installed)",
+          next: `start from ${names[0]} instead`,
+          facts: { phase: chosen, stateFile: options.store.path },
+        },
+      );
+    }
+  }
+  return { state, useState: options.resume === true || selecting };
+}
+
+function refOf<Ctx>(phases: readonly Phase<Ctx>[], index: number): PhaseRef {
+  const entry = phases[index];
+  if (entry === undefined) throw new BugError(`no phase at ${index}`);
+  return { id: entry.id, title: entry.title, index: index + 1, total: phases.length };
+}
+
+/**
+ * Runs the phases in order, checkpointing each one after its work succeeded. With
+ * `resume`, a completed phase whose inputs are unchanged and whose probe passes is kept;
+ * the first one that has to run again makes every phase after it run again. Holds a lock
+ * on the state for the whole run. A failure is recorded (phase failed, last error) and
+ * thrown with `facts.phase`.
+ */
+export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<RunResult> {
+  const { phases, store } = options;
+  assertPhaseList(phases);
+  const clock = options.clock ?? (() => new Date());
+  const now = options.now ?? (() => performance.now());
+  const emit = options.onEvent ?? (() => {});
+  const runId = options.runId ?? randomUUID();
+  const excluded = selectPhases(phases, options.selection ?? {}, options.labels);
+  const started = now();
+
+  let compromised: Error | undefined;
+  let lock: HeldLock | undefined;
+  if (options.lock !== false) {
+    lock = await acquireLock({
+      ...(typeof options.lock === "object" ? options.lock : {}),
+      file: store.path,
+      name: options.name,
+      runId,
+      onCompromised: (error) => {
+        compromised = error;
+      },
+    });
+  }
+  try {
+    const loaded = await loadForRun(options);
+    const previous = loaded.state;
+    const state: RunState =
+      previous === undefined
+        ? emptyState(options.name, runId, clock())
+        : { ...previous, runId, status: "running", phases: { ...previous.phases } };
+    state.meta = { ...state.meta, ...options.meta };
+    const save = async () => {
+      if (compromised !== undefined) {
+        throw new UserError(errorCodes.RUN_LOCK_COMPROMISED, `the lock on ${store.path} was lost during the run`, {
+          why: `${compromised.message}; another process may have removed or taken it`,
+          next: "check that no other run is in progress, then resume",
+          facts: { stateFile: store.path },
+        });
+      }
+      state.updatedAt = clock().toISOString();
+      await store.write(state);
+    };
+    await save();
+    emit({ type: "run-started", name: options.name, runId, resume: loaded.useState, phases: phases.length });
+
+    const skippedWhy = new Map<string, string>();
+    const outputs = new Outputs(skippedWhy);
+    const ran: string[] = [];
+    const kept: string[] = [];
+    const skipped: string[] = [];
+    let dirty = false;
+    const only = options.selection?.only;
+    const from = options.selection?.from;
+
+    for (const [index, entry] of phases.entries()) {
+      const ref = refOf(phases, index);
+      const checkpoint = loaded.useState ? state.phases[entry.id] : undefined;
+      const context = contextFor(entry, options.context);
+      const keep = () => {
+        if (checkpoint?.outputs !== undefined) outputs.values.set(entry.id, checkpoint.outputs);
+        kept.push(entry.id);
+        emit({ type: "phase-kept", phase: ref, finishedAt: checkpoint?.finishedAt });
+      };
+      // Recorded with the next write: a skip changes nothing on the machine.
+      const recordSkip = (reason: string) => {
+        skippedWhy.set(entry.id, reason);
+        skipped.push(entry.id);
+        state.phases[entry.id] = { state: "skipped", reason, runs: state.phases[entry.id]?.runs ?? 0 };
+        emit({ type: "phase-skipped", phase: ref, reason });
+      };
+
+      const exclusion = excluded.get(entry.id);
+      if (exclusion !== undefined) {
+        if (checkpoint?.state === "done") keep();
+        else if (exclusion.startsWith("skipped")) recordSkip(exclusion);
+        else {
+          if (checkpoint?.state === "skipped") skippedWhy.set(entry.id, checkpoint.reason ?? "skipped");
+          skipped.push(entry.id);
+          emit({ type: "phase-skipped", phase: ref, reason: exclusion });
+        }
+        continue;
+      }
+      const guarded = entry.guard?.(context);
+      if (guarded !== undefined) {
+        // What an earlier run did stays recorded: skipping a phase now does not undo it.
+        if (checkpoint?.state === "done" || checkpoint?.state === "stale") keep();
+        else recordSkip(guarded);
+        continue;
+      }
+      const inputsHash = hashInputs(entry.inputs(context, outputs));
+      const chosen = entry.id === from || entry.id === only;
+      let reason: RunReason;
+      let detail: string | undefined;
+      if (chosen) reason = "chosen";
+      else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
+      else if (checkpoint.state === "failed") reason = "failed-before";
+      else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
+      else if (checkpoint.state === "done") {
+        if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
+        else {
+          const probe = await runProbe(entry, context, checkpoint, outputs);
+          if (probe.ok) {
+            keep();
+            continue;
+          }
+          reason = "probe-failed";
+          detail = probe.reason;
+        }
+      } else reason = "new";
+
+      emit({ type: "phase-started", phase: ref, reason, ...(detail === undefined ? {} : { detail }) });
+      const phaseStarted = now();
+      const runs = (state.phases[entry.id]?.runs ?? 0) + 1;
+      const startedAt = clock().toISOString();
+      // Nothing is written when a phase starts: one write per phase, its checkpoint. A run
+      // killed meanwhile leaves the run "running" with no lock held, which status reads as
+      // interrupted, and this phase without a checkpoint of this run.
+      try {
+        const produced = await executePhase(entry, context, outputs, ref, options, emit);
+        const ms = now() - phaseStarted;
+        const done: PhaseCheckpoint = {
+          state: "done",
+          startedAt,
+          finishedAt: clock().toISOString(),
+          ms: Math.round(ms),
+          inputsHash,
+          outputs: produced,
+          runs,
+        };
+        state.phases[entry.id] = done;
+        if (entry.invalidatesLater !== false) {
+          // The phases after this one ran on what it did before: they run again, and the
+          // state says so in the same write, so a run killed before them still redoes them.
+          for (const later of phases.slice(index + 1)) {
+            const record = state.phases[later.id];
+            if (record?.state === "done") state.phases[later.id] = { ...record, state: "stale" };
+          }
+        }
+        await save();
+        outputs.values.set(entry.id, produced);
+        emit({ type: "checkpoint-written", phase: ref, path: store.path });
+        emit({ type: "phase-finished", phase: ref, ms });
+        ran.push(entry.id);
+        if (entry.invalidatesLater !== false) dirty = true;
+      } catch (error) {
+        const failure = phaseFailure(error, entry, store.path);
+        const code = isUserError(failure) ? failure.code : "INTERNAL";
+        state.phases[entry.id] = {
+          state: "failed",
+          startedAt,
+          finishedAt: clock().toISOString(),
+          runs,
+          error: { code, message: failure.message },
+        };
+        state.status =
+          isUserError(failure) && failure.code === errorCodes.RUN_INTERRUPTED.code ? "interrupted" : "failed";
+        state.lastError = { code, message: failure.message, phase: entry.id, at: clock().toISOString() };
+        emit({ type: "phase-failed", phase: ref, code, message: failure.message });
+        await save().catch(() => {});
+        throw failure;
+      }
+    }
+    state.status = "succeeded";
+    delete state.lastError;
+    await save();
+    emit({ type: "run-finished", ran, kept, skipped, ms: now() - started });
+    return { state, ran, kept, skipped };
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function runProbe<Ctx>(
+  entry: Phase<Ctx>,
+  context: Ctx,
+  checkpoint: PhaseCheckpoint,
+  prior: PriorOutputs,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  if (entry.probe === undefined) return { ok: true };
+  try {
+    return await entry.probe(context, checkpoint, prior);
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+async function executePhase<Ctx>(
+  entry: Phase<Ctx>,
+  context: Ctx,
+  prior: PriorOutputs,
+  ref: PhaseRef,
+  options: RunPhasesOptions<Ctx>,
+  emit: (event: PhaseEvent) => void,
+): Promise<PhaseOutputs> {
+  const observation = entry.observe === undefined ? undefined : await entry.observe(context, prior);
+  const input: PlanInput = { prior, observation, dryRun: false };
+  const steps = entry.plan(context, input);
+  const produced: Record<string, JsonValue> = {};
+  const io: PhaseIo = {
+    phaseId: entry.id,
+    prior,
+    observation,
+    set: (key, value) => {
+      produced[key] = value;
+    },
+    get: (key) => produced[key],
+    report: (detail) => emit({ type: "phase-progress", phase: ref, detail }),
+    signal: options.signal,
+  };
+  const interrupted = () =>
+    new UserError(errorCodes.RUN_INTERRUPTED, `interrupted during phase ${entry.id}`, {
+      why: "the run was asked to stop; the step that was running finished first",
+      next: "resume to continue from this phase",
+      facts: { phase: entry.id },
+    });
+  const check = () => {
+    if (options.signal?.aborted) throw interrupted();
+  };
+  check();
+  const actions: Record<string, ActionHandler> = {};
+  for (const [name, handler] of Object.entries(entry.actions ?? {})) {
+    actions[name] = async (step) => {
+      check();
+      await handler(context, step, io);
+    };
+  }
+  const runner: ProcessRunner = {
+    run: (call, runOptions) => {
+      check();
+      return options.runner.run(call, runOptions);
+    },
+  };
+  const plan = createPlan(entry.id, [{ id: entry.id, title: entry.title, steps }]);
+  const forward = (event: PlanEvent) => {
+    if (event.type === "step-started") emit({ type: "step-started", phase: ref, step: event.step, line: event.line });
+    if (event.type === "step-finished")
+      emit({ type: "step-finished", phase: ref, step: event.step, line: event.line, ms: event.ms });
+  };
+  try {
+    await runPlan(plan, {
+      runner,
+      actions,
+      onEvent: forward,
+      ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
+      ...(options.describeFailure === undefined ? {} : { describeFailure: options.describeFailure }),
+    });
+  } finally {
+    await entry.cleanup?.(context, io).catch(() => {});
+  }
+  return { ...entry.outputs?.(context, input), ...produced };
+}
+
+function phaseFailure<Ctx>(error: unknown, entry: Phase<Ctx>, stateFile: string): Error {
+  if (!isUserError(error)) return error instanceof Error ? error : new Error(String(error));
+  const message = error.message.startsWith(`${entry.id}: `) ? error.message : `${entry.id}: ${error.message}`;
+  return new UserError(error.errorCode, message, {
+    why: error.why,
+    next: error.next,
+    problems: error.problems,
+    facts: { ...error.facts, phase: entry.id, stateFile },
+    cause: error,
+  });
+}
+
+/**
+ * What a run would do, without doing it: the same decisions (skipped, kept after the
+ * probe, run and why), and for each phase that would run its observations and the exact
+ * steps of its plan. Takes no lock and writes nothing; refuses exactly where a real run
+ * would (an earlier state without resume, an unknown phase).
+ */
+export async function planPhases<Ctx>(options: PlanPhasesOptions<Ctx>): Promise<PlannedRun> {
+  const { phases } = options;
+  assertPhaseList(phases);
+  const excluded = selectPhases(phases, options.selection ?? {}, options.labels);
+  const loaded = await loadForRun(options);
+  const skippedWhy = new Map<string, string>();
+  const outputs = new Outputs(skippedWhy);
+  const decisions: PhaseDecision[] = [];
+  const items: PlanItem[] = [];
+  let dirty = false;
+  const only = options.selection?.only;
+  const from = options.selection?.from;
+  for (const entry of phases) {
+    const checkpoint = loaded.useState ? loaded.state?.phases[entry.id] : undefined;
+    const context = contextFor(entry, options.context);
+    const decide = (decision: PhaseDecision["decision"], reason: string, steps: PlanItem["steps"] = []) => {
+      decisions.push({ id: entry.id, title: entry.title, decision, reason });
+      items.push({ id: entry.id, title: decision === "run" ? entry.title : `${entry.title} (${reason})`, steps });
+    };
+    const keep = () => {
+      if (checkpoint?.outputs !== undefined) outputs.values.set(entry.id, checkpoint.outputs);
+      decide("kept", `kept: done at ${checkpoint?.finishedAt ?? "?"}, inputs unchanged, still in place`);
+    };
+    const exclusion = excluded.get(entry.id);
+    if (exclusion !== undefined) {
+      if (checkpoint?.state === "done") keep();
+      else {
+        skippedWhy.set(entry.id, exclusion);
+        decide("skipped", exclusion);
+      }
+      continue;
+    }
+    const guarded = entry.guard?.(context);
+    if (guarded !== undefined) {
+      if (checkpoint?.state === "done") keep();
+      else {
+        skippedWhy.set(entry.id, guarded);
+        decide("skipped", `skipped: ${guarded}`);
+      }
+      continue;
+    }
+    const inputsHash = hashInputs(entry.inputs(context, outputs));
+    let reason: RunReason;
+    if (entry.id === from || entry.id === only) reason = "chosen";
+    else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
+    else if (checkpoint.state === "failed") reason = "failed-before";
+    else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
+    else if (checkpoint.state === "done") {
+      if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
+      else {
+        const probe = await runProbe(entry, context, checkpoint, outputs);
+        if (probe.ok) {
+          keep();
+          continue;
+        }
+        reason = "probe-failed";
+      }
+    } else reason = "new";
+    const observation = entry.observe === undefined ? undefined : await entry.observe(context, outputs);
+    const input: PlanInput = { prior: outputs, observation, dryRun: true };
+    const steps = entry.plan(context, input);
+    decide("run", RUN_REASON_TEXT[reason], steps);
+    outputs.values.set(entry.id, entry.preview?.(context, input) ?? {});
+    if (entry.invalidatesLater !== false) dirty = true;
+  }
+  const observations: Record<string, JsonValue> = {
+    phases: decisions.map((d) => ({ id: d.id, decision: d.decision, reason: d.reason })),
+  };
+  return { plan: createPlan(options.name, items, observations), decisions };
+}

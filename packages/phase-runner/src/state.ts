@@ -1,0 +1,231 @@
+import { chmod, mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { readYamlDocuments, validateDocument } from "@nodekit/documents";
+import { invalidInput, type Problem, UserError } from "@nodekit/errors";
+import type { JsonValue } from "@nodekit/plan";
+import * as z from "zod";
+import { errorCodes } from "./errors.ts";
+
+/** The version of the state file; a reader refuses a newer one. */
+export const STATE_API_VERSION = "phase-runner.nodekit.dev/v1";
+
+/** State files may record hosts, ids and versions: only their owner reads them. */
+const STATE_FILE_MODE = 0o600;
+const STATE_DIR_MODE = 0o700;
+
+const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(JsonValueSchema),
+    z.record(z.string(), JsonValueSchema),
+  ]),
+);
+
+const Instant = z.iso.datetime({ offset: true, error: "must be a time such as 2025-10-01T12:00:00.000Z" });
+const Hash = z.string().regex(/^sha256:[a-f0-9]{64}$/, "must be sha256:<64 hex digits>");
+
+/** `stale`: it was done, but an earlier phase ran again since, so it runs again too. */
+const PhaseStateSchema = z.enum(["done", "stale", "skipped", "failed"]);
+export type PhaseState = z.infer<typeof PhaseStateSchema>;
+
+const ErrorRecord = z.strictObject({
+  code: z.string().min(1),
+  message: z.string(),
+});
+
+/**
+ * What the state records for one phase. `done` carries the evidence: the hash of the
+ * inputs it ran with and its outputs. `runs` counts how often its work was started, so
+ * a reader can tell that a resumed run did not redo it.
+ */
+export const PhaseCheckpointSchema = z
+  .strictObject({
+    state: PhaseStateSchema,
+    startedAt: Instant.optional(),
+    finishedAt: Instant.optional(),
+    ms: z.number().nonnegative().optional(),
+    inputsHash: Hash.optional(),
+    outputs: z.record(z.string(), JsonValueSchema).optional(),
+    /** Why it was skipped. */
+    reason: z.string().optional(),
+    error: ErrorRecord.optional(),
+    runs: z.int().nonnegative(),
+  })
+  .superRefine((checkpoint, ctx) => {
+    if (checkpoint.state === "done" && checkpoint.inputsHash === undefined) {
+      ctx.addIssue({ code: "custom", path: ["inputsHash"], message: "is required for a done phase" });
+    }
+    if (checkpoint.state === "done" && checkpoint.finishedAt === undefined) {
+      ctx.addIssue({ code: "custom", path: ["finishedAt"], message: "is required for a done phase" });
+    }
+  });
+export type PhaseCheckpoint = z.infer<typeof PhaseCheckpointSchema>;
+
+const RunStatusSchema = z.enum(["running", "succeeded", "failed", "interrupted"]);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const RunStateSchema = z.strictObject({
+  apiVersion: z.literal(STATE_API_VERSION, {
+    error: (issue) => (issue.input === undefined ? undefined : `must be ${STATE_API_VERSION}`),
+  }),
+  kind: z.literal("RunState"),
+  /** What the run does, e.g. "nr cluster register". */
+  name: z.string(),
+  /** The id of the invocation that wrote it last. */
+  runId: z.string().min(1),
+  createdAt: Instant,
+  updatedAt: Instant,
+  status: RunStatusSchema,
+  phases: z.record(z.string(), PhaseCheckpointSchema),
+  lastError: z
+    .strictObject({ code: z.string(), message: z.string(), phase: z.string().optional(), at: Instant })
+    .optional(),
+  /** The caller's own record (the pins used, the agent, the flags), never a secret. */
+  meta: z.record(z.string(), JsonValueSchema),
+});
+export type RunState = z.infer<typeof RunStateSchema>;
+
+/**
+ * Parses a state file's text: every problem located (line, field path), and, given the
+ * run's phase ids, a phase the run does not have is a problem too (a hand-edited file).
+ * Never throws.
+ */
+export function parseState(
+  text: string,
+  options: { source: string; phaseIds?: readonly string[] },
+): { state?: RunState; problems: Problem[] } {
+  const read = readYamlDocuments(text, {
+    source: options.source,
+    fileKind: "a state file",
+    maxDocuments: 1,
+    language: "JSON",
+  });
+  if (read.problems.length > 0) return { problems: read.problems };
+  const document = read.documents[0];
+  if (document === undefined || document.value === null) {
+    return { problems: [{ severity: "error", source: options.source, message: "is empty" }] };
+  }
+  const result = validateDocument(RunStateSchema, document, { source: options.source });
+  if (result.value === undefined) return { problems: result.problems };
+  const known = options.phaseIds;
+  if (known !== undefined) {
+    const problems: Problem[] = Object.keys(result.value.phases)
+      .filter((id) => !known.includes(id))
+      .map((id) => ({
+        severity: "error" as const,
+        source: options.source,
+        path: ["phases", id],
+        ...lineAt(document.lineOf(["phases", id])),
+        message: `is not a phase of this run; the phases are ${known.join(", ")}`,
+      }));
+    if (problems.length > 0) return { problems };
+  }
+  return { state: result.value, problems: [] };
+}
+
+const lineAt = (line: number | undefined) => (line === undefined ? {} : { line });
+
+/** How a store writes: atomically (a temporary file renamed into place). Tests inject their own. */
+export type AtomicWrite = (path: string, data: string, mode: number) => Promise<void>;
+
+export interface StateStoreOptions {
+  /** The state file. Its directory is created (0700) on the first write. */
+  path: string;
+  /** Default: write-file-atomic (temporary file, fsync, rename), loaded on first use. */
+  write?: AtomicWrite;
+  read?: (path: string) => Promise<string>;
+}
+
+/** Where a run's state lives: read it (absent, valid, or the problems), write it atomically. */
+export interface StateStore {
+  readonly path: string;
+  /** The state, or undefined when there is none. RUN_STATE_INVALID (with every problem) when it is not a valid state. */
+  read(phaseIds?: readonly string[]): Promise<RunState | undefined>;
+  write(state: RunState): Promise<void>;
+}
+
+const defaultWrite: AtomicWrite = async (path, data, mode) => {
+  const { default: writeFileAtomic } = await import("write-file-atomic");
+  await writeFileAtomic(path, data, { mode });
+  // write-file-atomic sets the mode on its temporary file; make sure a umask did not widen it.
+  await chmod(path, mode);
+};
+
+export function createStateStore(options: StateStoreOptions): StateStore {
+  const write = options.write ?? defaultWrite;
+  const read = options.read ?? ((path: string) => readFile(path, "utf8"));
+  let dirReady = false;
+  return {
+    path: options.path,
+    async read(phaseIds) {
+      let text: string;
+      try {
+        text = await read(options.path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") return undefined;
+        throw new UserError(errorCodes.RUN_STATE_UNREADABLE, `cannot read the state file ${options.path}`, {
+          why: code ?? String(error),
+          next: "make it a file you can read",
+          facts: { stateFile: options.path },
+          cause: error,
+        });
+      }
+      const parsed = parseState(text, { source: options.path, ...(phaseIds === undefined ? {} : { phaseIds }) });
+      if (parsed.state === undefined) {
+        const error = invalidInput(
+          errorCodes.RUN_STATE_INVALID,
+          `the state file ${options.path}`,
+          parsed.problems,
+          [`fix the lines above, or move ${options.path} away to start over (what it recorded is then forgotten)`],
+          "nothing was changed",
+        );
+        throw new UserError(error.errorCode, error.message, {
+          problems: error.problems,
+          next: error.next,
+          why: "it was edited by hand, or written by another version",
+          facts: { stateFile: options.path },
+        });
+      }
+      return parsed.state;
+    },
+    async write(state) {
+      try {
+        if (!dirReady) {
+          await mkdir(dirname(options.path), { recursive: true, mode: STATE_DIR_MODE });
+          dirReady = true;
+        }
+        await write(options.path, `${JSON.stringify(state, null, 2)}\n`, STATE_FILE_MODE);
+      } catch (error) {
+        if (error instanceof UserError) throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === undefined) throw error;
+        throw new UserError(errorCodes.RUN_STATE_WRITE_FAILED, `cannot write the state file ${options.path}`, {
+          why: code,
+          next: "check that the directory is writable and the disk has room, then resume",
+          facts: { stateFile: options.path },
+          cause: error,
+        });
+      }
+    },
+  };
+}
+
+/** A fresh state for a run that has not started any phase. */
+export function emptyState(name: string, runId: string, at: Date): RunState {
+  const time = at.toISOString();
+  return {
+    apiVersion: STATE_API_VERSION,
+    kind: "RunState",
+    name,
+    runId,
+    createdAt: time,
+    updatedAt: time,
+    status: "running",
+    phases: {},
+    meta: {},
+  };
+}
