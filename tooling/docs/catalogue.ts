@@ -3,6 +3,7 @@
  * and what the catalogue test checks. A package or CLI that defines a table adds it here.
  */
 
+import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
@@ -14,6 +15,7 @@ import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
 import { errorCodes as nrErrorCodes } from "../../apps/nr/src/errors.ts";
 import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
@@ -28,6 +30,8 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   siteConfigErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
+  deployPathErrorCodes,
+  stackConfigErrorCodes,
   phaseRunnerErrorCodes,
   nvkectlErrorCodes,
   nrErrorCodes,

@@ -77,4 +77,50 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.NotFound,
     meaning: "No NodePoolRelease of that name is published on the site.",
   },
+  SITE_SPEC_UNREADABLE: {
+    exitCode: ExitCode.NotFound,
+    meaning: "The site spec named with --sitespec does not exist or cannot be read.",
+  },
+  SITE_SPEC_FILE_INVALID: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The site spec named with --sitespec breaks its schema; every problem is listed and nothing was changed.",
+  },
+  NODE_ARCHITECTURE_UNKNOWN: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The site cluster has no nodes, or a node's architecture is not one the stack has images for (amd64, arm64).",
+  },
+  NODE_ARCHITECTURE_MIXED: {
+    exitCode: ExitCode.Precondition,
+    meaning: "The site cluster's nodes are of more than one architecture; the stack is installed for one.",
+  },
+  IMAGE_NOT_CONFIGURED: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The stack config names no image for the nodes' architecture (images.profiles is required without a release).",
+  },
+  INSTALL_DEPLOY_PATH_UNUSABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The deploy path is valid but cannot be installed: it pins no Cluster API (spec.clusterAPI), or an item uses a name the install keeps for its own steps.",
+  },
+  PROVIDER_VERSION_MISMATCH: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "A Cluster API provider is already installed at another version than the deploy path pins; the install does not upgrade it.",
+  },
+  PROVIDER_REPOSITORY_INCOMPLETE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The provider repository named in the stack config lacks a components or metadata file clusterctl needs.",
+  },
+  BOOTSTRAP_PREREQUISITES_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "Site bootstrap found missing tools (nerdctl, containerd, kind, helm, kubectl, clusterctl); each is listed with the version found and needed.",
+  },
+  HOSTS_UNREACHABLE: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "Site bootstrap could not open a TCP connection to the nvke-agent port of some hosts of the site spec; each is named.",
+  },
 });

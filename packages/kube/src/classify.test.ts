@@ -148,3 +148,17 @@ describe("classifyApiError (what @kubernetes/client-node throws)", () => {
     expect(classifyApiError(error)).toEqual({ kind: "unreachable", message: "no answer in time" });
   });
 });
+
+describe("KUBE_TOOLS", () => {
+  test("asks clusterctl its version with the version check off (it would ask GitHub first)", async () => {
+    const { createRecordingRunner } = await import("@nodekit/process");
+    const { KUBE_TOOLS, probeTool } = await import("./index.ts");
+    const runner = createRecordingRunner({ respond: () => ({ exitCode: 0, stdout: "v1.11.7\n", stderr: "" }) });
+    expect(await probeTool(runner, KUBE_TOOLS.clusterctl)).toEqual({
+      command: "clusterctl",
+      found: true,
+      version: "v1.11.7",
+    });
+    expect(runner.calls[0]?.call.env).toEqual({ CLUSTERCTL_DISABLE_VERSIONCHECK: "true" });
+  });
+});

@@ -10,6 +10,8 @@ export interface ToolSpec {
   versionArgs: readonly string[];
   /** The version in the program's answer (`v1.32.3`), or undefined when it cannot be read. */
   parse: (stdout: string) => string | undefined;
+  /** Environment the question needs (clusterctl: its version check off, or it asks GitHub first). */
+  env?: Readonly<Record<string, string>>;
 }
 
 const semverIn = (text: string): string | undefined => /v?(\d+\.\d+\.\d+)(?:[-+][0-9A-Za-z.+-]*)?/.exec(text)?.[0];
@@ -29,7 +31,12 @@ export const KUBE_TOOLS = {
     },
   },
   helm: { command: "helm", versionArgs: ["version", "--short"], parse: semverIn },
-  clusterctl: { command: "clusterctl", versionArgs: ["version", "--output=short"], parse: semverIn },
+  clusterctl: {
+    command: "clusterctl",
+    versionArgs: ["version", "--output=short"],
+    parse: semverIn,
+    env: { CLUSTERCTL_DISABLE_VERSIONCHECK: "true" },
+  },
 } as const satisfies Record<string, ToolSpec>;
 
 export type ToolProbe =
@@ -43,7 +50,9 @@ export async function probeTool(
   env?: Record<string, string>,
 ): Promise<ToolProbe> {
   try {
-    const result = await runner.run({ command: spec.command, args: spec.versionArgs, ...(env ? { env } : {}) });
+    const merged = { ...spec.env, ...env };
+    const call = { command: spec.command, args: spec.versionArgs };
+    const result = await runner.run(Object.keys(merged).length > 0 ? { ...call, env: merged } : call);
     return { command: spec.command, found: true, version: spec.parse(`${result.stdout}\n${result.stderr}`) };
   } catch (error) {
     if (error instanceof CommandFailedError && error.notFound) return { command: spec.command, found: false };

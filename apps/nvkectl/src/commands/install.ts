@@ -1,0 +1,74 @@
+import { join } from "node:path";
+import { dryRunFlag, Flags, planProgress } from "@nodekit/cli-kit";
+import { NvkectlCommand } from "../base.ts";
+import { install } from "../services/install.ts";
+
+export default class Install extends NvkectlCommand<typeof Install> {
+  static override summary = "Install the NVKE controller stack on the site cluster.";
+  static override description =
+    `Runs, in this order: clusterctl init at the versions the deploy path pins (every provider and cert-manager from the stack config's local provider repository, never from the internet; clusterctl's version check off and its HOME isolated); the lab StorageClass; the NICo API key as a Secret; the deploy path item by item (helm upgrade --install --wait for chart items, server-side kubectl apply and a wait for manifest items), with images chosen for the architecture read from the nodes; the SPIRE patch of the Cluster API controllers; and the NetworkPolicy admitting the client networks to the controller API.
+
+Before anything runs, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated, and the cluster is read (nodes, installed providers). --dry-run prints the plan those reads produced: every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
+
+The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.`;
+
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --dry-run",
+    "NVKE_NICO_API_KEY=… <%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --kubeconfig my-tier0-site.kubeconfig",
+    {
+      description: "Continue after a failure, from the item it named:",
+      command:
+        "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --from-item spire",
+    },
+  ];
+
+  static override flags = {
+    sitespec: Flags.string({ description: "The site spec (sitespec generate writes it).", required: true }),
+    "stack-config": Flags.string({
+      description: "The stack config beside the site spec (deploy/README.md lists its keys).",
+      required: true,
+    }),
+    "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
+    kubeconfig: Flags.string({
+      description: "The site cluster's kubeconfig. Default: the active site's (or --site's).",
+    }),
+    "from-item": Flags.string({
+      description: "Start at this item of the plan (after a failure); the items before it are skipped.",
+    }),
+    "dry-run": dryRunFlag,
+    output: Flags.option({
+      char: "o",
+      description: "With --dry-run: print the plan document as json or yaml instead of shell lines.",
+      options: ["json", "yaml"] as const,
+    })(),
+    "work-dir": Flags.string({
+      description: "Where the install keeps the files it renders. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
+      hidden: true,
+    }),
+  };
+
+  override async run(): Promise<void> {
+    const kubeconfig = this.flags.kubeconfig ?? (await this.site()).kubeconfig;
+    const progress = this.flags["dry-run"] ? undefined : await this.progress();
+    try {
+      const { plan } = await install({
+        inputs: {
+          siteSpec: this.flags.sitespec,
+          stackConfig: this.flags["stack-config"],
+          deployPath: this.flags["deploy-path"] ?? join(this.config.root, "..", "..", "deploy", "nico"),
+          kubeconfig,
+          workDir: this.flags["work-dir"],
+          redactor: this.redactor,
+        },
+        runner: this.processRunner(),
+        dryRun: this.flags["dry-run"],
+        fromItem: this.flags["from-item"],
+        ...(progress === undefined ? {} : { onEvent: planProgress(progress) }),
+      });
+      if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
+      else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);
+    } finally {
+      progress?.close();
+    }
+  }
+}

@@ -1,0 +1,663 @@
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
+import { UserError } from "@nodekit/errors";
+import {
+  assertKubeconfig,
+  clusterctlCall,
+  isolatedToolEnv,
+  type KubeTarget,
+  kubectlCall,
+  kubeToolError,
+  runKube,
+} from "@nodekit/kube";
+import { type ActionHandler, action, createPlan, exec, type Plan, type PlanItem, runPlan } from "@nodekit/plan";
+import { formatCall, type ProcessRunner, type Redactor } from "@nodekit/process";
+import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
+import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
+import { dump } from "js-yaml";
+import { errorCodes } from "../errors.ts";
+
+/** The field manager of every server-side apply the install makes. */
+const FIELD_MANAGER = "nvkectl";
+/** The Secret the NICo API key is kept in (in the controller's namespace). */
+const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
+const ARCHITECTURES = ["amd64", "arm64"] as const;
+type Architecture = (typeof ARCHITECTURES)[number];
+/** The plan items the install adds around the deploy path's; a deploy path item may not use these names. */
+const OWN_ITEMS = [
+  "cluster-api",
+  "storage-class",
+  "node-architecture",
+  "nico-credentials",
+  "spire-patch",
+  "client-networks",
+] as const;
+
+/** Mount the SPIRE agent's Workload API socket (SPIFFE CSI driver) into a Cluster API controller. */
+const SPIRE_SOCKET_DIR = "/run/spire/agent-sockets";
+function spirePatch(container: string): string {
+  return JSON.stringify({
+    spec: {
+      template: {
+        spec: {
+          containers: [
+            {
+              name: container,
+              env: [{ name: "SPIFFE_ENDPOINT_SOCKET", value: `unix://${SPIRE_SOCKET_DIR}/spire-agent.sock` }],
+              volumeMounts: [{ name: "spire-agent-socket", mountPath: SPIRE_SOCKET_DIR, readOnly: true }],
+            },
+          ],
+          volumes: [{ name: "spire-agent-socket", csi: { driver: "csi.spiffe.io", readOnly: true } }],
+        },
+      },
+    },
+  });
+}
+
+export interface InstallInputs {
+  /** The site spec file, as the user named it. */
+  siteSpec: string;
+  stackConfig: string;
+  /** The deploy path directory (default: the shipped deploy/nico). */
+  deployPath: string;
+  kubeconfig: string;
+  /** Where the install keeps the files it renders and helm/clusterctl's own HOME; default under XDG_STATE_HOME. */
+  workDir?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Every secret read (the NICo API key) is registered here before anything is planned. */
+  redactor: Redactor;
+}
+
+/** What the read-only observations found; the planner decides from this alone. */
+interface InstallObservations {
+  architecture: Architecture;
+  nodes: number;
+  /** Installed Cluster API providers, `type/name` → version (the clusterctl inventory). */
+  providers: Record<string, string>;
+}
+
+/** Everything read before planning: the documents, then the cluster. */
+export interface InstallContext {
+  site: SiteSpec;
+  stack: StackConfig;
+  /** The stack config's directory: its relative paths resolve from here. */
+  stackDir: string;
+  deployPath: DeployPath;
+  target: KubeTarget;
+  workDir: string;
+  nicoApiKey: string;
+  observations: InstallObservations;
+}
+
+export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
+  let text: string;
+  try {
+    text = await readFile(resolve(cwd, path), "utf8");
+  } catch (error) {
+    throw new UserError(errorCodes.SITE_SPEC_UNREADABLE, `site spec ${path} cannot be read`, {
+      why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
+      facts: { file: path },
+    });
+  }
+  const parsed = parseSiteSpec(text, { source: path });
+  if (parsed.spec === undefined) {
+    const count = parsed.problems.length;
+    throw new UserError(
+      errorCodes.SITE_SPEC_FILE_INVALID,
+      `site spec ${path} has ${count} problem${count === 1 ? "" : "s"}; nothing was changed`,
+      { problems: parsed.problems },
+    );
+  }
+  return parsed.spec;
+}
+
+/** The documents, checked before the cluster is asked anything: every problem of each file at once. */
+async function readDocuments(inputs: InstallInputs) {
+  const cwd = inputs.cwd ?? process.cwd();
+  const env = inputs.env ?? process.env;
+  const site = await readSiteSpec(inputs.siteSpec, cwd);
+  const stack = await readStackConfig(resolve(cwd, inputs.stackConfig), { source: inputs.stackConfig });
+  const deployPath = await readDeployPath(inputs.deployPath, { cwd });
+  if (deployPath.clusterAPI === undefined) {
+    throw new UserError(
+      errorCodes.INSTALL_DEPLOY_PATH_UNUSABLE,
+      `deploy path ${inputs.deployPath} pins no Cluster API`,
+      {
+        why: "the install runs clusterctl init at the versions the deploy path pins in spec.clusterAPI",
+        next: "add spec.clusterAPI (version, certManager, infrastructure) to its nvke-deploy.yaml; docs/deploy-path.md shows it",
+      },
+    );
+  }
+  const clash = deployPath.items.find((item) => (OWN_ITEMS as readonly string[]).includes(item.name));
+  if (clash !== undefined) {
+    throw new UserError(
+      errorCodes.INSTALL_DEPLOY_PATH_UNUSABLE,
+      `deploy path item ${JSON.stringify(clash.name)} uses a name the install keeps for its own step`,
+      { why: `the install's own steps are ${OWN_ITEMS.join(", ")}`, next: "rename the item in nvke-deploy.yaml" },
+    );
+  }
+  const { nicoApiKey } = stackCredentials(stack, env);
+  inputs.redactor.add(nicoApiKey);
+  const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  const workDir = resolve(cwd, inputs.workDir ?? join(stateHome, "nvkectl", "install", site.metadata.name));
+  const stackDir = dirname(resolve(cwd, inputs.stackConfig));
+  return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
+}
+
+const where = (kubeconfig: string, doing: string) => ({ doing, kubeconfig, cluster: "the site cluster" });
+
+const NODES_ARGS = ["get", "nodes", "--output=json"];
+
+/** The nodes' one architecture, read from the cluster: NODE_ARCHITECTURE_UNKNOWN / _MIXED otherwise. */
+async function observeArchitecture(runner: ProcessRunner, target: KubeTarget) {
+  const answer = await runKube(
+    runner,
+    kubectlCall(target, NODES_ARGS),
+    where(target.kubeconfig, "reading the nodes' architecture"),
+  );
+  const items = answer.found ? ((JSON.parse(answer.stdout) as { items?: unknown[] }).items ?? []) : ([] as unknown[]);
+  const byArch = new Map<string, string[]>();
+  for (const node of items as Array<{
+    metadata?: { name?: string; labels?: Record<string, string> };
+    status?: { nodeInfo?: { architecture?: string } };
+  }>) {
+    const arch = node.metadata?.labels?.["kubernetes.io/arch"] ?? node.status?.nodeInfo?.architecture ?? "unknown";
+    byArch.set(arch, [...(byArch.get(arch) ?? []), node.metadata?.name ?? "?"]);
+  }
+  if (items.length === 0) {
+    throw new UserError(errorCodes.NODE_ARCHITECTURE_UNKNOWN, "the site cluster has no nodes", {
+      why: "the images the stack runs are chosen for the nodes' architecture",
+      next: "check that the kubeconfig names the site cluster and that its nodes have joined",
+    });
+  }
+  if (byArch.size > 1) {
+    const list = [...byArch].map(([arch, names]) => `${arch} (${names.join(", ")})`).join("; ");
+    throw new UserError(
+      errorCodes.NODE_ARCHITECTURE_MIXED,
+      `the site cluster's nodes are of more than one architecture: ${list}`,
+      {
+        why: "the stack is installed with the images of one architecture",
+        facts: { architectures: [...byArch.keys()].join(",") },
+      },
+    );
+  }
+  const [arch] = [...byArch.keys()];
+  if (!(ARCHITECTURES as readonly string[]).includes(arch ?? "")) {
+    throw new UserError(
+      errorCodes.NODE_ARCHITECTURE_UNKNOWN,
+      `the site cluster's nodes are ${arch}, which the stack has no images for`,
+      {
+        why: `the stack ships images for ${ARCHITECTURES.join(" and ")}`,
+        facts: { architecture: arch ?? "unknown" },
+      },
+    );
+  }
+  return { architecture: arch as Architecture, nodes: items.length };
+}
+
+/** The Cluster API providers already installed (clusterctl's inventory), `type/name` → version. */
+async function observeProviders(runner: ProcessRunner, target: KubeTarget): Promise<Record<string, string>> {
+  const answer = await runKube(
+    runner,
+    kubectlCall(target, ["get", "providers.clusterctl.cluster.x-k8s.io", "--all-namespaces", "--output=json"]),
+    where(target.kubeconfig, "reading the installed Cluster API providers"),
+  );
+  if (!answer.found) return {};
+  const items = (
+    JSON.parse(answer.stdout) as { items?: Array<{ type?: string; providerName?: string; version?: string }> }
+  ).items;
+  return Object.fromEntries((items ?? []).map((p) => [`${p.type}/${p.providerName}`, p.version ?? ""]));
+}
+
+/** Reads the documents, then observes the cluster (read-only, in both modes). */
+export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunner): Promise<InstallContext> {
+  const documents = await readDocuments(inputs);
+  const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
+  await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
+  const target: KubeTarget = { kubeconfig };
+  const { architecture, nodes } = await observeArchitecture(runner, target);
+  const providers = await observeProviders(runner, target);
+  return { ...documents, target, observations: { architecture, nodes, providers } };
+}
+
+interface Provider {
+  type: "CoreProvider" | "BootstrapProvider" | "ControlPlaneProvider" | "InfrastructureProvider";
+  name: string;
+  version: string;
+  /** clusterctl's flag for it. */
+  flag: string;
+  label: string;
+  components: string;
+  controller: { namespace: string; name: string };
+}
+
+const v = (version: string) => (version.startsWith("v") ? version : `v${version}`);
+
+function providersOf(deployPath: DeployPath): Provider[] {
+  const pins = deployPath.clusterAPI;
+  if (pins === undefined) return [];
+  const core = v(pins.version);
+  return [
+    {
+      type: "CoreProvider",
+      name: "cluster-api",
+      version: core,
+      flag: "--core",
+      label: "cluster-api",
+      components: "core-components.yaml",
+      controller: { namespace: "capi-system", name: "capi-controller-manager" },
+    },
+    {
+      type: "BootstrapProvider",
+      name: "kubeadm",
+      version: core,
+      flag: "--bootstrap",
+      label: "bootstrap-kubeadm",
+      components: "bootstrap-components.yaml",
+      controller: { namespace: "capi-kubeadm-bootstrap-system", name: "capi-kubeadm-bootstrap-controller-manager" },
+    },
+    {
+      type: "ControlPlaneProvider",
+      name: "kubeadm",
+      version: core,
+      flag: "--control-plane",
+      label: "control-plane-kubeadm",
+      components: "control-plane-components.yaml",
+      controller: {
+        namespace: "capi-kubeadm-control-plane-system",
+        name: "capi-kubeadm-control-plane-controller-manager",
+      },
+    },
+    ...pins.infrastructure.map((p): Provider => {
+      const [namespace = "", name = ""] = p.controller.split("/");
+      return {
+        type: "InfrastructureProvider",
+        name: p.name,
+        version: v(p.version),
+        flag: "--infrastructure",
+        label: `infrastructure-${p.name}`,
+        components: "infrastructure-components.yaml",
+        controller: { namespace, name },
+      };
+    }),
+  ];
+}
+
+/** Every file clusterctl will read from the provider repository. */
+function repositoryFiles(context: InstallContext): string[] {
+  const repository = providerRepository(context);
+  const certManager = v(context.deployPath.clusterAPI?.certManager ?? "");
+  return [
+    ...providersOf(context.deployPath).flatMap((p) => [
+      join(repository, p.label, p.version, p.components),
+      join(repository, p.label, p.version, "metadata.yaml"),
+    ]),
+    join(repository, "cert-manager", certManager, "cert-manager.yaml"),
+  ];
+}
+
+function providerRepository(context: InstallContext): string {
+  const configured = context.stack.clusterAPI.providerRepository;
+  return isAbsolute(configured) ? configured : resolve(context.stackDir, configured);
+}
+
+/** The clusterctl configuration: every provider and cert-manager from the local repository, never from GitHub. */
+function clusterctlConfig(context: InstallContext): string {
+  const repository = providerRepository(context);
+  const certManager = v(context.deployPath.clusterAPI?.certManager ?? "");
+  return dump(
+    {
+      providers: providersOf(context.deployPath).map((p) => ({
+        name: p.name,
+        type: p.type,
+        url: `file://${join(repository, p.label, p.version, p.components)}`,
+      })),
+      "cert-manager": {
+        url: `file://${join(repository, "cert-manager", certManager, "cert-manager.yaml")}`,
+        version: certManager,
+      },
+    },
+    { lineWidth: -1 },
+  );
+}
+
+function chooseImage(choice: ImageChoice | undefined, arch: Architecture, key: string): string | undefined {
+  if (choice === undefined) return undefined;
+  if (typeof choice === "string") return choice;
+  const image = choice[arch];
+  if (image === undefined) {
+    throw new UserError(errorCodes.IMAGE_NOT_CONFIGURED, `the stack config names no ${arch} image in ${key}`, {
+      why: `the site's nodes are ${arch}, and ${key} lists images per architecture`,
+      next: `add ${key}.${arch}, or give one multi-architecture reference`,
+      facts: { key, architecture: arch },
+    });
+  }
+  return image;
+}
+
+/** The values the install layers over the items that take the stack's values (stackValues: true). */
+function stackValues(context: InstallContext): Record<string, unknown> {
+  const { stack, observations } = context;
+  const profiles = chooseImage(stack.images.profiles, observations.architecture, "images.profiles");
+  if (profiles === undefined) {
+    throw new UserError(errorCodes.IMAGE_NOT_CONFIGURED, "the stack config names no profile content image", {
+      why: "without a release, images.profiles names the profile content image",
+      next: "set images.profiles in the stack config",
+      facts: { key: "images.profiles" },
+    });
+  }
+  const controller = chooseImage(stack.images.controller, observations.architecture, "images.controller");
+  return {
+    nodeSelector: { "kubernetes.io/arch": observations.architecture },
+    nico: {
+      endpoint: stack.nico.endpoint,
+      organizationId: stack.nico.organizationId,
+      apiName: stack.nico.apiName,
+      credentialsSecret: NICO_CREDENTIALS_SECRET,
+    },
+    images: { profiles, ...(controller === undefined ? {} : { controller }) },
+  };
+}
+
+const manifest = (...objects: object[]) => objects.map((object) => dump(object, { lineWidth: -1 })).join("---\n");
+
+const writeStep = (path: string, content: string, what: string) =>
+  action("write-file", `write ${path} (${what})`, { mutates: true, params: { path, content } });
+
+function applyFile(target: KubeTarget, file: string) {
+  return exec(
+    kubectlCall(target, [
+      "apply",
+      "--server-side",
+      `--field-manager=${FIELD_MANAGER}`,
+      "--force-conflicts",
+      "--filename",
+      file,
+    ]),
+    { mutates: true, reads: [file] },
+  );
+}
+
+/** clusterctl init for the providers not yet installed; nothing when all are, at the pinned versions. */
+function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>): PlanItem {
+  const providers = providersOf(context.deployPath);
+  const installed = context.observations.providers;
+  for (const p of providers) {
+    const found = installed[`${p.type}/${p.name}`];
+    if (found !== undefined && found !== p.version) {
+      throw new UserError(
+        errorCodes.PROVIDER_VERSION_MISMATCH,
+        `Cluster API provider ${p.name} (${p.type}) is installed at ${found}; the deploy path pins ${p.version}`,
+        {
+          why: "the install installs missing providers and leaves installed ones alone; it does not upgrade them",
+          next: `upgrade it with clusterctl upgrade, or pin ${found} in the deploy path's spec.clusterAPI`,
+          facts: { provider: p.name, found, pinned: p.version },
+        },
+      );
+    }
+  }
+  const missing = providers.filter((p) => installed[`${p.type}/${p.name}`] === undefined);
+  const configFile = join(context.workDir, "clusterctl.yaml");
+  const title = `Cluster API ${v(context.deployPath.clusterAPI?.version ?? "")} (clusterctl init)`;
+  if (missing.length === 0) return { id: "cluster-api", title: `${title}: every provider is installed`, steps: [] };
+  const args = [
+    "init",
+    "--config",
+    configFile,
+    ...missing.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
+    "--wait-providers",
+    "--wait-provider-timeout",
+    "600",
+  ];
+  return {
+    id: "cluster-api",
+    title,
+    steps: [
+      writeStep(
+        configFile,
+        clusterctlConfig(context),
+        "the clusterctl configuration: local provider repositories only",
+      ),
+      exec(clusterctlCall(context.target, args, toolEnv), {
+        mutates: true,
+        reads: [configFile, ...repositoryFiles(context)],
+      }),
+    ],
+  };
+}
+
+/**
+ * The install as a plan, from what was read and observed (pure): clusterctl init, the lab
+ * StorageClass, the NICo credentials Secret, the deploy path item by item (images chosen
+ * for the nodes' architecture), the SPIRE patch of the Cluster API controllers, and the
+ * NetworkPolicy for the client networks. The dry run prints it; a real run executes it.
+ */
+export function planInstall(context: InstallContext): Plan {
+  const { target, workDir, stack, observations } = context;
+  const toolEnv = isolatedToolEnv(join(workDir, "home"));
+  const storageClassFile = join(workDir, "storage-class.yaml");
+  const storageClass = {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: {
+      name: stack.storageClass.name,
+      annotations: { "storageclass.kubernetes.io/is-default-class": String(stack.storageClass.default) },
+    },
+    provisioner: stack.storageClass.provisioner,
+    reclaimPolicy: "Delete",
+    volumeBindingMode: "WaitForFirstConsumer",
+  };
+  const namespace = stack.controllerApi.namespace;
+  const credentials = manifest(
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: NICO_CREDENTIALS_SECRET, namespace },
+      type: "Opaque",
+      stringData: { apiKey: context.nicoApiKey },
+    },
+  );
+  const valuesFile = join(workDir, "stack-values.yaml");
+  const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
+  const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
+  const deployItems = planDeployPathItems(context.deployPath, {
+    target,
+    helmEnv: toolEnv,
+    fieldManager: FIELD_MANAGER,
+    extraValues: Object.fromEntries(takesValues.map((name) => [name, [valuesFile]])),
+  }).map((item) =>
+    // The rendered values are written by each item that reads them, so --from-item finds them too.
+    values !== undefined && takesValues.includes(item.id)
+      ? {
+          ...item,
+          steps: [writeStep(valuesFile, values, `the stack's values for ${observations.architecture}`), ...item.steps],
+        }
+      : item,
+  );
+  const controllers = providersOf(context.deployPath).map((p) => p.controller);
+  const policyFile = join(workDir, "client-networks.yaml");
+  const policy = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: "nvke-controller-api-clients", namespace },
+    spec: {
+      podSelector: { matchLabels: stack.controllerApi.podSelector },
+      policyTypes: ["Ingress"],
+      ingress: [
+        {
+          from: stack.clientNetworks.map((cidr) => ({ ipBlock: { cidr } })),
+          ports: [{ protocol: "TCP", port: stack.controllerApi.port }],
+        },
+      ],
+    },
+  };
+  const items: PlanItem[] = [
+    clusterApiItem(context, toolEnv),
+    {
+      id: "storage-class",
+      title: `the lab StorageClass ${stack.storageClass.name}`,
+      steps: [writeStep(storageClassFile, manifest(storageClass), "StorageClass"), applyFile(target, storageClassFile)],
+    },
+    {
+      // Read before planning (the plan depends on it); shown here, in the seed's order, with the call that read it.
+      id: "node-architecture",
+      title: `the nodes' architecture: ${observations.architecture}`,
+      steps: [
+        action(
+          "observed",
+          `${observations.nodes} node${observations.nodes === 1 ? "" : "s"}, all ${observations.architecture}, read with: ${formatCall(kubectlCall(target, NODES_ARGS))}`,
+          { mutates: false, params: { architecture: observations.architecture, nodes: observations.nodes } },
+        ),
+      ],
+    },
+    {
+      id: "nico-credentials",
+      title: `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`,
+      steps: [
+        // The key goes on stdin, never in argv or a file.
+        exec(
+          kubectlCall(
+            target,
+            ["apply", "--server-side", `--field-manager=${FIELD_MANAGER}`, "--force-conflicts", "--filename", "-"],
+            {
+              input: credentials,
+            },
+          ),
+          { mutates: true },
+        ),
+      ],
+    },
+    ...deployItems,
+    {
+      id: "spire-patch",
+      title: "the Cluster API controllers patched for SPIRE",
+      steps: controllers.flatMap((c) => [
+        exec(
+          kubectlCall(target, [
+            "patch",
+            "deployment",
+            c.name,
+            "--namespace",
+            c.namespace,
+            "--type=strategic",
+            `--patch=${spirePatch("manager")}`,
+          ]),
+          { mutates: true },
+        ),
+        exec(
+          kubectlCall(target, [
+            "rollout",
+            "status",
+            `deployment/${c.name}`,
+            "--namespace",
+            c.namespace,
+            "--timeout=5m",
+          ]),
+          {
+            mutates: false,
+          },
+        ),
+      ]),
+    },
+    ...(stack.clientNetworks.length === 0
+      ? []
+      : [
+          {
+            id: "client-networks",
+            title: `the NetworkPolicy admitting ${stack.clientNetworks.join(", ")} to the controller API`,
+            steps: [writeStep(policyFile, manifest(policy), "NetworkPolicy"), applyFile(target, policyFile)],
+          },
+        ]),
+  ];
+  return createPlan(`install the NVKE controller stack on site ${context.site.metadata.name}`, items, {
+    site: context.site.metadata.name,
+    deployPath: context.deployPath.name,
+    architecture: observations.architecture,
+    nodes: observations.nodes,
+    installedProviders: observations.providers,
+  });
+}
+
+/** The handler of the plan's write-file actions: the rendered files, written 0600 in the work dir. */
+const installActions: Readonly<Record<string, ActionHandler>> = {
+  // What was observed before planning; nothing is left to do when the plan runs.
+  observed: async () => {},
+  "write-file": async (step) => {
+    const path = String(step.params?.path);
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await writeFile(path, String(step.params?.content), { mode: 0o600 });
+  },
+};
+
+/** Checks, before anything runs, that clusterctl will find every file it needs in the provider repository. */
+async function checkProviderRepository(context: InstallContext, plan: Plan): Promise<void> {
+  const clusterApi = plan.items.find((item) => item.id === "cluster-api");
+  if (clusterApi === undefined || clusterApi.steps.length === 0) return;
+  const missing: string[] = [];
+  for (const file of repositoryFiles(context)) {
+    const found = await stat(file).then(
+      (info) => info.isFile(),
+      () => false,
+    );
+    if (!found) missing.push(file);
+  }
+  if (missing.length > 0) {
+    throw new UserError(
+      errorCodes.PROVIDER_REPOSITORY_INCOMPLETE,
+      `the provider repository ${providerRepository(context)} lacks ${missing.length} file${missing.length === 1 ? "" : "s"} clusterctl needs`,
+      {
+        why: `missing: ${missing.join(", ")}`,
+        next: "lay out each provider as {provider-label}/{version}/{components, metadata.yaml}, and cert-manager as cert-manager/{version}/cert-manager.yaml",
+        facts: { repository: providerRepository(context) },
+      },
+    );
+  }
+}
+
+export interface RunInstallOptions {
+  runner: ProcessRunner;
+  fromItem?: string | undefined;
+  onEvent?: Parameters<typeof runPlan>[1]["onEvent"];
+  redactor: Redactor;
+}
+
+/** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
+export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
+  await checkProviderRepository(context, plan);
+  return runPlan(plan, {
+    runner: options.runner,
+    actions: installActions,
+    fromItem: options.fromItem,
+    redactor: options.redactor,
+    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+    describeFailure: (error, step) =>
+      kubeToolError(error, step.call, where(context.target.kubeconfig, `running ${step.call.command}`)),
+  });
+}
+
+export interface InstallOptions {
+  inputs: InstallInputs;
+  /** Runs the read-only observations (both modes) and, in a real run, the plan. */
+  runner: ProcessRunner;
+  dryRun: boolean;
+  fromItem?: string | undefined;
+  onEvent?: RunInstallOptions["onEvent"];
+}
+
+/** `nvkectl install`: read, observe, plan; then print (dry run) or execute that same plan. */
+export async function install(options: InstallOptions): Promise<{ plan: Plan; ran: readonly string[] }> {
+  const context = await prepareInstall(options.inputs, options.runner);
+  const plan = planInstall(context);
+  if (options.dryRun) return { plan, ran: [] };
+  const result = await runInstall(context, plan, {
+    runner: options.runner,
+    fromItem: options.fromItem,
+    onEvent: options.onEvent,
+    redactor: options.inputs.redactor,
+  });
+  return { plan, ran: result.ran };
+}

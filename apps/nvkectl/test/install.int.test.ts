@@ -1,0 +1,411 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { formatPlan } from "@nodekit/plan";
+import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
+import { runCli, tempDir, userErrorOf } from "@nodekit/test-utils";
+import { buildProviderRepository } from "@nodekit/testenv/capi-repository";
+import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+
+// nvkectl install for real against the test tier: real kubectl, helm and clusterctl, Cluster
+// API built from its module with webhooks stripped, and the controller-manager stand-in
+// that makes Deployments and Jobs ready. The dry run's printed calls are compared with the
+// calls the real run made (the recorder as witness).
+
+const API_KEY = "nico-key-Zq81xv";
+const INFRA = { name: "nico", version: "v0.3.0", namespace: "nico-system", deployment: "nico-controller-manager" };
+
+let work: string;
+let cleanup: () => Promise<void>;
+let standIn: ControllerStandIn;
+let admin: string;
+let savedPath: string | undefined;
+let inputs: InstallInputs;
+
+async function write(files: Record<string, string>) {
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(dirname(join(work, name)), { recursive: true });
+    await writeFile(join(work, name), text);
+  }
+}
+
+const kubectl = async (...args: string[]) =>
+  (await createExecaRunner().run({ command: "kubectl", args: ["--kubeconfig", admin, ...args] })).stdout;
+const json = async (...args: string[]) => JSON.parse(await kubectl(...args, "--output=json"));
+
+beforeAll(async () => {
+  const plane = await useControlPlane();
+  admin = plane.adminKubeconfigPath;
+  savedPath = process.env.PATH;
+  process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
+  ({ path: work, cleanup } = await tempDir("nvkectl-install-"));
+  await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
+  standIn = startControllerStandIn(admin);
+  for (const name of ["site-node-1", "site-node-2"]) {
+    await createExecaRunner().run({
+      command: "kubectl",
+      args: ["--kubeconfig", admin, "apply", "-f", "-"],
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name, labels: { "kubernetes.io/arch": "arm64" } },
+      }),
+    });
+  }
+  await write({
+    "sitespec.yaml": `apiVersion: nvke.io/v1alpha1
+kind: SiteSpec
+metadata:
+  name: lab
+spec:
+  hosts:
+    - name: site-node-1
+      ip: 127.0.0.1
+`,
+    "stack.yaml": `apiVersion: nvke.io/v1alpha1
+kind: StackConfig
+nico:
+  endpoint: https://nico.example.test/api
+  organizationId: org-42
+  apiName: nvke
+images:
+  profiles:
+    amd64: registry.example.test/profiles:v1-amd64
+    arm64: registry.example.test/profiles:v1-arm64
+clientNetworks: [192.0.2.0/24]
+clusterAPI:
+  providerRepository: ./providers
+`,
+    "path/nvke-deploy.yaml": `apiVersion: deploy.nodekit.dev/v1alpha1
+kind: DeployPath
+metadata:
+  name: test
+spec:
+  clusterAPI:
+    version: v1.11.7
+    certManager: v1.19.1
+    infrastructure:
+      - name: nico
+        version: v0.3.0
+        controller: nico-system/nico-controller-manager
+  items:
+    - name: widgets
+      namespace: widgets
+    - name: controller
+      namespace: nke-controller
+      stackValues: true
+      dependsOn: [widgets]
+    - name: finish
+      dependsOn: [controller]
+`,
+    "path/widgets/a-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.test
+spec:
+  group: example.test
+  scope: Namespaced
+  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
+`,
+    "path/widgets/b-app.yaml": `apiVersion: v1
+kind: Namespace
+metadata:
+  name: widgets
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: widget-controller
+spec:
+  replicas: 2
+  selector: { matchLabels: { app: widgets } }
+  template:
+    metadata: { labels: { app: widgets } }
+    spec:
+      containers: [{ name: manager, image: "registry.invalid/widgets:1" }]
+---
+apiVersion: example.test/v1
+kind: Widget
+metadata:
+  name: first
+`,
+    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
+    "path/controller/values.yaml": "replicas: 1\n",
+    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
+    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nvke-controller
+  labels: { app.kubernetes.io/name: nvke-controller }
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
+  template:
+    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
+    spec:
+      nodeSelector: {{ toJson .Values.nodeSelector }}
+      containers:
+        - name: controller
+          image: registry.invalid/controller:1
+          env:
+            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
+            - { name: ENDPOINT, value: {{ .Values.nico.endpoint | quote }} }
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: controller-migrate
+  annotations: { "helm.sh/hook": post-install,post-upgrade, "helm.sh/hook-delete-policy": before-hook-creation }
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{ name: migrate, image: "registry.invalid/controller:1" }]
+`,
+    "path/finish/config.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: finished
+  namespace: nke-controller
+data: { done: "yes" }
+`,
+  });
+  inputs = {
+    siteSpec: join(work, "sitespec.yaml"),
+    stackConfig: join(work, "stack.yaml"),
+    deployPath: join(work, "path"),
+    kubeconfig: admin,
+    workDir: join(work, "state"),
+    env: { ...process.env, NVKE_NICO_API_KEY: API_KEY },
+    redactor: new Redactor(),
+  };
+}, 300_000);
+
+afterAll(async () => {
+  await standIn?.stop();
+  process.env.PATH = savedPath;
+  await cleanup?.();
+});
+
+const printedCalls = (dryRun: string) => dryRun.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+
+/** Every object the install made, name → resourceVersion. */
+async function versions(): Promise<Record<string, string>> {
+  const kinds = [
+    ["deployments.apps", "--all-namespaces"],
+    ["configmaps", "--namespace=nke-controller"],
+    ["secrets", "--namespace=nke-controller", "--selector=!owner"],
+    ["networkpolicies", "--all-namespaces"],
+    ["storageclasses"],
+    ["customresourcedefinitions"],
+    ["widgets.example.test", "--namespace=widgets"],
+    ["providers.clusterctl.cluster.x-k8s.io", "--all-namespaces"],
+  ];
+  const entries: Array<[string, string]> = [];
+  for (const [kind = "", ...flags] of kinds) {
+    const list = await json("get", kind, ...flags);
+    for (const item of list.items) {
+      entries.push([`${kind}/${item.metadata.namespace ?? ""}/${item.metadata.name}`, item.metadata.resourceVersion]);
+    }
+  }
+  return Object.fromEntries(entries);
+}
+
+describe("nvkectl install against the real API server", () => {
+  test("the dry run prints exactly the calls the real run makes; everything is installed", async () => {
+    // Given the plan a dry run prints (the observations ran, nothing changed)
+    const observer = createExecaRunner();
+    const dryRun = formatPlan(planInstall(await prepareInstall(inputs, observer)));
+    expect(dryRun).toContain("clusterctl init --config");
+    expect(dryRun).not.toContain(API_KEY);
+    expect(await kubectl("get", "namespaces", "--output=name")).not.toContain("capi-system");
+
+    // When the install runs for real, through the recording witness
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const context = await prepareInstall(inputs, observer);
+    await runInstall(context, planInstall(context), { runner: witness, redactor: inputs.redactor });
+
+    // Then it ran exactly the printed calls, in order
+    expect(witness.calls.map((call) => call.line)).toEqual(printedCalls(dryRun));
+    expect(printedCalls(dryRun)[0]).toMatch(
+      /^HOME=.* CLUSTERCTL_DISABLE_VERSIONCHECK=true clusterctl init --config .*clusterctl.yaml --core cluster-api:v1.11.7 --bootstrap kubeadm:v1.11.7 --control-plane kubeadm:v1.11.7 --infrastructure nico:v0.3.0 --wait-providers/,
+    );
+    // and Cluster API, the StorageClass, the deploy path, the SPIRE patch and the NetworkPolicy exist
+    const providers = await json("get", "providers.clusterctl.cluster.x-k8s.io", "--all-namespaces");
+    expect(
+      providers.items.map((p: { providerName: string; version: string }) => `${p.providerName}@${p.version}`).sort(),
+    ).toEqual(["cluster-api@v1.11.7", "kubeadm@v1.11.7", "kubeadm@v1.11.7", "nico@v0.3.0"]);
+    await json("get", "crd", "clusters.cluster.x-k8s.io");
+    expect((await json("get", "storageclass", "lab-local")).provisioner).toBe("rancher.io/local-path");
+    for (const [namespace, name] of [
+      ["capi-system", "capi-controller-manager"],
+      ["capi-kubeadm-bootstrap-system", "capi-kubeadm-bootstrap-controller-manager"],
+      ["capi-kubeadm-control-plane-system", "capi-kubeadm-control-plane-controller-manager"],
+      ["nico-system", "nico-controller-manager"],
+    ]) {
+      const pod = (await json("get", "deployment", name ?? "", "--namespace", namespace ?? "")).spec.template.spec;
+      expect(pod.volumes).toContainEqual({
+        name: "spire-agent-socket",
+        csi: { driver: "csi.spiffe.io", readOnly: true },
+      });
+      expect(pod.containers.find((c: { name: string }) => c.name === "manager").env).toContainEqual({
+        name: "SPIFFE_ENDPOINT_SOCKET",
+        value: "unix:///run/spire/agent-sockets/spire-agent.sock",
+      });
+    }
+    const controller = (await json("get", "deployment", "nvke-controller", "--namespace", "nke-controller")).spec
+      .template.spec;
+    expect(controller.nodeSelector).toEqual({ "kubernetes.io/arch": "arm64" });
+    expect(controller.containers[0].env).toContainEqual({
+      name: "PROFILES",
+      value: "registry.example.test/profiles:v1-arm64",
+    });
+    expect((await json("get", "job", "controller-migrate", "--namespace", "nke-controller")).status.succeeded).toBe(1);
+    const policy = await json("get", "networkpolicy", "nvke-controller-api-clients", "--namespace", "nke-controller");
+    expect(policy.spec.ingress).toEqual([
+      { from: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ protocol: "TCP", port: 8080 }] },
+    ]);
+    const secret = await json("get", "secret", "nvke-nico-credentials", "--namespace", "nke-controller");
+    expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
+    expect(JSON.stringify(witness.calls.map((call) => [call.line, call.call.args]))).not.toContain(API_KEY);
+    const written = await readFile(join(work, "state", "stack-values.yaml"), "utf8");
+    expect(written).not.toContain(API_KEY);
+  });
+
+  test("a second run changes nothing: clusterctl is not run again and no object's resourceVersion moves", async () => {
+    const before = await versions();
+    const observer = createExecaRunner();
+    const context = await prepareInstall(inputs, observer);
+    const plan = planInstall(context);
+    expect(plan.items[0]).toMatchObject({ id: "cluster-api", steps: [] });
+    await runInstall(context, plan, { runner: createExecaRunner(), redactor: inputs.redactor });
+    expect(await versions()).toEqual(before);
+  });
+
+  test("a failure in a middle item stops there, naming it; --from-item finishes", async () => {
+    // Given a chart item in the middle of the path that now fails (its namespace does not exist yet)
+    await write({
+      "path/controller/chart/templates/later.yaml":
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: later\n  namespace: not-yet\n",
+    });
+    const observer = createExecaRunner();
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const context = await prepareInstall(inputs, observer);
+    const plan = planInstall(context);
+    // When it runs, it stops at that item, naming it, and runs nothing after it
+    const error = await userErrorOf(runInstall(context, plan, { runner: witness, redactor: inputs.redactor }));
+    expect(error.message).toMatch(/^controller: /);
+    expect(error.facts.planItem).toBe("controller");
+    expect(witness.calls.at(-1)?.call.command).toBe("helm");
+    expect(witness.calls.some((call) => call.line.includes("finish/config.yaml"))).toBe(false);
+    // Then, once the cause is fixed, --from-item finishes the rest
+    await kubectl("create", "namespace", "not-yet");
+    const resumed = await runInstall(context, plan, {
+      runner: witness,
+      redactor: inputs.redactor,
+      fromItem: "controller",
+    });
+    expect(resumed.skipped).toEqual([
+      "cluster-api",
+      "storage-class",
+      "node-architecture",
+      "nico-credentials",
+      "widgets",
+    ]);
+    expect((await json("get", "configmap", "later", "--namespace", "not-yet")).metadata.name).toBe("later");
+    expect((await json("get", "configmap", "finished", "--namespace", "nke-controller")).data).toEqual({ done: "yes" });
+  });
+
+  test("the built CLI: --dry-run -o json is the plan document; bad input fails with the file and field, and nothing is applied", async () => {
+    const env = { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH };
+    const base = [
+      "install",
+      "--sitespec",
+      inputs.siteSpec,
+      "--stack-config",
+      inputs.stackConfig,
+      "--deploy-path",
+      inputs.deployPath,
+      "--kubeconfig",
+      admin,
+    ];
+    const dry = await runCli("nvkectl", [...base, "--dry-run", "-o", "json"], { env });
+    expect(dry.stderr).toBe("");
+    expect(dry.exitCode).toBe(0);
+    const document = JSON.parse(dry.stdout);
+    expect(document).toMatchObject({
+      apiVersion: "plan.nodekit.dev/v1",
+      observations: { architecture: "arm64", nodes: 2 },
+    });
+    expect(document.items.map((item: { id: string }) => item.id)).toEqual([
+      "cluster-api",
+      "storage-class",
+      "node-architecture",
+      "nico-credentials",
+      "widgets",
+      "controller",
+      "finish",
+      "spire-patch",
+      "client-networks",
+    ]);
+    expect(dry.stdout).not.toContain(API_KEY);
+
+    // A real run through the CLI, with every call logged (-v): nothing to change, the key nowhere
+    const before = await versions();
+    const real = await runCli("nvkectl", [...base, "-v", "--work-dir", join(work, "state")], {
+      env,
+      timeoutMs: 110_000,
+    });
+    expect(real.exitCode).toBe(0);
+    expect(real.stderr).toContain("[nico-credentials] done");
+    expect(real.stderr).toContain("running kubectl --kubeconfig");
+    expect(real.stderr).toContain("<<<(stdin:");
+    expect(real.stderr + real.stdout).not.toContain(API_KEY);
+    expect(await versions()).toEqual(before);
+
+    await writeFile(
+      join(work, "bad-stack.yaml"),
+      (await readFile(inputs.stackConfig, "utf8")).replace("org-42", "REPLACE_ORG"),
+    );
+    const bad = await runCli(
+      "nvkectl",
+      [...base.slice(0, 3), "--stack-config", join(work, "bad-stack.yaml"), ...base.slice(5)],
+      { env },
+    );
+    expect(bad.exitCode).toBe(3);
+    expect(bad.stderr).toContain('bad-stack.yaml:5: field nico.organizationId: "REPLACE_ORG" is still a placeholder');
+    const noKey = await runCli("nvkectl", base, { env: { ...env, NVKE_NICO_API_KEY: "" } });
+    expect(noKey.exitCode).toBe(9);
+    expect(noKey.stderr).toContain("NVKE_NICO_API_KEY is not set");
+  });
+});
+
+describe("the nodes' architecture decides, or the install refuses", () => {
+  test("mixed architectures are a clear error before anything runs", async () => {
+    await createExecaRunner().run({
+      command: "kubectl",
+      args: ["--kubeconfig", admin, "apply", "-f", "-"],
+      input: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "site-node-x86", labels: { "kubernetes.io/arch": "amd64" } },
+      }),
+    });
+    try {
+      const error = await userErrorOf(prepareInstall(inputs, createExecaRunner()));
+      expect(error.code).toBe("NODE_ARCHITECTURE_MIXED");
+      expect(error.message).toBe(
+        "the site cluster's nodes are of more than one architecture: arm64 (site-node-1, site-node-2); amd64 (site-node-x86)",
+      );
+    } finally {
+      await kubectl("delete", "node", "site-node-x86");
+    }
+  });
+});

@@ -1,0 +1,110 @@
+import { cp, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { repoRoot } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type CliHome, cliHome } from "./helpers.ts";
+
+// `nvkectl install` on bad input, as the built CLI: every document is checked before the
+// cluster is asked anything. The kubeconfig named does not exist, so a command that got as
+// far as the cluster would fail with KUBECONFIG_NOT_FOUND instead: these failures prove that
+// nothing was applied (nothing could have been).
+
+let home: CliHome;
+const KEY = "nico-key-never-shown";
+
+beforeAll(async () => {
+  home = await cliHome("nvkectl-install-");
+  await cp(join(repoRoot, "examples/sitespec.yaml"), join(home.path, "sitespec.yaml"));
+  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
+    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
+    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
+    .replace("REPLACE_NICO_API_NAME", "nvke")
+    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
+    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
+  await writeFile(join(home.path, "stack.yaml"), filled);
+  await cp(join(repoRoot, "deploy/nico"), join(home.path, "path"), { recursive: true });
+});
+afterAll(() => home.cleanup());
+
+const install = (...args: string[]) =>
+  home.nvkectl(
+    [
+      "install",
+      "--sitespec",
+      "sitespec.yaml",
+      "--stack-config",
+      "stack.yaml",
+      "--kubeconfig",
+      "missing.kubeconfig",
+      ...args,
+    ],
+    { env: { NVKE_NICO_API_KEY: KEY } },
+  );
+
+describe("nvkectl install refuses bad input before touching the cluster", () => {
+  test("the stack config as shipped: every REPLACE_* listed with its key path (exit 3)", async () => {
+    const result = await home.nvkectl(
+      [
+        "install",
+        "--sitespec",
+        "sitespec.yaml",
+        "--stack-config",
+        join(repoRoot, "examples/stack.yaml"),
+        "--kubeconfig",
+        "missing.kubeconfig",
+        "--dry-run",
+      ],
+      { env: { NVKE_NICO_API_KEY: KEY } },
+    );
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("has 5 REPLACE_* values left unfilled; nothing was changed");
+    for (const key of [
+      "nico.endpoint",
+      "nico.organizationId",
+      "nico.apiName",
+      "images.profiles",
+      "clusterAPI.providerRepository",
+    ]) {
+      expect(result.stderr).toContain(`field ${key}: `);
+    }
+  });
+
+  test("a malformed deploy path: every problem with its file, line and field (exit 3)", async () => {
+    const index = join(home.path, "path", "nvke-deploy.yaml");
+    const original = await readFile(index, "utf8");
+    await writeFile(
+      index,
+      original
+        .replace("version: v1.11.7", "version: latest")
+        .replace("dependsOn: [spire-crds]", "dependsOn: [nvke-config]"),
+    );
+    await writeFile(join(home.path, "path", "spire", "values.yaml"), "- not\n- a mapping\n");
+    try {
+      const result = await install("--deploy-path", "path", "--dry-run");
+      expect(result.exitCode).toBe(3);
+      expect(result.stderr).toContain("deploy path path has 3 problems; nothing was applied");
+      expect(result.stderr).toContain(
+        'path/nvke-deploy.yaml:10: field spec.clusterAPI.version: "latest" is not a semantic version',
+      );
+      expect(result.stderr).toContain('field spec.items[1].dependsOn[0]: "nvke-config" comes later (spec.items[3])');
+      expect(result.stderr).toContain("path/spire/values.yaml:1: must be a mapping of Helm values");
+    } finally {
+      await writeFile(index, original);
+      await cp(join(repoRoot, "deploy/nico/spire/values.yaml"), join(home.path, "path", "spire", "values.yaml"));
+    }
+  });
+
+  test("no API key in the environment: the variable is named (exit 9); a valid input reaches the kubeconfig check", async () => {
+    const noKey = await home.nvkectl(
+      ["install", "--sitespec", "sitespec.yaml", "--stack-config", "stack.yaml", "--kubeconfig", "missing.kubeconfig"],
+      { env: { NVKE_NICO_API_KEY: "" } },
+    );
+    expect(noKey.exitCode).toBe(9);
+    expect(noKey.stderr).toContain("the environment variable NVKE_NICO_API_KEY is not set");
+    const valid = await install("--deploy-path", "path", "--dry-run");
+    expect(valid.exitCode).toBe(4);
+    expect(valid.stderr).toContain("missing.kubeconfig does not exist");
+    expect(valid.stderr).not.toContain(KEY);
+  });
+});

@@ -1,0 +1,28 @@
+export { errorCodes as deployPathErrorCodes } from "./errors.ts";
+export {
+  type ChartItem,
+  type DeployPath,
+  type DeployPathFs,
+  type DeployPathItem,
+  type LoadDeployPathOptions,
+  type LoadedDeployPath,
+  loadDeployPath,
+  type ManifestObject,
+  type ManifestsItem,
+  nodeFs,
+} from "./load.ts";
+export { DEFAULT_FIELD_MANAGER, type PlanDeployPathOptions, planDeployPath, planDeployPathItems } from "./plan.ts";
+export { readDeployPath } from "./read.ts";
+export {
+  CHART_PIN_FILE,
+  type ChartPin,
+  ChartPinSchema,
+  type ClusterApiPins,
+  DEPLOY_PATH_API_VERSION,
+  DEPLOY_PATH_FILE,
+  DEPLOY_PATH_KIND,
+  type DeployPathFile,
+  DeployPathFileSchema,
+  OVERLAY_FILE,
+  VALUES_FILE,
+} from "./schema.ts";

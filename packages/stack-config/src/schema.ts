@@ -1,0 +1,155 @@
+import { isIP } from "node:net";
+import * as z from "zod";
+
+export const STACK_CONFIG_API_VERSION = "nvke.io/v1alpha1";
+export const STACK_CONFIG_KIND = "StackConfig";
+/** What an unfilled value starts with; the install refuses to start while any is left. */
+export const PLACEHOLDER_PREFIX = "REPLACE_";
+
+const typeMessage = (expected: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? "is required" : `must be ${expected}`;
+
+function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  const known = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === "unrecognized_keys") return `is not a known field; the fields here are ${known}`;
+      return issue.input === undefined ? "is required" : "must be a mapping";
+    },
+  });
+}
+
+/** A string that may still be a REPLACE_* placeholder (reported as unfilled, not as malformed). */
+function checked(check: (value: string) => string | undefined) {
+  return z.string({ error: typeMessage("a string") }).superRefine((value, context) => {
+    if (value.startsWith(PLACEHOLDER_PREFIX)) return;
+    const fault = check(value);
+    if (fault !== undefined) context.addIssue({ code: "custom", message: fault, input: value });
+  });
+}
+
+const text = checked((value) => (value.trim() === "" ? "is empty" : undefined));
+
+const httpsUrl = checked((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" || url.protocol === "http:" ? undefined : "must be an https:// URL";
+  } catch {
+    return "is not a URL";
+  }
+});
+
+const envName = checked((value) =>
+  /^[A-Z_][A-Z0-9_]*$/.test(value) ? undefined : "is not an environment variable name (A-Z, 0-9 and _)",
+);
+
+const imageReference = checked((value) =>
+  /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?$/.test(
+    value,
+  ) &&
+  (value.includes(":") || value.includes("@"))
+    ? undefined
+    : "is not an image reference with a tag or digest (registry/repository:tag or …@sha256:…)",
+);
+
+/** One image for every architecture (a multi-arch reference), or one per architecture. */
+const image = z.union([
+  imageReference,
+  mapping({ amd64: imageReference.optional(), arm64: imageReference.optional() }),
+]);
+
+const cidr = checked((value) => {
+  const [address, bits, ...rest] = value.split("/");
+  const family = isIP(address ?? "");
+  const max = family === 6 ? 128 : 32;
+  if (family === 0 || bits === undefined || rest.length > 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
+    return "is not a network in CIDR notation such as 10.20.0.0/24";
+  }
+  return undefined;
+});
+
+const dnsName = checked((value) =>
+  /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(value) && value.length <= 253 ? undefined : "is not a DNS-1123 name",
+);
+
+/**
+ * The stack config: what the NVKE controller stack needs from the operator, in a file of
+ * its own beside the site spec. It holds no secret: the NICo API key is read from the
+ * environment variable it names. Every key is listed in deploy/README.md (generated from
+ * this schema).
+ */
+export const StackConfigSchema = mapping({
+  apiVersion: z.literal(STACK_CONFIG_API_VERSION, {
+    error: (issue) =>
+      issue.input === undefined ? "is required" : `is not supported; this version reads "${STACK_CONFIG_API_VERSION}"`,
+  }),
+  kind: z.literal(STACK_CONFIG_KIND, {
+    error: (issue) => (issue.input === undefined ? "is required" : `must be "${STACK_CONFIG_KIND}"`),
+  }),
+  nico: mapping({
+    endpoint: httpsUrl.describe(
+      "The NICo API endpoint the controller provisions through, e.g. https://nico.example.net/api.",
+    ),
+    organizationId: text.describe("Your NICo organization ID."),
+    apiName: text.describe("The NICo API name the controller uses."),
+    apiKeyFromEnv: envName
+      .default("NVKE_NICO_API_KEY")
+      .describe(
+        "The environment variable that holds the NICo API key when the install runs. The key is stored as the Secret nke-controller/nvke-nico-credentials; it is never written to a file, printed or logged.",
+      ),
+  }).describe("The NICo API the controller provisions machines through."),
+  images: mapping({
+    profiles: image
+      .optional()
+      .describe(
+        "The profile content image. Required without a release. One reference, or one per architecture (amd64, arm64).",
+      ),
+    controller: image
+      .optional()
+      .describe(
+        "Overrides the controller image pinned in the deploy path. One reference, or one per architecture (amd64, arm64).",
+      ),
+  })
+    .default({})
+    .describe("Images the stack runs, chosen for the architecture of the site's nodes."),
+  clientNetworks: z
+    .array(cidr, { error: typeMessage("a list of networks in CIDR notation") })
+    .default([])
+    .describe(
+      "The operators' client networks (CIDR) admitted to the controller API by a NetworkPolicy; without one, only in-cluster pods reach it.",
+    ),
+  controllerApi: mapping({
+    namespace: dnsName.default("nke-controller").describe("The controller's namespace."),
+    podSelector: z
+      .record(z.string(), z.string(), { error: typeMessage("a mapping of labels") })
+      .default({ "app.kubernetes.io/name": "nvke-controller" })
+      .describe("The labels of the controller API's pods, which the NetworkPolicy selects."),
+    port: z
+      .number({ error: typeMessage("a port number") })
+      .int()
+      .min(1)
+      .max(65535)
+      .default(8080)
+      .describe("The controller API's container port."),
+  })
+    .default({ namespace: "nke-controller", podSelector: { "app.kubernetes.io/name": "nvke-controller" }, port: 8080 })
+    .describe("Where the controller API runs, for the NetworkPolicy."),
+  storageClass: mapping({
+    name: dnsName.default("lab-local").describe("The lab StorageClass's name."),
+    provisioner: text.default("rancher.io/local-path").describe("Its provisioner."),
+    default: z
+      .boolean({ error: typeMessage("true or false") })
+      .default(true)
+      .describe("Whether it is the cluster's default StorageClass."),
+  })
+    .default({ name: "lab-local", provisioner: "rancher.io/local-path", default: true })
+    .describe("The lab StorageClass the install creates."),
+  clusterAPI: mapping({
+    providerRepository: text.describe(
+      "A directory holding the Cluster API provider repositories as clusterctl reads them ({provider-label}/{version}/{components, metadata.yaml}) and cert-manager/{version}/cert-manager.yaml; relative to this file. clusterctl init reads only from here, never from the internet.",
+    ),
+  }).describe("Where clusterctl init takes Cluster API and cert-manager from."),
+});
+
+export type StackConfig = z.output<typeof StackConfigSchema>;
+export type ImageChoice = z.output<typeof image>;

@@ -1,0 +1,100 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { formatProblem } from "@nodekit/errors";
+import { repoRoot, tempDir, userErrorOf } from "@nodekit/test-utils";
+import { describe, expect, test } from "vitest";
+import { parseStackConfig, readStackConfig, stackConfigKeys, stackCredentials } from "./index.ts";
+
+const FILLED = `apiVersion: nvke.io/v1alpha1
+kind: StackConfig
+nico:
+  endpoint: https://nico.example.net/api
+  organizationId: org-1234
+  apiName: nvke
+images:
+  profiles:
+    amd64: registry.example.net/nvke/profiles:v1-amd64
+    arm64: registry.example.net/nvke/profiles:v1-arm64
+clientNetworks: [10.20.0.0/24, "fd00::/64"]
+clusterAPI:
+  providerRepository: ./providers
+`;
+
+describe("the stack config", () => {
+  test("a filled-in file validates, with the defaults filled in", () => {
+    const parsed = parseStackConfig(FILLED, { source: "stack.yaml" });
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.config).toMatchObject({
+      nico: { apiKeyFromEnv: "NVKE_NICO_API_KEY", organizationId: "org-1234" },
+      storageClass: { name: "lab-local", provisioner: "rancher.io/local-path", default: true },
+      controllerApi: { namespace: "nke-controller", port: 8080 },
+    });
+  });
+
+  test("examples/stack.yaml is complete: it validates, and only its REPLACE_* values are left to fill", async () => {
+    const text = await readFile(join(repoRoot, "examples/stack.yaml"), "utf8");
+    const parsed = parseStackConfig(text, { source: "examples/stack.yaml" });
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.unfilled.map(formatProblem)).toEqual([
+      'examples/stack.yaml:7: field nico.endpoint: "REPLACE_NICO_API_ENDPOINT" is still a placeholder: fill it in',
+      'examples/stack.yaml:8: field nico.organizationId: "REPLACE_NICO_ORGANIZATION_ID" is still a placeholder: fill it in',
+      'examples/stack.yaml:9: field nico.apiName: "REPLACE_NICO_API_NAME" is still a placeholder: fill it in',
+      'examples/stack.yaml:13: field images.profiles: "REPLACE_PROFILES_IMAGE" is still a placeholder: fill it in',
+      'examples/stack.yaml:31: field clusterAPI.providerRepository: "REPLACE_PROVIDER_REPOSITORY_DIR" is still a placeholder: fill it in',
+    ]);
+    const keys = stackConfigKeys().map((key) => key.key);
+    for (const path of parsed.unfilled.map((problem) => problem.path?.join("."))) expect(keys).toContain(path);
+  });
+
+  test("every problem at once, with line and key; an unknown key's value is never quoted", () => {
+    const parsed = parseStackConfig(
+      `apiVersion: nvke.io/v1alpha1
+kind: StackConfig
+nico:
+  endpoint: ftp://nico
+  organizationId: ""
+  apiName: nvke
+  apiKeyFromEnv: nico-key
+  apiKey: s3cret-value
+images:
+  controller: not an image
+clientNetworks: [10.20.0.0/33]
+clusterAPI:
+  providerRepository: REPLACE_ME
+`,
+      { source: "stack.yaml" },
+    );
+    expect(parsed.problems.map(formatProblem)).toEqual([
+      'stack.yaml:4: field nico.endpoint: "ftp://nico" must be an https:// URL',
+      'stack.yaml:5: field nico.organizationId: "" is empty',
+      'stack.yaml:7: field nico.apiKeyFromEnv: "nico-key" is not an environment variable name (A-Z, 0-9 and _)',
+      "stack.yaml:8: field nico.apiKey: is not a known field; the fields here are endpoint, organizationId, apiName, apiKeyFromEnv",
+      'stack.yaml:10: field images.controller: "not an image" is not an image reference with a tag or digest (registry/repository:tag or …@sha256:…)',
+      'stack.yaml:11: field clientNetworks[0]: "10.20.0.0/33" is not a network in CIDR notation such as 10.20.0.0/24',
+    ]);
+    expect(parsed.unfilled.map((problem) => problem.path?.join("."))).toEqual(["clusterAPI.providerRepository"]);
+    expect(JSON.stringify(parsed)).not.toContain("s3cret-value");
+  });
+
+  test("readStackConfig refuses a file with placeholders left, listing every one", async () => {
+    const { path, cleanup } = await tempDir("stack-");
+    try {
+      const file = join(path, "stack.yaml");
+      await writeFile(file, FILLED.replace("org-1234", "REPLACE_ORG").replace("nvke\n", "REPLACE_API_NAME\n"));
+      const error = await userErrorOf(readStackConfig(file, { source: "stack.yaml" }));
+      expect(error.code).toBe("STACK_CONFIG_UNFILLED");
+      expect(error.message).toBe("stack config stack.yaml has 2 REPLACE_* values left unfilled; nothing was changed");
+      expect(error.problems.map((problem) => problem.path?.join("."))).toEqual(["nico.organizationId", "nico.apiName"]);
+      expect((await userErrorOf(readStackConfig(join(path, "nope.yaml")))).code).toBe("STACK_CONFIG_NOT_FOUND");
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test("the API key comes from the variable the config names, and nowhere else", () => {
+    const config = parseStackConfig(FILLED, { source: "s" }).config;
+    if (config === undefined) throw new Error("fixture does not validate");
+    expect(stackCredentials(config, { NVKE_NICO_API_KEY: "k-1" })).toEqual({ nicoApiKey: "k-1" });
+    expect(() => stackCredentials(config, {})).toThrow("the environment variable NVKE_NICO_API_KEY is not set");
+  });
+});
