@@ -1,8 +1,9 @@
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
 import { UserError } from "@nodekit/errors";
+import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
   assertKubeconfig,
   clusterctlCall,
@@ -582,14 +583,19 @@ export function planInstall(context: InstallContext): Plan {
   });
 }
 
-/** The handler of the plan's write-file actions: the rendered files, written 0600 in the work dir. */
+/**
+ * The handler of the plan's write-file actions: the rendered files, written 0600 in the
+ * work dir (@nodekit/fs-safe). What is written there is applied to the cluster with admin
+ * rights next, so the work dir must be private (another user could swap a manifest
+ * otherwise), and a file is never written through a link nor over another user's file.
+ */
 const installActions: Readonly<Record<string, ActionHandler>> = {
   // What was observed before planning; nothing is left to do when the plan runs.
   observed: async () => {},
   "write-file": async (step) => {
     const path = String(step.params?.path);
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    await writeFile(path, String(step.params?.content), { mode: 0o600 });
+    await ensurePrivateDir(dirname(path), { mode: 0o700, what: "the install's work directory" });
+    await writeFileSafe(path, String(step.params?.content), { mode: 0o600, what: "the rendered file" });
   },
 };
 
