@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { assertTrustedDir, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
 import { assertTrustedFile, readPrivateFile } from "./read.ts";
-import { STALE_TEMP_MS, writeFileSafe } from "./write.ts";
+import { checkWriteTarget, restrictFile, STALE_TEMP_MS, writeFileSafe } from "./write.ts";
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 const other = otherUser();
@@ -134,6 +134,34 @@ describe.skipIf(other.skip !== undefined)(`against a second local user (${other.
     await chown(dir.path("mine"), user.uid, user.gid);
     expect((await userErrorOf(assertTrustedFile(dir.path("mine/config.yaml")))).code).toBe("DIR_UNSAFE");
   });
+});
+
+describe("restrictFile and checkWriteTarget (a file another program writes)", () => {
+  test("narrows a file's mode; a missing file passes the check", async () => {
+    const dir = await testdir({ "site.kubeconfig": { content: "k", mode: 0o644 } });
+    await restrictFile(dir.path("site.kubeconfig"), 0o600);
+    expect(await mode(dir.path("site.kubeconfig"))).toBe(0o600);
+    await checkWriteTarget(dir.path("not-yet.kubeconfig"));
+  });
+
+  test("never changes the mode of what a link points to", async () => {
+    const dir = await testdir({ "victim.txt": { content: "precious\n", mode: 0o644 } });
+    await symlink(dir.path("victim.txt"), dir.path("site.kubeconfig"));
+    expect((await userErrorOf(checkWriteTarget(dir.path("site.kubeconfig")))).code).toBe("FILE_IS_SYMLINK");
+    expect((await userErrorOf(restrictFile(dir.path("site.kubeconfig"), 0o600))).code).toBe("FILE_IS_SYMLINK");
+    expect(await mode(dir.path("victim.txt"))).toBe(0o644);
+  });
+
+  test.skipIf(other.skip !== undefined)(
+    `refuses another user's file (${other.skip ?? "nodekit-other"})`,
+    async () => {
+      const dir = await testdir({ "site.kubeconfig": { content: "theirs", mode: 0o644 } });
+      await chown(dir.path("site.kubeconfig"), other.user?.uid ?? 0, other.user?.gid ?? 0);
+      expect((await userErrorOf(checkWriteTarget(dir.path("site.kubeconfig")))).code).toBe("FILE_OWNED_BY_OTHER");
+      expect((await userErrorOf(restrictFile(dir.path("site.kubeconfig"), 0o600))).code).toBe("FILE_OWNED_BY_OTHER");
+      expect(await mode(dir.path("site.kubeconfig"))).toBe(0o644);
+    },
+  );
 });
 
 describe("private directories", () => {

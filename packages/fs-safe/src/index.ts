@@ -3,4 +3,10 @@ export { errorCodes as fsSafeErrorCodes } from "./errors.ts";
 export { type LockOptions, lockPathOf, withFileLock } from "./lock.ts";
 export type { Identity } from "./owner.ts";
 export { assertTrustedFile, type PrivateFileRead, readPrivateFile } from "./read.ts";
-export { STALE_TEMP_MS, type WriteFileSafeOptions, writeFileSafe } from "./write.ts";
+export {
+  checkWriteTarget,
+  restrictFile,
+  STALE_TEMP_MS,
+  type WriteFileSafeOptions,
+  writeFileSafe,
+} from "./write.ts";

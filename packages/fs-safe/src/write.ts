@@ -27,17 +27,14 @@ const tempPattern = (base: string) =>
   new RegExp(`^\\.${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(\\d+)\\.[0-9a-f]{12}\\.tmp$`);
 
 /**
- * Writes a whole file or nothing: the content goes into a new temporary file beside it
- * (created exclusively, never through a link), which is then renamed over the old one.
- * Unlike write-file-atomic it never resolves a symbolic link (a link in place of the file
- * is refused: FILE_IS_SYMLINK) and never chowns the new file to the old one's owner; a file
- * another user owns is refused (FILE_OWNED_BY_OTHER) unless `replaceOthers`. Temporary files
- * a killed writer left beside the file are removed first. Other failures: FILE_WRITE_FAILED.
+ * What {@link writeFileSafe} checks before it writes, for a file another program will write
+ * (kind, writing a kubeconfig): a link in place of the file is FILE_IS_SYMLINK, a directory
+ * or device FILE_NOT_REGULAR, another user's file FILE_OWNED_BY_OTHER unless `replaceOthers`.
+ * A missing file is fine.
  */
-export async function writeFileSafe(
+export async function checkWriteTarget(
   path: string,
-  data: string | Uint8Array,
-  options: WriteFileSafeOptions,
+  options: Identity & { replaceOthers?: boolean; what?: string } = {},
 ): Promise<void> {
   const what = options.what ?? "the file";
   const uid = currentUid(options);
@@ -72,6 +69,24 @@ export async function writeFileSafe(
       },
     );
   }
+}
+
+/**
+ * Writes a whole file or nothing: the content goes into a new temporary file beside it
+ * (created exclusively, never through a link), which is then renamed over the old one.
+ * Unlike write-file-atomic it never resolves a symbolic link (a link in place of the file
+ * is refused: FILE_IS_SYMLINK) and never chowns the new file to the old one's owner; a file
+ * another user owns is refused (FILE_OWNED_BY_OTHER) unless `replaceOthers`. Temporary files
+ * a killed writer left beside the file are removed first. Other failures: FILE_WRITE_FAILED.
+ */
+export async function writeFileSafe(
+  path: string,
+  data: string | Uint8Array,
+  options: WriteFileSafeOptions,
+): Promise<void> {
+  const what = options.what ?? "the file";
+  const uid = currentUid(options);
+  await checkWriteTarget(path, options);
 
   const dir = dirname(path);
   const base = basename(path);
@@ -168,5 +183,36 @@ async function syncDir(dir: string): Promise<void> {
     }
   } catch {
     // Not every file system lets a directory be synced; the rename is done either way.
+  }
+}
+
+/**
+ * Sets a file's mode without following a link (the file is opened O_NOFOLLOW and changed
+ * through that handle): for a file another program wrote, such as kind's kubeconfig. A link
+ * is FILE_IS_SYMLINK; a file another user owns FILE_OWNED_BY_OTHER; other failures
+ * FILE_WRITE_FAILED.
+ */
+export async function restrictFile(path: string, mode: number, options: Identity & { what?: string } = {}) {
+  const what = options.what ?? "the file";
+  await checkWriteTarget(path, options);
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+  } catch (error) {
+    if (errnoCode(error) === "ELOOP") {
+      throw new UserError(errorCodes.FILE_IS_SYMLINK, `${what} ${path} is a symbolic link; its mode was not changed`, {
+        why: "a link put in place of the file would have its target's mode changed instead",
+        next: "remove the link, or name the file it points to",
+        facts: { path },
+      });
+    }
+    throw writeFailed(path, what, error);
+  }
+  try {
+    await handle.chmod(mode);
+  } catch (error) {
+    throw writeFailed(path, what, error);
+  } finally {
+    await handle.close();
   }
 }
