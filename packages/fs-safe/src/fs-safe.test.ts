@@ -152,16 +152,13 @@ describe("restrictFile and checkWriteTarget (a file another program writes)", ()
     expect(await mode(dir.path("victim.txt"))).toBe(0o644);
   });
 
-  test.skipIf(other.skip !== undefined)(
-    `refuses another user's file (${other.skip ?? "nodekit-other"})`,
-    async () => {
-      const dir = await testdir({ "site.kubeconfig": { content: "theirs", mode: 0o644 } });
-      await chown(dir.path("site.kubeconfig"), other.user?.uid ?? 0, other.user?.gid ?? 0);
-      expect((await userErrorOf(checkWriteTarget(dir.path("site.kubeconfig")))).code).toBe("FILE_OWNED_BY_OTHER");
-      expect((await userErrorOf(restrictFile(dir.path("site.kubeconfig"), 0o600))).code).toBe("FILE_OWNED_BY_OTHER");
-      expect(await mode(dir.path("site.kubeconfig"))).toBe(0o644);
-    },
-  );
+  test.skipIf(other.skip !== undefined)(`refuses another user's file (${other.skip ?? "nodekit-other"})`, async () => {
+    const dir = await testdir({ "site.kubeconfig": { content: "theirs", mode: 0o644 } });
+    await chown(dir.path("site.kubeconfig"), other.user?.uid ?? 0, other.user?.gid ?? 0);
+    expect((await userErrorOf(checkWriteTarget(dir.path("site.kubeconfig")))).code).toBe("FILE_OWNED_BY_OTHER");
+    expect((await userErrorOf(restrictFile(dir.path("site.kubeconfig"), 0o600))).code).toBe("FILE_OWNED_BY_OTHER");
+    expect(await mode(dir.path("site.kubeconfig"))).toBe(0o644);
+  });
 });
 
 describe("private directories", () => {

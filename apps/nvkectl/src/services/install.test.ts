@@ -2,10 +2,10 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readDeployPath } from "@nodekit/deploy-path";
-import { formatPlan, planCallLines } from "@nodekit/plan";
-import { parseSiteSpec } from "@nodekit/sitespec";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
+import { formatPlan, planCallLines } from "@nodekit/plan";
 import { createRecordingRunner, Redactor } from "@nodekit/process";
+import { parseSiteSpec } from "@nodekit/sitespec";
 import { parseStackConfig } from "@nodekit/stack-config";
 import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";

@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
+import { decodeUtf8 } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
@@ -94,16 +95,20 @@ export interface InstallContext {
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(resolve(cwd, path), "utf8");
+    bytes = await readFile(resolve(cwd, path));
   } catch (error) {
     throw new UserError(errorCodes.SITE_SPEC_UNREADABLE, `site spec ${path} cannot be read`, {
       why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
       facts: { file: path },
     });
   }
-  const parsed = parseSiteSpec(text, { source: path });
+  const decoded = decodeUtf8(bytes, { source: path });
+  const parsed =
+    decoded.text === undefined
+      ? { spec: undefined, problems: decoded.problems }
+      : parseSiteSpec(decoded.text, { source: path });
   if (parsed.spec === undefined) {
     const count = parsed.problems.length;
     throw new UserError(
