@@ -8,7 +8,7 @@ import { base } from "../../tooling/tsup/base.ts";
 // of every start). src/run.ts is the bin's entry, so the bin and the commands share one copy
 // of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
-// token) stays external, as do execa and write-file-atomic, and the TypeScript loaders
+// token) stays external, as do execa and proper-lockfile, and the TypeScript loaders
 // oclif looks for only in development. The banner gives the bundled CommonJS a `require`.
 export default defineConfig({
   ...base,

@@ -393,7 +393,7 @@ const deps: Array<{ name: string; from: string }> = [
   { name: "zod", from: "packages/sitespec" },
   { name: "js-yaml", from: "packages/sitespec" },
   { name: "csv-parse/sync", from: "packages/sitespec" },
-  { name: "write-file-atomic", from: "packages/site-config" },
+  { name: "proper-lockfile", from: "packages/fs-safe" },
   { name: "@kubernetes/client-node", from: "packages/k8s-auth" },
   { name: "ky", from: "packages/nvke-api" },
 ];

@@ -5,6 +5,7 @@
 
 import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
+import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
@@ -22,6 +23,7 @@ import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.t
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,
   processErrorCodes,
+  fsSafeErrorCodes,
   kubeErrorCodes,
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,

@@ -275,7 +275,8 @@ export const FIXES: Record<string, string> = {
     "The controller keeps working: look at the object (`nvkectl get clusters NAME -o wide`), and wait longer with `--timeout`.",
   CA_FILE_INVALID:
     "Point `--certificate-authority` at a readable PEM file holding the certificate authority (`-----BEGIN CERTIFICATE-----`) that signed the controller's certificate.",
-  CA_FILE_NOT_FOUND: "Check the path given to `--certificate-authority` (relative paths are from the current directory).",
+  CA_FILE_NOT_FOUND:
+    "Check the path given to `--certificate-authority` (relative paths are from the current directory).",
   CONTROLLER_BUSY:
     "The controller is busy: wait as long as the message says, then run the command again (reads already waited and retried once).",
   CONTROLLER_REDIRECTED:

@@ -93,6 +93,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.InvalidInput,
     meaning: "The hosts CSV has problems (every one is listed with its row, line and column); nothing was written.",
   },
+  PLUGIN_SOURCE_REFUSED: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "plugins install was given a path or a git repository; it installs npm packages by name only (a local directory is linked with plugins link).",
+  },
   MACHINEIMAGE_NOT_FOUND: {
     exitCode: ExitCode.NotFound,
     meaning: "No MachineImage of that name is published on the site.",

@@ -47,6 +47,10 @@ export const NVKECTL_HINTS: Hints = {
   RELEASE_IMAGE_NOT_PINNED: () => [
     "export the release built for this deploy path: nvkectl release verify REF --policy FILE, then nvkectl release export",
   ],
+  FILE_OWNED_BY_OTHER: (error) =>
+    error.facts.forceFlag === undefined
+      ? []
+      : [`or pass ${String(error.facts.forceFlag)} to replace it with a file of your own`],
   CLUSTER_NOT_FOUND: () => ["list the clusters with `nvkectl get clusters`"],
   NODEPOOL_NOT_FOUND: (error) => [
     `list the cluster's node pools with: nvkectl get nodepools --cluster ${String(error.facts.cluster ?? "<cluster>")}`,

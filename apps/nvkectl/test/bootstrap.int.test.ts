@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { runCli, tempDir } from "@nodekit/test-utils";
@@ -113,5 +113,27 @@ describe("nvkectl site bootstrap", () => {
     expect(unreachable.stderr).toContain("1 of 2 hosts do not answer on the nvke-agent port");
     expect(unreachable.stderr).toContain(`node-2 (127.0.0.2:${port}): ECONNREFUSED`);
     expect(unreachable.stderr).not.toContain("node-1 (");
+  });
+
+  test("a link planted where <site>.kubeconfig goes is refused before kind runs; what it points to is untouched", async () => {
+    const shared = join(work, "shared");
+    await mkdir(shared);
+    const spec = join(shared, "sitespec.yaml");
+    await writeFile(spec, siteSpec([["node-1", "127.0.0.1"]]));
+    await writeFile(join(work, "victim"), "precious\n");
+    await chmod(join(work, "victim"), 0o644);
+    await symlink(join(work, "victim"), join(shared, "lab.kubeconfig"));
+    const before = await readFile(join(work, "calls.log"), "utf8").catch(() => "");
+    for (const dryRun of [["--dry-run"], []]) {
+      const refused = await runCli("nvkectl", ["site", "bootstrap", "--sitespec", spec, ...dryRun], {
+        env: { HOME: work, PATH: toolsPath },
+      });
+      expect(refused.exitCode).toBe(5);
+      expect(refused.stderr).toContain(`the site kubeconfig ${shared}/lab.kubeconfig is a symbolic link`);
+    }
+    const after = await readFile(join(work, "calls.log"), "utf8");
+    expect(after.slice(before.length)).not.toContain("create cluster");
+    expect(await readFile(join(work, "victim"), "utf8")).toBe("precious\n");
+    expect((await stat(join(work, "victim"))).mode & 0o777).toBe(0o644);
   });
 });

@@ -95,6 +95,46 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
     }
   });
 
+  test("a site spec or stack config that is not UTF-8 is named as such, with its line (exit 3)", async () => {
+    const spec = await readFile(join(home.path, "sitespec.yaml"));
+    await writeFile(join(home.path, "latin1-site.yaml"), Buffer.concat([spec, Buffer.from([0x23, 0x20, 0xe9, 0x0a])]));
+    const site = await home.nvkectl(
+      [
+        "install",
+        "--sitespec",
+        "latin1-site.yaml",
+        "--stack-config",
+        "stack.yaml",
+        "--kubeconfig",
+        "missing.kubeconfig",
+      ],
+      { env: { NVKE_NICO_API_KEY: KEY } },
+    );
+    expect(site.exitCode).toBe(3);
+    expect(site.stderr).toContain(
+      `latin1-site.yaml:${spec.toString().split("\n").length}: column 3: is not UTF-8 text (byte 0xe9 is not part of a UTF-8 character)`,
+    );
+    const stack = await readFile(join(home.path, "stack.yaml"));
+    await writeFile(
+      join(home.path, "utf16-stack.yaml"),
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(stack.toString(), "utf16le")]),
+    );
+    const wide = await home.nvkectl(
+      [
+        "install",
+        "--sitespec",
+        "sitespec.yaml",
+        "--stack-config",
+        "utf16-stack.yaml",
+        "--kubeconfig",
+        "missing.kubeconfig",
+      ],
+      { env: { NVKE_NICO_API_KEY: KEY } },
+    );
+    expect(wide.exitCode).toBe(3);
+    expect(wide.stderr).toContain("utf16-stack.yaml: is UTF-16");
+  });
+
   test("no API key in the environment: the variable is named (exit 9); a valid input reaches the kubeconfig check", async () => {
     const noKey = await home.nvkectl(
       ["install", "--sitespec", "sitespec.yaml", "--stack-config", "stack.yaml", "--kubeconfig", "missing.kubeconfig"],

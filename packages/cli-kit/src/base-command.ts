@@ -1,4 +1,4 @@
-import { errorCodes, UserError } from "@nodekit/errors";
+import { errorCodes, escapeControl, UserError } from "@nodekit/errors";
 import type { Plan } from "@nodekit/plan";
 import { createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 import type { Interfaces } from "@oclif/core";
@@ -10,6 +10,7 @@ import {
   type Columns,
   createListPrinter,
   createWatchPrinter,
+  flushStdio,
   formatOne,
   isTableFormat,
   jsonPathTemplate,
@@ -75,9 +76,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if ((flags as { "sort-by"?: string })["sort-by"] !== undefined) await this.printOptions("table");
   }
 
-  /** Write a result to stdout (a line; waits when the pipe is full). */
-  protected async out(text: string): Promise<void> {
-    if (text !== "") await writeOut(text.endsWith("\n") ? text : `${text}\n`);
+  /**
+   * Write a result to stdout (a line; waits when the pipe is full). Control characters are
+   * escaped (a name or ID the controller sent cannot drive the terminal); `raw` writes data
+   * meant for a file or another program as it is (a kubeconfig, a generated spec).
+   */
+  protected async out(text: string, options: { raw?: boolean } = {}): Promise<void> {
+    if (text === "") return;
+    const shown = options.raw ? text : escapeControl(text, { multiline: true });
+    await writeOut(shown.endsWith("\n") ? shown : `${shown}\n`);
   }
 
   /**
@@ -185,6 +192,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const fields = json ? failure.fields : { code: failure.fields.code, exitCode: failure.exitCode };
     this.logger.error(failure.message, fields, failure.details);
     if (failure.stack) this.logger.debug(failure.stack);
+    // oclif ends the process with process.exit: let a long report through a pipe get out first.
+    await flushStdio();
     this.exit(failure.exitCode);
   }
 }

@@ -9,6 +9,7 @@ export {
   cell,
   createListPrinter,
   createWatchPrinter,
+  flushStdio,
   formatOne,
   formatTable,
   isTableFormat,

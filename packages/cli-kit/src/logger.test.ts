@@ -73,3 +73,20 @@ describe("createLogger", () => {
     expect(pipe.text()).toBe("warning: w\n");
   });
 });
+
+it("log lines escape control characters in messages and details, in text and JSON", async () => {
+  const { PassThrough } = await import("node:stream");
+  for (const json of [false, true]) {
+    const stream = new PassThrough();
+    let written = "";
+    stream.on("data", (chunk: Buffer) => {
+      written += chunk.toString();
+    });
+    const logger = createLogger({ stream, json, now: () => new Date(0) });
+    logger.error("controller said \u001b]52;c;eA==\u0007", { why: "\u202e" }, ["  \u001b[2J detail"]);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+    expect(written).not.toMatch(/[\u001b\u0007\u202e]/);
+    if (json) expect(JSON.parse(written).msg).toBe("controller said \u001b]52;c;eA==\u0007");
+    else expect(written).toBe("error: controller said \\x1b]52;c;eA==\\x07\n  \\x1b[2J detail\n");
+  }
+});

@@ -1,4 +1,5 @@
 import { styleText } from "node:util";
+import { escapeControl, escapeJsonControl } from "@nodekit/errors";
 import type { Redactor } from "@nodekit/process";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -39,6 +40,8 @@ const STYLE: Record<LogLevel, Parameters<typeof styleText>[0] | undefined> = {
 /**
  * The only way the CLIs write logs. Everything goes to stderr (stdout is for results),
  * through the redactor, as text or NDJSON. Colour only on a TTY and never with NO_COLOR.
+ * Messages often carry what others wrote (a controller's message, a file's field names):
+ * terminal control characters in them are escaped, in text and in JSON.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const stream = options.stream ?? process.stderr;
@@ -52,7 +55,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     if (level === "debug" && !verbose) return;
     if (options.json) {
       const record = { time: now().toISOString(), level, msg: message, ...fields };
-      stream.write(`${redact(JSON.stringify(record))}\n`);
+      stream.write(`${escapeJsonControl(redact(JSON.stringify(record)))}\n`);
       return;
     }
     let text = `${PREFIX[level]}${message}`;
@@ -61,10 +64,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
         .join(" ")}`;
     }
-    text = redact(text);
+    text = escapeControl(redact(text), { multiline: true });
     const style = STYLE[level];
     let out = `${color && style ? styleText(style, text, { validateStream: false }) : text}\n`;
-    for (const line of details ?? []) out += `${redact(line)}\n`;
+    for (const line of details ?? []) out += `${escapeControl(redact(line), { multiline: true })}\n`;
     stream.write(out);
   };
 

@@ -157,3 +157,18 @@ describe("createWatchPrinter (-w)", () => {
     );
   });
 });
+
+describe("what the controller sent cannot drive the terminal", () => {
+  it("table cells are one line, their control characters escaped; json stays the same value", async () => {
+    const rows = [{ name: "a", message: "\u001b[2Jfailed\nsee \u202elogs" }];
+    const columns = [
+      { header: "name", value: (r: (typeof rows)[number]) => r.name },
+      { header: "message", value: (r: (typeof rows)[number]) => r.message },
+    ];
+    expect(renderOutput("table", { rows, columns })).toBe("NAME   MESSAGE\na      \\x1b[2Jfailed\\nsee \\u202elogs\n");
+    const json = renderOutput("json", { rows, columns });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+    expect(json).not.toMatch(/[\u001b\u202e]/);
+    expect(JSON.parse(json)).toEqual(rows);
+  });
+});

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { BugError } from "@nodekit/errors";
+import { BugError, escapeControl, escapeJsonControl } from "@nodekit/errors";
 import { formatPlan, type Plan, planDocument } from "@nodekit/plan";
 import type { Redactor } from "@nodekit/process";
 import { dump } from "js-yaml";
@@ -98,11 +98,52 @@ function labelList(labels: Readonly<Record<string, string>> | undefined): string
     .join(",");
 }
 
-/** A table cell as kubectl prints it: `<none>` for nothing. */
+/**
+ * Resolves once everything written to the streams so far has reached the other end (a
+ * pipe's reader): what to await before the process exits. Writes to a pipe are queued
+ * once its 64 KiB buffer is full, and process.exit drops the queue, cutting an error
+ * report or a --json-logs record in half. Gives up after `timeoutMs` (a reader that never
+ * reads) or when a stream closes.
+ */
+export async function flushStdio(
+  streams: readonly NodeJS.WritableStream[] = [process.stdout, process.stderr],
+  timeoutMs = 10_000,
+): Promise<void> {
+  await Promise.all(
+    streams.map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          const writable = stream as NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean };
+          if (writable.destroyed || (writable.writableLength ?? 0) === 0) {
+            resolve();
+            return;
+          }
+          const timer = setTimeout(resolve, timeoutMs);
+          timer.unref();
+          const done = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          stream.once("error", done);
+          stream.once("close", done);
+          stream.write("", () => done());
+        }),
+    ),
+  );
+}
+
+/**
+ * A table cell as kubectl prints it: `<none>` for nothing. Always one line, and what the
+ * controller sent (a status message, a name) cannot drive the terminal: control
+ * characters, newlines and tabs are shown as escapes.
+ */
 export function cell(value: string | number | boolean | undefined | null): string {
   if (value === undefined || value === null || value === "") return "<none>";
-  return String(value);
+  return escapeControl(String(value));
 }
+
+/** JSON for people's terminals and for programs alike: DEL, C1 and bidi characters as `\u` escapes too. */
+const json = (value: unknown, indent = 2) => escapeJsonControl(JSON.stringify(value, null, indent));
 
 const yaml = (value: unknown) => dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
 
@@ -138,7 +179,7 @@ function sorted<T>(items: readonly T[], options: PrintOptions): readonly T[] {
 export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>, options: PrintOptions = {}): string {
   const rows = sorted(rendered.rows, options);
   const data = rendered.data ?? rows;
-  if (format === "json") return `${JSON.stringify(data, null, 2)}\n`;
+  if (format === "json") return `${json(data)}\n`;
   if (format === "yaml") return yaml(data);
   if (format === "name") return rows.map((row) => nameLine(rendered, row)).join("");
   if (jsonPathTemplate(format) !== undefined) return templateOf(options).render(asList(data));
@@ -184,7 +225,7 @@ export function formatOne<T>(
   header = true,
   options: PrintOptions = {},
 ): string {
-  if (format === "json") return `${JSON.stringify(item, null, 2)}\n`;
+  if (format === "json") return `${json(item)}\n`;
   if (format === "yaml") return yaml(item);
   const view = viewOf(columns);
   if (format === "name") return nameLine(view, item);
@@ -235,7 +276,7 @@ export function createListPrinter<T>(
     async add(items) {
       if (items.length === 0) return;
       if (format === "json") {
-        const body = items.map((item) => `  ${JSON.stringify(item, null, 2).replaceAll("\n", "\n  ")}`).join(",\n");
+        const body = items.map((item) => `  ${json(item).replaceAll("\n", "\n  ")}`).join(",\n");
         await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
       } else if (format === "yaml") {
         await write(yaml(items));
@@ -315,7 +356,7 @@ export function createWatchPrinter<T>(
 /** A plan as `--dry-run` prints it: shell lines (table, wide), or the versioned document (json, yaml). */
 export function renderPlan(plan: Plan, format: OutputFormat, redactor?: Redactor): string {
   const options = redactor === undefined ? {} : { redactor };
-  if (format === "json") return `${JSON.stringify(planDocument(plan, options), null, 2)}\n`;
+  if (format === "json") return `${json(planDocument(plan, options))}\n`;
   if (format === "yaml") return yaml(planDocument(plan, options));
   return formatPlan(plan, options);
 }

@@ -1,4 +1,5 @@
 import { styleText } from "node:util";
+import { escapeControl } from "@nodekit/errors";
 import type { PlanEvent } from "@nodekit/plan";
 import type { Logger } from "./logger.ts";
 
@@ -89,8 +90,8 @@ export async function createProgressRenderer(options: ProgressOptions): Promise<
               ? paint("red", "✗")
               : paint("dim", "-");
       const elapsed = u.state === "running" ? seconds(Date.now() - u.since) : seconds(u.ms);
-      const detail = u.detail && u.state !== "done" ? paint("dim", `  ${u.detail}`) : "";
-      return `${mark} ${u.key}  ${u.title}${paint("dim", elapsed)}${detail}`;
+      const detail = u.detail && u.state !== "done" ? paint("dim", `  ${escapeControl(u.detail)}`) : "";
+      return `${mark} ${escapeControl(u.key)}  ${escapeControl(u.title)}${paint("dim", elapsed)}${detail}`;
     });
     draw(lines.join("\n"));
   };

@@ -2,7 +2,7 @@ import type * as z from "zod";
 import { type ReadYamlOptions, readYamlDocuments } from "./read.ts";
 import { type Validated, validateDocument } from "./validate.ts";
 
-export interface ParseYamlOptions extends Pick<ReadYamlOptions, "source" | "fileKind"> {
+export interface ParseYamlOptions extends Pick<ReadYamlOptions, "source" | "fileKind" | "maxAliasNodes" | "maxLength"> {
   /**
    * What a file with no document in it (empty, only comments, or a lone `~`) means:
    * a value to validate in its place (`{ value: {} }` lets the schema's defaults fill in),
@@ -22,7 +22,13 @@ export function parseYamlWith<S extends z.ZodType>(
   options: ParseYamlOptions,
 ): Validated<z.output<S>> {
   const { source, empty = { message: "is empty" } } = options;
-  const read = readYamlDocuments(text, { source, fileKind: options.fileKind, maxDocuments: 1 });
+  const read = readYamlDocuments(text, {
+    source,
+    fileKind: options.fileKind,
+    maxDocuments: 1,
+    ...(options.maxAliasNodes === undefined ? {} : { maxAliasNodes: options.maxAliasNodes }),
+    ...(options.maxLength === undefined ? {} : { maxLength: options.maxLength }),
+  });
   if (read.problems.length > 0) return { problems: read.problems };
   const document = read.documents[0];
   if (document === undefined || document.value === null) {

@@ -15,5 +15,6 @@ export {
   UserError,
   type UserErrorOptions,
 } from "./errors.ts";
+export { type EscapeOptions, escapeControl, escapeJsonControl } from "./escape.ts";
 export { ExitCode, type ExitCodeName, type ExitCodeValue, exitCodeDescriptions } from "./exit-codes.ts";
 export { formatPath, formatProblem, hasErrors, isError, type Problem } from "./problem.ts";

@@ -1,3 +1,5 @@
+import { escapeControl, escapeJsonControl } from "./escape.ts";
+
 /**
  * A problem found in user input, with the place it was found. Parsers return every
  * problem they find rather than stopping at the first, so that one run tells the user
@@ -30,19 +32,27 @@ export function hasErrors(problems: ReadonlyArray<Problem>): boolean {
   return problems.some(isError);
 }
 
-/** `hosts.csv:4: row 3 (node-c), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address` */
+/**
+ * `hosts.csv:4: row 3 (node-c), column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address`.
+ * One line whatever the input held: the file name, column and field names (which come
+ * from the input) and the message have their control characters escaped, so a hostile
+ * file cannot drive the terminal that shows its problems.
+ */
 export function formatProblem(problem: Problem): string {
-  let where = problem.source;
+  let where = escapeControl(problem.source);
   if (problem.line !== undefined) where += `:${problem.line}`;
   const parts: string[] = [];
   if (problem.row !== undefined) {
-    parts.push(problem.rowName === undefined ? `row ${problem.row}` : `row ${problem.row} (${problem.rowName})`);
+    parts.push(
+      problem.rowName === undefined ? `row ${problem.row}` : `row ${problem.row} (${escapeControl(problem.rowName)})`,
+    );
   }
-  if (problem.column !== undefined) parts.push(`column ${problem.column}`);
-  if (problem.path !== undefined && problem.path.length > 0) parts.push(`field ${formatPath(problem.path)}`);
+  if (problem.column !== undefined) parts.push(`column ${escapeControl(String(problem.column))}`);
+  if (problem.path !== undefined && problem.path.length > 0)
+    parts.push(`field ${escapeControl(formatPath(problem.path))}`);
   const location = parts.length > 0 ? ` ${parts.join(", ")}:` : "";
-  const value = problem.value !== undefined ? ` ${JSON.stringify(problem.value)}` : "";
-  return `${where}:${location}${value} ${problem.message}`;
+  const value = problem.value !== undefined ? ` ${escapeJsonControl(JSON.stringify(problem.value))}` : "";
+  return `${where}:${location}${value} ${escapeControl(problem.message)}`;
 }
 
 /** ["images", "controller"] → images.controller; ["items", 2, "name"] → items[2].name */

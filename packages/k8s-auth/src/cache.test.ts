@@ -1,10 +1,11 @@
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { tempDir } from "@nodekit/test-utils";
+import { otherUser, tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import {
   type CacheEntry,
   type CacheKey,
+  cacheDirProblem,
   cacheFilePath,
   defaultTokenCacheDir,
   isFresh,
@@ -164,7 +165,7 @@ describe("cache files", () => {
     // Given a truncated cache file (it holds a token)
     const path = cacheFilePath(dir, key);
     await mkdir(join(dir, "lab"), { recursive: true });
-    await writeFile(path, `{"version":1,"state":{"token":"${TOKEN}`);
+    await writeFile(path, `{"version":1,"state":{"token":"${TOKEN}`, { mode: 0o600 });
 
     // When it is read
     const result = await readCache(dir, key);
@@ -181,7 +182,9 @@ describe("cache files", () => {
   test("valid JSON of the wrong shape is ignored, naming the bad fields only", async () => {
     const path = cacheFilePath(dir, key);
     await mkdir(join(dir, "lab"), { recursive: true });
-    await writeFile(path, JSON.stringify({ version: 1, site: "lab", state: { auth: "on", token: TOKEN } }));
+    await writeFile(path, JSON.stringify({ version: 1, site: "lab", state: { auth: "on", token: TOKEN } }), {
+      mode: 0o600,
+    });
     const result = await readCache(dir, key);
     expect(result.kind).toBe("ignored");
     expect(JSON.stringify(result)).not.toContain(TOKEN);
@@ -197,8 +200,56 @@ describe("cache files", () => {
 
   test("an unreadable cache path is ignored, not thrown", async () => {
     await mkdir(cacheFilePath(dir, key), { recursive: true }); // a directory where the file should be
-    expect(await readCache(dir, key)).toEqual({ kind: "ignored", reason: expect.stringMatching(/EISDIR/) });
+    expect(await readCache(dir, key)).toEqual({
+      kind: "ignored",
+      reason: expect.stringMatching(/is not a regular file/),
+    });
   });
+});
+
+describe("a cache other users could reach (issue 9: security 1 and 3)", () => {
+  test("a world-readable token file is not used, and removed: the token in it may have been read", async () => {
+    const path = await writeCache(dir, key, tokenEntry());
+    await chmod(path, 0o644);
+
+    expect(await readCache(dir, key)).toEqual({
+      kind: "unsafe",
+      reason: `${path} is readable or writable by other users (mode 0644); it was not used and has been removed`,
+    });
+    await expect(lstat(path)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  test("a link planted in the cache is neither read nor written through", async () => {
+    const planted = join(dir, "planted.json");
+    await writeFile(planted, "not yours\n", { mode: 0o600 });
+    await mkdir(join(dir, "lab"), { recursive: true, mode: 0o700 });
+    await symlink(planted, cacheFilePath(dir, key));
+
+    expect((await readCache(dir, key)).kind).toBe("unsafe");
+    expect((await userErrorOf(writeCache(dir, key, tokenEntry()))).code).toBe("FILE_IS_SYMLINK");
+    expect(await readFile(planted, "utf8")).toBe("not yours\n");
+  });
+
+  test("a cache directory of one's own that others may write to is reported (the provider then skips the cache)", async () => {
+    await mkdir(join(dir, "lab"), { mode: 0o777 });
+    await chmod(join(dir, "lab"), 0o777);
+    expect(await cacheDirProblem(dir, key)).toBe(
+      `the token cache directory ${join(dir, "lab")} is not safe: every user may write to it (mode 0777), so another user could change or replace what is in it`,
+    );
+  });
+
+  const other = otherUser();
+  test.skipIf(other.skip !== undefined)(
+    `a cache directory another local user made is not used (${other.skip ?? "as root, against nodekit-other"})`,
+    async () => {
+      const user = other.user ?? { uid: -1, gid: -1 };
+      await mkdir(join(dir, "lab"), { mode: 0o700 });
+      await chown(join(dir, "lab"), user.uid, user.gid);
+      expect(await cacheDirProblem(dir, key)).toMatch(/is not safe: it belongs to nodekit-other/);
+      expect((await userErrorOf(writeCache(dir, key, tokenEntry()))).code).toBe("DIR_UNSAFE");
+      expect(await readdir(join(dir, "lab"))).toEqual([]);
+    },
+  );
 });
 
 describe("defaultTokenCacheDir", () => {

@@ -1,6 +1,8 @@
-import { chmod, mkdir, readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { isUserError } from "@nodekit/errors";
+import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import type { ObjectRef } from "./constants.ts";
 
 /** Token files hold bearer tokens: only their owner may read them. */
@@ -43,7 +45,12 @@ export type CacheLookup =
   | { readonly kind: "hit"; readonly entry: CacheEntry }
   | { readonly kind: "miss" }
   /** A file exists but cannot be used; `reason` never quotes its contents. */
-  | { readonly kind: "ignored"; readonly reason: string };
+  | { readonly kind: "ignored"; readonly reason: string }
+  /**
+   * The file or its directory could have been read or changed by another user (a link, a
+   * loose mode, another owner): it is not used, and a file of ours with a loose mode was removed.
+   */
+  | { readonly kind: "unsafe"; readonly reason: string };
 
 /** The cache file as read: the entry's dates parsed. */
 export interface CacheFile {
@@ -138,16 +145,47 @@ export function isFresh(entry: CacheEntry, now: Date): boolean {
   return now.getTime() < refreshAt(entry).getTime();
 }
 
-/** The entry for this site, ServiceAccount and kubeconfig, fresh or not. Never throws. */
+/**
+ * Why the cache directories for this site cannot be trusted with a token (another user owns
+ * one, or may write to it or to a directory above), or undefined when they can. Missing
+ * directories are fine: they are made private when the first token is written.
+ */
+export async function cacheDirProblem(cacheDir: string, key: Pick<CacheKey, "site">): Promise<string | undefined> {
+  try {
+    await assertTrustedDir(cacheDir, { own: true, what: "the token cache directory" });
+    await assertTrustedDir(join(cacheDir, siteDirName(key.site)), { own: true, what: "the token cache directory" });
+    return undefined;
+  } catch (error) {
+    if (isUserError(error)) return `${error.message}: ${error.why ?? ""}`.replace(/: $/, "");
+    throw error;
+  }
+}
+
+/**
+ * The entry for this site, ServiceAccount and kubeconfig, fresh or not. Never throws. The
+ * file is opened without following a link and used only when it is the user's own and
+ * readable by no one else (as ssh treats a private key); a loose one is removed.
+ */
 export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheLookup> {
   const path = cacheFilePath(cacheDir, key);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const code = errnoCode(error);
-    return code === "ENOENT" ? { kind: "miss" } : { kind: "ignored", reason: `${path} cannot be read (${code})` };
+  const read = await readPrivateFile(path);
+  if (read.kind === "missing") return { kind: "miss" };
+  if (read.kind === "unreadable") return { kind: "ignored", reason: `${path} cannot be read (${read.code})` };
+  if (read.kind === "unsafe") {
+    if (read.fault === "not-file") return { kind: "ignored", reason: `${read.reason}; it is not used` };
+    if (read.fault === "mode") {
+      // Ours but readable by others: the token in it may have been read; a fresh one replaces it.
+      await rm(path, { force: true }).catch(() => {});
+      return { kind: "unsafe", reason: `${read.reason}; it was not used and has been removed` };
+    }
+    return { kind: "unsafe", reason: `${read.reason}; it is not used` };
   }
+  return parseCacheFile(read.data, path, key);
+}
+
+/** A token cache file's bytes as a lookup for `key`; `path` names it in reasons. Never throws, never quotes the bytes. */
+export async function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): Promise<CacheLookup> {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -181,14 +219,17 @@ export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheL
   return { kind: "hit", entry: file.state };
 }
 
-/** Writes the entry atomically (temporary file + rename), file 0600 in 0700 directories. */
+/**
+ * Writes the entry atomically (temporary file + rename), file 0600 in 0700 directories that
+ * must be the user's own with nothing above writable by others; never through a link.
+ * Throws @nodekit/fs-safe's DIR_UNSAFE, FILE_IS_SYMLINK, FILE_WRITE_FAILED.
+ */
 export async function writeCache(cacheDir: string, key: CacheKey, entry: CacheEntry): Promise<string> {
   const path = cacheFilePath(cacheDir, key);
   const siteDir = join(cacheDir, siteDirName(key.site));
-  await mkdir(siteDir, { recursive: true, mode: CACHE_DIR_MODE });
-  // mkdir's mode only applies to directories it creates; these two are ours either way.
-  await chmod(cacheDir, CACHE_DIR_MODE);
-  await chmod(siteDir, CACHE_DIR_MODE);
+  const what = "the token cache directory";
+  await ensurePrivateDir(cacheDir, { mode: CACHE_DIR_MODE, narrow: true, what });
+  await ensurePrivateDir(siteDir, { mode: CACHE_DIR_MODE, narrow: true, what });
   const state =
     entry.auth === "on"
       ? { ...entry, issuedAt: entry.issuedAt.toISOString(), expiresAt: entry.expiresAt.toISOString() }
@@ -200,19 +241,14 @@ export async function writeCache(cacheDir: string, key: CacheKey, entry: CacheEn
     serviceAccount: { namespace: key.serviceAccount.namespace, name: key.serviceAccount.name },
     state,
   };
-  // Loaded here: a cache hit, the common case, writes nothing and need not load it.
-  const { default: writeFileAtomic } = await import("write-file-atomic");
-  await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { mode: CACHE_FILE_MODE });
+  await writeFileSafe(path, `${JSON.stringify(file, null, 2)}\n`, {
+    mode: CACHE_FILE_MODE,
+    what: "the token cache file",
+  });
   return path;
 }
 
 /** Drops the entry; a missing file is fine. */
 export async function removeCache(cacheDir: string, key: Pick<CacheKey, "site" | "serviceAccount">): Promise<void> {
   await rm(cacheFilePath(cacheDir, key), { force: true });
-}
-
-function errnoCode(error: unknown): string {
-  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : String(error);
 }

@@ -19,6 +19,8 @@ export type AuthEventType =
   | "cache-miss"
   | "cache-stale"
   | "cache-ignored"
+  /** The token cache could have been read or changed by another user and is not used: worth a warning. */
+  | "cache-unsafe"
   | "cache-invalidated";
 
 export type AuthLog = (event: AuthEvent) => void;

@@ -122,7 +122,7 @@ describe("createTokenProvider with a cached token", () => {
   test("a corrupt cache file is ignored (without quoting it) and the cluster is asked", async () => {
     const path = cacheFilePath(join(dir, "tokens"), keyFor());
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, `{"token":"${TOKEN}"`);
+    await writeFile(path, `{"token":"${TOKEN}"`, { mode: 0o600 });
 
     const { tokens, events } = provider(at(1));
     expect(await askedTheCluster(tokens.token())).toBe(true);

@@ -1,6 +1,17 @@
 import { resolve } from "node:path";
+import { isUserError } from "@nodekit/errors";
 import { connect, type KubeconfigSource } from "@nodekit/kube/access";
-import { type CacheEntry, type CacheKey, isFresh, readCache, refreshAt, removeCache, writeCache } from "./cache.ts";
+import {
+  type CacheEntry,
+  type CacheKey,
+  type CacheLookup,
+  cacheDirProblem,
+  isFresh,
+  readCache,
+  refreshAt,
+  removeCache,
+  writeCache,
+} from "./cache.ts";
 import {
   CLIENT_SERVICE_ACCOUNT,
   DEFAULT_AUTH_OFF_TTL_SECONDS,
@@ -61,8 +72,17 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
     return token;
   };
 
+  // Checked once per provider: a cache another user could reach is neither read nor written.
+  let dirProblem: Promise<string | undefined> | undefined;
   const fetchToken = async (): Promise<string | undefined> => {
-    const cached = await readCache(cacheDir, key);
+    dirProblem ??= cacheDirProblem(cacheDir, key).then((problem) => {
+      if (problem !== undefined) {
+        emit(log, "cache-unsafe", `token cache not used: ${problem}`, { site: key.site });
+      }
+      return problem;
+    });
+    const unsafeDir = await dirProblem;
+    const cached: CacheLookup = unsafeDir === undefined ? await readCache(cacheDir, key) : { kind: "miss" };
     const checkedAt = now();
     if (cached.kind === "hit") {
       const usable = isFresh(cached.entry, checkedAt);
@@ -95,6 +115,8 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       );
     } else if (cached.kind === "ignored") {
       emit(log, "cache-ignored", `token cache ignored: ${cached.reason}`, { site: key.site });
+    } else if (cached.kind === "unsafe") {
+      emit(log, "cache-unsafe", `token cache not used: ${cached.reason}`, { site: key.site });
     } else {
       emit(log, "cache-miss", `no cached token for site ${key.site}`, { site: key.site });
     }
@@ -133,10 +155,24 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
 
   // A cache that cannot be written costs a mint next time, not this command.
   const save = async (entry: CacheEntry): Promise<void> => {
+    if ((await dirProblem) !== undefined) return;
     try {
       await writeCache(cacheDir, key, entry);
     } catch (error) {
-      emit(log, "cache-ignored", `token cache not written: ${describeFsError(error)}`, { site: key.site });
+      if (isUserError(error) && error.code !== "FILE_WRITE_FAILED") {
+        emit(log, "cache-unsafe", `token cache not written: ${error.message}${error.why ? `: ${error.why}` : ""}`, {
+          site: key.site,
+        });
+      } else {
+        emit(
+          log,
+          "cache-ignored",
+          `token cache not written: ${describeFsError(isUserError(error) ? error.cause : error)}`,
+          {
+            site: key.site,
+          },
+        );
+      }
     }
   };
 

@@ -1,8 +1,9 @@
-import { chmod, mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { readYamlDocuments } from "@nodekit/documents";
+import { decodeUtf8, readYamlDocuments } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
+import { assertTrustedFile, ensurePrivateDir, type LockOptions, withFileLock, writeFileSafe } from "@nodekit/fs-safe";
 import { assertKubeconfig } from "@nodekit/kube/access";
 import { emptyConfig, isSiteConfig, type SiteConfig } from "./checks.ts";
 import { errorCodes } from "./errors.ts";
@@ -22,6 +23,8 @@ export interface ConfigLocation {
   cwd?: string;
   /** An explicit file path; wins over the environment. */
   path?: string;
+  /** How {@link updateConfig} waits for another process changing the file (tests shorten it). */
+  lock?: LockOptions;
 }
 
 export interface LoadedConfig {
@@ -50,16 +53,22 @@ export function configPath(location: ConfigLocation = {}): string {
   return join(base, "nvkectl", "config.yaml");
 }
 
+const WHAT = "the site configuration";
+
 /**
  * Read the config file. A missing file is an empty configuration. A file that is not
- * valid YAML or breaks the schema is a CONFIG_INVALID user error (InvalidInput) naming
- * the file and every problem; such a file is never written over.
+ * valid YAML (or not UTF-8 text) or breaks the schema is a CONFIG_INVALID user error
+ * (InvalidInput) naming the file and every problem; such a file is never written over.
+ * The file names the clusters tokens are minted for and the URLs they are sent to, so one
+ * that another user could have changed (its owner or mode, or a directory above it) is
+ * refused: FILE_UNSAFE or DIR_UNSAFE from @nodekit/fs-safe.
  */
 export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedConfig> {
   const path = configPath(location);
-  let text: string;
+  await assertTrustedFile(path, { what: WHAT });
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (error) {
     if (errorCode(error) === "ENOENT") return { path, config: emptyConfig(), exists: false };
     throw new UserError(errorCodes.CONFIG_UNREADABLE, `cannot read the site configuration ${path}`, {
@@ -68,6 +77,11 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
       cause: error,
     });
   }
+  const decoded = decodeUtf8(bytes, { source: path });
+  if (decoded.text === undefined) {
+    throw invalidInput(errorCodes.CONFIG_INVALID, path, decoded.problems, [`save ${path} as UTF-8 text`]);
+  }
+  const text = decoded.text;
   const read = readYamlDocuments(text, { source: path, fileKind: "the config file" });
   const only = read.documents.length === 1 && read.problems.length === 0 ? read.documents[0] : undefined;
   if (only !== undefined && isSiteConfig(only.value)) return { path, config: only.value, exists: true };
@@ -83,36 +97,46 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
 
 /**
  * Write the configuration atomically (a temporary file renamed over the old one, so
- * readers and concurrent writers never see a torn file), mode 0600 whatever the old
- * file's mode was, creating the directory 0700. Returns the path written.
+ * readers never see a torn file), mode 0600 whatever the old file's mode was, creating the
+ * directory 0700. Never through a symbolic link, never into a directory another user owns
+ * or may write to (@nodekit/fs-safe). Returns the path written. Use {@link updateConfig}
+ * to change what is there: it holds the lock.
  */
 export async function saveConfig(config: SiteConfig, location: ConfigLocation = {}): Promise<string> {
   const path = configPath(location);
   const { formatConfig, validateConfig } = await parsing();
   const problems = validateConfig(config, { source: `the configuration for ${path}` });
   if (problems.length > 0) throw invalidInput(errorCodes.CONFIG_INVALID, `the configuration for ${path}`, problems);
-  await mkdir(dirname(path), { recursive: true, mode: CONFIG_DIR_MODE });
-  // Loaded here: every nvkectl command reads the config, few write it.
-  const { default: writeFileAtomic } = await import("write-file-atomic");
-  await writeFileAtomic(path, formatConfig(config), { mode: CONFIG_FILE_MODE });
-  // write-file-atomic sets the mode on its temporary file; make sure the umask did not widen it.
-  await chmod(path, CONFIG_FILE_MODE);
+  await ensurePrivateDir(dirname(path), { mode: CONFIG_DIR_MODE, what: "the configuration directory" });
+  await writeFileSafe(path, formatConfig(config), { mode: CONFIG_FILE_MODE, what: WHAT });
   return path;
 }
 
 /**
- * Load, change and save in one step. `change` is one of the pure operations (setSite,
- * useSite, deleteSite) or anything returning `{ config }`; its result comes back with
- * the path written. Nothing is written when loading or the change fails.
+ * Load, change and save in one step, holding the file's lock (`config.yaml.lock`) from
+ * before the load to after the write, so that commands run at the same time each see the
+ * other's change: none is lost. `change` is one of the pure operations (setSite, useSite,
+ * deleteSite) or anything returning `{ config }`; its result comes back with the path
+ * written. Nothing is written when loading or the change fails. A lock left by a killed
+ * process is taken over once stale (5 s); FILE_LOCKED when a live one holds it too long.
  */
 export async function updateConfig<R extends { config: SiteConfig }>(
   change: (config: SiteConfig) => R,
   location: ConfigLocation = {},
 ): Promise<R & { path: string }> {
-  const loaded = await loadConfig(location);
-  const result = change(loaded.config);
-  const path = await saveConfig(result.config, { ...location, path: loaded.path });
-  return { ...result, path };
+  const path = configPath(location);
+  // The directory must exist (and be safe) for the lock to be made in it.
+  await ensurePrivateDir(dirname(path), { mode: CONFIG_DIR_MODE, what: "the configuration directory" });
+  return withFileLock(
+    path,
+    async () => {
+      const loaded = await loadConfig({ ...location, path });
+      const result = change(loaded.config);
+      await saveConfig(result.config, { ...location, path });
+      return { ...result, path };
+    },
+    { what: WHAT, ...location.lock },
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { readYamlDocuments, validateDocument } from "@nodekit/documents";
+import { decodeUtf8, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { BugError, invalidInput, type Problem, UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
 import { PLACEHOLDER_PREFIX, type StackConfig, StackConfigSchema } from "./schema.ts";
@@ -62,9 +62,9 @@ export function parseStackConfig(text: string, options: { source: string }): Par
  */
 export async function readStackConfig(path: string, options: { source?: string } = {}): Promise<StackConfig> {
   const source = options.source ?? path;
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UserError(errorCodes.STACK_CONFIG_NOT_FOUND, `stack config ${source} cannot be read`, {
@@ -73,7 +73,18 @@ export async function readStackConfig(path: string, options: { source?: string }
       facts: { file: source },
     });
   }
-  const parsed = parseStackConfig(text, { source });
+  // A file in another encoding is named as such, not read as garbled YAML (issue 9, item 11).
+  const decoded = decodeUtf8(bytes, { source });
+  if (decoded.text === undefined) {
+    throw invalidInput(
+      errorCodes.STACK_CONFIG_INVALID,
+      `stack config ${source}`,
+      decoded.problems,
+      undefined,
+      "nothing was changed",
+    );
+  }
+  const parsed = parseStackConfig(decoded.text, { source });
   if (parsed.problems.length > 0) {
     throw invalidInput(
       errorCodes.STACK_CONFIG_INVALID,

@@ -91,6 +91,29 @@ clusterAPI:
     }
   });
 
+  test("readStackConfig names a file that is not UTF-8 as such, with its line", async () => {
+    const { path, cleanup } = await tempDir("stack-");
+    try {
+      const latin1 = join(path, "latin1.yaml");
+      await writeFile(
+        latin1,
+        Buffer.concat([Buffer.from(FILLED), Buffer.from("# caf"), Buffer.from([0xe9]), Buffer.from("\n")]),
+      );
+      const error = await userErrorOf(readStackConfig(latin1, { source: "latin1.yaml" }));
+      expect(error.code).toBe("STACK_CONFIG_INVALID");
+      expect(error.problems).toHaveLength(1);
+      expect(error.problems[0]).toMatchObject({ source: "latin1.yaml", line: FILLED.split("\n").length });
+      expect(error.problems[0]?.message).toContain("not UTF-8");
+      const utf16 = join(path, "utf16.yaml");
+      await writeFile(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(FILLED, "utf16le")]));
+      const wide = await userErrorOf(readStackConfig(utf16, { source: "utf16.yaml" }));
+      expect(wide.code).toBe("STACK_CONFIG_INVALID");
+      expect(wide.problems[0]?.message).toContain("not UTF-8");
+    } finally {
+      await cleanup();
+    }
+  });
+
   test("the API key comes from the variable the config names, and nowhere else", () => {
     const config = parseStackConfig(FILLED, { source: "s" }).config;
     if (config === undefined) throw new Error("fixture does not validate");

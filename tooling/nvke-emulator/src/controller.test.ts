@@ -21,6 +21,7 @@ import {
   renderNodePool,
   type Timing,
 } from "./state.ts";
+import { parseState } from "./store.ts";
 
 // The controller's rules as pure functions over the state, with a fake clock: no server,
 // no site cluster. The kubeconfig Secret step is played by `secretWritten`.
@@ -573,5 +574,54 @@ describe("conditions, each stamped with when its status changed", () => {
       expect.objectContaining({ type: "Ready", status: "False", reason: "Deleting", lastTransitionTime: at(1300) }),
       expect.objectContaining({ type: "Deleting", status: "True", lastTransitionTime: at(1300) }),
     ]);
+  });
+});
+
+describe("the state file (issue 9: the emulator 17)", () => {
+  test("what the controller leaves in the state, at every step, reads back through the state file's check", () => {
+    const { state, ctx, tick } = world();
+    const check = () => expect(parseState(Buffer.from(JSON.stringify(state)), "state.json")).toEqual(state);
+    check();
+    const cluster = createCluster(state, clusterRequest("c1"), ctx());
+    createNodePool(state, poolRequest(cluster.id, "workers", 2), ctx());
+    check();
+    tick(1000);
+    tick(300);
+    check();
+    deleteCluster(state, cluster.id, ctx());
+    check();
+    tick(1000);
+    check();
+  });
+
+  test("a file of the wrong shape is refused with each problem's line and field", () => {
+    const { state, ctx } = world();
+    const cluster = createCluster(state, clusterRequest("c1"), ctx());
+    const broken = JSON.parse(JSON.stringify(state)) as EmulatorState;
+    const record = broken.clusters[cluster.id] as unknown as Record<string, Record<string, unknown>>;
+    delete record.cluster?.name;
+    (broken as unknown as Record<string, unknown>).nodePools = [];
+    const text = JSON.stringify(broken, null, 2);
+    const line = text.split("\n").findIndex((l) => l.includes('"cluster": {')) + 1;
+
+    let message = "";
+    try {
+      parseState(Buffer.from(text), "/tmp/state.json");
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split("\n")[0]).toBe(
+      "state file /tmp/state.json is not an NVKE emulator state file (version 1): 2 problems; move it aside to start empty",
+    );
+    expect(message).toContain(`/tmp/state.json:${line}: field clusters.${cluster.id}.cluster.name: is required`);
+    expect(message).toMatch(/state\.json:\d+: field nodePools: must be a mapping, not a list/);
+  });
+
+  test.each([
+    ["not JSON", "{", /is not valid JSON/],
+    ["a list", "[]", /must be a mapping, not a list/],
+    ["another version", '{"version": 2}', /field version: "?2"? must be 1/],
+  ])("%s is refused", (_what, text, message) => {
+    expect(() => parseState(Buffer.from(text), "s.json")).toThrow(message);
   });
 });

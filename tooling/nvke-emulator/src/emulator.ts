@@ -113,6 +113,9 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   const timing: Timing = { ...DEFAULT_TIMING, ...options.timing };
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
+  // First: a state file of the wrong shape is refused before anything else starts.
+  const store = await StateStore.open(options.stateFile);
+  const { state } = store;
   const clustersNamespace = options.clustersNamespace ?? "nvke-clusters";
   const site = options.site ?? connectSite(options.kubeconfigPath);
   const auth = new Authenticator(site, {
@@ -132,8 +135,6 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
         ? "auth off: no auth ConfigMap in nke-controller or cloud-workflow-engine"
         : `auth misconfigured: ${initialAuth.message}`,
   );
-  const store = await StateStore.open(options.stateFile);
-  const { state } = store;
   const openApi = JSON.stringify(buildOpenApiDocument());
   const chaosQueue: ChaosMode[] = [];
   const context = (): ControllerContext => ({

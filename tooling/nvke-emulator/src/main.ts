@@ -3,7 +3,9 @@
 //   [--control-plane-controller=on|off] [--provision-ms N] [--delete-ms N] [--node-ms N]
 //   [--tenant-api-servers [--tenant-bin-dir DIR]]`
 // Runs in the foreground; prints its base URL as one line on stdout once it is ready;
-// logs to stderr. SIGINT/SIGTERM stop it after writing the state file.
+// logs to stderr. SIGINT/SIGTERM stop it after writing the state file; so does the death of
+// the wrapper process (kill -9 included), when it runs as one. A state file of the wrong
+// shape is refused, with its problems' lines, before anything starts.
 import { spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { constants, tmpdir } from "node:os";
@@ -131,7 +133,7 @@ async function main(): Promise<void> {
     // Started by the wrapper above: its death closes this channel.
     if (process.channel) {
       process.channel.unref();
-      process.on("disconnect", () => void stop());
+      process.on("disconnect", () => void stop().finally(() => process.exit()));
     }
   } catch (error) {
     log(`error: ${(error as Error).message}`);

@@ -5,7 +5,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 
+export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
+export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 

@@ -1,7 +1,7 @@
-import { chmod } from "node:fs/promises";
 import { connect } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
+import { checkWriteTarget, restrictFile } from "@nodekit/fs-safe";
 import { KUBE_TOOLS, probeTool, type ToolSpec, toolProblem } from "@nodekit/kube";
 import { action, createPlan, exec, type Plan, runPlan } from "@nodekit/plan";
 import type { ProcessRunner } from "@nodekit/process";
@@ -132,6 +132,9 @@ export async function bootstrapSite(options: BootstrapOptions): Promise<{ plan: 
     resolve(cwd, options.kubeconfigDir ?? dirname(resolve(cwd, options.siteSpec))),
     `${site.metadata.name}.kubeconfig`,
   );
+  // kind writes (merges into) this file and we narrow it next: never through a link planted
+  // there, never another user's file (issue 9, item 1). Checked in the dry run too.
+  await checkWriteTarget(kubeconfig, { what: "the site kubeconfig" });
   const listed = await options.runner.run({
     command: "kind",
     args: ["get", "clusters"],
@@ -145,7 +148,10 @@ export async function bootstrapSite(options: BootstrapOptions): Promise<{ plan: 
   if (!options.dryRun) {
     await runPlan(plan, {
       runner: options.runner,
-      actions: { "restrict-file": async (step) => chmod(String(step.params?.path), 0o600) },
+      actions: {
+        "restrict-file": async (step) =>
+          restrictFile(String(step.params?.path), 0o600, { what: "the site kubeconfig" }),
+      },
     });
   }
   return { plan, kubeconfig };

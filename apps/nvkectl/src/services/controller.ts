@@ -41,7 +41,11 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
     kubeconfig: site.kubeconfig,
     cacheDir: options.cacheDir ?? defaultTokenCacheDir(options.env ?? process.env),
     onToken: options.onToken,
-    log: (event) => options.debug(event.message, { event: event.type, ...event.fields }),
+    // A token cache another user could reach is worth saying without -v: it is not used.
+    log: (event) =>
+      event.type === "cache-unsafe"
+        ? options.warn(event.message)
+        : options.debug(event.message, { event: event.type, ...event.fields }),
   });
   let warned = false;
   return createNvkeClient({

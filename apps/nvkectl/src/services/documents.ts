@@ -1,21 +1,23 @@
 import { readFile } from "node:fs/promises";
-import { text } from "node:stream/consumers";
+import { buffer } from "node:stream/consumers";
 import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import type { Problem } from "@nodekit/errors";
 import { UserError } from "@nodekit/errors";
 import type * as z from "zod";
 import { errorCodes } from "../errors.ts";
+import { textOf } from "./files.ts";
 
 /** How problems name an input path: `-` is standard input, named "stdin" (kubectl says STDIN). */
 export const inputSource = (path: string): string => (path === "-" ? "stdin" : path);
 
 /**
  * Reads a request file, or standard input for `-` (as kubectl's `-f -`); a missing file is
- * NotFound, an unreadable one InvalidInput.
+ * NotFound, an unreadable one InvalidInput, and so is one that is not UTF-8 text (located).
  */
 export async function readInputFile(path: string, flag: string): Promise<string> {
+  let bytes: Uint8Array;
   try {
-    return path === "-" ? await text(process.stdin) : await readFile(path, "utf8");
+    bytes = path === "-" ? await buffer(process.stdin) : await readFile(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     const errorCode = code === "ENOENT" ? errorCodes.INPUT_FILE_NOT_FOUND : errorCodes.INPUT_FILE_UNREADABLE;
@@ -23,6 +25,8 @@ export async function readInputFile(path: string, flag: string): Promise<string>
       next: `check the path given to ${flag}`,
     });
   }
+  const source = inputSource(path);
+  return textOf(bytes, source, (problems) => invalid(source, problems, [`save ${source} as UTF-8 text`]));
 }
 
 /**

@@ -1,16 +1,61 @@
+import { decodeUtf8 } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
+import { fsSafeErrorCodes, writeFileSafe } from "@nodekit/fs-safe";
 import { errorCodes } from "../errors.ts";
 
-/** Write a whole file or nothing: a temporary file renamed into place. */
-export async function writeFileAtomic(path: string, content: string, mode: number): Promise<void> {
-  // Loaded here, not at the top: most runs write to stdout and need not pay for it.
-  const { default: writeFileAtomicLib } = await import("write-file-atomic");
+export interface OutputFileOptions {
+  mode: number;
+  /** `--force`: replace a file another user owns (the new one is ours). */
+  force?: boolean | undefined;
+  /** The file in words: "the kubeconfig". */
+  what: string;
+}
+
+/**
+ * Writes an `--output-file` whole or not at all (@nodekit/fs-safe): never through a
+ * symbolic link, never handing the file to a previous owner, and over another user's file
+ * only with --force. A failure to write is OUTPUT_NOT_WRITTEN; a refusal keeps its own code.
+ */
+export async function writeOutputFile(path: string, content: string, options: OutputFileOptions): Promise<void> {
   try {
-    await writeFileAtomicLib(path, content, { mode });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new UserError(errorCodes.OUTPUT_NOT_WRITTEN, `cannot write ${path}: ${code}`, {
-      next: "check that the directory exists and that you may write to it",
+    await writeFileSafe(path, content, {
+      mode: options.mode,
+      replaceOthers: options.force === true,
+      what: options.what,
     });
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    if (error.code === fsSafeErrorCodes.FILE_WRITE_FAILED.code) {
+      throw new UserError(errorCodes.OUTPUT_NOT_WRITTEN, error.message, {
+        why: error.why,
+        next: error.next,
+        facts: error.facts,
+        cause: error,
+      });
+    }
+    if (error.code === fsSafeErrorCodes.FILE_OWNED_BY_OTHER.code) {
+      // The hint for this code offers --force only where the command has it: here.
+      throw new UserError(error.errorCode, error.message, {
+        why: error.why,
+        next: error.next,
+        facts: { ...error.facts, forceFlag: "--force" },
+        cause: error,
+      });
+    }
+    throw error;
   }
+}
+
+/**
+ * An input file's bytes as text, or INPUT_INVALID-style problems when they are not UTF-8:
+ * `invalid` builds the error for the caller's code.
+ */
+export function textOf(
+  bytes: Uint8Array,
+  source: string,
+  invalid: (problems: ReturnType<typeof decodeUtf8>["problems"]) => Error,
+): string {
+  const decoded = decodeUtf8(bytes, { source });
+  if (decoded.text === undefined) throw invalid(decoded.problems);
+  return decoded.text;
 }

@@ -1,12 +1,15 @@
-import { readFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readDeployPath } from "@nodekit/deploy-path";
+import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { formatPlan, planCallLines } from "@nodekit/plan";
+import { createRecordingRunner, Redactor } from "@nodekit/process";
 import { parseSiteSpec } from "@nodekit/sitespec";
 import { parseStackConfig } from "@nodekit/stack-config";
-import { repoRoot } from "@nodekit/test-utils";
-import { expect, test } from "vitest";
-import { type InstallContext, planInstall } from "./install.ts";
+import { otherUser, repoRoot } from "@nodekit/test-utils";
+import { afterEach, describe, expect, test } from "vitest";
+import { type InstallContext, planInstall, runInstall } from "./install.ts";
 
 async function shippedContext(providers: Record<string, string> = {}): Promise<InstallContext> {
   const site = parseSiteSpec(await readFile(join(repoRoot, "examples/sitespec.yaml"), "utf8"), { source: "s" }).spec;
@@ -78,4 +81,75 @@ test("providers already installed at the pins are not installed again; another v
   expect(() => planInstall(older)).toThrow(
     "Cluster API provider cluster-api (CoreProvider) is installed at v1.10.0; the deploy path pins v1.11.7",
   );
+});
+
+// Issue 9, item 1: the install renders files into its work dir, then applies them with the
+// site's admin kubeconfig; a planted link or a work dir others can write must stop it first.
+describe("the install's work dir and rendered files", () => {
+  const every = {
+    "CoreProvider/cluster-api": "v1.11.7",
+    "BootstrapProvider/kubeadm": "v1.11.7",
+    "ControlPlaneProvider/kubeadm": "v1.11.7",
+    "InfrastructureProvider/nico": "v0.3.0",
+  };
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  async function attempt(prepare: (workDir: string) => Promise<void>) {
+    dir = await mkdtemp(join(tmpdir(), "install-work-"));
+    const workDir = join(dir, "state");
+    await prepare(workDir);
+    const context = { ...(await shippedContext(every)), workDir };
+    const runner = createRecordingRunner();
+    const failure = await runInstall(context, planInstall(context), { runner, redactor: new Redactor() }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    return { failure, calls: runner.calls, workDir };
+  }
+
+  test("a link planted in place of a rendered file is refused; what it points to is untouched and nothing is applied", async () => {
+    const { failure, calls } = await attempt(async (workDir) => {
+      await writeFile(join(dir ?? "", "victim"), "precious\n");
+      await mkdir(workDir, { mode: 0o700 });
+      await symlink(join(dir ?? "", "victim"), join(workDir, "storage-class.yaml"));
+    });
+    expect(failure).toMatchObject({ code: fsSafeErrorCodes.FILE_IS_SYMLINK.code });
+    expect(await readFile(join(dir ?? "", "victim"), "utf8")).toBe("precious\n");
+    expect(calls).toEqual([]);
+  });
+
+  test("a work dir every user may write to is refused before anything is written or applied", async () => {
+    const { failure, calls, workDir } = await attempt(async (workDir) => {
+      await mkdir(workDir);
+      await chmod(workDir, 0o777);
+    });
+    expect(failure).toMatchObject({ code: fsSafeErrorCodes.DIR_UNSAFE.code });
+    await expect(readFile(join(workDir, "storage-class.yaml"), "utf8")).rejects.toThrow("ENOENT");
+    expect(calls).toEqual([]);
+  });
+
+  const other = otherUser();
+  test.skipIf(other.skip !== undefined)(
+    `a rendered file another user made is not replaced (${other.skip ?? "as root, against a second user"})`,
+    async () => {
+      const { failure, calls } = await attempt(async (workDir) => {
+        await mkdir(workDir, { mode: 0o700 });
+        await writeFile(join(workDir, "storage-class.yaml"), "theirs\n");
+        await chown(join(workDir, "storage-class.yaml"), other.user?.uid ?? 0, other.user?.gid ?? 0);
+      });
+      expect(failure).toMatchObject({ code: fsSafeErrorCodes.FILE_OWNED_BY_OTHER.code });
+      expect(calls).toEqual([]);
+    },
+  );
+
+  test("a fresh work dir is made private and the rendered file is 0600", async () => {
+    const { workDir, calls } = await attempt(async () => {});
+    expect((await stat(workDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(workDir, "storage-class.yaml"))).mode & 0o777).toBe(0o600);
+    expect(calls.length).toBeGreaterThan(0);
+  });
 });

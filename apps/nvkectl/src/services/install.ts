@@ -1,8 +1,10 @@
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
+import { decodeUtf8 } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
+import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
   assertKubeconfig,
   clusterctlCall,
@@ -119,16 +121,20 @@ export interface InstallContext {
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(resolve(cwd, path), "utf8");
+    bytes = await readFile(resolve(cwd, path));
   } catch (error) {
     throw new UserError(errorCodes.SITE_SPEC_UNREADABLE, `site spec ${path} cannot be read`, {
       why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
       facts: { file: path },
     });
   }
-  const parsed = parseSiteSpec(text, { source: path });
+  const decoded = decodeUtf8(bytes, { source: path });
+  const parsed =
+    decoded.text === undefined
+      ? { spec: undefined, problems: decoded.problems }
+      : parseSiteSpec(decoded.text, { source: path });
   if (parsed.spec === undefined) {
     const count = parsed.problems.length;
     throw new UserError(
@@ -748,7 +754,13 @@ function pinnedValuesStep(file: PinnedValuesFile) {
   return writeStep(file.path, file.content, `${file.source} with its images pinned by the release: ${pins}`);
 }
 
-/** The handlers of the plan's actions: the rendered files, written 0600 in the work dir; the release's provider components. */
+/**
+ * The handlers of the plan's actions: the rendered files and the release's provider
+ * components, written 0600 in the work dir (@nodekit/fs-safe). What is written there is
+ * applied to the cluster with admin rights next, so the work dir must be private (another
+ * user could swap a manifest otherwise), and a file is never written through a link nor
+ * over another user's file.
+ */
 const installActions = (context: InstallContext, redactor: Redactor): Readonly<Record<string, ActionHandler>> => ({
   "pull-provider": async (step) => {
     const { openRegistry } = await import("./release-artifacts.ts");
@@ -766,15 +778,20 @@ const installActions = (context: InstallContext, redactor: Redactor): Readonly<R
       );
     }
     const dir = String(step.params?.dir);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    for (const name of wanted) await writeFile(join(dir, name), files.get(name) ?? new Uint8Array(), { mode: 0o600 });
+    await ensurePrivateDir(dir, { mode: 0o700, what: "the install's work directory" });
+    for (const name of wanted) {
+      await writeFileSafe(join(dir, name), files.get(name) ?? new Uint8Array(), {
+        mode: 0o600,
+        what: "a provider components file",
+      });
+    }
   },
   // What was observed before planning; nothing is left to do when the plan runs.
   observed: async () => {},
   "write-file": async (step) => {
     const path = String(step.params?.path);
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    await writeFile(path, String(step.params?.content), { mode: 0o600 });
+    await ensurePrivateDir(dirname(path), { mode: 0o700, what: "the install's work directory" });
+    await writeFileSafe(path, String(step.params?.content), { mode: 0o600, what: "the rendered file" });
   },
 });
 

@@ -1,7 +1,7 @@
 import { isDnsLabel } from "@nodekit/documents/names";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
-import { writeFileAtomic } from "./files.ts";
+import { writeOutputFile } from "./files.ts";
 import { kubectl, type SiteCluster } from "./kubectl.ts";
 
 /** Where Cluster API leaves a tenant cluster's kubeconfig on the site cluster. */
@@ -14,6 +14,8 @@ export interface GetKubeconfigOptions {
   cluster: string;
   /** Write the kubeconfig here (atomically, 0600) instead of returning it for stdout. */
   outputFile?: string | undefined;
+  /** Replace an output file another user owns. */
+  force?: boolean | undefined;
 }
 
 export interface GetKubeconfigResult {
@@ -73,6 +75,6 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
   }
   const text = kubeconfig.endsWith("\n") ? kubeconfig : `${kubeconfig}\n`;
   if (options.outputFile === undefined) return { kubeconfig: text };
-  await writeFileAtomic(options.outputFile, text, 0o600);
+  await writeOutputFile(options.outputFile, text, { mode: 0o600, force: options.force, what: "the kubeconfig" });
   return { kubeconfig: text, writtenTo: options.outputFile };
 }

@@ -5,7 +5,7 @@ import type { OciClient } from "@nodekit/oci";
 import type { Redactor } from "@nodekit/process";
 import type { VerifiedRelease } from "@nodekit/release";
 import { errorCodes } from "../errors.ts";
-import { writeFileAtomic } from "./files.ts";
+import { writeOutputFile } from "./files.ts";
 
 /** How nvkectl reaches a registry: credentials from the environment or docker's/helm's config, never argv. */
 export interface RegistryAccess {
@@ -66,6 +66,8 @@ export interface ExportReleaseInputs {
   reference: string;
   /** Write here (atomically, 0644) instead of returning the text for stdout. */
   outputFile?: string | undefined;
+  /** `--force`: replace an --output-file another user owns. */
+  force?: boolean | undefined;
   access: RegistryAccess;
 }
 
@@ -85,6 +87,6 @@ export async function exportRelease(inputs: ExportReleaseInputs): Promise<Export
   const text = new TextDecoder().decode(release.bytes);
   if (inputs.outputFile === undefined) return { reference: release.reference, text };
   const path = resolve(inputs.access.cwd ?? process.cwd(), inputs.outputFile);
-  await writeFileAtomic(path, text, 0o644);
+  await writeOutputFile(path, text, { mode: 0o644, force: inputs.force, what: "the release description" });
   return { reference: release.reference, text, writtenTo: inputs.outputFile };
 }

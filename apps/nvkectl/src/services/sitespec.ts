@@ -3,12 +3,14 @@ import { basename, extname } from "node:path";
 import { formatProblem, invalidInput, UserError } from "@nodekit/errors";
 import { generateSiteSpec } from "@nodekit/sitespec/generate";
 import { errorCodes } from "../errors.ts";
-import { writeFileAtomic } from "./files.ts";
+import { textOf, writeOutputFile } from "./files.ts";
 
 export interface GenerateSiteSpecFileOptions {
   hostsPath: string;
   siteName?: string | undefined;
   outputFile?: string | undefined;
+  /** Replace an output file another user owns. */
+  force?: boolean | undefined;
   /** Told about each warning (unknown columns, …) as soon as it is known, also when the run then fails. */
   onWarning?: (warning: string) => void;
 }
@@ -21,7 +23,7 @@ export interface GenerateSiteSpecFileResult {
 
 /** Read the CSV, generate the spec, and write it only when there is no error at all. */
 export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions): Promise<GenerateSiteSpecFileResult> {
-  const csvText = await readFile(options.hostsPath, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readFile(options.hostsPath).catch((error: NodeJS.ErrnoException) => {
     throw new UserError(
       error.code === "ENOENT" ? errorCodes.HOSTS_FILE_NOT_FOUND : errorCodes.HOSTS_FILE_UNREADABLE,
       `cannot read the hosts CSV ${options.hostsPath}: ${error.code ?? error.message}`,
@@ -30,6 +32,9 @@ export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions)
       },
     );
   });
+  const csvText = textOf(bytes, options.hostsPath, (problems) =>
+    invalidInput(errorCodes.SITESPEC_INVALID, options.hostsPath, problems, ["save the hosts CSV as UTF-8 text"]),
+  );
   const siteName = options.siteName ?? basename(options.hostsPath, extname(options.hostsPath));
   const result = generateSiteSpec({ csvText, source: options.hostsPath, siteName });
   for (const problem of result.problems)
@@ -43,6 +48,6 @@ export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions)
   }
   const hostCount = result.spec.spec.hosts.length;
   if (options.outputFile === undefined) return { yaml: result.yaml, hostCount };
-  await writeFileAtomic(options.outputFile, result.yaml, 0o644);
+  await writeOutputFile(options.outputFile, result.yaml, { mode: 0o644, force: options.force, what: "the site spec" });
   return { yaml: result.yaml, hostCount, writtenTo: options.outputFile };
 }

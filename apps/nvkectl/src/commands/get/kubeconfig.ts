@@ -7,7 +7,7 @@ export default class GetKubeconfig extends NvkectlCommand<typeof GetKubeconfig> 
   static override description =
     `Reads the kubeconfig Cluster API wrote for the cluster — data key value of Secret <cluster>-kubeconfig in namespace nvke-clusters — directly from the site cluster, with kubectl and the site's kubeconfig (kubectl must be on PATH). The Secret appears when the cluster becomes Ready; until then the command exits 4.
 
-Without --output-file the kubeconfig is written to stdout. With it, the file is written atomically with mode 0600 (it holds the cluster's admin credentials), and nothing goes to stdout.`;
+Without --output-file the kubeconfig is written to stdout. With it, the file is written atomically with mode 0600 (it holds the cluster's admin credentials), and nothing goes to stdout. The file is never written through a symbolic link, and a file another user owns is replaced only with --force (by a new file of your own).`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> tenant-a > tenant-a.kubeconfig",
@@ -22,6 +22,10 @@ Without --output-file the kubeconfig is written to stdout. With it, the file is 
     "output-file": Flags.string({
       description: "Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.",
     }),
+    force: Flags.boolean({
+      description: "Replace --output-file even when another user owns it; the new file is yours.",
+      dependsOn: ["output-file"],
+    }),
   };
 
   override async run(): Promise<void> {
@@ -29,9 +33,10 @@ Without --output-file the kubeconfig is written to stdout. With it, the file is 
       site: await this.siteCluster(),
       cluster: this.args.cluster,
       outputFile: this.flags["output-file"],
+      force: this.flags.force,
     });
     if (result.writtenTo)
       this.logger.info(`wrote the kubeconfig of cluster ${this.args.cluster} to ${result.writtenTo}`);
-    else await this.out(result.kubeconfig);
+    else await this.out(result.kubeconfig, { raw: true });
   }
 }

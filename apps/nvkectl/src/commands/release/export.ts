@@ -23,6 +23,10 @@ Registry credentials come from the environment or docker's and helm's config fil
 
   static override flags = {
     "output-file": Flags.string({ description: "Write the description to this file instead of stdout." }),
+    force: Flags.boolean({
+      description: "Replace --output-file even when another user owns it; the new file is yours.",
+      dependsOn: ["output-file"],
+    }),
     ...registryFlags,
   };
 
@@ -33,6 +37,7 @@ Registry credentials come from the environment or docker's and helm's config fil
     const exported = await exportRelease({
       reference: this.args.ref,
       outputFile: this.flags["output-file"],
+      force: this.flags.force,
       access: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"], redactor: this.redactor },
     });
     if (exported.writtenTo !== undefined)

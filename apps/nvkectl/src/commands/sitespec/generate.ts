@@ -17,7 +17,13 @@ Without --output-file the site spec is written to stdout.`;
     "site-name": Flags.string({
       description: "The site's name (a DNS-1123 label). Defaults to the CSV file's name without extension.",
     }),
-    "output-file": Flags.string({ description: "Write the site spec to this file (atomically) instead of stdout." }),
+    "output-file": Flags.string({
+      description: "Write the site spec to this file (atomically; never through a symbolic link) instead of stdout.",
+    }),
+    force: Flags.boolean({
+      description: "Replace --output-file even when another user owns it; the new file is yours.",
+      dependsOn: ["output-file"],
+    }),
   };
 
   async run(): Promise<void> {
@@ -25,9 +31,10 @@ Without --output-file the site spec is written to stdout.`;
       hostsPath: this.flags.hosts,
       siteName: this.flags["site-name"],
       outputFile: this.flags["output-file"],
+      force: this.flags.force,
       onWarning: (warning) => this.logger.warn(warning),
     });
     if (result.writtenTo) this.logger.info(`wrote site spec for ${result.hostCount} hosts to ${result.writtenTo}`);
-    else await this.out(result.yaml);
+    else await this.out(result.yaml, { raw: true });
   }
 }

@@ -1,0 +1,135 @@
+import type { Stats } from "node:fs";
+import { chmod, lstat, mkdir, realpath } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { UserError } from "@nodekit/errors";
+import { errorCodes } from "./errors.ts";
+import { currentUid, errnoCode, type Identity, isTrustedOwner, octal, ownerName } from "./owner.ts";
+
+export interface TrustOptions extends Identity {
+  /** The group that counts as one's own for group-writable directories. Default: the effective gid. */
+  gid?: number;
+}
+
+export interface PrivateDirOptions extends TrustOptions {
+  /** Mode of the directories created, and of `dir` when `narrow` is set. Default 0o700. */
+  mode?: number;
+  /** Set an existing `dir`'s mode to `mode` when it is wider (a token cache: nobody else needs to list it). */
+  narrow?: boolean;
+  /** The directory in words, for messages: "the token cache directory". */
+  what?: string;
+}
+
+const STICKY = 0o1000;
+
+/**
+ * Why a directory cannot be trusted to hold what only its user should change, or
+ * undefined when it can. The rules are ssh's for ~/.ssh: it must belong to the user (or to
+ * root, for the directories above it) and no one else may write to it; a sticky directory
+ * (/tmp) is fine above, as others cannot rename what is in it. Group write is accepted only
+ * for one's own group (user private groups, umask 002).
+ */
+function distrust(info: Stats, own: boolean, uid: number, gid: number | undefined): string | undefined {
+  if (!info.isDirectory()) return "it is not a directory";
+  if (own ? info.uid !== uid : !isTrustedOwner(info.uid, uid)) {
+    return `it belongs to ${ownerName(info.uid)}, not to ${ownerName(uid)}`;
+  }
+  const sticky = (info.mode & STICKY) !== 0;
+  if (own || !sticky) {
+    if ((info.mode & 0o002) !== 0) return `every user may write to it (mode ${octal(info.mode)})`;
+    if ((info.mode & 0o020) !== 0 && !(info.uid === uid && gid !== undefined && info.gid === gid)) {
+      return `its group may write to it (mode ${octal(info.mode)})`;
+    }
+  }
+  return undefined;
+}
+
+/** Every directory from `dir`'s parent up to the root, as written and as resolved. */
+async function ancestorsOf(dir: string): Promise<string[]> {
+  const seen = new Set<string>();
+  for (let at = dirname(dir); !seen.has(at); at = dirname(at)) seen.add(at);
+  try {
+    const real = await realpath(dirname(dir));
+    for (let at = real; ; at = dirname(at)) {
+      seen.add(at);
+      if (dirname(at) === at) break;
+    }
+  } catch {
+    // A missing parent is reported by whoever needs it.
+  }
+  return [...seen];
+}
+
+/**
+ * Checks that `dir` and every directory above it can be trusted with settings or secrets
+ * (see {@link distrust}); `own` directories must belong to the user, not root. Throws
+ * DIR_UNSAFE naming the directory and why. A directory that does not exist is not checked.
+ */
+export async function assertTrustedDir(
+  dir: string,
+  options: TrustOptions & { own?: boolean; what?: string } = {},
+): Promise<void> {
+  const uid = currentUid(options);
+  if (uid === undefined) return;
+  const gid = options.gid ?? (typeof process.getegid === "function" ? process.getegid() : undefined);
+  const target = resolve(dir);
+  const what = options.what ?? "the directory";
+  const check = async (path: string, own: boolean) => {
+    let info: Stats;
+    try {
+      info = await lstat(path);
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return;
+      throw error;
+    }
+    // A symbolic link is as safe as the directory it sits in (checked too) and where it leads (resolved below).
+    if (info.isSymbolicLink()) return;
+    const why = distrust(info, own, uid, gid);
+    if (why === undefined) return;
+    const above = path !== target;
+    throw new UserError(
+      errorCodes.DIR_UNSAFE,
+      above ? `${what} ${target} is inside ${path}, which is not safe` : `${what} ${target} is not safe`,
+      {
+        why: `${why}, so another user could change or replace what is in it`,
+        next: above
+          ? `use a directory whose parents only you (or root) can change, or fix ${path} (chown, chmod go-w)`
+          : `make it yours and private (chown ${ownerName(uid).replace(/ \(uid \d+\)$/, "")} ${path}; chmod 700 ${path}), or remove it`,
+        facts: { path: target, unsafe: path },
+      },
+    );
+  };
+  await check(target, options.own ?? false);
+  try {
+    const real = await realpath(target);
+    if (real !== target) await check(real, options.own ?? false);
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw error;
+  }
+  for (const ancestor of await ancestorsOf(target)) await check(ancestor, false);
+}
+
+/**
+ * Creates `dir` (and what is missing above it) with `mode`, then checks it as
+ * {@link assertTrustedDir} does: it must be the user's own and private, and nothing above
+ * it writable by others. Throws DIR_UNSAFE, or FILE_WRITE_FAILED when it cannot be created.
+ */
+export async function ensurePrivateDir(dir: string, options: PrivateDirOptions = {}): Promise<void> {
+  const mode = options.mode ?? 0o700;
+  const what = options.what ?? "the directory";
+  try {
+    await mkdir(dir, { recursive: true, mode });
+  } catch (error) {
+    throw new UserError(errorCodes.FILE_WRITE_FAILED, `cannot create ${what} ${dir}: ${errnoCode(error) ?? error}`, {
+      next: "check that its parent directory exists and that you may write to it",
+      facts: { path: dir },
+      cause: error,
+    });
+  }
+  if (options.narrow && currentUid(options) !== undefined) {
+    const info = await lstat(dir);
+    if (info.isDirectory() && info.uid === currentUid(options) && (info.mode & 0o777 & ~mode) !== 0) {
+      await chmod(dir, mode);
+    }
+  }
+  await assertTrustedDir(dir, { ...options, own: true, what });
+}

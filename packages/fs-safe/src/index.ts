@@ -1,0 +1,12 @@
+export { assertTrustedDir, ensurePrivateDir, type PrivateDirOptions, type TrustOptions } from "./dirs.ts";
+export { errorCodes as fsSafeErrorCodes } from "./errors.ts";
+export { type LockOptions, lockPathOf, withFileLock } from "./lock.ts";
+export type { Identity } from "./owner.ts";
+export { assertTrustedFile, type PrivateFileRead, readPrivateFile } from "./read.ts";
+export {
+  checkWriteTarget,
+  restrictFile,
+  STALE_TEMP_MS,
+  type WriteFileSafeOptions,
+  writeFileSafe,
+} from "./write.ts";

@@ -1,0 +1,132 @@
+import fc from "fast-check";
+
+/** How many generated inputs every document reader's fuzz test drives through it (issue 9: at least 10,000). */
+export const FUZZ_RUNS = 10_000;
+
+/** What hostile or broken input is made of, beside the format's own punctuation. */
+const HOSTILE = [
+  "\u0000",
+  "\u001b[2J",
+  "\u001b]52;c;ZXZpbA==\u0007",
+  "\u202e",
+  "\uFEFF",
+  "\r",
+  "\r\n",
+  "\t",
+  "é",
+  "日本",
+  "\uD800",
+  "&a ",
+  "*a",
+  "&b [*a, *a, *a, *a]",
+  "[*b, *b, *b, *b]",
+  "&c [*c]",
+  "!!binary ",
+  "!!js/function ",
+  "<<: ",
+  "? ",
+  "%YAML 1.1\n",
+  "---\n",
+  "...\n",
+  "9".repeat(400),
+  "-1e309",
+  "0x",
+  "~",
+  "null",
+  "__proto__",
+  "constructor",
+  '"',
+  "'",
+  "\\",
+  ",",
+  ":",
+  ": ",
+  "- ",
+  "{",
+  "}",
+  "[",
+  "]",
+  "#",
+  "\n",
+  "  ",
+];
+
+/**
+ * Text for a reader's fuzz test: mutations of valid documents (splices of the format's
+ * own tokens, hostile fragments and random strings, at random places), sequences of those
+ * tokens alone, and plain random strings. Most samples get deep into the reader before
+ * they go wrong, which random text alone never does.
+ */
+export function fuzzText(valid: readonly string[], tokens: readonly string[] = []): fc.Arbitrary<string> {
+  const piece = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...HOSTILE, ...tokens) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+    { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 6 }) },
+  );
+  const edit = fc.record({ at: fc.nat(), remove: fc.nat({ max: 12 }), insert: fc.array(piece, { maxLength: 4 }) });
+  const mutated = fc
+    .tuple(fc.constantFrom(...valid), fc.array(edit, { minLength: 1, maxLength: 6 }))
+    .map(([text, edits]) =>
+      edits.reduce((out, { at, remove, insert }) => {
+        const where = out.length === 0 ? 0 : at % (out.length + 1);
+        return out.slice(0, where) + insert.join("") + out.slice(where + remove);
+      }, text),
+    );
+  return fc.oneof(
+    { weight: 6, arbitrary: mutated },
+    { weight: 2, arbitrary: fc.array(piece, { maxLength: 40 }).map((parts) => parts.join("")) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...valid) },
+  );
+}
+
+/** Bytes for readers that take a file as it is on disk: fuzzText encoded, or with raw bytes spliced in. */
+export function fuzzBytes(valid: readonly string[], tokens: readonly string[] = []): fc.Arbitrary<Uint8Array> {
+  return fc.oneof(
+    { weight: 4, arbitrary: fuzzText(valid, tokens).map((text) => new Uint8Array(Buffer.from(text, "utf8"))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fuzzText(valid, tokens), fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.nat())
+        .map(([text, raw, at]) => {
+          const bytes = Buffer.from(text, "utf8");
+          const where = at % (bytes.length + 1);
+          return new Uint8Array(Buffer.concat([bytes.subarray(0, where), raw, bytes.subarray(where)]));
+        }),
+    },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }) },
+  );
+}
+
+interface LocatedProblem {
+  severity: string;
+  source: string;
+  line?: number;
+  message: string;
+}
+
+/**
+ * What every problem a reader returns must be: for the named input, with a message, a line
+ * of the input when it has one; and printed (by `format`), one line without a single
+ * terminal control character, whatever the input held.
+ */
+export function problemsAreLocated(
+  problems: readonly LocatedProblem[],
+  source: string,
+  text: string,
+  format: (problem: never) => string,
+): boolean {
+  // CR alone ends a line too, in YAML and CSV alike.
+  const lines = text.split(/\r\n|\r|\n/).length;
+  return problems.every(
+    (problem) =>
+      (problem.severity === "error" || problem.severity === "warning") &&
+      problem.source === source &&
+      typeof problem.message === "string" &&
+      problem.message.length > 0 &&
+      (problem.line === undefined ||
+        (Number.isInteger(problem.line) && problem.line >= 1 && problem.line <= lines + 1)) &&
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: what is checked for is exactly those
+      !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(format(problem as never)),
+  );
+}
