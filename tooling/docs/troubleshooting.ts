@@ -293,6 +293,23 @@ export const FIXES: Record<string, string> = {
     "Each image listed is used by the deploy path but not carried by the release: install the release the deploy path was written for, or remove the image from the values it names.",
   RELEASE_INCOMPLETE_FOR_INSTALL:
     "The release does not carry every chart or provider this deploy path installs: use a release made for this deploy path (`nvkectl release export` of the matching version).",
+  DIR_UNSAFE:
+    "Make the directory the message names your own and writable only by you (`chown $USER DIR && chmod go-w DIR`, the same for a directory above it), or point the tool at a private one; nothing was read from it.",
+  FILE_IS_SYMLINK:
+    "Remove the link (`rm PATH`, which leaves its target alone) or write to another path; a link in a shared directory may have been planted to redirect the write.",
+  FILE_LOCK_LOST:
+    "Another process took the lock over while this one was writing: check that no other nvkectl runs against the same config, look at the file, then run the command again.",
+  FILE_LOCKED:
+    "Another process is changing the file: wait for it to finish and run the command again. A lock left by a killed process is taken over once it is stale (the message says when).",
+  FILE_NOT_REGULAR: "Point the command at a regular file: the path names a directory or a special file.",
+  FILE_OWNED_BY_OTHER:
+    "The file belongs to another user: write to a path of your own, remove the file first, or pass `--force` (where the command has it) to replace it with a file you own.",
+  FILE_UNSAFE:
+    "Make the file yours and readable and writable by you only (`chown $USER FILE && chmod 600 FILE`), after checking that nobody changed it; it was not used.",
+  FILE_WRITE_FAILED:
+    "Fix what the message names (a missing directory, permissions, a full disk) and run the command again; the old file is unchanged.",
+  PLUGIN_SOURCE_REFUSED:
+    "Install a plugin by its npm package name (`nvkectl plugins install NAME`), or link a local directory for development with `nvkectl plugins link DIR`.",
 };
 
 const exitName = (code: number): ExitCodeName =>
