@@ -238,7 +238,7 @@ describe("nvkectl release export", () => {
 
 describe("docs/release-artifacts.md", () => {
   const doc = () => readFile(join(repoRoot, "docs/release-artifacts.md"), "utf8");
-  const blocks = async () => [...(await doc()).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  const blocks = async () => [...(await doc()).matchAll(/```sh(?: [^\n]*)?\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 
   test("every nvkectl command in it exists and takes the flags it is given", async () => {
     const manifest = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/oclif.manifest.json"), "utf8")) as {
