@@ -163,6 +163,9 @@ describe("what the hot paths load", () => {
       "@nodekit/cli-kit",
       "@nodekit/documents",
       "@nodekit/errors",
+      // The site config and the token cache are read only when no other user could have changed
+      // them (issue 9): a few lstat calls, node built-ins only (node:crypto loads on a write).
+      "@nodekit/fs-safe",
       "@nodekit/k8s-auth",
       "@nodekit/kube",
       "@nodekit/nvke-api",

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -91,7 +90,10 @@ export async function writeFileSafe(
   const dir = dirname(path);
   const base = basename(path);
   await removeStaleTemps(dir, base, uid, options.now ?? Date.now);
-  const temp = join(dir, `.${base}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(
+    dir,
+    `.${base}.${process.pid}.${process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex")}.tmp`,
+  );
   try {
     // O_EXCL: a name someone else made (a link, a file) fails instead of being written through.
     const handle = await open(
