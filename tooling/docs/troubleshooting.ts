@@ -124,6 +124,8 @@ export const FIXES: Record<string, string> = {
   RELEASE_NOT_A_RELEASE: "The reference names another kind of artifact: name the release's reference.",
   RELEASE_NOT_FOUND: "Check the release reference; the registry has no release under it.",
   RELEASE_POLICY_INVALID: "Fix every problem listed (line, field) in the policy file.",
+  RELEASE_POLICY_UNMET:
+    "Do not install this release: ask its publisher for one signed with the timestamp (or log entry) your policy requires.",
   RELEASE_REGISTRY_AUTH_REFUSED: "Log in to the registry holding the release, or check the credentials used.",
   RELEASE_REGISTRY_UNREACHABLE: "Check the registry's address and that it answers from this machine.",
   RELEASE_SIGNATURE_INVALID: "Do not install this release: its signature does not verify.",

@@ -30,6 +30,11 @@ export const errorCodes = defineErrorCodes("release", {
     exitCode: ExitCode.CheckFailed,
     meaning: "The release is signed, but not by a key or identity the policy trusts.",
   },
+  RELEASE_POLICY_UNMET: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "The release's signature lacks a verified timestamp or transparency-log entry that the policy requires (the message names the setting).",
+  },
   RELEASE_DIGEST_MISMATCH: {
     exitCode: ExitCode.CheckFailed,
     meaning: "Content the registry served for the release does not hash to its digest.",

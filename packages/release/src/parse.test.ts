@@ -27,9 +27,9 @@ describe("the policy file", () => {
     });
   });
 
-  test("docs/release-policy.md's complete example is a valid policy", async () => {
+  test("docs/release-policy.md's complete example with keys is a valid policy", async () => {
     const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
-    const example = /## A complete example\n\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const example = /## A complete example: keys\n\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
     const key = generateSigningKeyPair();
     const text = example.replace(
       /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/,
@@ -43,6 +43,60 @@ describe("the policy file", () => {
       trustedKeys: [{ name: "nvkr-release-2026" }],
       trustedIdentities: [],
     });
+  });
+
+  test("docs/release-policy.md's complete example with certificate identities is a valid policy", async () => {
+    const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
+    const example = /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const parsed = parseReleasePolicy(example, { source: "docs/release-policy.md" });
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.value).toMatchObject({
+      trustedKeys: [],
+      trustedRoot: "trusted_root.json",
+      timestamps: "required",
+      transparencyLog: "none",
+    });
+    const [workflow, person] = parsed.value?.trustedIdentities ?? [];
+    expect(person).toEqual({ issuer: "https://oidc.nvkr.example.com", subject: "release-manager@nvkr.example.com" });
+    // The pattern is read as written (no YAML escapes), and matches a tag's workflow identity.
+    expect(new RegExp(`^(?:${workflow?.subjectRegExp})$`).test("https://ci.nvkr.example.com/nvke/release.yml@refs/tags/v1.4.0")).toBe(true);
+  });
+
+  test("an identity needs exactly one of each pair, and its patterns must compile", () => {
+    const parsed = parseReleasePolicy(
+      [
+        "apiVersion: release.nvke.nodekit.dev/v1",
+        "kind: ReleasePolicy",
+        "trustedIdentities:",
+        "  - subject: a@example.com",
+        "  - issuer: https://i.example.com",
+        "    issuerRegExp: https://i\\..*",
+        "    subjectRegExp: '(unclosed'",
+        "trustedRoot: root.json",
+        "transparencyLog: none",
+        "timestamps: required",
+        "",
+      ].join("\n"),
+      { source: "p.yaml" },
+    );
+    expect(parsed.problems.map((p) => `${p.path?.join(".")}: ${p.message}`)).toEqual(
+      expect.arrayContaining([
+        "trustedIdentities.0: needs exactly one of issuer and issuerRegExp",
+        "trustedIdentities.1: needs exactly one of issuer and issuerRegExp",
+        "trustedIdentities.1.subjectRegExp: is not a valid regular expression",
+      ]),
+    );
+  });
+
+  test("a required timestamp or log needs a trusted root to check it against", () => {
+    const key = generateSigningKeyPair().publicKeyPem.trim().split("\n").join("\n      ");
+    const parsed = parseReleasePolicy(
+      `apiVersion: release.nvke.nodekit.dev/v1\nkind: ReleasePolicy\ntrustedKeys:\n  - name: k\n    publicKey: |\n      ${key}\ntransparencyLog: none\ntimestamps: required\n`,
+      { source: "p.yaml" },
+    );
+    expect(parsed.problems).toEqual([
+      expect.objectContaining({ path: ["trustedRoot"], message: expect.stringContaining("with timestamps: required") }),
+    ]);
   });
 
   test("transparency-log and timestamp settings must be written down; every problem is located", () => {

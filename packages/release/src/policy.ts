@@ -30,7 +30,10 @@ export const releasePolicySchema = z
     trustedIdentities: z
       .array(
         z.strictObject({
-          issuer: z.string().min(1),
+          /** The OIDC issuer Fulcio wrote into the certificate, exactly or as a regular expression (the whole value must match). */
+          issuer: z.string().min(1).optional(),
+          issuerRegExp: z.string().min(1).optional(),
+          /** The certificate's SAN (an e-mail address or a URI), exactly or as a regular expression (the whole value must match). */
           subject: z.string().min(1).optional(),
           subjectRegExp: z.string().min(1).optional(),
         }),
@@ -52,33 +55,43 @@ export const releasePolicySchema = z
       });
     }
     policy.trustedIdentities.forEach((identity, i) => {
-      if ((identity.subject === undefined) === (identity.subjectRegExp === undefined)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["trustedIdentities", i],
-          message: "needs exactly one of subject and subjectRegExp",
-        });
-      }
-      if (identity.subjectRegExp !== undefined) {
-        try {
-          new RegExp(identity.subjectRegExp);
-        } catch {
+      for (const [exact, pattern] of [
+        ["subject", "subjectRegExp"],
+        ["issuer", "issuerRegExp"],
+      ] as const) {
+        if ((identity[exact] === undefined) === (identity[pattern] === undefined)) {
           ctx.addIssue({
             code: "custom",
-            path: ["trustedIdentities", i, "subjectRegExp"],
-            message: "is not a valid regular expression",
+            path: ["trustedIdentities", i],
+            message: `needs exactly one of ${exact} and ${pattern}`,
           });
+        }
+        const source = identity[pattern];
+        if (source !== undefined) {
+          try {
+            new RegExp(source);
+          } catch {
+            ctx.addIssue({
+              code: "custom",
+              path: ["trustedIdentities", i, pattern],
+              message: "is not a valid regular expression",
+            });
+          }
         }
       }
     });
+    if (policy.trustedRoot === undefined) {
+      const needs =
+        policy.trustedIdentities.length > 0
+          ? "with trustedIdentities: it holds the CAs that issue them"
+          : policy.timestamps === "required"
+            ? "with timestamps: required: it holds the timestamp authorities a timestamp is checked against"
+            : policy.transparencyLog === "required"
+              ? "with transparencyLog: required: it holds the logs an entry is checked against"
+              : undefined;
+      if (needs !== undefined) ctx.addIssue({ code: "custom", path: ["trustedRoot"], message: `is required ${needs}` });
+    }
     if (policy.trustedIdentities.length > 0) {
-      if (policy.trustedRoot === undefined) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["trustedRoot"],
-          message: "is required with trustedIdentities: it holds the CAs that issue them",
-        });
-      }
       if (policy.transparencyLog === "none" && policy.timestamps === "none") {
         ctx.addIssue({
           code: "custom",

@@ -10,7 +10,7 @@ import {
   type Reference,
 } from "@nodekit/oci";
 import { bundleToJSON } from "@sigstore/bundle";
-import type { Signer } from "@sigstore/sign";
+import type { Signer, Witness } from "@sigstore/sign";
 import { type ReleaseDescription, serializeReleaseDescription } from "./description.ts";
 import { errorCodes } from "./errors.ts";
 import {
@@ -78,6 +78,12 @@ export interface SignOptions {
   /** The artifact to sign, by digest: `registry/repository@sha256:…`. */
   reference: string;
   signer: Signer;
+  /**
+   * What testifies to the signature in the bundle: a timestamp authority's RFC 3161 timestamp,
+   * a transparency-log entry. None by default: a key-signed bundle as `cosign sign --key` writes
+   * it with the log and timestamps off.
+   */
+  witnesses?: Witness[];
   created?: Date;
 }
 
@@ -90,7 +96,8 @@ export interface AttachedSignature {
 /**
  * Sign an artifact as cosign does with its new bundle format: a DSSE envelope holding an
  * in-toto statement whose subject is the manifest digest, in a Sigstore bundle (v0.3) that
- * is attached to the artifact as a referrer. No transparency log or timestamp is written.
+ * is attached to the artifact as a referrer. No transparency log or timestamp is written
+ * unless `witnesses` add them.
  */
 export async function signArtifact(options: SignOptions): Promise<AttachedSignature> {
   const ref = parseReference(options.reference);
@@ -111,7 +118,7 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
   // Loaded on use: @sigstore/sign (its HTTP stack for Fulcio and Rekor) costs seconds to import,
   // and verify, export and install never sign.
   const { DSSEBundleBuilder } = await import("@sigstore/sign");
-  const builder = new DSSEBundleBuilder({ signer: options.signer, witnesses: [] });
+  const builder = new DSSEBundleBuilder({ signer: options.signer, witnesses: options.witnesses ?? [] });
   const bundle = await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: IN_TOTO_PAYLOAD_TYPE });
   // No keyid in the DSSE signature, as cosign writes it: cosign (go-securesystemslib) skips a
   // signature whose keyid differs from its own ID for the key, and the key hint already names
@@ -144,13 +151,14 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
 
 /** Push the description and sign it: what a release publisher does. */
 export async function publishRelease(
-  options: PushReleaseOptions & { signer: Signer },
+  options: PushReleaseOptions & Pick<SignOptions, "signer" | "witnesses">,
 ): Promise<PublishedRelease & { signature: AttachedSignature }> {
   const published = await pushReleaseDescription(options);
   const signature = await signArtifact({
     client: options.client,
     reference: published.reference,
     signer: options.signer,
+    ...(options.witnesses === undefined ? {} : { witnesses: options.witnesses }),
     ...(options.created === undefined ? {} : { created: options.created }),
   });
   return { ...published, signature };

@@ -129,11 +129,40 @@ function trustMaterialFor(policy: ReleasePolicy, onlyKey?: KeyObject): TrustMate
   });
 }
 
-type Outcome = { ok: true; signer: string } | { ok: false; kind: "untrusted" | "invalid"; reason: string };
+type Outcome =
+  | { ok: true; signer: string }
+  | { ok: false; kind: "untrusted" | "invalid" | "unmet"; reason: string };
+
+type Bundle = ReturnType<typeof bundleFromJSON>;
+type Identity = ReleasePolicy["identities"][number];
+
+/** What the policy requires of a bundle beyond its signature, and the bundle lacks: named by the setting. */
+function missingEvidence(bundle: Bundle, policy: ReleasePolicy): string | undefined {
+  const material = bundle.verificationMaterial;
+  const tlogEntries = material.tlogEntries ?? [];
+  const rfc3161 = material.timestampVerificationData?.rfc3161Timestamps ?? [];
+  if (policy.timestamps === "required" && rfc3161.length === 0 && !tlogEntries.some((e) => e.inclusionPromise)) {
+    return `it carries no timestamp, and ${policy.source} requires one (timestamps: required)`;
+  }
+  if (policy.transparencyLog === "required" && tlogEntries.length === 0) {
+    return `it carries no transparency-log entry, and ${policy.source} requires one (transparencyLog: required)`;
+  }
+  return undefined;
+}
+
+/** Exact, or a regular expression the whole value must match (so `.*@nvkr\.example` cannot match a longer name). */
+function matches(exact: string | undefined, pattern: string | undefined, value: string | undefined): boolean {
+  if (value === undefined) return false;
+  if (exact !== undefined) return value === exact;
+  return pattern !== undefined && new RegExp(`^(?:${pattern})$`).test(value);
+}
+
+const describeIdentity = (identity: Identity) =>
+  `${identity.subject ?? `/${identity.subjectRegExp}/`} (issuer ${identity.issuer ?? `/${identity.issuerRegExp}/`})`;
 
 /** Verify one bundle (JSON) against the policy, for the manifest `digest`. Never throws for a bad bundle. */
 export function verifyBundle(bundleJson: unknown, digest: string, policy: ReleasePolicy): Outcome {
-  let bundle: ReturnType<typeof bundleFromJSON>;
+  let bundle: Bundle;
   try {
     bundle = bundleFromJSON(bundleJson);
   } catch (error) {
@@ -145,6 +174,8 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
     ctlogThreshold: policy.transparencyLog === "required" ? 1 : 0,
   };
   const material = bundle.verificationMaterial.content;
+  const missing = missingEvidence(bundle, policy);
+  if (missing !== undefined) return { ok: false, kind: "unmet", reason: missing };
   let signer: string;
   try {
     const entity = toSignedEntity(bundle);
@@ -185,23 +216,22 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
           reason: "it is signed with a certificate and the policy trusts no certificate identity",
         };
       }
-      const verifier = new Verifier(trustMaterialFor(policy), options);
-      let matched: string | undefined;
-      let last: unknown;
-      for (const identity of policy.identities) {
-        try {
-          const result = verifier.verify(entity, {
-            subjectAlternativeName: identity.subject ?? new RegExp(identity.subjectRegExp ?? ""),
-            extensions: { issuer: identity.issuer },
-          });
-          matched = `${result.identity?.subjectAlternativeName ?? "?"} (issuer ${identity.issuer})`;
-          break;
-        } catch (error) {
-          last = error;
-        }
+      // The chain (to a CA in the trusted root, at the verified time), the timestamps and the
+      // signature, once; then the certificate's identity against each the policy trusts.
+      const result = new Verifier(trustMaterialFor(policy), options).verify(entity);
+      const subject = result.identity?.subjectAlternativeName;
+      const issuer = result.identity?.extensions?.issuer;
+      const identity = policy.identities.find(
+        (id) => matches(id.subject, id.subjectRegExp, subject) && matches(id.issuer, id.issuerRegExp, issuer),
+      );
+      if (identity === undefined) {
+        return {
+          ok: false,
+          kind: "untrusted",
+          reason: `its certificate names ${subject ?? "no subject"} (issuer ${issuer ?? "none"}), and the policy trusts only ${policy.identities.map(describeIdentity).join(", ")}`,
+        };
       }
-      if (matched === undefined) throw last;
-      signer = matched;
+      signer = `${subject} (issuer ${issuer})`;
     }
   } catch (error) {
     if (error instanceof PolicyError) {
@@ -212,7 +242,28 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
       };
     }
     if (error instanceof VerificationError) {
-      const kind = error.code === "PUBLIC_KEY_ERROR" || error.code === "CERTIFICATE_ERROR" ? "untrusted" : "invalid";
+      if (error.code === "CERTIFICATE_ERROR") {
+        return {
+          ok: false,
+          kind: "untrusted",
+          reason: `its certificate does not chain to a certificate authority in the policy's trusted root at the time it signed (${error.message})`,
+        };
+      }
+      if (error.code === "TIMESTAMP_ERROR" && policy.timestamps === "required") {
+        return {
+          ok: false,
+          kind: "unmet",
+          reason: `its timestamp does not verify against the timestamp authorities in the policy's trusted root, and the policy requires one (timestamps: required; ${error.message})`,
+        };
+      }
+      if (error.code === "TLOG_ERROR" && policy.transparencyLog === "required") {
+        return {
+          ok: false,
+          kind: "unmet",
+          reason: `its transparency-log entry does not verify against the logs in the policy's trusted root, and the policy requires one (transparencyLog: required; ${error.message})`,
+        };
+      }
+      const kind = error.code === "PUBLIC_KEY_ERROR" ? "untrusted" : "invalid";
       return { ok: false, kind, reason: `${error.code}: ${error.message}` };
     }
     return { ok: false, kind: "invalid", reason: (error as Error).message };
@@ -313,15 +364,25 @@ export async function verifyRelease(options: VerifyReleaseOptions): Promise<Veri
   const good = outcomes.find((o): o is Extract<Outcome, { ok: true }> => o.ok);
   if (good === undefined) {
     const failures = outcomes as Array<Extract<Outcome, { ok: false }>>;
-    const invalid = failures.filter((f) => f.kind === "invalid");
     const reasons = failures.map((f, i) => `signature ${i + 1}: ${f.reason}`).join("; ");
-    if (invalid.length > 0) {
+    if (failures.some((f) => f.kind === "invalid")) {
       throw new UserError(
         errorCodes.RELEASE_SIGNATURE_INVALID,
         `the signature on ${release.reference} does not verify`,
         {
           why: reasons,
           next: "Do not install it: the signature or the release was altered. Ask the publisher to republish and re-sign it.",
+          facts: { digest: release.digest },
+        },
+      );
+    }
+    if (failures.some((f) => f.kind === "unmet")) {
+      throw new UserError(
+        errorCodes.RELEASE_POLICY_UNMET,
+        `the signature on ${release.reference} lacks what ${policy.source} requires of it`,
+        {
+          why: reasons,
+          next: `Do not install it. Ask the publisher for a release signed with what the setting named above requires, from an authority in the policy's trusted root; change the setting in ${policy.source} only if you accept releases without it.`,
           facts: { digest: release.digest },
         },
       );

@@ -19,7 +19,7 @@ import {
   RELEASE_API_VERSION,
   type ReleaseDescription,
 } from "@nodekit/release";
-import type { Signer } from "@sigstore/sign";
+import type { Signer, Witness } from "@sigstore/sign";
 import { execa } from "execa";
 import { load } from "js-yaml";
 
@@ -48,6 +48,8 @@ export interface PublishTestReleaseOptions {
   /** nvkectl's platforms; default linux/amd64 and linux/arm64 (each a small stand-in file). */
   platforms?: string[];
   signer: Signer;
+  /** Witnesses for the signature (a timestamp authority); none by default. */
+  witnesses?: Witness[];
   /** Pushed but not signed when false (for the unsigned case). Default true. */
   sign?: boolean;
 }
@@ -242,6 +244,12 @@ export async function publishTestRelease(options: PublishTestReleaseOptions): Pr
       ...(await pushReleaseDescription({ client, reference: tagReference, description })),
     };
   }
-  const published = await publishRelease({ client, reference: tagReference, description, signer: options.signer });
+  const published = await publishRelease({
+    client,
+    reference: tagReference,
+    description,
+    signer: options.signer,
+    ...(options.witnesses === undefined ? {} : { witnesses: options.witnesses }),
+  });
   return { tagReference, description, ...published };
 }

@@ -1,0 +1,163 @@
+import { OciClient } from "@nodekit/oci";
+import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
+import { generateSigningKeyPair, type ReleasePolicy, verifyRelease } from "@nodekit/release";
+import { userErrorOf } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type PublishedTestRelease, publishTestRelease } from "./index.ts";
+import {
+  type CertificateAuthority,
+  certificateSigner,
+  createCertificateAuthority,
+  createTimestampAuthority,
+  policyFrom,
+  type TimestampAuthority,
+  timestampWitness,
+  trustedRootFor,
+} from "./testing.ts";
+
+// Keyless releases, verified fully offline: a Fulcio-like CA and an RFC 3161 TSA made in the
+// test, a trusted root naming them, and releases signed by a CI identity's short-lived
+// certificate with a timestamp, published to a real registry on loopback (ggcr: the
+// referrers API; the tag fallback is the same code for keys and certificates).
+
+const SUBJECT = "https://ci.nvkr.example.com/nvke/release.yml@refs/tags/v1.4.0";
+const ISSUER = "https://oidc.nvkr.example.com";
+
+let registry: RunningRegistry;
+let client: OciClient;
+let ca: CertificateAuthority;
+let tsa: TimestampAuthority;
+let trustedRootJson: Record<string, unknown>;
+let signed: PublishedTestRelease;
+
+const trusting = (identity: ReleasePolicy["identities"][number], root = trustedRootJson) =>
+  policyFrom({ identities: [identity], trustedRootJson: root });
+
+async function publish(prefix: string, options: Partial<Parameters<typeof publishTestRelease>[0]> = {}) {
+  return publishTestRelease({
+    client,
+    registry: registry.host,
+    prefix,
+    signer: certificateSigner({ ca, subject: SUBJECT, issuer: ISSUER }),
+    witnesses: [timestampWitness(tsa)],
+    ...options,
+  });
+}
+
+beforeAll(async () => {
+  [ca, tsa] = await Promise.all([createCertificateAuthority(), createTimestampAuthority()]);
+  trustedRootJson = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa] });
+  registry = await startRegistry({ kind: "ggcr", auth: { type: "none" } });
+  client = new OciClient({ plainHttp: true });
+  signed = await publish("nvke");
+}, 60_000);
+afterAll(async () => {
+  await registry?.stop();
+});
+
+describe("a release signed by a certificate identity, with a timestamp", () => {
+  test("verifies under a policy naming that identity exactly, and says who signed", async () => {
+    const verified = await verifyRelease({
+      client,
+      reference: signed.tagReference,
+      policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
+    });
+    expect(verified.digest).toBe(signed.digest);
+    expect(verified.signer).toBe(`${SUBJECT} (issuer ${ISSUER})`);
+    expect(verified.artifactsChecked).toBe(5);
+  });
+
+  test("verifies under regular expressions that match the whole subject and issuer", async () => {
+    const policy = trusting({
+      subjectRegExp: "https://ci\\.nvkr\\.example\\.com/nvke/release\\.yml@refs/tags/v.*",
+      issuerRegExp: "https://oidc\\.nvkr\\.example\\.(com|org)",
+    });
+    expect((await verifyRelease({ client, reference: signed.tagReference, policy })).digest).toBe(signed.digest);
+  });
+
+  test("a policy naming another identity: RELEASE_UNTRUSTED_SIGNER, naming the certificate's identity", async () => {
+    const error = await userErrorOf(
+      verifyRelease({
+        client,
+        reference: signed.tagReference,
+        policy: trusting({ subject: "https://ci.nvkr.example.com/other/repo.yml@refs/heads/main", issuer: ISSUER }),
+      }),
+    );
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.exitCode).toBe(1);
+    expect(error.why).toContain(`its certificate names ${SUBJECT} (issuer ${ISSUER})`);
+  });
+
+  test("the right subject from another issuer, or a pattern matching only part of it: RELEASE_UNTRUSTED_SIGNER", async () => {
+    for (const identity of [
+      { subject: SUBJECT, issuer: "https://oidc.someone-else.example.com" },
+      { subjectRegExp: "https://ci\\.nvkr\\.example\\.com/nvke", issuer: ISSUER },
+    ]) {
+      const error = await userErrorOf(
+        verifyRelease({ client, reference: signed.tagReference, policy: trusting(identity) }),
+      );
+      expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    }
+  });
+
+  test("a policy that trusts keys only: RELEASE_UNTRUSTED_SIGNER", async () => {
+    const policy = policyFrom({ keys: [{ name: "k", publicKeyPem: generateSigningKeyPair().publicKeyPem }] });
+    const error = await userErrorOf(verifyRelease({ client, reference: signed.tagReference, policy }));
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.why).toContain("trusts no certificate identity");
+  });
+});
+
+describe("rejected", () => {
+  test("a certificate from a CA that is not in the trusted root: RELEASE_UNTRUSTED_SIGNER", async () => {
+    const rogue = await createCertificateAuthority({ commonName: "rogue CA" });
+    const release = await publish("rogue", { signer: certificateSigner({ ca: rogue, subject: SUBJECT, issuer: ISSUER }) });
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+    );
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.why).toContain("does not chain to a certificate authority in the policy's trusted root");
+    // The same release verifies once the policy's root names that CA: the chain was the only fault.
+    const widened = trustedRootFor({ certificateAuthorities: [ca, rogue], timestampAuthorities: [tsa] });
+    const verified = await verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, widened),
+    });
+    expect(verified.digest).toBe(release.digest);
+  });
+
+  test("a bundle without the timestamp the policy requires: RELEASE_POLICY_UNMET, naming the setting", async () => {
+    const release = await publish("untimed", { witnesses: [] });
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+    );
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.exitCode).toBe(1);
+    expect(error.why).toContain("it carries no timestamp, and policy.yaml requires one (timestamps: required)");
+  });
+
+  test("a timestamp from an authority that is not in the trusted root: RELEASE_POLICY_UNMET", async () => {
+    const rogue = await createTimestampAuthority({ commonName: "rogue TSA" });
+    const release = await publish("rogue-tsa", { witnesses: [timestampWitness(rogue)] });
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+    );
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.why).toContain("does not verify against the timestamp authorities in the policy's trusted root");
+  });
+
+  test("a timestamp from after the certificate expired (its ten minutes): RELEASE_UNTRUSTED_SIGNER", async () => {
+    const later = await createTimestampAuthority({
+      commonName: "late TSA",
+      clock: () => new Date(Date.now() + 11 * 60_000),
+    });
+    const release = await publish("late", { witnesses: [timestampWitness(later)] });
+    const root = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa, later] });
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root) }),
+    );
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+    expect(error.why).toContain("at the time it signed");
+  });
+});

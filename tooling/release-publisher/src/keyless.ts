@@ -1,0 +1,387 @@
+/**
+ * Keyless signing, offline: a Fulcio-like certificate authority (a root that issues
+ * short-lived leaves naming a signer by its SAN and OIDC issuer, as Fulcio's do), an RFC 3161
+ * timestamp authority, and the Sigstore trusted root that names them. Everything is made in
+ * memory and nothing is fetched or served, so tests sign releases the way a CI identity
+ * would and verify them with no network.
+ */
+import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, webcrypto } from "node:crypto";
+import type { Signer, Witness } from "@sigstore/sign";
+import * as asn1js from "asn1js";
+import * as pkijs from "pkijs";
+
+const OID = {
+  commonName: "2.5.4.3",
+  organization: "2.5.4.10",
+  basicConstraints: "2.5.29.19",
+  keyUsage: "2.5.29.15",
+  extKeyUsage: "2.5.29.37",
+  subjectAltName: "2.5.29.17",
+  subjectKeyIdentifier: "2.5.29.14",
+  authorityKeyIdentifier: "2.5.29.35",
+  codeSigning: "1.3.6.1.5.5.7.3.3",
+  timeStamping: "1.3.6.1.5.5.7.3.8",
+  /** Fulcio's OIDC issuer extension: v1 holds the raw string, v2 a DER UTF8String. */
+  fulcioIssuerV1: "1.3.6.1.4.1.57264.1.1",
+  fulcioIssuerV2: "1.3.6.1.4.1.57264.1.8",
+  sha256: "2.16.840.1.101.3.4.2.1",
+  signedData: "1.2.840.113549.1.7.2",
+  tstInfo: "1.2.840.113549.1.9.16.1.4",
+  contentTypeAttribute: "1.2.840.113549.1.9.3",
+  messageDigestAttribute: "1.2.840.113549.1.9.4",
+  signingTimeAttribute: "1.2.840.113549.1.9.5",
+  signingCertificateV2Attribute: "1.2.840.113549.1.9.16.2.47",
+  tsaPolicy: "1.3.6.1.4.1.57264.2",
+} as const;
+
+const MINUTE = 60_000;
+const P256 = { name: "ECDSA", namedCurve: "P-256" } as const;
+
+type Clock = () => Date;
+
+interface KeyPair {
+  privateKey: webcrypto.CryptoKey;
+  publicKeyDer: Uint8Array;
+}
+
+async function newKeyPair(): Promise<KeyPair> {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return {
+    privateKey: await webcrypto.subtle.importKey(
+      "pkcs8",
+      privateKey.export({ type: "pkcs8", format: "der" }),
+      P256,
+      false,
+      ["sign"],
+    ),
+    publicKeyDer: new Uint8Array(publicKey.export({ type: "spki", format: "der" })),
+  };
+}
+
+const bytes = (view: ArrayBuffer | Uint8Array): ArrayBuffer =>
+  view instanceof ArrayBuffer ? view : (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength) as ArrayBuffer);
+
+function distinguishedName(organization: string, commonName: string): pkijs.RelativeDistinguishedNames {
+  return new pkijs.RelativeDistinguishedNames({
+    typesAndValues: [
+      new pkijs.AttributeTypeAndValue({ type: OID.organization, value: new asn1js.Utf8String({ value: organization }) }),
+      new pkijs.AttributeTypeAndValue({ type: OID.commonName, value: new asn1js.Utf8String({ value: commonName }) }),
+    ],
+  });
+}
+
+function spki(der: Uint8Array): pkijs.PublicKeyInfo {
+  return new pkijs.PublicKeyInfo({ schema: asn1js.fromBER(bytes(der)).result });
+}
+
+/** RFC 5280's method 1: the SHA-1 of the subjectPublicKey bits. */
+function keyIdentifier(publicKeyDer: Uint8Array): ArrayBuffer {
+  const bits = spki(publicKeyDer).subjectPublicKey.valueBlock.valueHexView;
+  return bytes(createHash("sha1").update(bits).digest());
+}
+
+function extension(extnID: string, critical: boolean, value: asn1js.AsnType | ArrayBuffer): pkijs.Extension {
+  return new pkijs.Extension({
+    extnID,
+    critical,
+    extnValue: value instanceof ArrayBuffer ? value : value.toBER(false),
+  });
+}
+
+/** KeyUsage bits, most significant first: digitalSignature is bit 0, keyCertSign 5, cRLSign 6. */
+function keyUsage(bits: number[]): asn1js.BitString {
+  let value = 0;
+  for (const bit of bits) value |= 0x80 >> bit;
+  const lowest = Math.max(...bits);
+  return new asn1js.BitString({ valueHex: new Uint8Array([value]).buffer, unusedBits: 7 - lowest });
+}
+
+function serialNumber(): asn1js.Integer {
+  const serial = randomBytes(16);
+  serial[0] = (serial[0] ?? 0) & 0x7f; // positive
+  return new asn1js.Integer({ valueHex: bytes(serial) });
+}
+
+interface CertificateRequest {
+  subject: pkijs.RelativeDistinguishedNames;
+  issuer: pkijs.RelativeDistinguishedNames;
+  publicKeyDer: Uint8Array;
+  issuerPublicKeyDer: Uint8Array;
+  signingKey: webcrypto.CryptoKey;
+  notBefore: Date;
+  notAfter: Date;
+  extensions: pkijs.Extension[];
+}
+
+async function issueCertificate(request: CertificateRequest): Promise<Uint8Array> {
+  const certificate = new pkijs.Certificate();
+  certificate.version = 2;
+  certificate.serialNumber = serialNumber();
+  certificate.issuer = request.issuer;
+  certificate.subject = request.subject;
+  certificate.notBefore.value = request.notBefore;
+  certificate.notAfter.value = request.notAfter;
+  certificate.subjectPublicKeyInfo = spki(request.publicKeyDer);
+  certificate.extensions = [
+    extension(
+      OID.subjectKeyIdentifier,
+      false,
+      new asn1js.OctetString({ valueHex: keyIdentifier(request.publicKeyDer) }),
+    ),
+    extension(
+      OID.authorityKeyIdentifier,
+      false,
+      new pkijs.AuthorityKeyIdentifier({
+        keyIdentifier: new asn1js.OctetString({ valueHex: keyIdentifier(request.issuerPublicKeyDer) }),
+      }).toSchema(),
+    ),
+    ...request.extensions,
+  ];
+  await certificate.sign(request.signingKey as CryptoKey, "SHA-256");
+  return new Uint8Array(certificate.toSchema(true).toBER(false));
+}
+
+async function selfSignedRoot(
+  organization: string,
+  commonName: string,
+  now: Date,
+): Promise<{ der: Uint8Array; key: KeyPair; name: pkijs.RelativeDistinguishedNames }> {
+  const key = await newKeyPair();
+  const name = distinguishedName(organization, commonName);
+  const der = await issueCertificate({
+    subject: name,
+    issuer: name,
+    publicKeyDer: key.publicKeyDer,
+    issuerPublicKeyDer: key.publicKeyDer,
+    signingKey: key.privateKey,
+    notBefore: new Date(now.getTime() - MINUTE),
+    notAfter: new Date(now.getTime() + 365 * 24 * 60 * MINUTE),
+    extensions: [
+      extension(OID.basicConstraints, true, new pkijs.BasicConstraints({ cA: true, pathLenConstraint: 1 }).toSchema()),
+      extension(OID.keyUsage, true, keyUsage([5, 6])),
+    ],
+  });
+  return { der, key, name };
+}
+
+const pem = (der: Uint8Array, label = "CERTIFICATE") =>
+  `-----BEGIN ${label}-----\n${(Buffer.from(der).toString("base64").match(/.{1,64}/g) ?? []).join("\n")}\n-----END ${label}-----\n`;
+
+/** An authority as Sigstore's trusted root lists it: its certificate chain, leaf first. */
+export interface Authority {
+  readonly organization: string;
+  readonly commonName: string;
+  /** DER certificates, the signing one first, the root last. */
+  readonly chain: readonly Uint8Array[];
+  readonly validFrom: Date;
+}
+
+/** A Fulcio-like CA: its root issues short-lived code-signing leaves naming a signer's identity. */
+export interface CertificateAuthority extends Authority {
+  readonly rootPem: string;
+  /** Issue a leaf for `publicKeyDer` (SPKI) with the SAN and OIDC issuer extensions Fulcio writes; valid 10 minutes. */
+  issue(options: { publicKeyDer: Uint8Array; subject: string; issuer: string }): Promise<Uint8Array>;
+}
+
+export interface AuthorityOptions {
+  /** Organization and common name of the root; default `nodekit test` / `offline CA`. */
+  organization?: string;
+  commonName?: string;
+  clock?: Clock;
+}
+
+export async function createCertificateAuthority(options: AuthorityOptions = {}): Promise<CertificateAuthority> {
+  const clock = options.clock ?? (() => new Date());
+  const organization = options.organization ?? "nodekit test";
+  const commonName = options.commonName ?? "offline CA";
+  const validFrom = clock();
+  const root = await selfSignedRoot(organization, commonName, validFrom);
+  return {
+    organization,
+    commonName,
+    chain: [root.der],
+    validFrom,
+    rootPem: pem(root.der),
+    async issue({ publicKeyDer, subject, issuer }) {
+      const now = clock();
+      // Fulcio names an e-mail identity as rfc822Name, anything else (a workflow, a SPIFFE ID) as a URI.
+      const san = new pkijs.GeneralNames({
+        names: [new pkijs.GeneralName({ type: subject.includes("://") ? 6 : 1, value: subject })],
+      });
+      return issueCertificate({
+        subject: new pkijs.RelativeDistinguishedNames(),
+        issuer: root.name,
+        publicKeyDer,
+        issuerPublicKeyDer: root.key.publicKeyDer,
+        signingKey: root.key.privateKey,
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 10 * MINUTE),
+        extensions: [
+          extension(OID.keyUsage, true, keyUsage([0])),
+          extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [OID.codeSigning] }).toSchema()),
+          extension(OID.subjectAltName, true, san.toSchema()),
+          extension(OID.fulcioIssuerV1, false, bytes(Buffer.from(issuer, "utf8"))),
+          extension(OID.fulcioIssuerV2, false, new asn1js.Utf8String({ value: issuer })),
+        ],
+      });
+    },
+  };
+}
+
+/** An RFC 3161 timestamp authority: a root and the timestamping leaf it issued. */
+export interface TimestampAuthority extends Authority {
+  /** A TimeStampResp (DER) over SHA-256 of `data`, as a TSA answers a TimeStampReq. */
+  timestamp(data: Uint8Array): Promise<Uint8Array>;
+}
+
+export async function createTimestampAuthority(options: AuthorityOptions = {}): Promise<TimestampAuthority> {
+  const clock = options.clock ?? (() => new Date());
+  const organization = options.organization ?? "nodekit test";
+  const commonName = options.commonName ?? "offline TSA";
+  const validFrom = clock();
+  const root = await selfSignedRoot(organization, `${commonName} root`, validFrom);
+  const leafKey = await newKeyPair();
+  const leafName = distinguishedName(organization, commonName);
+  const leafDer = await issueCertificate({
+    subject: leafName,
+    issuer: root.name,
+    publicKeyDer: leafKey.publicKeyDer,
+    issuerPublicKeyDer: root.key.publicKeyDer,
+    signingKey: root.key.privateKey,
+    notBefore: new Date(validFrom.getTime() - MINUTE),
+    notAfter: new Date(validFrom.getTime() + 365 * 24 * 60 * MINUTE),
+    extensions: [
+      extension(OID.keyUsage, true, keyUsage([0])),
+      extension(OID.extKeyUsage, true, new pkijs.ExtKeyUsage({ keyPurposes: [OID.timeStamping] }).toSchema()),
+    ],
+  });
+  const leaf = new pkijs.Certificate({ schema: asn1js.fromBER(bytes(leafDer)).result });
+  const engine = new pkijs.CryptoEngine({ crypto: webcrypto as unknown as Crypto });
+  return {
+    organization,
+    commonName,
+    chain: [leafDer, root.der],
+    validFrom,
+    async timestamp(data) {
+      // Whole seconds: asn1js writes milliseconds without trailing zeros (".5"), which
+      // @sigstore/core's GeneralizedTime parser (none or exactly three digits) rejects.
+      const now = new Date(Math.floor(clock().getTime() / 1000) * 1000);
+      const tstInfo = new pkijs.TSTInfo({
+        version: 1,
+        policy: OID.tsaPolicy,
+        messageImprint: new pkijs.MessageImprint({
+          hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID.sha256 }),
+          hashedMessage: new asn1js.OctetString({ valueHex: bytes(createHash("sha256").update(data).digest()) }),
+        }),
+        serialNumber: serialNumber(),
+        genTime: now,
+        accuracy: new pkijs.Accuracy({ seconds: 1 }),
+        nonce: new asn1js.Integer({ valueHex: bytes(randomBytes(8)) }),
+      });
+      const tstInfoDer = tstInfo.toSchema().toBER(false);
+      const encapContentInfo = new pkijs.EncapsulatedContentInfo({ eContentType: OID.tstInfo });
+      // Set after construction: the constructor would split eContent into chunks.
+      encapContentInfo.eContent = new asn1js.OctetString({ valueHex: tstInfoDer });
+      // RFC 3161 §2.4.2: the token names its signing certificate (RFC 5035's ESSCertIDv2, SHA-256).
+      const signingCertificate = new asn1js.Sequence({
+        value: [
+          new asn1js.Sequence({
+            value: [
+              new asn1js.Sequence({
+                value: [new asn1js.OctetString({ valueHex: bytes(createHash("sha256").update(leafDer).digest()) })],
+              }),
+            ],
+          }),
+        ],
+      });
+      const signedData = new pkijs.SignedData({
+        version: 3,
+        encapContentInfo,
+        signerInfos: [
+          new pkijs.SignerInfo({
+            version: 1,
+            sid: new pkijs.IssuerAndSerialNumber({ issuer: leaf.issuer, serialNumber: leaf.serialNumber }),
+            signedAttrs: new pkijs.SignedAndUnsignedAttributes({
+              type: 0,
+              attributes: [
+                new pkijs.Attribute({
+                  type: OID.contentTypeAttribute,
+                  values: [new asn1js.ObjectIdentifier({ value: OID.tstInfo })],
+                }),
+                new pkijs.Attribute({ type: OID.signingTimeAttribute, values: [new asn1js.UTCTime({ valueDate: now })] }),
+                new pkijs.Attribute({
+                  type: OID.messageDigestAttribute,
+                  values: [
+                    new asn1js.OctetString({
+                      valueHex: bytes(createHash("sha256").update(new Uint8Array(tstInfoDer)).digest()),
+                    }),
+                  ],
+                }),
+                new pkijs.Attribute({ type: OID.signingCertificateV2Attribute, values: [signingCertificate] }),
+              ],
+            }),
+          }),
+        ],
+      });
+      await signedData.sign(leafKey.privateKey as CryptoKey, 0, "SHA-256", undefined, engine);
+      const response = new pkijs.TimeStampResp({
+        status: new pkijs.PKIStatusInfo({ status: pkijs.PKIStatus.granted }),
+        timeStampToken: new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) }),
+      });
+      return new Uint8Array(response.toSchema().toBER(false));
+    },
+  };
+}
+
+/** A Sigstore TrustedRoot (the trusted_root.json format, JSON form) naming these authorities and no logs. */
+export function trustedRootFor(options: {
+  certificateAuthorities?: readonly Authority[];
+  timestampAuthorities?: readonly Authority[];
+}): Record<string, unknown> {
+  const entry = (authority: Authority) => ({
+    subject: { organization: authority.organization, commonName: authority.commonName },
+    uri: "",
+    certChain: { certificates: authority.chain.map((der) => ({ rawBytes: Buffer.from(der).toString("base64") })) },
+    validFor: { start: new Date(authority.validFrom.getTime() - MINUTE).toISOString() },
+  });
+  return {
+    mediaType: "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+    tlogs: [],
+    certificateAuthorities: (options.certificateAuthorities ?? []).map(entry),
+    ctlogs: [],
+    timestampAuthorities: (options.timestampAuthorities ?? []).map(entry),
+  };
+}
+
+/**
+ * Signs as a keyless (Fulcio) signer does: a fresh key pair for each signature, and a
+ * certificate for it from the CA naming `subject` (the SAN) and `issuer` (the OIDC issuer).
+ */
+export function certificateSigner(options: { ca: CertificateAuthority; subject: string; issuer: string }): Signer {
+  return {
+    async sign(data) {
+      const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+      const certificate = await options.ca.issue({
+        publicKeyDer: new Uint8Array(publicKey.export({ type: "spki", format: "der" })),
+        subject: options.subject,
+        issuer: options.issuer,
+      });
+      return {
+        signature: sign("sha256", data, createPrivateKey(privateKey.export({ type: "pkcs8", format: "pem" }))),
+        key: { $case: "x509Certificate", certificate: pem(certificate) },
+      };
+    },
+  };
+}
+
+/** A witness that timestamps each signature with the TSA, as @sigstore/sign's TSAWitness does over HTTP. */
+export function timestampWitness(tsa: TimestampAuthority): Witness {
+  return {
+    async testify(content) {
+      const signature =
+        content.$case === "dsseEnvelope" ? content.dsseEnvelope.signatures[0]?.sig : content.messageSignature.signature;
+      if (signature === undefined) throw new Error("nothing to timestamp: the bundle has no signature");
+      return { rfc3161Timestamps: [{ signedTimestamp: Buffer.from(await tsa.timestamp(signature)) }] };
+    },
+  };
+}
