@@ -4,8 +4,18 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { envCredentials, OciClient } from "@nodekit/oci";
 import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
-import { generateSigningKeyPair, localKeySigner, parseReleaseDescription } from "@nodekit/release";
+import { generateSigningKeyPair, localKeySigner, parseReleaseDescription, publishRelease } from "@nodekit/release";
 import { type PublishedTestRelease, publishTestRelease } from "@nodekit/release-publisher";
+import {
+  certificateSigner,
+  createCertificateAuthority,
+  createTimestampAuthority,
+  policyYaml,
+  testHelm,
+  timestampWitness,
+  trustedRootFor,
+  writeTestChart,
+} from "@nodekit/release-publisher/testing";
 import { repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type CliHome, cliHome } from "./helpers.ts";
@@ -25,25 +35,13 @@ let published: PublishedTestRelease;
 let unsigned: PublishedTestRelease;
 let forged: PublishedTestRelease;
 let missingRef: string;
-
-function policyText(...keys: Array<{ name: string; publicKeyPem: string }>): string {
-  return [
-    "apiVersion: release.nvke.nodekit.dev/v1",
-    "kind: ReleasePolicy",
-    "trustedKeys:",
-    ...keys.flatMap((k) => [
-      `  - name: ${k.name}`,
-      "    publicKey: |",
-      ...k.publicKeyPem
-        .trim()
-        .split("\n")
-        .map((l) => `      ${l}`),
-    ]),
-    "transparencyLog: none",
-    "timestamps: none",
-    "",
-  ].join("\n");
-}
+/** Keyless: signed by a CI identity's certificate with a timestamp; the same without the timestamp; from a rogue CA. */
+let keyless: PublishedTestRelease;
+let untimed: PublishedTestRelease;
+let rogue: PublishedTestRelease;
+// The identity docs/release-policy.md's example trusts (its subjectRegExp matches a tag's workflow).
+const SUBJECT = "https://ci.nvkr.example.com/nvke/release.yml@refs/tags/v1.4.0";
+const ISSUER = "https://oidc.nvkr.example.com";
 
 const dockerAuth = () => ({
   auths: { [registry.host]: { auth: Buffer.from(`publisher:${PASSWORD}`).toString("base64") } },
@@ -51,15 +49,8 @@ const dockerAuth = () => ({
 
 beforeAll(async () => {
   home = await cliHome("nvkectl-release-");
-  const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
-  const helm = {
-    bin: join(stdout.trim().split("\n").pop() ?? "", "helm"),
-    env: { PATH: process.env.PATH ?? "", HOME: home.path, XDG_CACHE_HOME: join(home.path, "helm-cache") },
-  };
-  const chart = join(home.path, "charts", "nvke-controller");
-  await mkdir(join(chart, "templates"), { recursive: true });
-  await writeFile(join(chart, "Chart.yaml"), "apiVersion: v2\nname: nvke-controller\nversion: 0.3.1\n");
-  await writeFile(join(chart, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");
+  const helm = await testHelm(join(home.path, "helm"));
+  const chart = await writeTestChart(home.path);
   registry = await startRegistry({ kind: "ggcr", auth: { type: "basic", users } });
   const client = new OciClient({
     plainHttp: true,
@@ -74,7 +65,6 @@ beforeAll(async () => {
     prefix: "forged",
     signer: localKeySigner(strangerKey.privateKeyPem),
   });
-  const { publishRelease } = await import("@nodekit/release");
   const description = structuredClone(published.description);
   description.images[0] = { reference: description.images[0]?.reference ?? "", digest: `sha256:${"0".repeat(64)}` };
   missingRef = (await publishRelease({ client, reference: `${registry.host}/missing/release:1`, description, signer }))
@@ -83,11 +73,39 @@ beforeAll(async () => {
   await writeFile(join(home.path, ".docker", "config.json"), JSON.stringify(dockerAuth()));
   await writeFile(
     join(home.path, "policy.yaml"),
-    policyText({ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem }),
+    policyYaml({ keys: [{ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem }] }),
   );
   await writeFile(
     join(home.path, "other-policy.yaml"),
-    policyText({ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem }),
+    policyYaml({ keys: [{ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem }] }),
+  );
+
+  const [ca, otherCa, tsa] = await Promise.all([
+    createCertificateAuthority(),
+    createCertificateAuthority({ commonName: "rogue CA" }),
+    createTimestampAuthority(),
+  ]);
+  const keylessSigner = certificateSigner({ ca, subject: SUBJECT, issuer: ISSUER });
+  const witnesses = [timestampWitness(tsa)];
+  keyless = await publishTestRelease({ client, registry: registry.host, prefix: "keyless", signer: keylessSigner, witnesses });
+  untimed = await publishTestRelease({ client, registry: registry.host, prefix: "untimed", signer: keylessSigner });
+  rogue = await publishTestRelease({
+    client,
+    registry: registry.host,
+    prefix: "rogue",
+    signer: certificateSigner({ ca: otherCa, subject: SUBJECT, issuer: ISSUER }),
+    witnesses,
+  });
+  await writeFile(
+    join(home.path, "trusted_root.json"),
+    JSON.stringify(trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa] })),
+  );
+  await writeFile(
+    join(home.path, "other-identity-policy.yaml"),
+    policyYaml({
+      identities: [{ subject: "https://ci.nvkr.example.com/forks/release.yml@refs/heads/main", issuer: ISSUER }],
+      trustedRoot: "trusted_root.json",
+    }),
   );
   await writeFile(
     join(home.path, "bad-policy.yaml"),
@@ -211,6 +229,44 @@ describe("nvkectl release verify", () => {
     const result = await verify("127.0.0.1:9/nvke/release:1");
     expect(failureCode(result.stderr)).toBe("RELEASE_REGISTRY_UNREACHABLE");
     expect(result.exitCode).toBe(6);
+  });
+});
+
+describe("nvkectl release verify, keyless: certificate identities and a trusted root, offline", () => {
+  /** docs/release-policy.md's identity example, as written, beside the test's trusted root. */
+  const docPolicy = async () => {
+    const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
+    const example = /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    if (example === undefined) throw new Error("docs/release-policy.md has no identity example");
+    await writeFile(join(home.path, "identity-policy.yaml"), example);
+    return "identity-policy.yaml";
+  };
+
+  test("docs/release-policy.md's example accepts a release the named identity signed, and prints its digest", async () => {
+    const result = await home.nvkectl([
+      "release",
+      "verify",
+      keyless.tagReference,
+      "--policy",
+      await docPolicy(),
+      "--plain-http",
+      "-v",
+    ]);
+    expect(result.stderr).toContain(`signed by ${SUBJECT} (issuer ${ISSUER})`);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(`${registry.host}/keyless/release@${keyless.digest}\n`);
+  });
+
+  test.each([
+    ["a policy naming another identity", () => keyless.tagReference, "other-identity-policy.yaml", "RELEASE_UNTRUSTED_SIGNER", `its certificate names ${SUBJECT}`],
+    ["a certificate from a CA not in the trusted root", () => rogue.tagReference, "", "RELEASE_UNTRUSTED_SIGNER", "does not chain to a certificate authority"],
+    ["no timestamp where the policy requires one", () => untimed.tagReference, "", "RELEASE_POLICY_UNMET", "(timestamps: required)"],
+  ])("%s: its own code, exit 1, nothing on stdout", async (_name, ref, policy, code, why) => {
+    const result = await verify(ref(), policy || (await docPolicy()));
+    expect(failureCode(result.stderr)).toBe(code);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(why);
   });
 });
 

@@ -82,6 +82,7 @@ export function policyFrom(options: PolicyOptions & { trustedRootJson?: unknown 
 
 /** The cached helm build (tooling/k8s-testbin) and an environment of its own under `dir`. */
 export async function testHelm(dir: string): Promise<{ bin: string; env: Record<string, string> }> {
+  await mkdir(dir, { recursive: true });
   const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
   return {
     bin: join(stdout.trim().split("\n").pop() ?? "", "helm"),
