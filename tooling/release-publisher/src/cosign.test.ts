@@ -5,16 +5,18 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { OciClient } from "@nodekit/oci";
 import { type RegistryKind, type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
-import {
-  buildReleasePolicy,
-  generateSigningKeyPair,
-  localKeySigner,
-  parseReleasePolicy,
-  verifyRelease,
-} from "@nodekit/release";
+import { generateSigningKeyPair, localKeySigner, verifyRelease } from "@nodekit/release";
 import { repoRoot, tempDir } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { publishTestRelease } from "./index.ts";
+import {
+  certificateSigner,
+  createCertificateAuthority,
+  createTimestampAuthority,
+  policyFrom,
+  timestampWitness,
+  trustedRootFor,
+} from "./testing.ts";
 
 // Cross-check with cosign (built from its Go module by `tooling/registry-testbin/ensure.sh
 // --with-extras`, optional and cached): `cosign verify --key` accepts the bundles we attach,
@@ -61,25 +63,7 @@ describe.skipIf(cosign === undefined).each<RegistryKind>(["ggcr", "distribution"
         timeout: 60_000,
       });
     const registryFlags = ["--allow-http-registry", "--allow-insecure-registry"];
-    const policy = () => {
-      const text = [
-        "apiVersion: release.nvke.nodekit.dev/v1",
-        "kind: ReleasePolicy",
-        "trustedKeys:",
-        "  - name: cosign-key",
-        "    publicKey: |",
-        ...key.publicKeyPem
-          .trim()
-          .split("\n")
-          .map((l) => `      ${l}`),
-        "transparencyLog: none",
-        "timestamps: none",
-        "",
-      ].join("\n");
-      const parsed = parseReleasePolicy(text, { source: "policy.yaml" });
-      if (parsed.value === undefined) throw new Error(JSON.stringify(parsed.problems));
-      return buildReleasePolicy(parsed.value, "policy.yaml");
-    };
+    const policy = () => policyFrom({ keys: [{ name: "cosign-key", publicKeyPem: key.publicKeyPem }] });
 
     beforeAll(async () => {
       dir = await tempDir("nodekit-cosign-");
@@ -139,6 +123,41 @@ describe.skipIf(cosign === undefined).each<RegistryKind>(["ggcr", "distribution"
       const verified = await verifyRelease({ client, reference: unsigned.tagReference, policy: policy() });
       expect(verified.digest).toBe(unsigned.digest);
       expect(verified.signer).toBe("key cosign-key");
+    });
+
+    test("cosign verify accepts a keyless release we sign (certificate identity, RFC 3161 timestamp, our trusted root), and only for that identity", async () => {
+      const [ca, tsa] = await Promise.all([createCertificateAuthority(), createTimestampAuthority()]);
+      await writeFile(
+        join(dir.path, "keyless-root.json"),
+        JSON.stringify(trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa] })),
+      );
+      const subject = "release-manager@nvkr.example.com";
+      const issuer = "https://oidc.nvkr.example.com";
+      const published = await publishTestRelease({
+        client,
+        registry: registry.host,
+        prefix: "keyless",
+        signer: certificateSigner({ ca, subject, issuer }),
+        witnesses: [timestampWitness(tsa)],
+      });
+      const verifyAs = (identity: string) =>
+        run([
+          "verify",
+          "--certificate-identity",
+          identity,
+          "--certificate-oidc-issuer",
+          issuer,
+          "--trusted-root",
+          "keyless-root.json",
+          "--use-signed-timestamps",
+          "--insecure-ignore-tlog",
+          "--insecure-ignore-sct",
+          ...registryFlags,
+          published.reference,
+        ]);
+      const { stdout } = await verifyAs(subject);
+      expect(JSON.parse(stdout)[0].critical.image["docker-manifest-digest"]).toBe(published.digest);
+      await expect(verifyAs("someone-else@nvkr.example.com")).rejects.toThrow();
     });
 
     test("cosign rejects a release signed by another key", async () => {

@@ -96,11 +96,14 @@ function keyUsage(bits: number[]): asn1js.BitString {
   return new asn1js.BitString({ valueHex: new Uint8Array([value]).buffer, unusedBits: 7 - lowest });
 }
 
-function serialNumber(): asn1js.Integer {
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive
-  return new asn1js.Integer({ valueHex: bytes(serial) });
+/** A random positive INTEGER in minimal DER (first byte 0x01–0x7f): Go's x509 and asn1 reject any other encoding. */
+function randomInteger(length: number): asn1js.Integer {
+  const value = randomBytes(length);
+  value[0] = ((value[0] ?? 0) & 0x7f) | 0x01;
+  return new asn1js.Integer({ valueHex: bytes(value) });
 }
+
+const serialNumber = () => randomInteger(16);
 
 interface CertificateRequest {
   subject: pkijs.RelativeDistinguishedNames;
@@ -276,7 +279,7 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
         serialNumber: serialNumber(),
         genTime: now,
         accuracy: new pkijs.Accuracy({ seconds: 1 }),
-        nonce: new asn1js.Integer({ valueHex: bytes(randomBytes(8)) }),
+        nonce: randomInteger(8),
       });
       const tstInfoDer = tstInfo.toSchema().toBER(false);
       const encapContentInfo = new pkijs.EncapsulatedContentInfo({ eContentType: OID.tstInfo });

@@ -1,24 +1,21 @@
 import { execFile } from "node:child_process";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { EMPTY_DESCRIPTOR, EMPTY_JSON, envCredentials, MediaType, OciClient, parseReference } from "@nodekit/oci";
+import { envCredentials, OciClient } from "@nodekit/oci";
 import { type RegistryKind, type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
 import {
-  buildReleasePolicy,
   fetchRelease,
   generateSigningKeyPair,
   localKeySigner,
-  parseReleasePolicy,
   publishRelease,
   type ReleaseDescription,
-  type ReleasePolicy,
-  SIGSTORE_BUNDLE_ARTIFACT_TYPE,
   verifyRelease,
 } from "@nodekit/release";
-import { repoRoot, tempDir, userErrorOf } from "@nodekit/test-utils";
+import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { publishTestRelease } from "./index.ts";
+import { attachBundle, policyFrom, testHelm, writeTestChart } from "./testing.ts";
 
 const execFileAsync = promisify(execFile);
 const users = { publisher: "publisher-pw" };
@@ -29,56 +26,7 @@ const credentials = envCredentials({
 const publisherKey = generateSigningKeyPair();
 const strangerKey = generateSigningKeyPair();
 
-function policyFor(...keys: Array<{ name: string; publicKeyPem: string }>): ReleasePolicy {
-  const text = [
-    "apiVersion: release.nvke.nodekit.dev/v1",
-    "kind: ReleasePolicy",
-    "trustedKeys:",
-    ...keys.flatMap((k) => [
-      `  - name: ${k.name}`,
-      "    publicKey: |",
-      ...k.publicKeyPem
-        .trim()
-        .split("\n")
-        .map((l) => `      ${l}`),
-    ]),
-    "transparencyLog: none",
-    "timestamps: none",
-    "",
-  ].join("\n");
-  const parsed = parseReleasePolicy(text, { source: "policy.yaml" });
-  if (parsed.value === undefined) throw new Error(JSON.stringify(parsed.problems));
-  return buildReleasePolicy(parsed.value, "policy.yaml");
-}
-const trustsPublisher = policyFor({ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem });
-
-async function helmEnv(dir: string): Promise<{ bin: string; env: Record<string, string> }> {
-  const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
-  const bin = join(stdout.trim().split("\n").pop() ?? "", "helm");
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: dir,
-    XDG_CONFIG_HOME: join(dir, "config"),
-    XDG_CACHE_HOME: join(dir, "cache"),
-    XDG_DATA_HOME: join(dir, "data"),
-  };
-  return { bin, env };
-}
-
-async function writeChart(dir: string): Promise<string> {
-  const chart = join(dir, "charts", "nvke-controller");
-  await mkdir(join(chart, "templates"), { recursive: true });
-  await writeFile(
-    join(chart, "Chart.yaml"),
-    "apiVersion: v2\nname: nvke-controller\nversion: 0.3.1\nappVersion: 1.0.0\n",
-  );
-  await writeFile(join(chart, "values.yaml"), "replicas: 1\n");
-  await writeFile(
-    join(chart, "templates", "cm.yaml"),
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
-  );
-  return chart;
-}
+const trustsPublisher = policyFrom({ keys: [{ name: "nvkr-release", publicKeyPem: publisherKey.publicKeyPem }] });
 
 const matrix: Array<{ kind: RegistryKind; auth: "none" | "basic" | "token" }> = [
   { kind: "distribution", auth: "none" },
@@ -91,18 +39,18 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   let registry: RunningRegistry;
   let client: OciClient;
   let dir: Awaited<ReturnType<typeof tempDir>>;
-  let helm: Awaited<ReturnType<typeof helmEnv>>;
+  let helm: Awaited<ReturnType<typeof testHelm>>;
   let published: Awaited<ReturnType<typeof publishTestRelease>>;
 
   beforeAll(async () => {
     dir = await tempDir();
-    helm = await helmEnv(dir.path);
+    helm = await testHelm(dir.path);
     registry = await startRegistry({ kind, auth: auth === "none" ? { type: "none" } : { type: auth, users } });
     client = new OciClient({ plainHttp: true, credentials });
     published = await publishTestRelease({
       client,
       registry: registry.host,
-      charts: [await writeChart(dir.path)],
+      charts: [await writeTestChart(dir.path)],
       helm,
       images: ["controller", "agent"],
       signer: localKeySigner(publisherKey.privateKeyPem),
@@ -160,7 +108,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   });
 
   test("a policy naming another publisher's key: RELEASE_UNTRUSTED_SIGNER", async () => {
-    const other = policyFor({ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem });
+    const other = policyFrom({ keys: [{ name: "someone-else", publicKeyPem: strangerKey.publicKeyPem }] });
     const error = await userErrorOf(verifyRelease({ client, reference: published.tagReference, policy: other }));
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.exitCode).toBe(1);
@@ -287,24 +235,4 @@ async function publishTestReleaseDescription(
     signer: localKeySigner(publisherKey.privateKeyPem),
   });
   return published.reference;
-}
-
-/** Attach an existing bundle (JSON) to another artifact, as a referrer. */
-async function attachBundle(client: OciClient, reference: string, bundle: unknown) {
-  const ref = parseReference(reference);
-  const subject = await client.resolve(ref);
-  await client.pushBlob(ref, EMPTY_JSON, MediaType.Empty);
-  const layer = await client.pushBlob(
-    ref,
-    new TextEncoder().encode(JSON.stringify(bundle)),
-    SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-  );
-  return client.attachReferrer(ref, {
-    schemaVersion: 2,
-    mediaType: MediaType.ImageManifest,
-    artifactType: SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-    config: EMPTY_DESCRIPTOR,
-    layers: [layer],
-    subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
-  });
 }
