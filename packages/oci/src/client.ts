@@ -221,6 +221,38 @@ export class OciClient {
     return { mediaType, digest, size };
   }
 
+  /**
+   * Ask one pull token for many repositories of a registry at once (a token endpoint takes
+   * several `scope`s), so that checking hundreds of repositories costs a few token requests,
+   * not one each. Only where the registry's Bearer challenge is known (after a first request);
+   * elsewhere it does nothing. A token endpoint that grants fewer scopes than asked costs
+   * nothing either: the registry answers 401 for the others, and those requests fetch their own.
+   */
+  async authorizePull(registry: string, repositories: readonly string[], options: { batch?: number } = {}): Promise<void> {
+    const challenge = this.#challenges.get(registry);
+    const realm = challenge?.params.realm;
+    if (challenge?.scheme !== "bearer" || realm === undefined) return;
+    const service = challenge.params.service;
+    const credential = await this.#credentials.get(registry);
+    if (credential !== undefined) this.#secrets?.add(credential.password);
+    const keyOf = (repository: string) => `${realm}|${service ?? ""}|repository:${repository}:pull`;
+    const wanted = [...new Set(repositories)].filter((repository) => {
+      const cached = this.#tokens.get(keyOf(repository));
+      return cached === undefined || cached.expiresAt <= this.#now();
+    });
+    // 50 scopes keep the token URL under 4 KB with long repository names.
+    const batch = options.batch ?? 50;
+    const chunks: string[][] = [];
+    for (let i = 0; i < wanted.length; i += batch) chunks.push(wanted.slice(i, i + batch));
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        const scopes = chunk.map((repository) => `repository:${repository}:pull`).join(" ");
+        const token = await this.#fetchToken(registry, realm, service, scopes, credential);
+        for (const repository of chunk) this.#tokens.set(keyOf(repository), token);
+      }),
+    );
+  }
+
   /** Whether the manifest exists, by tag or digest: its descriptor, or undefined on 404. */
   async manifestExists(reference: Reference | string): Promise<Descriptor | undefined> {
     try {

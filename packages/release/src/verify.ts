@@ -401,9 +401,19 @@ export async function verifyRelease(options: VerifyReleaseOptions): Promise<Veri
   const artifacts = listedArtifacts(release.description);
   let missing: typeof artifacts;
   try {
-    const found = await pool(artifacts, options.concurrency ?? 16, async (artifact) => {
-      const pinned = parseReference(`${artifact.repository}@${artifact.digest}`);
-      return (await client.manifestExists(pinned)) !== undefined;
+    const pinned = artifacts.map((artifact) => parseReference(`${artifact.repository}@${artifact.digest}`));
+    // One token request for each registry's repositories (in batches), not one per repository.
+    const byRegistry = Map.groupBy(pinned, (ref) => ref.registry);
+    await Promise.all(
+      [...byRegistry].map(([registry, refs]) =>
+        client.authorizePull(
+          registry,
+          refs.map((ref) => ref.repository),
+        ),
+      ),
+    );
+    const found = await pool(pinned, options.concurrency ?? 16, async (ref) => {
+      return (await client.manifestExists(ref)) !== undefined;
     });
     missing = artifacts.filter((_, i) => !found[i]);
   } catch (error) {
