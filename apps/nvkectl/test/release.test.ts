@@ -87,7 +87,13 @@ beforeAll(async () => {
   ]);
   const keylessSigner = certificateSigner({ ca, subject: SUBJECT, issuer: ISSUER });
   const witnesses = [timestampWitness(tsa)];
-  keyless = await publishTestRelease({ client, registry: registry.host, prefix: "keyless", signer: keylessSigner, witnesses });
+  keyless = await publishTestRelease({
+    client,
+    registry: registry.host,
+    prefix: "keyless",
+    signer: keylessSigner,
+    witnesses,
+  });
   untimed = await publishTestRelease({ client, registry: registry.host, prefix: "untimed", signer: keylessSigner });
   rogue = await publishTestRelease({
     client,
@@ -258,9 +264,27 @@ describe("nvkectl release verify, keyless: certificate identities and a trusted 
   });
 
   test.each([
-    ["a policy naming another identity", () => keyless.tagReference, "other-identity-policy.yaml", "RELEASE_UNTRUSTED_SIGNER", `its certificate names ${SUBJECT}`],
-    ["a certificate from a CA not in the trusted root", () => rogue.tagReference, "", "RELEASE_UNTRUSTED_SIGNER", "does not chain to a certificate authority"],
-    ["no timestamp where the policy requires one", () => untimed.tagReference, "", "RELEASE_POLICY_UNMET", "(timestamps: required)"],
+    [
+      "a policy naming another identity",
+      () => keyless.tagReference,
+      "other-identity-policy.yaml",
+      "RELEASE_UNTRUSTED_SIGNER",
+      `its certificate names ${SUBJECT}`,
+    ],
+    [
+      "a certificate from a CA not in the trusted root",
+      () => rogue.tagReference,
+      "",
+      "RELEASE_UNTRUSTED_SIGNER",
+      "does not chain to a certificate authority",
+    ],
+    [
+      "no timestamp where the policy requires one",
+      () => untimed.tagReference,
+      "",
+      "RELEASE_POLICY_UNMET",
+      "(timestamps: required)",
+    ],
   ])("%s: its own code, exit 1, nothing on stdout", async (_name, ref, policy, code, why) => {
     const result = await verify(ref(), policy || (await docPolicy()));
     expect(failureCode(result.stderr)).toBe(code);

@@ -208,13 +208,16 @@ describe("bearer tokens", () => {
     const writer = clientFor(registry);
     const repos = ["nodekit/many-a", "nodekit/many-b", "nodekit/many-c"];
     const digests = [];
-    for (const repo of repos) digests.push((await pushArtifact(writer, `${registry.host}/${repo}`, "v1", repo)).manifest.digest);
+    for (const repo of repos)
+      digests.push((await pushArtifact(writer, `${registry.host}/${repo}`, "v1", repo)).manifest.digest);
     const client = clientFor(registry);
     await client.getManifest(`${registry.host}/${repos[0]}:v1`); // learns the challenge
     const before = registry.tokenServer?.requests.length ?? 0;
     await client.authorizePull(registry.host, [...repos, repos[1] ?? ""]);
     for (const [i, repo] of repos.entries()) {
-      expect(await client.manifestExists(`${registry.host}/${repo}@${digests[i]}`)).toMatchObject({ digest: digests[i] });
+      expect(await client.manifestExists(`${registry.host}/${repo}@${digests[i]}`)).toMatchObject({
+        digest: digests[i],
+      });
     }
     const asked = registry.tokenServer?.requests.slice(before) ?? [];
     // The first repository's token was cached by the read; the others come in one request.

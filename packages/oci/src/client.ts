@@ -228,7 +228,11 @@ export class OciClient {
    * elsewhere it does nothing. A token endpoint that grants fewer scopes than asked costs
    * nothing either: the registry answers 401 for the others, and those requests fetch their own.
    */
-  async authorizePull(registry: string, repositories: readonly string[], options: { batch?: number } = {}): Promise<void> {
+  async authorizePull(
+    registry: string,
+    repositories: readonly string[],
+    options: { batch?: number } = {},
+  ): Promise<void> {
     const challenge = this.#challenges.get(registry);
     const realm = challenge?.params.realm;
     if (challenge?.scheme !== "bearer" || realm === undefined) return;

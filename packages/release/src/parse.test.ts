@@ -47,7 +47,8 @@ describe("the policy file", () => {
 
   test("docs/release-policy.md's complete example with certificate identities is a valid policy", async () => {
     const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
-    const example = /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const example =
+      /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
     const parsed = parseReleasePolicy(example, { source: "docs/release-policy.md" });
     expect(parsed.problems).toEqual([]);
     expect(parsed.value).toMatchObject({
@@ -59,7 +60,11 @@ describe("the policy file", () => {
     const [workflow, person] = parsed.value?.trustedIdentities ?? [];
     expect(person).toEqual({ issuer: "https://oidc.nvkr.example.com", subject: "release-manager@nvkr.example.com" });
     // The pattern is read as written (no YAML escapes), and matches a tag's workflow identity.
-    expect(new RegExp(`^(?:${workflow?.subjectRegExp})$`).test("https://ci.nvkr.example.com/nvke/release.yml@refs/tags/v1.4.0")).toBe(true);
+    expect(
+      new RegExp(`^(?:${workflow?.subjectRegExp})$`).test(
+        "https://ci.nvkr.example.com/nvke/release.yml@refs/tags/v1.4.0",
+      ),
+    ).toBe(true);
   });
 
   test("an identity needs exactly one of each pair, and its patterns must compile", () => {

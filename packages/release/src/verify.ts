@@ -129,9 +129,7 @@ function trustMaterialFor(policy: ReleasePolicy, onlyKey?: KeyObject): TrustMate
   });
 }
 
-type Outcome =
-  | { ok: true; signer: string }
-  | { ok: false; kind: "untrusted" | "invalid" | "unmet"; reason: string };
+type Outcome = { ok: true; signer: string } | { ok: false; kind: "untrusted" | "invalid" | "unmet"; reason: string };
 
 type Bundle = ReturnType<typeof bundleFromJSON>;
 type Identity = ReleasePolicy["identities"][number];

@@ -111,9 +111,15 @@ describe("a release signed by a certificate identity, with a timestamp", () => {
 describe("rejected", () => {
   test("a certificate from a CA that is not in the trusted root: RELEASE_UNTRUSTED_SIGNER", async () => {
     const rogue = await createCertificateAuthority({ commonName: "rogue CA" });
-    const release = await publish("rogue", { signer: certificateSigner({ ca: rogue, subject: SUBJECT, issuer: ISSUER }) });
+    const release = await publish("rogue", {
+      signer: certificateSigner({ ca: rogue, subject: SUBJECT, issuer: ISSUER }),
+    });
     const error = await userErrorOf(
-      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+      verifyRelease({
+        client,
+        reference: release.tagReference,
+        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
+      }),
     );
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("does not chain to a certificate authority in the policy's trusted root");
@@ -130,7 +136,11 @@ describe("rejected", () => {
   test("a bundle without the timestamp the policy requires: RELEASE_POLICY_UNMET, naming the setting", async () => {
     const release = await publish("untimed", { witnesses: [] });
     const error = await userErrorOf(
-      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+      verifyRelease({
+        client,
+        reference: release.tagReference,
+        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
+      }),
     );
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.exitCode).toBe(1);
@@ -141,7 +151,11 @@ describe("rejected", () => {
     const rogue = await createTimestampAuthority({ commonName: "rogue TSA" });
     const release = await publish("rogue-tsa", { witnesses: [timestampWitness(rogue)] });
     const error = await userErrorOf(
-      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }) }),
+      verifyRelease({
+        client,
+        reference: release.tagReference,
+        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
+      }),
     );
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.why).toContain("does not verify against the timestamp authorities in the policy's trusted root");
@@ -155,7 +169,11 @@ describe("rejected", () => {
     const release = await publish("late", { witnesses: [timestampWitness(later)] });
     const root = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa, later] });
     const error = await userErrorOf(
-      verifyRelease({ client, reference: release.tagReference, policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root) }),
+      verifyRelease({
+        client,
+        reference: release.tagReference,
+        policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
+      }),
     );
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("at the time it signed");

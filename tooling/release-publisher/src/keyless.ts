@@ -59,12 +59,17 @@ async function newKeyPair(): Promise<KeyPair> {
 }
 
 const bytes = (view: ArrayBuffer | Uint8Array): ArrayBuffer =>
-  view instanceof ArrayBuffer ? view : (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength) as ArrayBuffer);
+  view instanceof ArrayBuffer
+    ? view
+    : (view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength) as ArrayBuffer);
 
 function distinguishedName(organization: string, commonName: string): pkijs.RelativeDistinguishedNames {
   return new pkijs.RelativeDistinguishedNames({
     typesAndValues: [
-      new pkijs.AttributeTypeAndValue({ type: OID.organization, value: new asn1js.Utf8String({ value: organization }) }),
+      new pkijs.AttributeTypeAndValue({
+        type: OID.organization,
+        value: new asn1js.Utf8String({ value: organization }),
+      }),
       new pkijs.AttributeTypeAndValue({ type: OID.commonName, value: new asn1js.Utf8String({ value: commonName }) }),
     ],
   });
@@ -168,7 +173,11 @@ async function selfSignedRoot(
 }
 
 const pem = (der: Uint8Array, label = "CERTIFICATE") =>
-  `-----BEGIN ${label}-----\n${(Buffer.from(der).toString("base64").match(/.{1,64}/g) ?? []).join("\n")}\n-----END ${label}-----\n`;
+  `-----BEGIN ${label}-----\n${(
+    Buffer.from(der)
+      .toString("base64")
+      .match(/.{1,64}/g) ?? []
+  ).join("\n")}\n-----END ${label}-----\n`;
 
 /** An authority as Sigstore's trusted root lists it: its certificate chain, leaf first. */
 export interface Authority {
@@ -311,7 +320,10 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
                   type: OID.contentTypeAttribute,
                   values: [new asn1js.ObjectIdentifier({ value: OID.tstInfo })],
                 }),
-                new pkijs.Attribute({ type: OID.signingTimeAttribute, values: [new asn1js.UTCTime({ valueDate: now })] }),
+                new pkijs.Attribute({
+                  type: OID.signingTimeAttribute,
+                  values: [new asn1js.UTCTime({ valueDate: now })],
+                }),
                 new pkijs.Attribute({
                   type: OID.messageDigestAttribute,
                   values: [
