@@ -401,15 +401,9 @@ export async function verifyRelease(options: VerifyReleaseOptions): Promise<Veri
   try {
     const pinned = artifacts.map((artifact) => parseReference(`${artifact.repository}@${artifact.digest}`));
     // One token request for each registry's repositories (in batches), not one per repository.
-    const byRegistry = Map.groupBy(pinned, (ref) => ref.registry);
-    await Promise.all(
-      [...byRegistry].map(([registry, refs]) =>
-        client.authorizePull(
-          registry,
-          refs.map((ref) => ref.repository),
-        ),
-      ),
-    );
+    const byRegistry = new Map<string, string[]>();
+    for (const ref of pinned) byRegistry.set(ref.registry, [...(byRegistry.get(ref.registry) ?? []), ref.repository]);
+    await Promise.all([...byRegistry].map(([registry, repositories]) => client.authorizePull(registry, repositories)));
     const found = await pool(pinned, options.concurrency ?? 16, async (ref) => {
       return (await client.manifestExists(ref)) !== undefined;
     });

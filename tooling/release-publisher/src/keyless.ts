@@ -145,7 +145,7 @@ async function issueCertificate(request: CertificateRequest): Promise<Uint8Array
     ),
     ...request.extensions,
   ];
-  await certificate.sign(request.signingKey as CryptoKey, "SHA-256");
+  await certificate.sign(request.signingKey as Parameters<pkijs.Certificate["sign"]>[0], "SHA-256");
   return new Uint8Array(certificate.toSchema(true).toBER(false));
 }
 
@@ -268,7 +268,9 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
     ],
   });
   const leaf = new pkijs.Certificate({ schema: asn1js.fromBER(bytes(leafDer)).result });
-  const engine = new pkijs.CryptoEngine({ crypto: webcrypto as unknown as Crypto });
+  const engine = new pkijs.CryptoEngine({
+    crypto: webcrypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]["crypto"],
+  });
   return {
     organization,
     commonName,
@@ -338,7 +340,13 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
           }),
         ],
       });
-      await signedData.sign(leafKey.privateKey as CryptoKey, 0, "SHA-256", undefined, engine);
+      await signedData.sign(
+        leafKey.privateKey as Parameters<pkijs.SignedData["sign"]>[0],
+        0,
+        "SHA-256",
+        undefined,
+        engine,
+      );
       const response = new pkijs.TimeStampResp({
         status: new pkijs.PKIStatusInfo({ status: pkijs.PKIStatus.granted }),
         timeStampToken: new pkijs.ContentInfo({ contentType: OID.signedData, content: signedData.toSchema(true) }),
