@@ -7,7 +7,7 @@
  * the command's imports, the policy file read and the whole verification; apps/nvkectl must
  * be built).
  *
- *   node --conditions=source tooling/bench/release-verify.ts [--rounds N] [--json]
+ *   node --conditions=source tooling/bench/release-verify.ts [--rounds N] [--json] [--cli other/apps/nvkectl/bin/run.js]
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -49,7 +49,11 @@ if (parsed.value === undefined) throw new Error("bench policy is invalid");
 const policy = buildReleasePolicy(parsed.value, "bench-policy.yaml");
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const cli = join(dirname(fileURLToPath(import.meta.url)), "../../apps/nvkectl/bin/run.js");
+// --cli PATH times another checkout's built nvkectl (its bin/run.js) against the same registries.
+const cli =
+  args.indexOf("--cli") >= 0
+    ? (args[args.indexOf("--cli") + 1] ?? "")
+    : join(dirname(fileURLToPath(import.meta.url)), "../../apps/nvkectl/bin/run.js");
 const work = mkdtempSync(join(tmpdir(), "nodekit-bench-release-"));
 writeFileSync(join(work, "policy.yaml"), policyText);
 const results: Array<{
