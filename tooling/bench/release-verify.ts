@@ -17,36 +17,18 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { envCredentials, OciClient } from "@nodekit/oci";
 import { type RegistryKind, startRegistry } from "@nodekit/registry-harness";
-import {
-  buildReleasePolicy,
-  generateSigningKeyPair,
-  localKeySigner,
-  parseReleasePolicy,
-  verifyRelease,
-} from "@nodekit/release";
+import { generateSigningKeyPair, localKeySigner, verifyRelease } from "@nodekit/release";
 import { publishTestRelease } from "@nodekit/release-publisher";
+import { policyFrom, policyYaml } from "@nodekit/release-publisher/testing";
 
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 15;
 const users = { bench: "bench-pw" };
 const credentials = envCredentials({ NODEKIT_REGISTRY_USERNAME: "bench", NODEKIT_REGISTRY_PASSWORD: users.bench });
 const key = generateSigningKeyPair();
-const policyText = `apiVersion: release.nvke.nodekit.dev/v1
-kind: ReleasePolicy
-trustedKeys:
-  - name: bench
-    publicKey: |
-${key.publicKeyPem
-  .trim()
-  .split("\n")
-  .map((l) => `      ${l}`)
-  .join("\n")}
-transparencyLog: none
-timestamps: none
-`;
-const parsed = parseReleasePolicy(policyText, { source: "bench-policy.yaml" });
-if (parsed.value === undefined) throw new Error("bench policy is invalid");
-const policy = buildReleasePolicy(parsed.value, "bench-policy.yaml");
+const trusted = { keys: [{ name: "bench", publicKeyPem: key.publicKeyPem }] };
+const policyText = policyYaml(trusted);
+const policy = policyFrom(trusted);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 // --cli PATH times another checkout's built nvkectl (its bin/run.js) against the same registries.
