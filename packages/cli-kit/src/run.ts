@@ -2,6 +2,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ExitCode } from "@nodekit/errors";
 import { arrangeArgv, asksForHelp } from "./launch/argv.ts";
+import { traceStartup } from "./trace.ts";
 import {
   COMMAND_HOOKS,
   envPrefix,
@@ -76,11 +77,13 @@ export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.
  * machinery; anything else goes to oclif's full start. Both take global flags anywhere.
  */
 export async function run(binUrl: string, argv: string[] = process.argv.slice(2)): Promise<void> {
+  traceStartup("run (the bundle's entry loaded)");
   process.stdout.on("error", stopOnBrokenPipe);
   const root = dirname(dirname(fileURLToPath(binUrl)));
   const cli = readShippedCli(root);
   const plan: StartPlan =
     cli === undefined ? { kind: "full", reason: "no manifest" } : planStart(cli, argv, process.env);
+  traceStartup(`planned (${plan.kind}, from the shipped manifest)`);
   if (cli === undefined || plan.kind === "full") {
     const { fullStart } = await import("./launch/full-start.ts");
     await fullStart(binUrl, argv);
