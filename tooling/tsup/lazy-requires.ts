@@ -38,7 +38,15 @@ export function deferRequires(source: string): string {
   let count = 0;
   const rewritten = source.replace(
     LINE,
-    (line, kind: string, name: string, wrapper: string | undefined, quote: string, specifier: string, close?: string) => {
+    (
+      line,
+      kind: string,
+      name: string,
+      wrapper: string | undefined,
+      quote: string,
+      specifier: string,
+      close?: string,
+    ) => {
       if ((wrapper !== undefined) !== (close !== undefined)) return line;
       count++;
       const load = `${wrapper ?? ""}require(${quote}${specifier}${quote})${close ?? ""}`;
@@ -53,10 +61,15 @@ export function lazyOclifRequires(): Plugin {
   return {
     name: "nodekit-lazy-oclif-requires",
     setup(build) {
-      build.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => ({
-        contents: deferRequires(await readFile(args.path, "utf8")),
-        loader: "js",
-      }));
+      build.onLoad({ filter: /[\\/]@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => {
+        const source = await readFile(args.path, "utf8");
+        const contents = deferRequires(source);
+        // A new oclif whose modules this no longer understands fails the build, not start-up.
+        if (contents === source && /[\\/]lib[\\/]command\.js$/.test(args.path)) {
+          throw new Error(`${args.path}: no module-level require to defer; update tooling/tsup/lazy-requires.ts`);
+        }
+        return { contents, loader: "js" };
+      });
     },
   };
 }

@@ -34,5 +34,5 @@ export {
   type ProgressUpdate,
   planProgress,
 } from "./progress.ts";
-export { traceStartup } from "./trace.ts";
 export { describeFailure, type Failure, type FailureContext, type Hints } from "./render-error.ts";
+export { traceStartup } from "./trace.ts";
