@@ -48,6 +48,10 @@ export function deferRequires(source: string): string {
       close?: string,
     ) => {
       if ((wrapper !== undefined) !== (close !== undefined)) return line;
+      // Only bindings that are used as objects: TypeScript's `name_1 = require(…)` (it emits
+      // `name_1.member` and `(0, name_1.fn)(…)`) and __importDefault/__importStar results.
+      // A hand-written `const wrap = require("wordwrap")` may be called: it stays as it is.
+      if (wrapper === undefined && !/_\d+$/.test(name)) return line;
       count++;
       const load = `${wrapper ?? ""}require(${quote}${specifier}${quote})${close ?? ""}`;
       return `${kind} ${name} = __nodekitLazy(() => ${load});`;
