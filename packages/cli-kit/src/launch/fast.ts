@@ -1,6 +1,6 @@
 import type { Command } from "@oclif/core";
 import { ExitError } from "@oclif/core/errors";
-import type { Interfaces } from "@oclif/core/interfaces";
+import type { Logger } from "@oclif/core/interfaces";
 import { setLogger } from "@oclif/core/logger";
 import type { StartPlan } from "../run.ts";
 import { traceStartup } from "../trace.ts";
@@ -15,7 +15,7 @@ export async function runFast(cli: ShippedCli, plan: Extract<StartPlan, { kind: 
   const config = manifestConfig(cli);
   // oclif's debug lines go nowhere here (the fast path is never taken with DEBUG set), so its
   // logger is one that drops them: the `debug` package (and supports-color) need not load.
-  setLogger({ logger: silentLogger("oclif") });
+  setLogger({ root: cli.root, logger: silentLogger("oclif") });
   try {
     if (plan.kind === "help") {
       const { NodekitHelp } = await import("../help.ts");
@@ -39,7 +39,7 @@ export async function runFast(cli: ShippedCli, plan: Extract<StartPlan, { kind: 
 }
 
 /** An oclif Logger that writes nothing (oclif's own writes only when DEBUG names it). */
-function silentLogger(namespace: string): Interfaces.Logger {
+function silentLogger(namespace: string): Logger {
   const nothing = () => {};
   return {
     namespace,
