@@ -34,7 +34,7 @@ const HELPER = `function __nodekitLazy(load) {
 `;
 
 /** Rewrites one module's source; returns it unchanged when it has no module-level require to defer. */
-export function deferRequires(source: string): string {
+function deferRequires(source: string): string {
   let count = 0;
   const rewritten = source.replace(
     LINE,
