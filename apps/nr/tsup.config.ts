@@ -1,5 +1,6 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
+import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 
 // Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
@@ -16,6 +17,8 @@ export default defineConfig({
   banner: {
     js: 'import { createRequire as __nodekitCreateRequire } from "node:module";\nconst require = __nodekitCreateRequire(import.meta.url);',
   },
+  // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
+  esbuildPlugins: [lazyOclifRequires()],
   esbuildOptions(options) {
     options.outbase = "src";
     options.conditions = ["source"];

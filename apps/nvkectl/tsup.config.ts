@@ -1,5 +1,6 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
+import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 
 // Each command is its own entry so oclif (through the manifest) imports only the one
 // that runs; shared code lands in chunks. The workspace libraries, the small pure
@@ -22,6 +23,8 @@ export default defineConfig({
   banner: {
     js: 'import { createRequire as __nodekitCreateRequire } from "node:module";\nconst require = __nodekitCreateRequire(import.meta.url);',
   },
+  // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
+  esbuildPlugins: [lazyOclifRequires()],
   esbuildOptions(options) {
     // Keep src/'s layout (dist/commands/<topic>/<name>.js, where package.json's oclif.commands
     // looks); without it esbuild drops the entries' common directory.

@@ -1,4 +1,4 @@
-import { BaseCommand, Flags, globalFlags, type Hints } from "@nodekit/cli-kit";
+import { BaseCommand, Flags, globalFlags, type Hints, traceStartup } from "@nodekit/cli-kit";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
@@ -66,6 +66,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       import("./services/time.ts"),
       import("./services/connection.ts"),
     ]);
+    traceStartup("controller modules loaded");
     const waits = flags.wait === true || flags.watch === true;
     const connection = await connectionOptions({
       requestTimeoutMs:
@@ -79,8 +80,10 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
           : undefined,
       env: process.env,
     });
+    const site = await this.site();
+    traceStartup("site config read");
     return openController({
-      site: await this.site(),
+      site,
       ...connection,
       onToken: (token) => this.redactor.add(token),
       debug: (message, fields) => this.logger.debug(message, fields),

@@ -25,6 +25,7 @@ import {
 } from "./output.ts";
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
 import { describeFailure, type Hints } from "./render-error.ts";
+import { traceStartup } from "./trace.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -66,6 +67,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     });
     this.flags = flags as BaseFlags<T>;
     this.args = args as BaseArgs<T>;
+    traceStartup("flags parsed");
     const base = flags as { verbose?: boolean; "json-logs"?: boolean };
     this.logger = createLogger({
       verbose: base.verbose ?? false,

@@ -25,6 +25,10 @@ export interface CliEntry {
  * the path stays relative to the CLI's package.
  */
 export async function launch(binUrl: string, load: () => Promise<CliEntry>): Promise<void> {
+  // The first start-up mark (see trace.ts; inlined: this module imports nothing).
+  if (process.env.NODEKIT_TRACE_STARTUP === "1") {
+    process.stderr.write(`startup ${(process.uptime() * 1000).toFixed(1)} bin (Node.js started)\n`);
+  }
   const problem = engineProblem(process.versions.node);
   if (problem !== undefined) {
     process.stderr.write(problem);

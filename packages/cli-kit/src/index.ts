@@ -35,3 +35,4 @@ export {
   planProgress,
 } from "./progress.ts";
 export { describeFailure, type Failure, type FailureContext, type Hints } from "./render-error.ts";
+export { traceStartup } from "./trace.ts";

@@ -1,6 +1,5 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ExitCode } from "@nodekit/errors";
 import { arrangeArgv, asksForHelp } from "./launch/argv.ts";
 import {
   COMMAND_HOOKS,
@@ -9,8 +8,24 @@ import {
   knowsEveryFlag,
   type ManifestCommand,
   readShippedCli,
+  readShippedPackage,
   type ShippedCli,
+  type ShippedPackage,
 } from "./launch/shipped.ts";
+
+// `--version` loads this module and the launcher's own (argv.ts, shipped.ts) only: each module
+// more is one more file to resolve, read and compile on every start, so the exit status and
+// the start-up mark are written out here rather than imported (@nodekit/errors, ./trace.ts).
+
+/** ExitCode.BrokenPipe of @nodekit/errors: the status of a process killed by SIGPIPE. */
+const BROKEN_PIPE = 141;
+
+/** traceStartup of ./trace.ts. */
+const traceStartup = (label: string) => {
+  if (process.env.NODEKIT_TRACE_STARTUP === "1") {
+    process.stderr.write(`startup ${(process.uptime() * 1000).toFixed(1)} ${label}\n`);
+  }
+};
 
 /** What the launcher does with a command line. */
 export type StartPlan =
@@ -29,6 +44,18 @@ export type StartPlan =
  * flag (oclif's messages and suggestions), a plugin's command, the root help.
  */
 export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.ProcessEnv): StartPlan {
+  return planEarly(cli, argv, env) ?? planCommand(cli, argv);
+}
+
+/**
+ * What the package.json alone decides, before the manifest is read: oclif's full start for
+ * anything unusual, or `--version`. Undefined when the command line needs the manifest.
+ */
+function planEarly(
+  cli: ShippedPackage,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Extract<StartPlan, { kind: "full" | "version" }> | undefined {
   const prefix = envPrefix(cli.bin);
   if (env[`${prefix}FULL_START`] === "1") return { kind: "full", reason: `${prefix}FULL_START=1` };
   if (env.DEBUG || env[`${prefix}DEBUG`] || env.NODE_ENV === "development") return { kind: "full", reason: "debug" };
@@ -47,6 +74,12 @@ export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.
       userAgent: `${cli.pjson.name}/${cli.pjson.version} ${process.platform}-${arch} node-${process.version}`,
     };
   }
+  return undefined;
+}
+
+/** The plan for a command line that is not `--version`, from the manifest. */
+function planCommand(cli: ShippedCli, argv: readonly string[]): StartPlan {
+  const { oclif } = cli.pjson;
   const arranged = arrangeArgv(argv, cli.table);
   const command = arranged.id === undefined ? undefined : cli.commands.get(arranged.id);
   if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
@@ -76,12 +109,17 @@ export function planStart(cli: ShippedCli, argv: readonly string[], env: NodeJS.
  * machinery; anything else goes to oclif's full start. Both take global flags anywhere.
  */
 export async function run(binUrl: string, argv: string[] = process.argv.slice(2)): Promise<void> {
+  traceStartup("run (the bundle's entry loaded)");
   process.stdout.on("error", stopOnBrokenPipe);
   const root = dirname(dirname(fileURLToPath(binUrl)));
-  const cli = readShippedCli(root);
+  // The package.json first: `--version` needs nothing else (the manifest is ≈ 130 KB of JSON).
+  const pkg = readShippedPackage(root);
+  const early = pkg === undefined ? undefined : planEarly(pkg, argv, process.env);
+  const cli = early === undefined ? readShippedCli(root, pkg) : undefined;
   const plan: StartPlan =
-    cli === undefined ? { kind: "full", reason: "no manifest" } : planStart(cli, argv, process.env);
-  if (cli === undefined || plan.kind === "full") {
+    early ?? (cli === undefined ? { kind: "full", reason: "no manifest" } : planCommand(cli, argv));
+  traceStartup(`planned (${plan.kind})`);
+  if (plan.kind === "full") {
     const { fullStart } = await import("./launch/full-start.ts");
     await fullStart(binUrl, argv);
     return;
@@ -90,6 +128,7 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
     process.stdout.write(`${plan.userAgent}\n`);
     return;
   }
+  if (cli === undefined) throw new Error(`no manifest for a ${plan.kind} plan`);
   if (plan.kind === "topic") {
     const { topicWithoutCommand } = await import("./launch/usage.ts");
     const commands = [...new Set(cli.commands.values())]
@@ -109,6 +148,6 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
  * comes (Node's exit 13, "unsettled top-level await").
  */
 function stopOnBrokenPipe(error: NodeJS.ErrnoException): void {
-  if (error.code === "EPIPE") process.exit(ExitCode.BrokenPipe);
+  if (error.code === "EPIPE") process.exit(BROKEN_PIPE);
   throw error;
 }

@@ -43,20 +43,30 @@ function distrust(info: Stats, own: boolean, uid: number, gid: number | undefine
   return undefined;
 }
 
-/** Every directory from `dir`'s parent up to the root, as written and as resolved. */
-async function ancestorsOf(dir: string): Promise<string[]> {
+/**
+ * The directories above `dir`, nearest first: its parents by name, then those of its parent's
+ * real path (`realParent`) that are not among them. Each is lstat-ed as soon as it is known.
+ */
+function ancestorsOf<T>(
+  dir: string,
+  realParent: Promise<string | undefined>,
+  lstatOf: (path: string) => T,
+): { lexical: T[]; real: Promise<T[]> } {
   const seen = new Set<string>();
   for (let at = dirname(dir); !seen.has(at); at = dirname(at)) seen.add(at);
-  try {
-    const real = await realpath(dirname(dir));
-    for (let at = real; ; at = dirname(at)) {
-      seen.add(at);
-      if (dirname(at) === at) break;
-    }
-  } catch {
+  const lexical = [...seen].map(lstatOf);
+  const real = realParent.then((parent) => {
+    const more: string[] = [];
     // A missing parent is reported by whoever needs it.
-  }
-  return [...seen];
+    for (let at = parent; at !== undefined; at = dirname(at) === at ? undefined : dirname(at)) {
+      if (!seen.has(at)) {
+        seen.add(at);
+        more.push(at);
+      }
+    }
+    return more.map(lstatOf);
+  });
+  return { lexical, real };
 }
 
 /**
@@ -73,11 +83,27 @@ export async function assertTrustedDir(
   const gid = options.gid ?? (typeof process.getegid === "function" ? process.getegid() : undefined);
   const target = resolve(dir);
   const what = options.what ?? "the directory";
-  const check = async (path: string, own: boolean) => {
-    let info: Stats;
-    try {
-      info = await lstat(path);
-    } catch (error) {
+  // Every lstat and realpath is issued at once (one round trip to the thread pool instead of
+  // one per directory), and the answers are judged in the order a walk would meet them:
+  // the directory, its real path, then each directory above. The first unsafe one is reported.
+  const lstatOf = (path: string) =>
+    lstat(path).then(
+      (info) => ({ path, info }),
+      (error: unknown) => ({ path, error }),
+    );
+  const realOf = (path: string) =>
+    realpath(path).then(
+      (real) => ({ real }),
+      (error: unknown) => ({ error }),
+    );
+  const own = options.own ?? false;
+  const targetInfo = lstatOf(target);
+  const realTarget = realOf(target);
+  const realParent = realOf(dirname(target)).then((result) => ("real" in result ? result.real : undefined));
+  const ancestors = ancestorsOf(target, realParent, lstatOf);
+  const check = async (found: Promise<{ path: string; info?: Stats; error?: unknown }>, own: boolean) => {
+    const { path, info, error } = await found;
+    if (info === undefined) {
       if (errnoCode(error) === "ENOENT") return;
       throw error;
     }
@@ -98,14 +124,15 @@ export async function assertTrustedDir(
       },
     );
   };
-  await check(target, options.own ?? false);
-  try {
-    const real = await realpath(target);
-    if (real !== target) await check(real, options.own ?? false);
-  } catch (error) {
-    if (errnoCode(error) !== "ENOENT") throw error;
+  await check(targetInfo, own);
+  const real = await realTarget;
+  if ("error" in real) {
+    if (errnoCode(real.error) !== "ENOENT") throw real.error;
+  } else if (real.real !== target) {
+    await check(lstatOf(real.real), own);
   }
-  for (const ancestor of await ancestorsOf(target)) await check(ancestor, false);
+  for (const ancestor of ancestors.lexical) await check(ancestor, false);
+  for (const ancestor of await ancestors.real) await check(ancestor, false);
 }
 
 /**

@@ -152,8 +152,14 @@ export function isFresh(entry: CacheEntry, now: Date): boolean {
  */
 export async function cacheDirProblem(cacheDir: string, key: Pick<CacheKey, "site">): Promise<string | undefined> {
   try {
-    await assertTrustedDir(cacheDir, { own: true, what: "the token cache directory" });
-    await assertTrustedDir(join(cacheDir, siteDirName(key.site)), { own: true, what: "the token cache directory" });
+    // Both checks at once (their lstat calls overlap); the cache directory's problem is reported first.
+    const checks = [cacheDir, join(cacheDir, siteDirName(key.site))].map((dir) =>
+      assertTrustedDir(dir, { own: true, what: "the token cache directory" }).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      ),
+    );
+    for (const failed of await Promise.all(checks)) if (failed !== undefined) throw failed.error;
     return undefined;
   } catch (error) {
     if (isUserError(error)) return `${error.message}: ${error.why ?? ""}`.replace(/: $/, "");

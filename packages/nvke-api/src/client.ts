@@ -243,8 +243,10 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     if (body !== undefined) headers["content-type"] = spec.contentType ?? "application/json";
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
-    const started = performance.now();
-    const took = () => `${Math.round(performance.now() - started)} ms`;
+    // process.hrtime, not performance.now(): the global `performance` loads eleven of Node's
+    // modules (perf_hooks) on first use, a cost every short-lived read would pay for a log line.
+    const started = process.hrtime.bigint();
+    const took = () => `${Math.round(Number(process.hrtime.bigint() - started) / 1e6)} ms`;
     try {
       const response = await transport.send({
         method,

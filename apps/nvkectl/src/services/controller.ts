@@ -1,3 +1,4 @@
+import { traceStartup } from "@nodekit/cli-kit";
 import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
 import { createNodeHttpTransport, createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
 import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
@@ -58,6 +59,7 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     async token() {
       const token = await tokens.token();
+      traceStartup("token read");
       if (token !== undefined && !warned) {
         warned = true;
         const warning = plainHttpWarning(site.url);
@@ -69,6 +71,9 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
       options.debug("the controller answered 401 Unauthorized; dropping the cached token and retrying once");
       await tokens.invalidate();
     },
-    log: (line) => options.debug(line),
+    log: (line) => {
+      traceStartup("controller answered");
+      options.debug(line);
+    },
   });
 }

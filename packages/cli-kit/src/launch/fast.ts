@@ -1,6 +1,9 @@
 import type { Command } from "@oclif/core";
 import { ExitError } from "@oclif/core/errors";
+import type { Logger } from "@oclif/core/interfaces";
+import { setLogger } from "@oclif/core/logger";
 import type { StartPlan } from "../run.ts";
+import { traceStartup } from "../trace.ts";
 import { manifestConfig } from "./manifest-config.ts";
 import type { ShippedCli } from "./shipped.ts";
 
@@ -10,6 +13,9 @@ import type { ShippedCli } from "./shipped.ts";
  */
 export async function runFast(cli: ShippedCli, plan: Extract<StartPlan, { kind: "command" | "help" }>): Promise<void> {
   const config = manifestConfig(cli);
+  // oclif's debug lines go nowhere here (the fast path is never taken with DEBUG set), so its
+  // logger is one that drops them: the `debug` package (and supports-color) need not load.
+  setLogger({ root: cli.root, logger: silentLogger("oclif") });
   try {
     if (plan.kind === "help") {
       const { NodekitHelp } = await import("../help.ts");
@@ -17,9 +23,12 @@ export async function runFast(cli: ShippedCli, plan: Extract<StartPlan, { kind: 
     } else {
       const cached = config.findCommand(plan.command.id) as Command.Loadable | undefined;
       if (cached === undefined) throw new Error(`the manifest lists no command ${plan.command.id}`);
+      traceStartup("fast path loaded (with oclif's command and errors)");
       const Class = await cached.load();
+      traceStartup("command module loaded");
       const command = new (Class as unknown as new (argv: string[], config: unknown) => Command)(plan.argv, config);
       await (command as unknown as { _run(): Promise<unknown> })._run();
+      traceStartup("command done");
     }
     await drained();
   } catch (error) {
@@ -27,6 +36,20 @@ export async function runFast(cli: ShippedCli, plan: Extract<StartPlan, { kind: 
     await drained();
     process.exit(error.oclif.exit ?? 1);
   }
+}
+
+/** An oclif Logger that writes nothing (oclif's own writes only when DEBUG names it). */
+function silentLogger(namespace: string): Logger {
+  const nothing = () => {};
+  return {
+    namespace,
+    debug: nothing,
+    error: nothing,
+    info: nothing,
+    trace: nothing,
+    warn: nothing,
+    child: (ns: string, delimiter?: string) => silentLogger(`${namespace}${delimiter ?? ":"}${ns}`),
+  };
 }
 
 /** Resolves once everything written to stdout and stderr so far has been handed to the OS. */

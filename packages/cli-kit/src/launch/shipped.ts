@@ -61,18 +61,35 @@ export interface ShippedCli {
 /** Hooks that run around every command; a CLI that declares one takes oclif's full start. */
 export const COMMAND_HOOKS = ["init", "prerun", "preparse", "postrun", "finally", "command_not_found"] as const;
 
-/** The shipped package.json and manifest, or undefined when either is missing or they disagree. */
-export function readShippedCli(root: string): ShippedCli | undefined {
+/** The part of the shipped CLI that its package.json alone says (enough for `--version`). */
+export type ShippedPackage = Pick<ShippedCli, "root" | "pjson" | "bin" | "dirname">;
+
+/** The shipped package.json, or undefined when it is missing or not an oclif CLI's with " " between words. */
+export function readShippedPackage(root: string): ShippedPackage | undefined {
   let pjson: PackageJson;
-  let manifest: { version: string; commands: Record<string, ManifestCommand> };
   try {
     pjson = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
+  } catch {
+    return undefined;
+  }
+  if (typeof pjson.oclif !== "object" || pjson.oclif.topicSeparator !== " ") return undefined;
+  return { root, pjson, bin: pjson.oclif.bin ?? pjson.name, dirname: pjson.oclif.dirname ?? pjson.name };
+}
+
+/**
+ * The shipped package.json and manifest, or undefined when either is missing or they disagree.
+ * `pkg` is the package.json when it was read already.
+ */
+export function readShippedCli(root: string, pkg = readShippedPackage(root)): ShippedCli | undefined {
+  if (pkg === undefined) return undefined;
+  const { pjson } = pkg;
+  let manifest: { version: string; commands: Record<string, ManifestCommand> };
+  try {
     manifest = JSON.parse(readFileSync(join(root, "oclif.manifest.json"), "utf8"));
   } catch {
     return undefined;
   }
-  if (manifest.version !== pjson.version || typeof pjson.oclif !== "object") return undefined;
-  if (pjson.oclif.topicSeparator !== " ") return undefined;
+  if (manifest.version !== pjson.version) return undefined;
   const commands = new Map<string, ManifestCommand>();
   const topics = new Set<string>(Object.keys(pjson.oclif.topics ?? {}));
   for (const command of Object.values(manifest.commands)) {
@@ -83,10 +100,7 @@ export function readShippedCli(root: string): ShippedCli | undefined {
     }
   }
   return {
-    root,
-    pjson,
-    bin: pjson.oclif.bin ?? pjson.name,
-    dirname: pjson.oclif.dirname ?? pjson.name,
+    ...pkg,
     commands,
     topics,
     table: {
