@@ -16,7 +16,8 @@ import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../
 // then installed from that file: real helm pulls the chart by digest (with the credentials
 // from docker's config) into the real kube-apiserver, with the images in its values pinned,
 // and the providers' components are pulled from the release. clusterctl itself is not run
-// here (install.int.test.ts runs it; the control plane is shared by the run).
+// here (install.int.test.ts runs it). The control plane is this file's own: no Cluster API,
+// Node or namespace of another file is on it.
 
 const PASSWORD = "reg-Pw-4471z";
 const API_KEY = "nico-key-rel-8812";
@@ -31,7 +32,6 @@ let registry: RunningRegistry;
 let published: PublishedTestRelease;
 let inputs: InstallInputs;
 let env: Record<string, string>;
-let unlabeled: string[] = [];
 
 async function write(files: Record<string, string>) {
   for (const [name, text] of Object.entries(files)) {
@@ -57,7 +57,7 @@ data:
 };
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  const plane = await useControlPlane({ dedicated: true });
   admin = plane.adminKubeconfigPath;
   savedPath = process.env.PATH;
   process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
@@ -83,15 +83,6 @@ beforeAll(async () => {
     ],
     signer: localKeySigner(key.privateKeyPem),
   });
-  // The control plane is shared by the run: nodes other files left without an architecture
-  // label get arm64 while this file runs (the install refuses mixed nodes), and lose it after.
-  const nodes = JSON.parse(await kubectl("get", "nodes", "--output=json")) as {
-    items: Array<{ metadata: { name: string; labels?: Record<string, string> } }>;
-  };
-  unlabeled = nodes.items
-    .filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)
-    .map((n) => n.metadata.name);
-  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch=arm64");
   await createExecaRunner().run({
     command: "kubectl",
     args: ["--kubeconfig", admin, "apply", "-f", "-"],
@@ -168,9 +159,6 @@ spec:
 }, 180_000);
 
 afterAll(async () => {
-  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch-").catch(() => undefined);
-  await kubectl("delete", "node", NODE, "--ignore-not-found").catch(() => undefined);
-  await kubectl("delete", "namespace", "release-pinned", "--ignore-not-found", "--wait=false").catch(() => undefined);
   await registry?.stop();
   process.env.PATH = savedPath;
   await cleanup?.();
@@ -196,7 +184,6 @@ describe("nvkectl install --release", () => {
     // When the install is planned from it (the built CLI's dry run)
     const chart = published.description.charts[0];
     const [controller, sidecar] = published.description.images;
-    const core = published.description.providers[0];
     const dry = await runCli(
       "nvkectl",
       [
@@ -213,12 +200,10 @@ describe("nvkectl install --release", () => {
     expect(dry.stdout).toContain(`${registry.host}/nvke/images/controller@${controller?.digest}`);
     expect(dry.stdout).toContain(`${registry.host}/nvke/images/sidecar@${sidecar?.digest}`);
     expect(dry.stdout).toContain(`${registry.host}/nvke/profiles@${published.description.profiles.digest}`);
-    // (unless another test file already installed Cluster API on the shared control plane: then nothing is pulled)
-    if (dry.stdout.includes("every provider is installed")) {
-      expect(dry.stdout).not.toContain(`${core?.components.reference}@`);
-    } else {
-      expect(dry.stdout).toContain(`${core?.components.reference}@${core?.components.digest}`);
+    for (const provider of published.description.providers) {
+      expect(dry.stdout).toContain(`${provider.components.reference}@${provider.components.digest}`);
     }
+    expect(dry.stdout).not.toContain("every provider is installed");
     expect(dry.stdout).not.toContain(PASSWORD);
     expect(dry.stdout).not.toContain(API_KEY);
 
@@ -229,7 +214,8 @@ describe("nvkectl install --release", () => {
     const pinned = plan.items.find((item) => item.id === "pinned");
     if (clusterApi === undefined || pinned === undefined) throw new Error("plan items missing");
     const pulls = clusterApi.steps.filter((step) => step.kind === "action" && step.action === "pull-provider");
-    // Providers already installed by another test file are not pulled again; with none installed all four are.
+    // Cluster API is not installed on this file's plane: all four providers are pulled
+    expect(pulls).toHaveLength(4);
     const witness = createRecordingRunner({ inner: createExecaRunner() });
     await runInstall(
       context,
@@ -250,14 +236,9 @@ describe("nvkectl install --release", () => {
       sidecar: `${registry.host}/nvke/images/sidecar@${sidecar?.digest}`,
       profiles: `${registry.host}/nvke/profiles@${published.description.profiles.digest}`,
     });
-    if (pulls.length > 0) {
-      expect(
-        await readFile(
-          join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"),
-          "utf8",
-        ),
-      ).toBe("# core\n");
-    }
+    expect(
+      await readFile(join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"), "utf8"),
+    ).toBe("# core\n");
   });
 
   test("an image in the values that the release lacks: RELEASE_IMAGE_NOT_PINNED with its file and field, nothing run", async () => {

@@ -12,7 +12,8 @@ import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../
 // nvkectl install for real against the test tier: real kubectl, helm and clusterctl, Cluster
 // API built from its module with webhooks stripped, and the controller-manager stand-in
 // that makes Deployments and Jobs ready. The dry run's printed calls are compared with the
-// calls the real run made (the recorder as witness).
+// calls the real run made (the recorder as witness). The control plane is this file's own:
+// Cluster API, the StorageClass, the Nodes and the namespaces it installs reach no other file.
 
 const API_KEY = "nico-key-Zq81xv";
 const INFRA = { name: "nico", version: "v0.3.0", namespace: "nico-system", deployment: "nico-controller-manager" };
@@ -36,26 +37,10 @@ const kubectl = async (...args: string[]) =>
 const json = async (...args: string[]) => JSON.parse(await kubectl(...args, "--output=json"));
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  const plane = await useControlPlane({ dedicated: true });
   admin = plane.adminKubeconfigPath;
   savedPath = process.env.PATH;
   process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
-  // The control plane is shared by the run: Node objects an earlier file left without an
-  // architecture label (nr's register test) would make the install refuse mixed nodes.
-  const leftover = JSON.parse(
-    (
-      await createExecaRunner().run({
-        command: "kubectl",
-        args: ["--kubeconfig", admin, "get", "nodes", "--output=json"],
-      })
-    ).stdout,
-  ) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> };
-  for (const node of leftover.items.filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)) {
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", admin, "delete", "node", node.metadata.name],
-    });
-  }
   ({ path: work, cleanup } = await tempDir("nvkectl-install-"));
   await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
   standIn = startControllerStandIn(admin);
