@@ -346,7 +346,11 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     const pickPort = options.pickPort ?? freePort;
     let ports: Ports | undefined;
     for (let attempt = 1; ports === undefined; attempt++) {
-      const candidate: Ports = { etcdClient: await pickPort(), etcdPeer: await pickPort(), apiserver: await pickPort() };
+      const candidate: Ports = {
+        etcdClient: await pickPort(),
+        etcdPeer: await pickPort(),
+        apiserver: await pickPort(),
+      };
       log(
         `etcd on 127.0.0.1:${candidate.etcdClient}, kube-apiserver on https://127.0.0.1:${candidate.apiserver}, data in ${dataDir}`,
       );
