@@ -80,7 +80,7 @@ afterAll(() => dedicated.stop());
  *
  * By default the one the `integration` project's global setup started for the whole run,
  * shared by every file. With `{ dedicated: true }`, one of this file's own (see
- * {@link UseControlPlaneOptions.dedicated}): about 3 s to start, stopped in the file's afterAll.
+ * {@link UseControlPlaneOptions.dedicated}): a few seconds to start, stopped in the file's afterAll.
  */
 export function useControlPlane(options: { dedicated: true }): Promise<DedicatedControlPlane>;
 export function useControlPlane(options?: UseControlPlaneOptions): Promise<ControlPlaneClient>;
@@ -90,7 +90,7 @@ export async function useControlPlane(options: UseControlPlaneOptions = {}): Pro
   if (owner === undefined || asking !== owner) {
     throw new TestenvError("a dedicated control plane can only be had in a test file that vitest isolates", {
       why: `@nodekit/testenv/vitest was loaded for ${owner ?? "no test file"}, not for ${asking ?? "this one"}: its afterAll, which stops the plane, belongs to that file`,
-      next: ["keep `isolate` on in the vitest project (the default)", "import useControlPlane in the test file itself"],
+      next: ["keep `isolate` on in the vitest project (the default), so that each file loads the module anew"],
     });
   }
   return dedicated.get();
