@@ -20,7 +20,7 @@ export const STAND_IN_NOTE =
 export const REGISTRY_USER = "nvke-operator";
 
 /** The release the sandbox publishes: `<registry>/nvke/release:0.9.0` (the controller chart's version). */
-export const SANDBOX_RELEASE = { prefix: "nvke", name: "nvke", version: "0.9.0" } as const;
+const SANDBOX_RELEASE = { prefix: "nvke", name: "nvke", version: "0.9.0" } as const;
 
 /** The infrastructure provider deploy/nico pins; the release carries a small stand-in of its components. */
 const NICO_PROVIDER = {
@@ -31,7 +31,7 @@ const NICO_PROVIDER = {
 } as const;
 
 /** What `up` keeps of the release it published, so a warm `up` does not publish it again. */
-export interface PublishedRecord {
+interface PublishedRecord {
   /** `127.0.0.1:PORT` of the registry it went to, and the supervisor serving that registry. */
   registry: string;
   servePid: number;
@@ -43,7 +43,7 @@ export interface PublishedRecord {
 }
 
 /** `$NODEKIT_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/nodekit`: where the sandbox caches what it builds. */
-export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.NODEKIT_CACHE) return env.NODEKIT_CACHE;
   return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "nodekit");
 }
@@ -263,7 +263,7 @@ async function writeStandInCharts(layout: SandboxLayout): Promise<string[]> {
   return dirs;
 }
 
-export interface PublishOptions {
+interface PublishOptions {
   layout: SandboxLayout;
   /** `127.0.0.1:PORT`. */
   registry: string;

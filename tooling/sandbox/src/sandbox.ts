@@ -587,7 +587,7 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   if (noderings === undefined) problems.push("the NodeRings API emulator is not running");
   if (registry === undefined) problems.push("the registry is not running");
   if (standIn === undefined) problems.push("the controller manager's stand-in is not running");
-  else if (info !== undefined && info.registry?.host !== registry?.host) {
+  if (registry !== undefined && info !== undefined && info.registry?.host !== registry.host) {
     problems.push("the registry was restarted since up published the release into it");
   }
   if (info === undefined) problems.push("the sandbox was not set up (no sandbox.json)");
