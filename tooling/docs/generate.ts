@@ -1,13 +1,15 @@
 /**
  * Writes docs/commands/<cli>.md, docs/exit-codes.md and docs/errors.md from the built CLIs,
- * the exit-code table and the error-code tables (catalogue.ts). Each command section is the command's own `--help` output (run as a
+ * the exit-code table and the error-code tables (catalogue.ts), and each library's README
+ * example as packages/<name>/src/readme.example.ts, which `pnpm typecheck` compiles: a README
+ * whose example no longer matches the package's API fails CI. Each command section is the command's own `--help` output (run as a
  * subprocess at a fixed width), so the reference says exactly what `--help` says.
  *
  *   node tooling/docs/generate.ts           regenerate
  *   node tooling/docs/generate.ts --check   fail (exit 1) when a committed file is stale
  */
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -145,6 +147,30 @@ function deployReadme(): string {
   ].join("\n");
 }
 
+const README_EXAMPLE = /^```ts\n([\s\S]*?)^```$/m;
+
+/** packages/<name>/src/readme.example.ts: the first ```ts block of the package's README, for the type checker. */
+async function readmeExamples(): Promise<Array<[string, string]>> {
+  const names = (await readdir(join(root, "packages"), { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+  const files: Array<[string, string]> = [];
+  for (const name of names) {
+    const readme = await readFile(join(root, "packages", name, "README.md"), "utf8").catch(() => undefined);
+    const example = readme === undefined ? undefined : README_EXAMPLE.exec(readme)?.[1];
+    if (example === undefined) {
+      throw new Error(`packages/${name}/README.md must open with a \`\`\`ts example (the package's first use)`);
+    }
+    const header = [
+      `// Generated from packages/${name}/README.md by tooling/docs/generate.ts: edit the README, then`,
+      "// run ./run pnpm docs:gen. `pnpm typecheck` compiles it, so the README's example stays true.",
+    ];
+    files.push([`packages/${name}/src/readme.example.ts`, `${header.join("\n")}\n${example}\nexport {};\n`]);
+  }
+  return files;
+}
+
 async function main(): Promise<void> {
   const check = process.argv.includes("--check");
   const files: Array<[string, string]> = [
@@ -152,6 +178,7 @@ async function main(): Promise<void> {
     ["docs/errors.md", errorReference()],
     ["docs/troubleshooting.md", troubleshootingReference(allErrorCodes())],
     ["deploy/README.md", deployReadme()],
+    ...(await readmeExamples()),
     ...(await Promise.all(
       ["nr", "nvkectl"].map(
         async (cli): Promise<[string, string]> => [`docs/commands/${cli}.md`, await commandReference(cli)],

@@ -87,7 +87,8 @@ async function recordingProxy(target: string): Promise<Server> {
 }
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  // A control plane of this file's own: the Nodes the k3s stand-in adds reach no other file.
+  const plane = await useControlPlane({ dedicated: true });
   kubeconfig = plane.adminKubeconfigPath;
   emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
   // The platform pins the helm this machine has, so the operator phase uses it (a wrong
@@ -104,30 +105,10 @@ beforeAll(async () => {
   stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
   path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
   stopTigera = tigeraStatusSetter(kubeconfig);
-  nodesBefore = await nodeNames();
 });
-
-/** The Nodes in the shared test cluster: the k3s stand-in adds some, which later test files must not see. */
-const nodeNames = async () =>
-  (
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", kubeconfig, "get", "nodes", "--output=name"],
-    })
-  ).stdout
-    .split("\n")
-    .filter((name) => name !== "");
-let nodesBefore: string[] = [];
 
 afterAll(async () => {
   stopTigera?.();
-  const added = kubeconfig === undefined ? [] : (await nodeNames()).filter((name) => !nodesBefore.includes(name));
-  if (added.length > 0) {
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", kubeconfig, "delete", ...added, "--wait=false"],
-    });
-  }
   await new Promise((resolve) => proxy?.close(resolve));
   await emulator?.stop();
   await home?.cleanup();

@@ -55,7 +55,8 @@ function closedPort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  // A control plane of this file's own: its fixed namespaces and auth ConfigMap reach no other file.
+  const plane = await useControlPlane({ dedicated: true });
   admin = plane.adminKubeconfigPath;
   // Auth on: the auth ConfigMap, and the ServiceAccount tokens are minted for.
   await apply(
@@ -83,9 +84,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulator?.stop();
   await home?.cleanup();
-  // Leave the site cluster with auth off, as other test files expect to find it.
-  if (admin)
-    await kubectl(admin, ["delete", "configmap", "nvke-auth-config", "-n", "nke-controller", "--ignore-not-found"]);
 });
 
 describe("a tenant cluster's life, command by command", () => {
@@ -615,7 +613,7 @@ describe("auth: the token cache", () => {
   });
 
   test("a kubeconfig that may not read the auth ConfigMap fails with exit 7 and sends no request", async () => {
-    const plane = await useControlPlane();
+    const plane = await useControlPlane({ dedicated: true });
     const nobody = await plane.kubeconfigFor({ user: "nvkectl-no-rbac" });
     const fresh = await cliHome("nvkectl-denied-");
     try {

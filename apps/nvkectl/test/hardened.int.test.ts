@@ -4,7 +4,7 @@ import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
 import { otherUser, tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
+import { apply, type CliHome, cliHome } from "./helpers.ts";
 
 // Issue 9 against the real thing: the built CLI, the NVKE controller emulator with auth on
 // (TokenReview against the real kube-apiserver), and a token cache someone tampered with.
@@ -17,7 +17,8 @@ let tokenFile: string;
 const other = otherUser();
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  // A control plane of this file's own: its fixed namespaces and auth ConfigMap reach no other file.
+  const plane = await useControlPlane({ dedicated: true });
   admin = plane.adminKubeconfigPath;
   await apply(
     admin,
@@ -48,8 +49,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulator?.stop();
   await home?.cleanup();
-  if (admin)
-    await kubectl(admin, ["delete", "configmap", "nvke-auth-config", "-n", "nke-controller", "--ignore-not-found"]);
 });
 
 const getClusters = () => home.nvkectl(["get", "clusters"]);

@@ -1,47 +1,45 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { envCredentials, OciClient } from "@nodekit/oci";
 import { formatPlan } from "@nodekit/plan";
-import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
+import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
 import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
 import { generateSigningKeyPair, localKeySigner } from "@nodekit/release";
 import { type PublishedTestRelease, publishTestRelease } from "@nodekit/release-publisher";
-import { runCli, tempDir, userErrorOf } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import { runCli, userErrorOf } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import {
+  deployPathYaml,
+  type InstallFixture,
+  installFixture,
+  siteSpecYaml,
+  stackConfigYaml,
+} from "./install-fixture.ts";
 
 // nvkectl install --release against the test tier: a release published and signed into a
 // real registry on loopback (ggcr, Basic auth), verified and exported with the built CLI,
 // then installed from that file: real helm pulls the chart by digest (with the credentials
 // from docker's config) into the real kube-apiserver, with the images in its values pinned,
 // and the providers' components are pulled from the release. clusterctl itself is not run
-// here (install.int.test.ts runs it; the control plane is shared by the run).
+// here (install.int.test.ts runs it). The control plane is this file's own: no Cluster API,
+// Node or namespace of another file is on it.
 
 const PASSWORD = "reg-Pw-4471z";
 const API_KEY = "nico-key-rel-8812";
 const NODE = "release-node-1";
 const key = generateSigningKeyPair();
 
+let fixture: InstallFixture;
 let work: string;
-let cleanup: () => Promise<void>;
 let admin: string;
-let savedPath: string | undefined;
 let registry: RunningRegistry;
 let published: PublishedTestRelease;
 let inputs: InstallInputs;
 let env: Record<string, string>;
-let unlabeled: string[] = [];
 
-async function write(files: Record<string, string>) {
-  for (const [name, text] of Object.entries(files)) {
-    await mkdir(dirname(join(work, name)), { recursive: true });
-    await writeFile(join(work, name), text);
-  }
-}
-
-const kubectl = async (...args: string[]) =>
-  (await createExecaRunner().run({ command: "kubectl", args: ["--kubeconfig", admin, ...args] })).stdout;
+const write = (files: Record<string, string>) => fixture.write(files);
+const kubectl = (...args: string[]) => fixture.kubectl(...args);
 
 const CHART = {
   "chart/Chart.yaml": "apiVersion: v2\nname: nvke-controller\nversion: 0.4.2\n",
@@ -57,11 +55,8 @@ data:
 };
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
-  admin = plane.adminKubeconfigPath;
-  savedPath = process.env.PATH;
-  process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
-  ({ path: work, cleanup } = await tempDir("nvkectl-install-release-"));
+  fixture = await installFixture("nvkectl-install-release-");
+  ({ work, admin } = fixture);
   await write(CHART);
   registry = await startRegistry({ kind: "ggcr", auth: { type: "basic", users: { ops: PASSWORD } } });
   const client = new OciClient({
@@ -73,7 +68,7 @@ beforeAll(async () => {
     client,
     registry: registry.host,
     charts: [join(work, "chart")],
-    helm: { bin: join(plane.binDir, "helm"), env: { PATH: process.env.PATH ?? "", HOME: join(work, "helm-home") } },
+    helm: { bin: join(fixture.binDir, "helm"), env: { PATH: process.env.PATH ?? "", HOME: join(work, "helm-home") } },
     images: ["controller", "sidecar"],
     providers: [
       { name: "cluster-api", type: "CoreProvider", version: "v1.11.7", components: "# core\n", metadata },
@@ -83,24 +78,7 @@ beforeAll(async () => {
     ],
     signer: localKeySigner(key.privateKeyPem),
   });
-  // The control plane is shared by the run: nodes other files left without an architecture
-  // label get arm64 while this file runs (the install refuses mixed nodes), and lose it after.
-  const nodes = JSON.parse(await kubectl("get", "nodes", "--output=json")) as {
-    items: Array<{ metadata: { name: string; labels?: Record<string, string> } }>;
-  };
-  unlabeled = nodes.items
-    .filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)
-    .map((n) => n.metadata.name);
-  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch=arm64");
-  await createExecaRunner().run({
-    command: "kubectl",
-    args: ["--kubeconfig", admin, "apply", "-f", "-"],
-    input: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Node",
-      metadata: { name: NODE, labels: { "kubernetes.io/arch": "arm64" } },
-    }),
-  });
+  await fixture.addNodes("arm64", NODE);
   await write({
     ".docker/config.json": JSON.stringify({
       auths: { [registry.host]: { auth: Buffer.from(`ops:${PASSWORD}`).toString("base64") } },
@@ -119,61 +97,28 @@ beforeAll(async () => {
       "timestamps: none",
       "",
     ].join("\n"),
-    "sitespec.yaml":
-      "apiVersion: nvke.io/v1alpha1\nkind: SiteSpec\nmetadata:\n  name: rel\nspec:\n  hosts:\n    - name: h1\n      ip: 127.0.0.1\n",
-    "stack.yaml": `apiVersion: nvke.io/v1alpha1
-kind: StackConfig
-nico:
-  endpoint: https://nico.example.test/api
-  organizationId: org-7
-  apiName: nvke
-clusterAPI:
-  providerRepository: ./providers
-`,
+    "sitespec.yaml": siteSpecYaml("rel", "h1"),
+    "stack.yaml": stackConfigYaml("org-7"),
     "providers/cert-manager/v1.19.1/cert-manager.yaml": "# cert-manager\n",
-    "path/nvke-deploy.yaml": `apiVersion: deploy.nodekit.dev/v1alpha1
-kind: DeployPath
-metadata:
-  name: rel
-spec:
-  clusterAPI:
-    version: v1.11.7
-    certManager: v1.19.1
-    infrastructure:
-      - name: nico
-        version: v0.3.0
-        controller: nico-system/nico-controller-manager
-  items:
-    - name: pinned
+    "path/nvke-deploy.yaml": deployPathYaml(
+      "rel",
+      `    - name: pinned
       namespace: release-pinned
       stackValues: true
 `,
+    ),
     "path/pinned/chart-pin.yaml": "chart: ./chart\nversion: 0.4.2\n",
     "path/pinned/values.yaml":
       "image: nvcr.io/nvidia/nvke/controller:0.9.0\nsidecar:\n  image: nvcr.io/nvidia/nvke/sidecar:0.9.0\n",
   });
   for (const [name, text] of Object.entries(CHART)) await write({ [`path/pinned/${name}`]: text });
   env = { HOME: work, PATH: process.env.PATH ?? "", NVKE_NICO_API_KEY: API_KEY };
-  inputs = {
-    siteSpec: join(work, "sitespec.yaml"),
-    stackConfig: join(work, "stack.yaml"),
-    deployPath: join(work, "path"),
-    kubeconfig: admin,
-    workDir: join(work, "state"),
-    env: { ...process.env, ...env },
-    redactor: new Redactor(),
-    release: join(work, "release.json"),
-    registry: { plainHttp: true },
-  };
+  inputs = fixture.inputs(env, { release: join(work, "release.json"), registry: { plainHttp: true } });
 }, 180_000);
 
 afterAll(async () => {
-  for (const name of unlabeled) await kubectl("label", "node", name, "kubernetes.io/arch-").catch(() => undefined);
-  await kubectl("delete", "node", NODE, "--ignore-not-found").catch(() => undefined);
-  await kubectl("delete", "namespace", "release-pinned", "--ignore-not-found", "--wait=false").catch(() => undefined);
   await registry?.stop();
-  process.env.PATH = savedPath;
-  await cleanup?.();
+  await fixture?.cleanup();
 });
 
 describe("nvkectl install --release", () => {
@@ -196,7 +141,6 @@ describe("nvkectl install --release", () => {
     // When the install is planned from it (the built CLI's dry run)
     const chart = published.description.charts[0];
     const [controller, sidecar] = published.description.images;
-    const core = published.description.providers[0];
     const dry = await runCli(
       "nvkectl",
       [
@@ -213,12 +157,10 @@ describe("nvkectl install --release", () => {
     expect(dry.stdout).toContain(`${registry.host}/nvke/images/controller@${controller?.digest}`);
     expect(dry.stdout).toContain(`${registry.host}/nvke/images/sidecar@${sidecar?.digest}`);
     expect(dry.stdout).toContain(`${registry.host}/nvke/profiles@${published.description.profiles.digest}`);
-    // (unless another test file already installed Cluster API on the shared control plane: then nothing is pulled)
-    if (dry.stdout.includes("every provider is installed")) {
-      expect(dry.stdout).not.toContain(`${core?.components.reference}@`);
-    } else {
-      expect(dry.stdout).toContain(`${core?.components.reference}@${core?.components.digest}`);
+    for (const provider of published.description.providers) {
+      expect(dry.stdout).toContain(`${provider.components.reference}@${provider.components.digest}`);
     }
+    expect(dry.stdout).not.toContain("every provider is installed");
     expect(dry.stdout).not.toContain(PASSWORD);
     expect(dry.stdout).not.toContain(API_KEY);
 
@@ -229,7 +171,8 @@ describe("nvkectl install --release", () => {
     const pinned = plan.items.find((item) => item.id === "pinned");
     if (clusterApi === undefined || pinned === undefined) throw new Error("plan items missing");
     const pulls = clusterApi.steps.filter((step) => step.kind === "action" && step.action === "pull-provider");
-    // Providers already installed by another test file are not pulled again; with none installed all four are.
+    // Cluster API is not installed on this file's plane: all four providers are pulled
+    expect(pulls).toHaveLength(4);
     const witness = createRecordingRunner({ inner: createExecaRunner() });
     await runInstall(
       context,
@@ -250,14 +193,12 @@ describe("nvkectl install --release", () => {
       sidecar: `${registry.host}/nvke/images/sidecar@${sidecar?.digest}`,
       profiles: `${registry.host}/nvke/profiles@${published.description.profiles.digest}`,
     });
-    if (pulls.length > 0) {
-      expect(
-        await readFile(
-          join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"),
-          "utf8",
-        ),
-      ).toBe("# core\n");
-    }
+    expect(
+      await readFile(
+        join(work, "state", "release-providers", "cluster-api", "v1.11.7", "core-components.yaml"),
+        "utf8",
+      ),
+    ).toBe("# core\n");
   });
 
   test("an image in the values that the release lacks: RELEASE_IMAGE_NOT_PINNED with its file and field, nothing run", async () => {

@@ -1,113 +1,59 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";
-import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
-import { runCli, tempDir, userErrorOf } from "@nodekit/test-utils";
+import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
+import { runCli, userErrorOf } from "@nodekit/test-utils";
 import { buildProviderRepository } from "@nodekit/testenv/capi-repository";
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
-import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import {
+  deployPathYaml,
+  type InstallFixture,
+  installFixture,
+  siteSpecYaml,
+  stackConfigYaml,
+} from "./install-fixture.ts";
 
 // nvkectl install for real against the test tier: real kubectl, helm and clusterctl, Cluster
 // API built from its module with webhooks stripped, and the controller-manager stand-in
 // that makes Deployments and Jobs ready. The dry run's printed calls are compared with the
-// calls the real run made (the recorder as witness).
+// calls the real run made (the recorder as witness). The control plane is this file's own:
+// Cluster API, the StorageClass, the Nodes and the namespaces it installs reach no other file.
 
 const API_KEY = "nico-key-Zq81xv";
 const INFRA = { name: "nico", version: "v0.3.0", namespace: "nico-system", deployment: "nico-controller-manager" };
 
+let fixture: InstallFixture;
 let work: string;
-let cleanup: () => Promise<void>;
 let standIn: ControllerStandIn;
 let admin: string;
-let savedPath: string | undefined;
 let inputs: InstallInputs;
 
-async function write(files: Record<string, string>) {
-  for (const [name, text] of Object.entries(files)) {
-    await mkdir(dirname(join(work, name)), { recursive: true });
-    await writeFile(join(work, name), text);
-  }
-}
-
-const kubectl = async (...args: string[]) =>
-  (await createExecaRunner().run({ command: "kubectl", args: ["--kubeconfig", admin, ...args] })).stdout;
-const json = async (...args: string[]) => JSON.parse(await kubectl(...args, "--output=json"));
+const write = (files: Record<string, string>) => fixture.write(files);
+const kubectl = (...args: string[]) => fixture.kubectl(...args);
+const json = (...args: string[]) => fixture.json(...args);
 
 beforeAll(async () => {
-  const plane = await useControlPlane();
-  admin = plane.adminKubeconfigPath;
-  savedPath = process.env.PATH;
-  process.env.PATH = `${plane.binDir}:${process.env.PATH}`;
-  // The control plane is shared by the run: Node objects an earlier file left without an
-  // architecture label (nr's register test) would make the install refuse mixed nodes.
-  const leftover = JSON.parse(
-    (
-      await createExecaRunner().run({
-        command: "kubectl",
-        args: ["--kubeconfig", admin, "get", "nodes", "--output=json"],
-      })
-    ).stdout,
-  ) as { items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> };
-  for (const node of leftover.items.filter((n) => n.metadata.labels?.["kubernetes.io/arch"] === undefined)) {
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", admin, "delete", "node", node.metadata.name],
-    });
-  }
-  ({ path: work, cleanup } = await tempDir("nvkectl-install-"));
+  fixture = await installFixture("nvkectl-install-");
+  ({ work, admin } = fixture);
   await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
   standIn = startControllerStandIn(admin);
-  for (const name of ["site-node-1", "site-node-2"]) {
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", admin, "apply", "-f", "-"],
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: { name, labels: { "kubernetes.io/arch": "arm64" } },
-      }),
-    });
-  }
+  await fixture.addNodes("arm64", "site-node-1", "site-node-2");
   await write({
-    "sitespec.yaml": `apiVersion: nvke.io/v1alpha1
-kind: SiteSpec
-metadata:
-  name: lab
-spec:
-  hosts:
-    - name: site-node-1
-      ip: 127.0.0.1
-`,
-    "stack.yaml": `apiVersion: nvke.io/v1alpha1
-kind: StackConfig
-nico:
-  endpoint: https://nico.example.test/api
-  organizationId: org-42
-  apiName: nvke
-images:
+    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
+    "stack.yaml": stackConfigYaml(
+      "org-42",
+      `images:
   profiles:
     amd64: registry.example.test/profiles:v1-amd64
     arm64: registry.example.test/profiles:v1-arm64
 clientNetworks: [192.0.2.0/24]
-clusterAPI:
-  providerRepository: ./providers
 `,
-    "path/nvke-deploy.yaml": `apiVersion: deploy.nodekit.dev/v1alpha1
-kind: DeployPath
-metadata:
-  name: test
-spec:
-  clusterAPI:
-    version: v1.11.7
-    certManager: v1.19.1
-    infrastructure:
-      - name: nico
-        version: v0.3.0
-        controller: nico-system/nico-controller-manager
-  items:
-    - name: widgets
+    ),
+    "path/nvke-deploy.yaml": deployPathYaml(
+      "test",
+      `    - name: widgets
       namespace: widgets
     - name: controller
       namespace: nke-controller
@@ -116,6 +62,7 @@ spec:
     - name: finish
       dependsOn: [controller]
 `,
+    ),
     "path/widgets/a-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -193,21 +140,12 @@ metadata:
 data: { done: "yes" }
 `,
   });
-  inputs = {
-    siteSpec: join(work, "sitespec.yaml"),
-    stackConfig: join(work, "stack.yaml"),
-    deployPath: join(work, "path"),
-    kubeconfig: admin,
-    workDir: join(work, "state"),
-    env: { ...process.env, NVKE_NICO_API_KEY: API_KEY },
-    redactor: new Redactor(),
-  };
+  inputs = fixture.inputs({ NVKE_NICO_API_KEY: API_KEY });
 }, 300_000);
 
 afterAll(async () => {
   await standIn?.stop();
-  process.env.PATH = savedPath;
-  await cleanup?.();
+  await fixture?.cleanup();
 });
 
 const printedCalls = (dryRun: string) => dryRun.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
@@ -405,15 +343,7 @@ describe("nvkectl install against the real API server", () => {
 
 describe("the nodes' architecture decides, or the install refuses", () => {
   test("mixed architectures are a clear error before anything runs", async () => {
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", admin, "apply", "-f", "-"],
-      input: JSON.stringify({
-        apiVersion: "v1",
-        kind: "Node",
-        metadata: { name: "site-node-x86", labels: { "kubernetes.io/arch": "amd64" } },
-      }),
-    });
+    await fixture.addNodes("amd64", "site-node-x86");
     try {
       const error = await userErrorOf(prepareInstall(inputs, createExecaRunner()));
       expect(error.code).toBe("NODE_ARCHITECTURE_MIXED");

@@ -129,61 +129,18 @@ async function establishedAll(names: string[]): Promise<void> {
   }, 20_000);
 }
 
-const allCrdNames = [
-  "nicoclusters",
-  "nicomachines",
-  "nicomachinetemplates",
-  "nicoidentities",
-  "dockerclusters",
-  "dockerclustertemplates",
-  "dockermachines",
-  "dockermachinetemplates",
-  "decoys",
-].map((plural) => `${plural}.${GROUP}`);
-
-async function removeEverything(): Promise<void> {
-  // Instances first, so that nothing is left behind if the CRD cleanup finalizer has to be
-  // removed by hand: kube-apiserver's finalizer sometimes stalls on "could not list instances:
-  // storage is (re)initializing" when a CRD is deleted soon after it changed.
-  await kubectl(admin, ["delete", `nicoidentities.${GROUP}`, "--all", "--all-namespaces", "--ignore-not-found"]).catch(
-    () => "",
-  );
-  try {
-    await kubectl(admin, ["delete", "crd", ...allCrdNames, "--ignore-not-found", "--wait=true", "--timeout=20s"]);
-  } catch {
-    for (const name of allCrdNames) {
-      await kubectl(admin, ["patch", "crd", name, "--type=merge", "-p", '{"metadata":{"finalizers":null}}']).catch(
-        () => "",
-      );
-    }
-    await eventually(async () => {
-      const left = await kubectl(admin, ["get", "crd", ...allCrdNames, "--ignore-not-found", "-o", "name"]);
-      if (left.trim() !== "") throw new Error(`CRDs still there: ${left}`);
-    }, 20_000);
-  }
-  for (const [ns, name] of [
-    ["nico-system", "nico-controller-manager"],
-    ["capd-system", "capd-controller-manager"],
-  ] as const) {
-    await kubectl(admin, ["delete", "deployment", name, "-n", ns, "--ignore-not-found"]).catch(() => "");
-  }
-  await kubectl(admin, ["delete", "secret", "nico-credentials", "-n", "nico-system", "--ignore-not-found"]).catch(
-    () => "",
-  );
-}
-
 beforeAll(async () => {
-  const plane = await useControlPlane();
+  // A control plane of this file's own: the provider CRDs and namespaces it makes reach no
+  // other file, and no other file's Cluster API install is on it.
+  const plane = await useControlPlane({ dedicated: true });
   admin = plane.adminKubeconfigPath;
   home = await cliHome("nvkectl-providers-");
-  await removeEverything();
   // No controller URL is needed: get providers reads the site cluster only.
   const set = await home.nvkectl(["config", "set-site", "lab", "--url", "http://127.0.0.1:9", "--kubeconfig", admin]);
   expect(set.exitCode).toBe(0);
 });
 
 afterAll(async () => {
-  await removeEverything();
   await home?.cleanup();
 });
 
@@ -361,7 +318,7 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
   });
 
   test("an identity without RBAC to read the site cluster gets exit 7 and kubectl's own message", async () => {
-    const plane = await useControlPlane();
+    const plane = await useControlPlane({ dedicated: true });
     const nobody = await plane.kubeconfigFor({ user: "nvkectl-nobody" });
     const other = await cliHome("nvkectl-providers-nobody-");
     try {

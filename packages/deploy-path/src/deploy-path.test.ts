@@ -203,3 +203,19 @@ test("a manifest in another namespace than its item's is a located problem", asy
     await cleanup();
   }
 });
+
+test("files that are not UTF-8 are located problems, every one in the same pass", async () => {
+  const dir = await tree(GOOD);
+  // Latin-1 "é" in a values file, and a UTF-16 byte-order mark on a manifest.
+  await writeFile(join(dir, "spire/values.yaml"), Buffer.from("global:\n  name: caf\xe9\n", "latin1"));
+  await writeFile(
+    join(dir, "crds/crd.yaml"),
+    Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("a: 1\n", "utf16le")]),
+  );
+  const loaded = await loadDeployPath(dir);
+  expect(loaded.deployPath).toBeUndefined();
+  expect(loaded.problems.map(formatProblem)).toEqual([
+    `${join(dir, "crds/crd.yaml")}: is UTF-16 text, not UTF-8; save it as UTF-8 (without a byte-order mark)`,
+    `${join(dir, "spire/values.yaml")}:2: column 12: is not UTF-8 text (byte 0xe9 is not part of a UTF-8 character); save the file as UTF-8`,
+  ]);
+});

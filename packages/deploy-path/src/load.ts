@@ -1,6 +1,12 @@
 import { readdir, readFile } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
-import { type LocatedDocument, parseYamlWith, readYamlDocuments, validateDocument } from "@nodekit/documents";
+import {
+  decodeUtf8,
+  type LocatedDocument,
+  parseYamlWith,
+  readYamlDocuments,
+  validateDocument,
+} from "@nodekit/documents";
 import type { Problem } from "@nodekit/errors";
 import {
   CHART_PIN_FILE,
@@ -17,8 +23,11 @@ import {
 
 /** The file system a deploy path is read from (injected so that callers and tests control it). */
 export interface DeployPathFs {
-  /** The file's text, or undefined when there is no such file. */
-  readFile(path: string): Promise<string | undefined>;
+  /**
+   * The file's bytes (checked to be UTF-8, as a problem located at the first byte that is
+   * not) or its text, or undefined when there is no such file.
+   */
+  readFile(path: string): Promise<Uint8Array | string | undefined>;
   /** The directory's entries, or undefined when there is no such directory. */
   list(path: string): Promise<Array<{ name: string; directory: boolean }> | undefined>;
 }
@@ -31,7 +40,7 @@ const absent = (error: unknown) => {
 
 /** The real file system. */
 export const nodeFs: DeployPathFs = {
-  readFile: (path) => readFile(path, "utf8").catch(absent),
+  readFile: (path) => readFile(path).catch(absent),
   list: (path) =>
     readdir(path, { withFileTypes: true })
       .then((entries) => entries.map((entry) => ({ name: entry.name, directory: entry.isDirectory() })))
@@ -103,6 +112,15 @@ export interface LoadedDeployPath {
 
 const MANIFEST = /\.(ya?ml|json)$/;
 
+/** A file's text; when its bytes are not UTF-8, that is one problem (pushed) and the text is empty. */
+async function readText(fs: DeployPathFs, path: string, source: string, problems: Problem[]) {
+  const content = await fs.readFile(path);
+  if (content === undefined || typeof content === "string") return content;
+  const decoded = decodeUtf8(content, { source });
+  problems.push(...decoded.problems);
+  return decoded.text ?? "";
+}
+
 /**
  * Reads and validates a whole deploy path in one pass: `nvke-deploy.yaml`, then every
  * item's directory (its chart pin and values, or its manifests). Never throws for bad
@@ -112,7 +130,9 @@ export async function loadDeployPath(dir: string, options: LoadDeployPathOptions
   const fs = options.fs ?? nodeFs;
   const root = resolve(options.cwd ?? process.cwd(), dir);
   const indexSource = join(dir, DEPLOY_PATH_FILE);
-  const text = await fs.readFile(join(root, DEPLOY_PATH_FILE));
+  const encoding: Problem[] = [];
+  const text = await readText(fs, join(root, DEPLOY_PATH_FILE), indexSource, encoding);
+  if (encoding.length > 0) return { problems: encoding };
   if (text === undefined) {
     const listed = await fs.list(root);
     return {
@@ -234,14 +254,14 @@ async function loadChartItem(
   problems: Problem[],
 ): Promise<ChartItem | undefined> {
   const pinSource = join(base.displayDir, CHART_PIN_FILE);
-  const pinText = (await fs.readFile(join(base.dir, CHART_PIN_FILE))) ?? "";
+  const pinText = (await readText(fs, join(base.dir, CHART_PIN_FILE), pinSource, problems)) ?? "";
   const pin = parseYamlWith(ChartPinSchema, pinText, { source: pinSource, fileKind: "a chart pin" });
   problems.push(...pin.problems);
   const valuesFiles: string[] = [];
   for (const name of [VALUES_FILE, OVERLAY_FILE]) {
     if (!files.includes(name)) continue;
     const source = join(base.displayDir, name);
-    const text = (await fs.readFile(join(base.dir, name))) ?? "";
+    const text = (await readText(fs, join(base.dir, name), source, problems)) ?? "";
     const values = parseYamlWith(ValuesSchema, text, { source, fileKind: "a values file", empty: { value: {} } });
     problems.push(...values.problems.map((problem) => ({ ...problem, line: problem.line ?? 1 })));
     valuesFiles.push(join(base.dir, name));
@@ -287,7 +307,10 @@ async function loadManifestsItem(
   for (const name of files) {
     const file = join(base.dir, name);
     const source = join(base.displayDir, name);
-    const read = readYamlDocuments((await fs.readFile(file)) ?? "", { source, language: "YAML or JSON" });
+    const read = readYamlDocuments((await readText(fs, file, source, problems)) ?? "", {
+      source,
+      language: "YAML or JSON",
+    });
     problems.push(...read.problems);
     for (const document of read.documents) {
       if (document.value === null) continue;

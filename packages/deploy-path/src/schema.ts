@@ -1,3 +1,4 @@
+import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents";
 import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents/names";
 import valid from "semver/functions/valid.js";
 import * as z from "zod";
@@ -11,27 +12,6 @@ export const DEPLOY_PATH_FILE = "nvke-deploy.yaml";
 export const CHART_PIN_FILE = "chart-pin.yaml";
 export const VALUES_FILE = "values.yaml";
 export const OVERLAY_FILE = "overlay.yaml";
-
-const typeMessage = (expected: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? "is required" : `must be ${expected}`;
-
-/** A mapping that rejects unknown fields (a misspelt optional field would otherwise be dropped without a word). */
-function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  const known = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === "unrecognized_keys") return `is not a known field; the fields here are ${known}`;
-      return issue.input === undefined ? "is required" : "must be a mapping";
-    },
-  });
-}
-
-function checkedString(check: (value: string) => string | undefined) {
-  return z.string({ error: typeMessage("a string") }).superRefine((value, context) => {
-    const fault = check(value);
-    if (fault !== undefined) context.addIssue({ code: "custom", message: fault, input: value });
-  });
-}
 
 const dnsLabel = checkedString((value) => {
   const fault = dnsLabelFault(value);
@@ -58,7 +38,7 @@ const controllerRef = checkedString((value) =>
   /^[a-z0-9-]+\/[a-z0-9.-]+$/.test(value) ? undefined : "must be namespace/name of a Deployment",
 );
 
-const ItemSchema = mapping({
+const ItemSchema = strictMapping({
   /** Stable id: what `--from-item` names, what progress and errors show; also the default Helm release name. */
   name: dnsLabel,
   /** The item's directory, relative to the deploy path; the name when left out. */
@@ -73,7 +53,7 @@ const ItemSchema = mapping({
   stackValues: z.boolean({ error: typeMessage("true or false") }).default(false),
 });
 
-const ProviderSchema = mapping({
+const ProviderSchema = strictMapping({
   name: dnsLabel,
   version: versionString,
   /** The provider's controller Deployment, `namespace/name` (what the SPIRE patch and the wait act on). */
@@ -81,7 +61,7 @@ const ProviderSchema = mapping({
 });
 
 /** What `clusterctl init` installs before the items: Cluster API at its pinned versions, and cert-manager. */
-const ClusterApiSchema = mapping({
+const ClusterApiSchema = strictMapping({
   /** Core, kubeadm bootstrap and kubeadm control-plane providers (clusterctl always installs these three). */
   version: versionString,
   /** cert-manager, which clusterctl installs first when it is missing. */
@@ -126,16 +106,11 @@ const uniqueItems = (items: unknown, context: z.core.$RefinementCtx<unknown>) =>
 };
 
 /** `nvke-deploy.yaml`: the deploy path's items, in install order. Documented in docs/deploy-path.md. */
-export const DeployPathFileSchema = mapping({
-  apiVersion: z.literal(DEPLOY_PATH_API_VERSION, {
-    error: (issue) =>
-      issue.input === undefined ? "is required" : `is not supported; this version reads "${DEPLOY_PATH_API_VERSION}"`,
-  }),
-  kind: z.literal(DEPLOY_PATH_KIND, {
-    error: (issue) => (issue.input === undefined ? "is required" : `must be "${DEPLOY_PATH_KIND}"`),
-  }),
-  metadata: mapping({ name: dnsLabel }),
-  spec: mapping({
+export const DeployPathFileSchema = strictMapping({
+  apiVersion: apiVersionField(DEPLOY_PATH_API_VERSION),
+  kind: kindField(DEPLOY_PATH_KIND),
+  metadata: strictMapping({ name: dnsLabel }),
+  spec: strictMapping({
     clusterAPI: ClusterApiSchema.optional(),
     items: z
       .array(ItemSchema, { error: typeMessage("a list of items") })
@@ -156,7 +131,7 @@ const repository = checkedString((value) =>
  * `chart-pin.yaml`: which chart an item installs. With `repository`, `chart` is the chart's
  * name there; without it, `chart` is a directory in the deploy path holding the chart.
  */
-export const ChartPinSchema = mapping({
+export const ChartPinSchema = strictMapping({
   repository: repository.optional(),
   chart: z.string({ error: typeMessage("a string") }).min(1, { error: "is empty" }),
   version: versionString,

@@ -1,3 +1,4 @@
+import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents";
 import * as z from "zod";
 import { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
 import {
@@ -14,32 +15,7 @@ import {
 // Messages complete a sentence that starts with the field's path and value, as
 // formatProblem prints them: `field spec.hosts[2].ip: "10.0.0.300" is not a valid ...`.
 
-const typeMessage = (expected: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? "is required" : `must be ${expected}`;
-
-/**
- * A mapping that rejects unknown fields, the way `kubectl apply --validate=strict` does:
- * a misspelt optional field would otherwise be dropped without a word.
- */
-function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  const known = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === "unrecognized_keys") return `is not a known field; the fields here are ${known}`;
-      return issue.input === undefined ? "is required" : "must be a mapping";
-    },
-  });
-}
-
-/** A string checked by one of the field rules, which returns the reason it is wrong. */
-function checkedString(check: (value: string) => string | undefined) {
-  return z.string({ error: typeMessage("a string") }).superRefine((value, context) => {
-    const fault = check(value);
-    if (fault !== undefined) context.addIssue({ code: "custom", message: fault, input: value });
-  });
-}
-
-const TpmAttestationSchema = mapping({
+const TpmAttestationSchema = strictMapping({
   enabled: z.boolean({ error: typeMessage("true or false") }),
   ekThumbprint: checkedString(ekThumbprintProblem).transform(normalizeEkThumbprint).optional(),
 }).superRefine((tpm, context) => {
@@ -48,13 +24,13 @@ const TpmAttestationSchema = mapping({
   }
 });
 
-export const SiteSpecHostSchema = mapping({
+export const SiteSpecHostSchema = strictMapping({
   /** DNS-1123 label; becomes the Kubernetes node name. */
   name: checkedString(hostNameProblem),
   /** IPv4 or IPv6; read in any valid spelling and kept in canonical form. */
   ip: checkedString(ipProblem).transform(normalizeIp),
   /** Absent: the host is not attested. */
-  attestation: mapping({ tpm: TpmAttestationSchema }).optional(),
+  attestation: strictMapping({ tpm: TpmAttestationSchema }).optional(),
 });
 
 const HostsSchema = z
@@ -106,16 +82,11 @@ const HostsSchema = z
  * described in docs/sitespec.md. Parsing normalizes IPs and thumbprints and fills in
  * `spec.agentPort`.
  */
-export const SiteSpecSchema = mapping({
-  apiVersion: z.literal(SITE_SPEC_API_VERSION, {
-    error: (issue) =>
-      issue.input === undefined ? "is required" : `is not supported; this version reads "${SITE_SPEC_API_VERSION}"`,
-  }),
-  kind: z.literal(SITE_SPEC_KIND, {
-    error: (issue) => (issue.input === undefined ? "is required" : `must be "${SITE_SPEC_KIND}"`),
-  }),
-  metadata: mapping({ name: checkedString(siteNameProblem) }),
-  spec: mapping({
+export const SiteSpecSchema = strictMapping({
+  apiVersion: apiVersionField(SITE_SPEC_API_VERSION),
+  kind: kindField(SITE_SPEC_KIND),
+  metadata: strictMapping({ name: checkedString(siteNameProblem) }),
+  spec: strictMapping({
     agentPort: z
       .number({ error: typeMessage("a port number") })
       .int({ error: "must be a whole number from 1 to 65535" })

@@ -1,23 +1,11 @@
 import { isIP } from "node:net";
+import { apiVersionField, kindField, strictMapping, typeMessage } from "@nodekit/documents";
 import * as z from "zod";
 
 export const STACK_CONFIG_API_VERSION = "nvke.io/v1alpha1";
 export const STACK_CONFIG_KIND = "StackConfig";
 /** What an unfilled value starts with; the install refuses to start while any is left. */
 export const PLACEHOLDER_PREFIX = "REPLACE_";
-
-const typeMessage = (expected: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? "is required" : `must be ${expected}`;
-
-function mapping<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  const known = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === "unrecognized_keys") return `is not a known field; the fields here are ${known}`;
-      return issue.input === undefined ? "is required" : "must be a mapping";
-    },
-  });
-}
 
 /** A string that may still be a REPLACE_* placeholder (reported as unfilled, not as malformed). */
 function checked(check: (value: string) => string | undefined) {
@@ -55,7 +43,7 @@ const imageReference = checked((value) =>
 /** One image for every architecture (a multi-arch reference), or one per architecture. */
 const image = z.union([
   imageReference,
-  mapping({ amd64: imageReference.optional(), arm64: imageReference.optional() }),
+  strictMapping({ amd64: imageReference.optional(), arm64: imageReference.optional() }),
 ]);
 
 const cidr = checked((value) => {
@@ -78,15 +66,10 @@ const dnsName = checked((value) =>
  * environment variable it names. Every key is listed in deploy/README.md (generated from
  * this schema).
  */
-export const StackConfigSchema = mapping({
-  apiVersion: z.literal(STACK_CONFIG_API_VERSION, {
-    error: (issue) =>
-      issue.input === undefined ? "is required" : `is not supported; this version reads "${STACK_CONFIG_API_VERSION}"`,
-  }),
-  kind: z.literal(STACK_CONFIG_KIND, {
-    error: (issue) => (issue.input === undefined ? "is required" : `must be "${STACK_CONFIG_KIND}"`),
-  }),
-  nico: mapping({
+export const StackConfigSchema = strictMapping({
+  apiVersion: apiVersionField(STACK_CONFIG_API_VERSION),
+  kind: kindField(STACK_CONFIG_KIND),
+  nico: strictMapping({
     endpoint: httpsUrl.describe(
       "The NICo API endpoint the controller provisions through, e.g. https://nico.example.net/api.",
     ),
@@ -98,7 +81,7 @@ export const StackConfigSchema = mapping({
         "The environment variable that holds the NICo API key when the install runs. The key is stored as the Secret nke-controller/nvke-nico-credentials; it is never written to a file, printed or logged.",
       ),
   }).describe("The NICo API the controller provisions machines through."),
-  images: mapping({
+  images: strictMapping({
     profiles: image
       .optional()
       .describe(
@@ -118,7 +101,7 @@ export const StackConfigSchema = mapping({
     .describe(
       "The operators' client networks (CIDR) admitted to the controller API by a NetworkPolicy; without one, only in-cluster pods reach it.",
     ),
-  controllerApi: mapping({
+  controllerApi: strictMapping({
     namespace: dnsName.default("nke-controller").describe("The controller's namespace."),
     podSelector: z
       .record(z.string(), z.string(), { error: typeMessage("a mapping of labels") })
@@ -134,7 +117,7 @@ export const StackConfigSchema = mapping({
   })
     .default({ namespace: "nke-controller", podSelector: { "app.kubernetes.io/name": "nvke-controller" }, port: 8080 })
     .describe("Where the controller API runs, for the NetworkPolicy."),
-  storageClass: mapping({
+  storageClass: strictMapping({
     name: dnsName.default("lab-local").describe("The lab StorageClass's name."),
     provisioner: text.default("rancher.io/local-path").describe("Its provisioner."),
     default: z
@@ -144,7 +127,7 @@ export const StackConfigSchema = mapping({
   })
     .default({ name: "lab-local", provisioner: "rancher.io/local-path", default: true })
     .describe("The lab StorageClass the install creates."),
-  clusterAPI: mapping({
+  clusterAPI: strictMapping({
     providerRepository: text.describe(
       "A directory holding the Cluster API provider repositories as clusterctl reads them ({provider-label}/{version}/{components, metadata.yaml}) and cert-manager/{version}/cert-manager.yaml; relative to this file. clusterctl init reads only from here, never from the internet.",
     ),

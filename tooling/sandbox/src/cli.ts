@@ -12,8 +12,10 @@ const usage = `usage: ${cli} <command>
 
   up [--bin-dir DIR] [--provision-ms N] [--delete-ms N] [--node-ms N]
                  start the sandbox (or find it started): a site cluster (kube-apiserver
-                 + etcd), the NVKE controller emulator with auth on, an nvkectl site, and
-                 the NodeRings API emulator for nr (a token and an NR_HOME of its own)
+                 + etcd), the NVKE controller emulator with auth on, an nvkectl site,
+                 the NodeRings API emulator for nr (a token and an NR_HOME of its own),
+                 a registry (Basic auth) holding a signed release, and a stand-in for
+                 the controller manager so an install finishes
   status [-o json]
                  what runs (exit 0: everything; 1: part of it; 3: nothing)
   env            the environment lines that point a shell at it: eval "$(${cli} env)"
@@ -43,6 +45,14 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     ["nvkectl site", `"${info.nvkectl.site}" in ${info.nvkectl.config}`, "kept apart from your own nvkectl config"],
     ["NodeRings API", info.noderings.url, `the emulator, for nr; its token is in ${info.noderings.tokenFile}`],
     ["nr home", info.nr.home, "NR_HOME: nr's state and tools, kept apart from your ~/.nr"],
+    [
+      "registry",
+      info.registry.url,
+      `the distribution registry, Basic auth: user "${info.registry.user}", credentials in ${info.registry.dockerConfig}`,
+    ],
+    ["release", info.release.tagReference, `signed; trusted by ${info.release.policy}`],
+    ["", info.release.pinnedReference, `from deploy/nico; ${info.release.note}`],
+    ["controller manager", "a stand-in", "Deployments and Jobs are marked ready, so an install finishes; no pod runs"],
   ];
   const width = Math.max(...rows.map(([name = ""]) => name.length));
   return [
@@ -54,9 +64,11 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     "",
     `  export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)} PATH=${shellQuote(info.nvkectl.binDir)}:$PATH`,
     "",
-    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr. Then, for example:`,
+    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr, DOCKER_CONFIG for the`,
+    "registry and NVKE_SANDBOX_RELEASE / NVKE_SANDBOX_POLICY for the release. Then, for example:",
     "",
     "  nvkectl get providers",
+    '  nvkectl release verify "$NVKE_SANDBOX_RELEASE" --policy "$NVKE_SANDBOX_POLICY" --plain-http',
     "  nvkectl create cluster -f examples/capd-cluster.yaml",
     "  nr cluster register --name demo-agent --dry-run",
     "",
@@ -87,6 +99,28 @@ function describeStatus(s: SandboxStatus): string {
       ["NodeRings API", `${s.noderings.url}   since ${s.noderings.since}`],
       ["", `emulator pid ${s.noderings.pid}; token in ${s.noderings.tokenFile}; NR_HOME ${s.noderings.nrHome}`],
     );
+  }
+  if (s.registry) {
+    rows.push(
+      ["registry", s.registry.url],
+      [
+        "",
+        `supervisor pid ${s.registry.pid}; Basic auth, user "${s.registry.user}"; credentials in ${s.registry.dockerConfig}`,
+      ],
+    );
+  }
+  if (s.release) {
+    rows.push(
+      ["release", `${s.release.tagReference}   (${s.release.pinnedReference})`],
+      ["", `signed by the sandbox's key; policy ${s.release.policy}`],
+      ["", `${s.release.note}`],
+    );
+  }
+  if (s.controllerStandIn) {
+    rows.push([
+      "controller manager",
+      `stand-in, supervisor pid ${s.controllerStandIn.pid}: ${s.controllerStandIn.note}`,
+    ]);
   }
   if (s.operator) rows.push(["operator kubeconfig", `${s.operator.kubeconfig}   (user "${s.operator.user}")`]);
   if (s.nvkectl) rows.push(["nvkectl site", `"${s.nvkectl.site}" in ${s.nvkectl.config}`]);
@@ -121,6 +155,7 @@ async function main(argv: string[]): Promise<number> {
       kubeconfig: { type: "string" },
       "site-server": { type: "string" },
       "site-pid": { type: "string" },
+      "registry-bin-dir": { type: "string" },
     },
   });
   const [command, ...rest] = positionals;
@@ -201,14 +236,15 @@ async function main(argv: string[]): Promise<number> {
       const siteServer = values["site-server"];
       const sitePid = Number(values["site-pid"]);
       const binDir = values["bin-dir"];
-      if (!kubeconfig || !siteServer || !(sitePid > 0) || !binDir) {
+      const registryBinDir = values["registry-bin-dir"];
+      if (!kubeconfig || !siteServer || !(sitePid > 0) || !binDir || !registryBinDir) {
         process.stderr.write(
-          "sandbox serve is started by `up`: it needs --kubeconfig, --site-server, --site-pid, --bin-dir\n",
+          "sandbox serve is started by `up`: it needs --kubeconfig, --site-server, --site-pid, --bin-dir, --registry-bin-dir\n",
         );
         return 2;
       }
       const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      await serve({ dir, kubeconfig, siteServer, sitePid, binDir, timing, log: stamp });
+      await serve({ dir, kubeconfig, siteServer, sitePid, binDir, registryBinDir, timing, log: stamp });
       return 0;
     }
     default:

@@ -91,26 +91,93 @@ export function operatorFlow(): Step[] {
 
 const NICO_KEY = "sandbox-not-a-secret";
 
-/** `nvkectl install --dry-run` on the sandbox's site cluster, as docs/install.md's "Try the dry run on the sandbox" runs it. */
+const INSTALL_ARGS = [
+  'nvkectl install --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
+  '  --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install"',
+];
+const RELEASE_FILE = '"$NVKE_SANDBOX_DIR/release.json"';
+const INSTALL_FROM_RELEASE = [
+  INSTALL_ARGS[0],
+  `${INSTALL_ARGS[1]} \\`,
+  `  --release ${RELEASE_FILE} --plain-http`,
+].join("\n");
+/** Every object kind the install writes, with its resourceVersion: the same list twice means nothing changed. */
+const RESOURCE_VERSIONS =
+  'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployments,services,configmaps,serviceaccounts,networkpolicies,storageclasses -A \\\n' +
+  "  -o custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,VERSION:.metadata.resourceVersion";
+const LOOK_AT_INSTALL = "docs/install.md, docs/troubleshooting.md, ./run sandbox status";
+const PINNED_REFERENCE = /^127\.0\.0\.1:\d+\/nvke\/release@sha256:[0-9a-f]{64}$/m;
+
+/** The Deployments an install from the sandbox's release leaves, each `namespace name` (`kubectl get deployments -A`). */
+const INSTALLED_DEPLOYMENTS = [
+  "capi-system capi-controller-manager",
+  "capi-kubeadm-bootstrap-system capi-kubeadm-bootstrap-controller-manager",
+  "capi-kubeadm-control-plane-system capi-kubeadm-control-plane-controller-manager",
+  "nico-system nico-controller-manager",
+  "nke-controller nvke-controller",
+] as const;
+
+function deploymentsReady(stdout: string): string | undefined {
+  const missing = INSTALLED_DEPLOYMENTS.filter((d) => {
+    const [namespace = "", name = ""] = d.split(" ");
+    return !new RegExp(`^${namespace}\\s+${name}\\s+1/1\\s`, "m").test(stdout);
+  });
+  if (missing.length > 0) return `not ready, or missing: ${missing.join(", ")}`;
+  if (!/^nke-controller\s+\S+@sha256:[0-9a-f]{64}$/m.test(stdout)) {
+    return "the controller's image is not pinned by digest";
+  }
+  if (!/^nvke-controller-api-clients\s/m.test(stdout)) return "the NetworkPolicy for the client networks is missing";
+  return undefined;
+}
+
+/**
+ * The sandbox's signed release verified and exported, then `nvkectl install` on the sandbox's
+ * site cluster: its dry run, then applied for real from the release, as docs/install.md's
+ * "Install on the sandbox" runs it.
+ */
 export function installFlow(): Step[] {
   return [
+    step(
+      "Verify the sandbox's release under its policy",
+      [
+        'RELEASE_REF=$(nvkectl release verify "$NVKE_SANDBOX_RELEASE" --policy "$NVKE_SANDBOX_POLICY" --plain-http)',
+        "export RELEASE_REF",
+        'echo "$RELEASE_REF"',
+      ].join("\n"),
+      {
+        note: "the signature checked against the policy's key, offline, and every artifact the release lists found in the registry at its digest; it prints the verified reference, pinned by digest",
+        check: ({ stdout }) => (PINNED_REFERENCE.test(stdout) ? undefined : "verify did not print a pinned reference"),
+        lookAt: "docs/release-artifacts.md, docs/release-policy.md, ./run sandbox status",
+      },
+    ),
+    step(
+      "Write the release manifest",
+      [
+        `nvkectl release export "$RELEASE_REF" --plain-http --output-file ${RELEASE_FILE}`,
+        `grep -c '"digest": "sha256:' ${RELEASE_FILE}`,
+      ].join("\n"),
+      {
+        note: "the description as published, checked against its digest; export verifies no signature, so it takes the reference verify printed",
+        check: ({ stdout }) =>
+          Number(stdout.trim().split("\n").at(-1)) >= 8 ? undefined : "the release manifest lists too few digests",
+        lookAt: "docs/release-artifacts.md",
+      },
+    ),
     step(
       "Write a site spec and a stack config for the install",
       [
         'nvkectl sitespec generate --hosts examples/hosts.csv --site-name my-tier0-site --output-file "$NVKE_SANDBOX_DIR/sitespec.yaml"',
         "sed -e 's#REPLACE_NICO_API_ENDPOINT#https://nico.example.net/api#' -e 's#REPLACE_NICO_ORGANIZATION_ID#org-1#' \\",
         "  -e 's#REPLACE_NICO_API_NAME#nvke#' -e 's#REPLACE_PROFILES_IMAGE#registry.example.net/nvke/profiles:v1#' \\",
-        `  -e 's#REPLACE_PROVIDER_REPOSITORY_DIR#./providers#' examples/stack.yaml > "$NVKE_SANDBOX_DIR/stack.yaml"`,
+        `  -e "s#REPLACE_PROVIDER_REPOSITORY_DIR#$NVKE_SANDBOX_PROVIDERS#" examples/stack.yaml > "$NVKE_SANDBOX_DIR/stack.yaml"`,
       ].join("\n"),
-      { note: "every REPLACE_* value of examples/stack.yaml filled in (deploy/README.md lists the keys)" },
+      {
+        note: "every REPLACE_* value of examples/stack.yaml filled in (deploy/README.md lists the keys); the provider repository is the sandbox's offline one",
+      },
     ),
     step(
       "Dry-run the install of the controller stack",
-      [
-        `export NVKE_NICO_API_KEY=${NICO_KEY}`,
-        'nvkectl install --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
-        '  --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install" --dry-run',
-      ].join("\n"),
+      [`export NVKE_NICO_API_KEY=${NICO_KEY}`, INSTALL_ARGS[0], `${INSTALL_ARGS[1]} --dry-run`].join("\n"),
       {
         note: "every call the install would make, in order, after the same read-only checks (the nodes' architecture); it changes nothing. The site admin's kubeconfig: installing is a site admin's task",
         check: ({ stdout }) =>
@@ -119,7 +186,43 @@ export function installFlow(): Step[] {
             : /^# \[\d+\/\d+\] node-architecture: /m.test(stdout)
               ? undefined
               : "the plan does not show the nodes' architecture",
-        lookAt: "docs/install.md, docs/troubleshooting.md",
+        lookAt: LOOK_AT_INSTALL,
+      },
+    ),
+    step("Install the controller stack from the release, for real", INSTALL_FROM_RELEASE, {
+      note: "clusterctl init from the release's provider components, the StorageClass, the deploy path's items pulled by digest, the SPIRE patch, the NetworkPolicy; the controller manager's stand-in makes the workloads ready",
+      check: ({ stdout, stderr }) =>
+        `${stdout}${stderr}`.includes(NICO_KEY) ? "the NICo API key shows in the output" : undefined,
+      lookAt: LOOK_AT_INSTALL,
+      timeoutMs: 15 * 60_000,
+    }),
+    step(
+      "See what it installed",
+      [
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployments -A',
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployment nvke-controller -n nke-controller \\',
+        '  -o jsonpath=\'{.metadata.namespace}{"  "}{.spec.template.spec.containers[0].image}{"\\n"}\'',
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get networkpolicy -n nke-controller',
+      ].join("\n"),
+      {
+        note: "the Cluster API controllers, the NICo provider and the NVKE controller, ready; the controller's image by digest; the NetworkPolicy for the client networks",
+        check: ({ stdout }) => deploymentsReady(stdout),
+        lookAt: LOOK_AT_INSTALL,
+      },
+    ),
+    step(
+      "Run it again: nothing changes",
+      [
+        `${RESOURCE_VERSIONS} > "$NVKE_SANDBOX_DIR/before.txt"`,
+        INSTALL_FROM_RELEASE,
+        `${RESOURCE_VERSIONS} > "$NVKE_SANDBOX_DIR/after.txt"`,
+        'diff "$NVKE_SANDBOX_DIR/before.txt" "$NVKE_SANDBOX_DIR/after.txt" && echo "nothing changed"',
+      ].join("\n"),
+      {
+        note: "clusterctl leaves the installed providers alone; helm upgrade --install and server-side apply leave every object as it was (the resourceVersions before and after are the same); only helm records a new revision",
+        check: ({ stdout }) => (/^nothing changed$/m.test(stdout) ? undefined : "the second install changed objects"),
+        lookAt: LOOK_AT_INSTALL,
+        timeoutMs: 15 * 60_000,
       },
     ),
   ];

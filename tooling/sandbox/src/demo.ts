@@ -1,6 +1,8 @@
 // `./run demo [--down] [-- <sandbox up flags>]`: the walkthrough. After ./run's set-up, it
 // brings up the sandbox and walks the operator flow of docs/first-cluster.md on it (then the
-// install's dry run of docs/install.md and nr's of docs/registration.md), each
+// sandbox's signed release verified and exported, the install's dry run and the install from
+// that release applied for real, as docs/install.md runs them, and nr's dry run of
+// docs/registration.md), each
 // step announced with the exact command (copyable), its output shown; the first failure
 // stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -42,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
           }),
         ]),
     step("Start the sandbox", ["./run sandbox up", ...upFlags].join(" "), {
-      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site, the NodeRings API (emulator) for nr; all on 127.0.0.1",
+      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site, the NodeRings API (emulator) for nr, a registry holding a signed release, a stand-in for the controller manager; all on 127.0.0.1",
       lookAt: "the lines above, then ./run sandbox status and docs/troubleshooting.md",
       // A cold build of the Kubernetes binaries on a busy machine can take far longer than its 6 minutes.
       timeoutMs: 6 * 3_600_000,

@@ -40,6 +40,17 @@ export interface SandboxLayout {
   envFile: string;
   /** What `up` set up: URLs, paths, the audience. */
   sandboxInfo: string;
+  /** The registry's generated password (0600). */
+  registryPassword: string;
+  /** `DOCKER_CONFIG`'s directory holds it: docker's config.json with the registry's credentials (0600). */
+  dockerConfig: string;
+  /** The release's signing key pair, the stand-in charts, helm's HOME for packaging, and what was published. */
+  releaseDir: string;
+  signingKey: string;
+  signingPublicKey: string;
+  publishedRelease: string;
+  /** The release policy trusting the sandbox's key (`NVKE_SANDBOX_POLICY`). */
+  policy: string;
 }
 
 export function sandboxLayout(root: string): SandboxLayout {
@@ -62,6 +73,13 @@ export function sandboxLayout(root: string): SandboxLayout {
     operatorKubeconfig: join(dir, "operator.kubeconfig"),
     envFile: join(dir, "env.sh"),
     sandboxInfo: join(dir, "sandbox.json"),
+    registryPassword: join(dir, "registry", "password"),
+    dockerConfig: join(dir, "registry", "docker", "config.json"),
+    releaseDir: join(dir, "release"),
+    signingKey: join(dir, "release", "signing-key.pem"),
+    signingPublicKey: join(dir, "release", "signing-key.pub.pem"),
+    publishedRelease: join(dir, "release", "published.json"),
+    policy: join(dir, "policy.yaml"),
   };
 }
 

@@ -1,13 +1,22 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, createWriteStream, openSync } from "node:fs";
-import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Timing } from "@nodekit/nvke-emulator";
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
 import { commandOf, isAlive, readPidsFile, runProcess, sleep, tail, waitForExit } from "./processes.ts";
+import {
+  ensureRegistryPassword,
+  ensureRelease,
+  ensureSigningKey,
+  providerRepository,
+  REGISTRY_USER,
+  STAND_IN_NOTE,
+  writeDockerConfig,
+} from "./release.ts";
 import {
   AVAILABLE_STATUS,
   authObjects,
@@ -38,6 +47,10 @@ export interface SandboxInfo {
   noderings: { url: string; tokenFile: string };
   /** nr's NR_HOME (state, config, companion tools): the user's ~/.nr is never touched. */
   nr: { home: string };
+  /** The distribution registry on loopback (Basic auth; the password is in the docker config, never printed). */
+  registry: { url: string; host: string; user: string; dockerConfig: string };
+  /** The signed release published into it, the policy trusting its key, the provider repository (cert-manager). */
+  release: { tagReference: string; pinnedReference: string; policy: string; providers: string; note: string };
 }
 
 export interface SandboxOptions {
@@ -65,6 +78,10 @@ interface EmulatorRecord {
   /** The site cluster it authenticates against: a restarted site needs a restarted emulator. */
   siteServer: string;
   startedAt: string;
+  /** The distribution registry the same supervisor runs (absent: a sandbox from before it). */
+  registry?: { url: string; host: string; storageDir: string };
+  /** The stand-in for kube-controller-manager the same supervisor runs (absent: a sandbox from before it). */
+  controllerStandIn?: { intervalMs: number };
 }
 
 export interface TenantRecord {
@@ -120,6 +137,25 @@ async function ensureBinaries(options: UpOptions): Promise<string> {
     clearTimeout(early);
     clearInterval(ticker);
     if (announced) options.log(`the Kubernetes binaries are ready (${minutes()})`);
+  }
+}
+
+/** The registry binaries (tooling/registry-testbin/ensure.sh, about 4 min cold on 2 cores, then cached). */
+async function ensureRegistryBinaries(options: UpOptions): Promise<string> {
+  const given = (options.env ?? process.env).NODEKIT_REGISTRY_BIN_DIR;
+  if (given) return given;
+  const { registryBinDir } = await import("@nodekit/registry-harness");
+  const early = setTimeout(
+    () =>
+      options.log(
+        "building the distribution registry from Go modules (tooling/registry-testbin/ensure.sh): about 4 minutes on 2 cores, once; it is cached in ~/.cache/nodekit/registry-testbin",
+      ),
+    2_000,
+  );
+  try {
+    return await registryBinDir();
+  } finally {
+    clearTimeout(early);
   }
 }
 
@@ -205,23 +241,37 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/** The registry answers its API root (401 without credentials: Basic auth is on). */
+async function registryAnswers(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(2_000) });
+    await response.body?.cancel();
+    return response.status === 401 || response.ok;
+  } catch {
+    return false;
+  }
+}
+
 /** The emulator supervisor, if it is alive, and which of its two emulators answer. */
 async function emulatorHealth(
   layout: SandboxLayout,
-): Promise<{ record: EmulatorRecord; nvke: boolean; noderings: boolean } | undefined> {
+): Promise<{ record: EmulatorRecord; nvke: boolean; noderings: boolean; registry: boolean } | undefined> {
   const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
   if (record === undefined || !isAlive(record.pid)) return undefined;
-  const [nvke, noderings] = await Promise.all([
+  const [nvke, noderings, registry] = await Promise.all([
     healthy(record.url),
     record.noderings === undefined ? false : healthy(record.noderings.url),
+    record.registry === undefined ? false : registryAnswers(record.registry.url),
   ]);
-  return { record, nvke, noderings };
+  return { record, nvke, noderings, registry };
 }
 
-/** The running emulator supervisor, if it is alive and both its emulators answer. */
+/** The running supervisor, if it is alive and its emulators, its registry and its controller stand-in answer. */
 async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
   const health = await emulatorHealth(layout);
-  return health?.nvke && health.noderings ? health.record : undefined;
+  return health?.nvke && health.noderings && health.registry && health.record.controllerStandIn
+    ? health.record
+    : undefined;
 }
 
 /** The sandbox's own NodeRings API token, made once per sandbox (0600); the emulator accepts only it. */
@@ -273,7 +323,7 @@ async function stopEmulator(layout: SandboxLayout, log: (line: string) => void):
 async function startEmulatorSupervisor(
   layout: SandboxLayout,
   options: UpOptions,
-  site: { admin: string; server: string; pid: number; binDir: string },
+  site: { admin: string; server: string; pid: number; binDir: string; registryBinDir: string },
 ): Promise<EmulatorRecord> {
   const timing = options.timing ?? {};
   const args = [
@@ -290,6 +340,8 @@ async function startEmulatorSupervisor(
     String(site.pid),
     "--bin-dir",
     site.binDir,
+    "--registry-bin-dir",
+    site.registryBinDir,
     ...(timing.provisionMs === undefined ? [] : ["--provision-ms", String(timing.provisionMs)]),
     ...(timing.deleteMs === undefined ? [] : ["--delete-ms", String(timing.deleteMs)]),
     ...(timing.nodeMs === undefined ? [] : ["--node-ms", String(timing.nodeMs)]),
@@ -310,10 +362,13 @@ async function startEmulatorSupervisor(
     await sleep(100);
   }
   if (child.pid !== undefined && isAlive(child.pid)) process.kill(child.pid, "SIGTERM");
-  throw new SandboxError("the emulators (NVKE controller, NodeRings API) did not start", {
-    why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
-    next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
-  });
+  throw new SandboxError(
+    "the emulators (NVKE controller, NodeRings API), the registry or the controller stand-in did not start",
+    {
+      why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
+      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+    },
+  );
 }
 
 const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -331,6 +386,13 @@ export function environmentLines(info: SandboxInfo): string[] {
     // Read when the line is evaluated: the token itself is never printed.
     `export NR_API_TOKEN="$(cat ${shellQuote(info.noderings.tokenFile)})"`,
     `export NR_HOME=${shellQuote(info.nr.home)}`,
+    // The registry's credentials as an operator gives them: docker's config (helm reads it too), never argv.
+    `export DOCKER_CONFIG=${shellQuote(dirname(info.registry.dockerConfig))}`,
+    `export HELM_REGISTRY_CONFIG=${shellQuote(info.registry.dockerConfig)}`,
+    `export NVKE_SANDBOX_REGISTRY=${shellQuote(info.registry.host)}`,
+    `export NVKE_SANDBOX_RELEASE=${shellQuote(info.release.tagReference)}`,
+    `export NVKE_SANDBOX_POLICY=${shellQuote(info.release.policy)}`,
+    `export NVKE_SANDBOX_PROVIDERS=${shellQuote(info.release.providers)}`,
   ];
 }
 
@@ -354,6 +416,18 @@ async function writeWrappers(layout: SandboxLayout): Promise<void> {
   ]);
 }
 
+/** The tools an install runs besides kubectl (the machine's): helm and clusterctl from tooling/k8s-testbin. */
+const LINKED_TOOLS = ["helm", "clusterctl"] as const;
+
+/** `bin/helm` and `bin/clusterctl`: links to the testbin's builds, at the versions the install pins. */
+async function linkKubeTools(layout: SandboxLayout, binDir: string): Promise<void> {
+  for (const tool of LINKED_TOOLS) {
+    const link = join(layout.binDir, tool);
+    await rm(link, { force: true });
+    await symlink(join(binDir, tool), link);
+  }
+}
+
 /**
  * Brings the sandbox up, or finds it up: the site cluster (testenv's supervisor), auth on
  * with the operator's RBAC, the NVKE controller emulator (tenant API servers on) and the
@@ -363,7 +437,11 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   const layout = sandboxLayout(options.dir);
   const { log } = options;
   await mkdir(layout.root, { recursive: true, mode: 0o700 });
-  const binDir = await ensureBinaries(options);
+  const env = options.env ?? process.env;
+  const [binDir, registryBinDir] = await Promise.all([ensureBinaries(options), ensureRegistryBinaries(options)]);
+  // Built once into the nodekit cache; meanwhile the site cluster starts.
+  const providersReady = providerRepository(env, log);
+  providersReady.catch(() => {});
 
   log("site cluster: kube-apiserver + etcd (testenv)");
   const started = await testenv(layout, options, ["up", "--bin-dir", binDir]);
@@ -401,10 +479,36 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
       await stopEmulator(layout, log);
       log("NVKE controller: the emulator, auth on, each Ready tenant cluster with an API server of its own");
       log("NodeRings API: the emulator, with a token of this sandbox's own");
-      await ensureNodeRingsToken(layout);
-      return startEmulatorSupervisor(layout, options, { admin, server: siteInfo.server, pid: sitePid, binDir });
+      log(
+        `registry: the distribution registry, Basic auth (user "${REGISTRY_USER}", a password of this sandbox's own)`,
+      );
+      log("controller manager: a stand-in (Deployments, ReplicaSets and Jobs become ready; no pod runs)");
+      await Promise.all([ensureNodeRingsToken(layout), ensureRegistryPassword(layout)]);
+      return startEmulatorSupervisor(layout, options, {
+        admin,
+        server: siteInfo.server,
+        pid: sitePid,
+        binDir,
+        registryBinDir,
+      });
     })(),
   ]);
+  const registry = emulator.registry;
+  if (registry === undefined) throw new SandboxError("the supervisor started no registry", { next: ["run up again"] });
+  const password = await ensureRegistryPassword(layout);
+  await writeDockerConfig(layout, registry.host, password);
+  await ensureSigningKey(layout);
+  const providers = await providersReady;
+  const published = await ensureRelease({
+    layout,
+    registry: registry.host,
+    servePid: emulator.pid,
+    password,
+    binDir,
+    providers,
+    env,
+    log,
+  });
 
   const url = emulator.url;
   const { setSite, updateConfig } = await import("@nodekit/site-config");
@@ -413,6 +517,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     { path: layout.nvkectlConfig },
   );
   await writeWrappers(layout);
+  await linkKubeTools(layout, binDir);
   await mkdir(layout.nrHome, { recursive: true, mode: 0o700 });
   const info: SandboxInfo = {
     dir: layout.root,
@@ -422,6 +527,14 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     nvkectl: { config: layout.nvkectlConfig, site: SANDBOX_SITE, binDir: layout.binDir, envFile: layout.envFile },
     noderings: { url: emulator.noderings?.url ?? "", tokenFile: layout.noderingsToken },
     nr: { home: layout.nrHome },
+    registry: { url: registry.url, host: registry.host, user: REGISTRY_USER, dockerConfig: layout.dockerConfig },
+    release: {
+      tagReference: published.tagReference,
+      pinnedReference: published.pinnedReference,
+      policy: layout.policy,
+      providers,
+      note: STAND_IN_NOTE,
+    },
   };
   await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });
   await writeJson(layout.sandboxInfo, info);
@@ -446,6 +559,11 @@ export interface SandboxStatus {
   controller?: { url: string; pid: number; since: string; audience: string };
   /** The NodeRings API emulator (the same supervisor as the controller's). */
   noderings?: { url: string; pid: number; since: string; tokenFile: string; nrHome: string };
+  /** The registry (the same supervisor), and the signed release `up` published into it. */
+  registry?: { url: string; host: string; pid: number; user: string; dockerConfig: string; storageDir: string };
+  release?: SandboxInfo["release"];
+  /** The stand-in for kube-controller-manager (the same supervisor): no pod runs, workloads are marked ready. */
+  controllerStandIn?: { pid: number; intervalMs: number; note: string };
   tenants: TenantRecord[];
   nvkectl?: SandboxInfo["nvkectl"];
   operator?: SandboxInfo["operator"];
@@ -460,13 +578,22 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   const health = await emulatorHealth(layout);
   const emulator = health?.nvke ? health.record : undefined;
   const noderings = health?.noderings && health.record.noderings ? health.record : undefined;
+  const registry = health?.registry && health.record.registry ? health.record.registry : undefined;
+  const standIn = health?.record.controllerStandIn;
   const tenants = emulator === undefined ? [] : ((await readJson<TenantRecord[]>(layout.tenantsInfo)) ?? []);
   const problems: string[] = [];
   if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
   if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
   if (noderings === undefined) problems.push("the NodeRings API emulator is not running");
+  if (registry === undefined) problems.push("the registry is not running");
+  if (standIn === undefined) problems.push("the controller manager's stand-in is not running");
+  if (registry !== undefined && info !== undefined && info.registry?.host !== registry.host) {
+    problems.push("the registry was restarted since up published the release into it");
+  }
   if (info === undefined) problems.push("the sandbox was not set up (no sandbox.json)");
-  const runs = [site.running, emulator !== undefined, noderings !== undefined].filter(Boolean).length;
+  const runs = [site.running, emulator !== undefined, noderings !== undefined, registry !== undefined].filter(
+    Boolean,
+  ).length;
   return {
     dir: layout.root,
     running: problems.length === 0 ? "all" : runs === 0 ? "none" : "partly",
@@ -501,6 +628,30 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
             since: noderings.startedAt,
             tokenFile: layout.noderingsToken,
             nrHome: layout.nrHome,
+          },
+        }),
+    ...(registry === undefined || health === undefined
+      ? {}
+      : {
+          registry: {
+            url: registry.url,
+            host: registry.host,
+            pid: health.record.pid,
+            user: info?.registry?.user ?? REGISTRY_USER,
+            dockerConfig: layout.dockerConfig,
+            storageDir: registry.storageDir,
+          },
+        }),
+    ...(registry !== undefined && info?.release !== undefined && info.registry?.host === registry.host
+      ? { release: info.release }
+      : {}),
+    ...(standIn === undefined || health === undefined
+      ? {}
+      : {
+          controllerStandIn: {
+            pid: health.record.pid,
+            intervalMs: standIn.intervalMs,
+            note: "a stand-in for kube-controller-manager: Deployments get their ReplicaSet and both, and Jobs, a ready status; no pod runs",
           },
         }),
     tenants,
@@ -554,9 +705,14 @@ export interface ServeOptions {
   /** testenv's supervisor: when it goes, the site cluster is gone, and so does the emulator. */
   sitePid: number;
   binDir: string;
+  /** Holds the distribution registry (tooling/registry-testbin). */
+  registryBinDir: string;
   timing?: Partial<Timing>;
   log: (line: string) => void;
 }
+
+/** How often the controller stand-in reconciles: quick enough for helm --wait, light on a shared machine. */
+const STAND_IN_INTERVAL_MS = 500;
 
 /**
  * The emulator supervisor (`sandbox serve`, started detached by `up`): runs the NVKE
@@ -568,6 +724,23 @@ export async function serve(options: ServeOptions): Promise<void> {
   const layout = sandboxLayout(options.dir);
   const token = (await readFile(layout.noderingsToken, "utf8")).trim();
   if (token === "") throw new SandboxError(`${layout.noderingsToken} holds no token`, { next: ["run up again"] });
+  const password = (await readFile(layout.registryPassword, "utf8")).trim();
+  if (password === "")
+    throw new SandboxError(`${layout.registryPassword} holds no password`, { next: ["run up again"] });
+  // The registry and the controller stand-in live as long as this supervisor (the registry's
+  // own watchdog removes its storage if this process is killed outright).
+  const { startRegistry } = await import("@nodekit/registry-harness");
+  const registry = await startRegistry({
+    kind: "distribution",
+    auth: { type: "basic", users: { [REGISTRY_USER]: password } },
+    binDir: options.registryBinDir,
+  });
+  const { startControllerStandIn } = await import("@nodekit/testenv/controller-standin");
+  const standIn = startControllerStandIn(options.kubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+  const stopOwn = async () => {
+    await standIn.stop();
+    await registry.stop();
+  };
   const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
   const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
   // Its own log, one line per request (never a token), as `pnpm emulator:noderings` writes it.
@@ -590,6 +763,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   }).catch(async (error: unknown) => {
     // Neither outlives a failed start: the supervisor exits, and `up` reports its log.
     await noderings.stop();
+    await stopOwn();
     noderingsLog.end();
     throw error;
   });
@@ -599,9 +773,14 @@ export async function serve(options: ServeOptions): Promise<void> {
     noderings: { url: noderings.url },
     siteServer: options.siteServer,
     startedAt: new Date().toISOString(),
+    registry: { url: registry.url, host: registry.host, storageDir: registry.storageDir },
+    controllerStandIn: { intervalMs: STAND_IN_INTERVAL_MS },
   };
   await writeJson(layout.emulatorInfo, record);
   options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);
+  options.log(
+    `the registry at ${registry.url} (Basic auth); the controller manager's stand-in every ${STAND_IN_INTERVAL_MS} ms`,
+  );
 
   let lastTenants = "";
   const recordTenants = async () => {
@@ -632,7 +811,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       else void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`));
     }, 1_000);
   });
-  await Promise.all([emulator.stop(), noderings.stop()]);
+  await Promise.all([emulator.stop(), noderings.stop(), stopOwn()]);
   await new Promise((resolve) => noderingsLog.end(resolve));
   await rm(layout.emulatorInfo, { force: true });
   await rm(layout.tenantsInfo, { force: true });

@@ -219,7 +219,17 @@ export function authObjects(audience: string): object[] {
     {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: "nvke-auth-config", namespace: "nke-controller", labels: SANDBOX_LABELS },
+      // As the NVKE controller chart leaves it (helm's ownership metadata): an install on the
+      // sandbox (`nvkectl install --release`) adopts it and sets the chart's audience.
+      metadata: {
+        name: "nvke-auth-config",
+        namespace: "nke-controller",
+        labels: { "app.kubernetes.io/managed-by": "Helm" },
+        annotations: {
+          "meta.helm.sh/release-name": "nvke-controller",
+          "meta.helm.sh/release-namespace": "nke-controller",
+        },
+      },
       data: { audience },
     },
     {

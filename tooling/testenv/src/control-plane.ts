@@ -26,7 +26,15 @@ export interface StartControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Environment for ensure.sh; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Picks each loopback port (etcd client, etcd peer, kube-apiserver); default: one the kernel
+   * hands out. A port taken again before a daemon binds it makes start-up retry with new ones.
+   */
+  pickPort?: () => Promise<number>;
 }
+
+/** How many times start-up picks new ports after a daemon found one taken. */
+const PORT_ATTEMPTS = 3;
 
 export interface StartupTimings {
   /** ensure.sh (a cache hit is a few hundred ms; a cold build takes tens of minutes). */
@@ -49,7 +57,7 @@ export interface ControlPlane extends ControlPlaneClient {
   stop(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1, as the kernel hands one out. */
+/** A free TCP port on 127.0.0.1, as the kernel hands one out (someone else may bind it next). */
 function freePort(): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const server = createServer();
@@ -215,6 +223,11 @@ function spawnWatchdog(dataDir: string): ChildProcess {
   return child;
 }
 
+/** The daemon that exited because its port was taken between freePort() and its bind. */
+function portTaken(daemons: Daemon[]): Daemon | undefined {
+  return daemons.find((daemon) => !alive(daemon) && /address already in use/.test(logTail(daemon, 50)));
+}
+
 async function waitForReady(
   server: string,
   tls: { ca: string; cert: string; key: string },
@@ -330,32 +343,49 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     );
     const t2 = performance.now();
 
-    const ports: Ports = { etcdClient: await freePort(), etcdPeer: await freePort(), apiserver: await freePort() };
+    const pickPort = options.pickPort ?? freePort;
+    let ports: Ports | undefined;
+    for (let attempt = 1; ports === undefined; attempt++) {
+      const candidate: Ports = {
+        etcdClient: await pickPort(),
+        etcdPeer: await pickPort(),
+        apiserver: await pickPort(),
+      };
+      log(
+        `etcd on 127.0.0.1:${candidate.etcdClient}, kube-apiserver on https://127.0.0.1:${candidate.apiserver}, data in ${dataDir}`,
+      );
+      const logs = { etcd: join(layout.logDir, "etcd.log"), apiserver: join(layout.logDir, "kube-apiserver.log") };
+      await Promise.all(Object.values(logs).map((file) => writeFile(file, "")));
+      daemons.push(spawnDaemon("etcd", join(binDir, "etcd"), etcdArgs(layout.etcdDir, candidate), logs.etcd));
+      daemons.push(
+        spawnDaemon(
+          "kube-apiserver",
+          join(binDir, "kube-apiserver"),
+          kubeApiserverArgs(layout, candidate),
+          logs.apiserver,
+        ),
+      );
+      await writeFile(layout.pidsFile, daemons.map((daemon) => `${daemon.child.pid} ${daemon.name}\n`).join(""));
+      try {
+        await waitForReady(
+          `https://127.0.0.1:${candidate.apiserver}`,
+          { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem },
+          daemons,
+          options.readyTimeoutMs ?? 60_000,
+        );
+        ports = candidate;
+      } catch (error) {
+        const taken = portTaken(daemons);
+        if (taken === undefined || attempt >= PORT_ATTEMPTS) throw error;
+        log(`${taken.name} found a port taken (${logTail(taken, 1)}); trying new ports`);
+        for (const daemon of daemons.splice(0).reverse()) await terminate(daemon, 3_000);
+        await rm(layout.etcdDir, { recursive: true, force: true });
+        await mkdir(layout.etcdDir, { recursive: true, mode: 0o700 });
+      }
+    }
     const server = `https://127.0.0.1:${ports.apiserver}`;
-    log(`etcd on 127.0.0.1:${ports.etcdClient}, kube-apiserver on ${server}, data in ${dataDir}`);
-
-    const etcd = spawnDaemon(
-      "etcd",
-      join(binDir, "etcd"),
-      etcdArgs(layout.etcdDir, ports),
-      join(layout.logDir, "etcd.log"),
-    );
-    daemons.push(etcd);
-    const apiserver = spawnDaemon(
-      "kube-apiserver",
-      join(binDir, "kube-apiserver"),
-      kubeApiserverArgs(layout, ports),
-      join(layout.logDir, "kube-apiserver.log"),
-    );
-    daemons.push(apiserver);
-    await writeFile(layout.pidsFile, daemons.map((daemon) => `${daemon.child.pid} ${daemon.name}\n`).join(""));
-
-    await waitForReady(
-      server,
-      { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem },
-      daemons,
-      options.readyTimeoutMs ?? 60_000,
-    );
+    const [etcd, apiserver] = daemons;
+    if (etcd === undefined || apiserver === undefined) throw new Error("unreachable: both daemons were started");
     const t3 = performance.now();
 
     await writeFile(

@@ -10,8 +10,8 @@ const plural = "widgets";
 
 describe("CustomResourceDefinitions", () => {
   test("a CRD becomes Established and its resources take a status patch through the status subresource", async () => {
-    // Given a CRD with a status subresource
-    const plane = await useControlPlane();
+    // Given a CRD with a status subresource (on a plane of this file's own: the CRD outlives the test)
+    const plane = await useControlPlane({ dedicated: true });
     const namespace = await plane.createNamespace("crd");
     const { apiextensions, custom } = clientsFor(plane.adminKubeconfigPath);
     await apiextensions.createCustomResourceDefinition({

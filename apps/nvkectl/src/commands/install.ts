@@ -55,8 +55,8 @@ The NICo API key is read from the environment variable the stack config names (n
       options: ["json", "yaml"] as const,
     })(),
     "work-dir": Flags.string({
-      description: "Where the install keeps the files it renders. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
-      hidden: true,
+      description:
+        "Where the install keeps the files it renders (values files, clusterctl's configuration, a release's provider components), kept private (0700). Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
     }),
   };
 

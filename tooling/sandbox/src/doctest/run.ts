@@ -68,6 +68,9 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   env.XDG_CACHE_HOME = join(home, ".cache");
   env.NODEKIT_CACHE ??= join(cache, "nodekit");
   env.NODEKIT_TESTBIN_DIR ??= join(cache, "nodekit", "k8s-testbin");
+  // …the registries (the sandbox's), and Go's module cache (the Cluster API module the sandbox's provider repository is built from).
+  env.NODEKIT_REGISTRY_TESTBIN_DIR ??= join(cache, "nodekit", "registry-testbin");
+  env.GOPATH ??= join(options.env.HOME || homedir(), "go");
 
   let ran = 0;
   const found: Problem[] = [];

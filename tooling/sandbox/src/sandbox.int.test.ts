@@ -1,0 +1,128 @@
+import { access, readFile, writeFile } from "node:fs/promises";
+import { createConnection } from "node:net";
+import { join } from "node:path";
+import { generateSigningKeyPair } from "@nodekit/release";
+import { runCli, tempDir } from "@nodekit/test-utils";
+import { useControlPlane } from "@nodekit/testenv/vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { isAlive } from "./processes.ts";
+import { policyText } from "./release.ts";
+import { down, type SandboxInfo, type SandboxStatus, status, up } from "./sandbox.ts";
+
+// `sandbox up` against the real binaries: its registry (the distribution registry, Basic
+// auth) holds a release that the built nvkectl verifies under the sandbox's policy, and
+// refuses under another key's; without the sandbox's credentials the registry refuses
+// nvkectl. A second `up` finds it all up and publishes nothing again. `down` leaves no
+// process, port or file — the registry's storage included.
+
+let work: string;
+let cleanup: () => Promise<void>;
+let dir: string;
+let info: SandboxInfo;
+let running: SandboxStatus;
+const lines: string[] = [];
+const log = (line: string) => lines.push(line);
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+const listening = (host: string) =>
+  new Promise<boolean>((resolve) => {
+    const [address = "", port = ""] = host.split(":");
+    const socket = createConnection({ host: address, port: Number(port) });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+
+beforeAll(async () => {
+  const { binDir } = await useControlPlane();
+  ({ path: work, cleanup } = await tempDir("sandbox-up-"));
+  dir = join(work, "sandbox");
+  info = await up({ dir, log, binDir, timing: { provisionMs: 200, deleteMs: 100, nodeMs: 100 } });
+  running = await status({ dir, log });
+}, 600_000);
+
+afterAll(async () => {
+  if (dir !== undefined && (await exists(dir))) await down({ dir, log }).catch(() => undefined);
+  await cleanup?.();
+});
+
+describe("sandbox up: the registry and its signed release", () => {
+  test("status names the registry, the release (its SPIRE stand-in) and the controller manager's stand-in", () => {
+    expect(running.problems).toEqual([]);
+    expect(running.running).toBe("all");
+    expect(running.registry?.host).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(running.release?.tagReference).toBe(`${running.registry?.host}/nvke/release:0.9.0`);
+    expect(running.release?.note).toContain("stand-in for the SPIRE chart");
+    expect(running.controllerStandIn?.note).toContain("stand-in for kube-controller-manager");
+  });
+
+  test("nvkectl release verify accepts it under the sandbox's policy, with the credentials sandbox env names", async () => {
+    const env = { HOME: work, DOCKER_CONFIG: join(dir, "registry", "docker") };
+    const verified = await runCli(
+      "nvkectl",
+      ["release", "verify", info.release.tagReference, "--policy", info.release.policy, "--plain-http"],
+      { env },
+    );
+    expect(verified.stderr).toContain("signed by key nvke-sandbox");
+    expect(verified.exitCode).toBe(0);
+    expect(verified.stdout.trim()).toBe(info.release.pinnedReference);
+    // The password is in the docker config (0600) and nowhere the sandbox prints
+    const password = (await readFile(join(dir, "registry", "password"), "utf8")).trim();
+    const envFile = await readFile(info.nvkectl.envFile, "utf8");
+    expect(envFile).toContain(`export DOCKER_CONFIG='${join(dir, "registry", "docker")}'`);
+    expect(envFile).toContain(`export NVKE_SANDBOX_RELEASE='${info.release.tagReference}'`);
+    expect(envFile).toContain(`export NVKE_SANDBOX_POLICY='${join(dir, "policy.yaml")}'`);
+    for (const text of [envFile, JSON.stringify(info), JSON.stringify(running), lines.join("\n"), verified.stdout]) {
+      expect(text).not.toContain(password);
+    }
+  });
+
+  test("another key's policy refuses it (exit 1); without the sandbox's credentials the registry refuses (exit 7)", async () => {
+    const other = join(work, "other-policy.yaml");
+    await writeFile(other, policyText(generateSigningKeyPair().publicKeyPem));
+    const untrusted = await runCli(
+      "nvkectl",
+      ["release", "verify", info.release.tagReference, "--policy", other, "--plain-http"],
+      { env: { HOME: work, DOCKER_CONFIG: join(dir, "registry", "docker") } },
+    );
+    expect(untrusted.exitCode).toBe(1);
+    const anonymous = await runCli(
+      "nvkectl",
+      ["release", "verify", info.release.tagReference, "--policy", info.release.policy, "--plain-http"],
+      { env: { HOME: work, DOCKER_CONFIG: join(work, "no-docker-config") } },
+    );
+    expect(anonymous.exitCode).toBe(7);
+  });
+
+  test("a second up finds everything up and publishes nothing again", async () => {
+    const published = await readFile(join(dir, "release", "published.json"), "utf8");
+    lines.length = 0;
+    const again = await up({ dir, log, ...{ binDir: (await useControlPlane()).binDir } });
+    expect(again.release).toEqual(info.release);
+    expect(again.registry).toEqual(info.registry);
+    expect(await readFile(join(dir, "release", "published.json"), "utf8")).toBe(published);
+    expect(lines.join("\n")).not.toContain("release: publishing");
+  }, 120_000);
+});
+
+describe("sandbox down", () => {
+  test("leaves no process, port or file: the supervisor, the registry and its storage are gone", async () => {
+    const supervisor = running.registry?.pid ?? 0;
+    const storage = running.registry?.storageDir ?? "";
+    expect(supervisor).toBeGreaterThan(0);
+    expect(await exists(storage)).toBe(true);
+    expect(await listening(info.registry.host)).toBe(true);
+    await down({ dir, log });
+    expect(isAlive(supervisor)).toBe(false);
+    expect(await listening(info.registry.host)).toBe(false);
+    expect(await exists(storage)).toBe(false);
+    expect(await exists(dir)).toBe(false);
+  }, 120_000);
+});
