@@ -259,6 +259,37 @@ describe("transport", () => {
     expect(error.exitCode).toBe(6);
   });
 
+  test("existence checks (HEAD) keep their connection: twenty checks, not twenty connections", async () => {
+    let connections = 0;
+    const digest = `sha256:${"a".repeat(64)}`;
+    const server = createServer((req, res) => {
+      // A registry's HEAD answer: the blob's headers, no body.
+      res.writeHead(req.method === "HEAD" ? 200 : 405, { "content-length": "42", "docker-content-digest": digest });
+      res.end();
+    });
+    server.on("connection", () => {
+      connections += 1;
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const client = new OciClient({ plainHttp: true });
+      for (let i = 0; i < 20; i++) {
+        expect(await client.headBlob(`127.0.0.1:${port}/x/y`, digest)).toEqual({
+          mediaType: "application/octet-stream",
+          digest,
+          size: 42,
+        });
+      }
+      // undici's default closes the connection after every HEAD: 20 here. Kept, the checks
+      // share one (undici may open a second while the first is being returned to its pool).
+      expect(connections).toBeLessThanOrEqual(2);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   test("a registry that never answers hits the deadline", async () => {
     const server = createServer(() => {
       // never answers

@@ -682,6 +682,10 @@ export class OciClient {
           method: init.method as Dispatcher.HttpMethod,
           headers,
           ...(init.body === undefined ? {} : { body: init.body }),
+          // undici closes the connection after a HEAD unless told otherwise (servers that send
+          // a body anyway would corrupt the next answer); a registry's HEAD carries none, and a
+          // release's existence checks are hundreds of HEADs: keep the connection.
+          ...(init.method === "HEAD" ? { reset: false } : {}),
           signal,
         });
       } catch (error) {
