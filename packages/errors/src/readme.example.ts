@@ -23,6 +23,6 @@ console.log(formatUserError(invalidInput(errorCodes.SITESPEC_INVALID, "hosts.csv
 // error: hosts.csv has 1 problem; nothing was written
 //   hosts.csv:4: row 3, column ip: "10.0.0.300" is not a valid IPv4 or IPv6 address
 
-throw new UserError(errorCodes.SITE_NOT_FOUND, 'no site named "lab"', { next: "run nvkectl config get-sites" });
+throw new UserError(errorCodes.SITE_NOT_FOUND, 'no site named "lab"', { next: "name a site the configuration lists, or add one named lab" });
 
 export {};

@@ -3,7 +3,7 @@
 import { formatProblem } from "@nodekit/errors";
 import { offlinePins, parsePins, requireArtifact } from "@nodekit/version-pins";
 
-const resolved = offlinePins(); // the shipped defaults (what `nr cluster register --offline` uses)
+const resolved = offlinePins(); // the shipped defaults, the pins a registration uses offline
 for (const warning of resolved.warnings) console.error(`warning: ${warning}`); // not platform-validated
 console.log(resolved.pins.tools.k3s.version, resolved.hash); // v1.33.5+k3s1 sha256:…
 const helm = requireArtifact(resolved, "helm", "amd64"); // fails closed when there is no digest
