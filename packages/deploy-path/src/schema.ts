@@ -1,4 +1,4 @@
-import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents";
+import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents/fields";
 import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents/names";
 import valid from "semver/functions/valid.js";
 import * as z from "zod";

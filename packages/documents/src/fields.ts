@@ -1,8 +1,10 @@
 import * as z from "zod";
 
-// Building blocks for document schemas whose messages read as the end of the sentence
-// formatProblem prints (`file.yaml:7: field spec.port: "x" must be a port number`), shared
-// by every format the project reads (site spec, stack config, deploy path).
+// @nodekit/documents/fields: building blocks for document schemas whose messages read as
+// the end of the sentence formatProblem prints (`file.yaml:7: field spec.port: "x" must be a
+// port number`), shared by every format the project reads (site spec, stack config, deploy
+// path). A subpath of its own: it loads zod, and a CLI's hot path imports the package's
+// index, which must not load zod.
 
 /** An `error` option for a type check: "is required" when the field is absent, `must be ${expected}` otherwise. */
 export const typeMessage =

@@ -1,4 +1,3 @@
-export { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "./fields.ts";
 export type { FieldPath } from "./locate.ts";
 export { readableMessage } from "./messages.ts";
 export { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN, DNS_LABEL_RULE, dnsLabelFault, isDnsLabel } from "./names.ts";
