@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { type AddressInfo, connect, createServer } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { describe, expect, test } from "vitest";
 import { startControlPlane } from "./control-plane.ts";
 import { clientsFor, ignoring } from "./kube.ts";
@@ -104,6 +104,8 @@ describe("ports", () => {
     // Given a port that is handed out while something else already listens on it
     const { binDir } = await useControlPlane();
     const squatter = createServer();
+    const accepted = new Set<Socket>();
+    squatter.on("connection", (socket) => accepted.add(socket));
     await new Promise<void>((resolvePromise) => squatter.listen(0, "127.0.0.1", resolvePromise));
     const taken = (squatter.address() as AddressInfo).port;
     const kernelPort = () =>
@@ -136,6 +138,8 @@ describe("ports", () => {
       expect(listening.map((socket) => socket.local)).not.toContain(`127.0.0.1:${taken}`);
     } finally {
       await holder.stop();
+      // The first kube-apiserver dialled the squatter as its etcd: close what it accepted too.
+      for (const socket of accepted) socket.destroy();
       await new Promise((resolvePromise) => squatter.close(resolvePromise));
     }
   });
