@@ -350,7 +350,10 @@ describe("docs/release-artifacts.md", () => {
     );
     await chmod(join(bin, "nvkectl"), 0o755);
     await writeFile(join(home.path, "release-policy.yaml"), await readFile(join(home.path, "policy.yaml")));
-    const script = (await blocks())
+    // The real-site blocks (`sh doctest:syntax`); the sandbox's (`sh doctest`) run against a
+    // sandbox in the doc-tests.
+    const realSite = [...(await doc()).matchAll(/```sh doctest:syntax\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    const script = realSite
       .filter((block) => block.includes("nvkectl release"))
       .join("\n")
       .replaceAll("registry.example.com/nvke/release:1.4.0", published.tagReference);
