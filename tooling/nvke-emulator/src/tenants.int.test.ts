@@ -1,12 +1,11 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { type CreateClusterRequest, createNvkeClient } from "@nodekit/nvke-api";
-import { eventually, tempDir } from "@nodekit/test-utils";
+import { eventually, portOpen, processAlive, tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { load } from "js-yaml";
@@ -33,24 +32,6 @@ beforeAll(async () => {
   ({ core } = clientsFor(admin));
   await authOff(core);
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 
 async function kubeconfigSecret(namespace: string, cluster: string): Promise<string> {
   const secret = await core.readNamespacedSecret({ namespace, name: `${cluster}-kubeconfig` });
@@ -112,7 +93,7 @@ describe("tenant API servers (testenv)", () => {
 
       // Then its processes, port and data are gone
       expect(emulator.tenants()).toEqual([]);
-      expect(pids.filter(alive)).toEqual([]);
+      expect(pids.filter(processAlive)).toEqual([]);
       expect(await portOpen(Number(new URL(tenant?.server ?? "").port))).toBe(false);
       expect(existsSync(dataDir)).toBe(false);
     } finally {
@@ -183,14 +164,18 @@ describe("tenant API servers (testenv)", () => {
     try {
       for (const tenant of tenants) {
         expect(tenant.pids).toHaveLength(2);
-        expect(tenant.pids.every(alive)).toBe(true);
+        expect(tenant.pids.every(processAlive)).toBe(true);
       }
 
       // When each is killed outright
       for (const tenant of tenants) tenant.child.kill("SIGKILL");
 
       // Then etcd and kube-apiserver go too, with their ports and data
-      await eventually(async () => expect(tenants.flatMap((t) => t.pids).filter(alive)).toEqual([]), 20_000, 200);
+      await eventually(
+        async () => expect(tenants.flatMap((t) => t.pids).filter(processAlive)).toEqual([]),
+        20_000,
+        200,
+      );
       for (const tenant of tenants) expect(await portOpen(tenant.port)).toBe(false);
       await eventually(
         async () => expect(tenants.map((t) => existsSync(t.dataDir))).toEqual([false, false]),

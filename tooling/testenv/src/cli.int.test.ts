@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { portOpen, processAlive } from "@nodekit/test-utils";
 import { afterAll, describe, expect, test } from "vitest";
 import { run } from "./int-helpers.ts";
 import { useControlPlane } from "./vitest.ts";
@@ -25,25 +25,6 @@ function testenv(stateDir: string, ...args: string[]): Promise<{ code: number; s
     );
   });
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolvePromise) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolvePromise(true);
-    });
-    socket.once("error", () => resolvePromise(false));
-  });
 
 describe("pnpm testenv up | kubeconfig | status | down", () => {
   // Each test's scratch dir holds its state dir at <scratch>/state.
@@ -103,14 +84,14 @@ describe("pnpm testenv up | kubeconfig | status | down", () => {
     expect(state.running).toBe(true);
     const port = Number(new URL(state.info.server).port);
     const pids: number[] = [state.pid, state.pids.etcd, state.pids.kubeApiserver];
-    expect(pids.every(isAlive)).toBe(true);
+    expect(pids.every(processAlive)).toBe(true);
 
     // When it is brought down
     const stopped = await testenv(stateDir, "down");
     expect(stopped.code, stopped.stderr).toBe(0);
 
     // Then nothing is left: processes, the API port, the state directory
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(pids.filter(processAlive)).toEqual([]);
     expect(await portOpen(port)).toBe(false);
     expect(existsSync(stateDir)).toBe(false);
     expect((await testenv(stateDir, "status")).code).toBe(3);

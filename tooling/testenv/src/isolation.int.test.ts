@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
+import { portOpen, processAlive } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { startControlPlane } from "./control-plane.ts";
 import { clientsFor, ignoring } from "./kube.ts";
@@ -9,25 +10,6 @@ import { dedicatedHolder, useControlPlane } from "./vitest.ts";
 
 // useControlPlane({ dedicated: true }): a file's own kube-apiserver + etcd. What one plane
 // holds, another does not; and once stopped, a plane leaves no process, port or directory.
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolvePromise) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolvePromise(true);
-    });
-    socket.once("error", () => resolvePromise(false));
-  });
 
 const status = async (call: () => Promise<unknown>) => {
   try {
@@ -84,7 +66,7 @@ describe("a dedicated control plane", () => {
     expect(ports).toContain(Number(new URL(plane.server).port));
     expect(ports.length).toBeGreaterThanOrEqual(3); // etcd's client and peer ports, kube-apiserver's
     for (const port of ports) expect(await portOpen(port)).toBe(true);
-    expect(pids.every(isAlive)).toBe(true);
+    expect(pids.every(processAlive)).toBe(true);
     expect(existsSync(plane.dataDir)).toBe(true);
 
     // When it is stopped (twice: the second is a no-op)
@@ -92,7 +74,7 @@ describe("a dedicated control plane", () => {
     await holder.stop();
 
     // Then nothing of it is left
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(pids.filter(processAlive)).toEqual([]);
     for (const port of ports) expect(await portOpen(port), `port ${port}`).toBe(false);
     expect(existsSync(plane.dataDir)).toBe(false);
     expect(await plane.exited).toMatch(/^(etcd|kube-apiserver)$/);
