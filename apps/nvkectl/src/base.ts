@@ -1,4 +1,12 @@
-import { BaseCommand, Flags, globalFlags, type Hints, traceStartup } from "@nodekit/cli-kit";
+import {
+  BaseCommand,
+  Flags,
+  globalFlags,
+  type Hints,
+  type OutputFormat,
+  traceStartup,
+  type View,
+} from "@nodekit/cli-kit";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
@@ -32,6 +40,16 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
 
   protected override hints(): Hints {
     return NVKECTL_HINTS;
+  }
+
+  /**
+   * What `get KIND NAME...` found: one name asked, the object itself (-o json prints an
+   * object); several, a list. The view is built at print time, so ages are current after a wait.
+   */
+  protected async printFound<R>(output: OutputFormat, view: () => View<R>, found: R[], asked: number): Promise<void> {
+    const [only] = found;
+    if (asked === 1 && only !== undefined) await this.printOne(output, view(), only);
+    else if (found.length > 0) await this.printList(output, view(), (add) => add(found));
   }
 
   /** The site this invocation acts on: `--site` when given, else the active site (NV-8). */

@@ -48,3 +48,17 @@ export function parseDuration(text: string, flag: string): number {
     next: `give it as a number with a unit, as kubectl does: ${flag} 90s, ${flag} 10m, ${flag} 1h30m`,
   });
 }
+
+/**
+ * The durations of a command that polls (`get … -w`, `--wait`), from its flags: checked before
+ * anything is read, so a typo in --timeout is a usage error, not a wait cut short. `waitMs` is
+ * --timeout or, without one, `defaultTimeout`.
+ */
+export function waitTimings(
+  flags: { "poll-interval": string; timeout?: string | undefined },
+  defaultTimeout: string,
+): { intervalMs: number; timeoutMs: number | undefined; waitMs: number } {
+  const intervalMs = parseDuration(flags["poll-interval"], "--poll-interval");
+  const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout");
+  return { intervalMs, timeoutMs, waitMs: timeoutMs ?? parseDuration(defaultTimeout, "--timeout") };
+}

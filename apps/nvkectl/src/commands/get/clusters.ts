@@ -1,12 +1,11 @@
-import { Args, Flags, listFlags, type OutputFormat, outputFlag } from "@nodekit/cli-kit";
+import { Args, Flags, listFlags, outputFlag } from "@nodekit/cli-kit";
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
-import type { Cluster } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterView } from "../../columns.ts";
 import { DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
 import { clustersNotFound, getClusters, listClusters, waitForCluster, watchClusters } from "../../services/clusters.ts";
 import { checkNamesOrSelector, selectorOf } from "../../services/select.ts";
-import { parseDuration } from "../../services/time.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class GetClusters extends NvkectlCommand<typeof GetClusters> {
   static override aliases = ["get:cluster"];
@@ -74,10 +73,7 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
       });
     }
     const requirements = selectorOf(selector);
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
-    // Checked before anything is read: a typo in --timeout is a usage error, not a wait cut short.
-    const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
-    const waitMs = timeoutMs ?? parseDuration(DEFAULT_TIMEOUT, "--timeout");
+    const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     const view = clusterView(new Date());
 
@@ -114,18 +110,10 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
         });
         if (last !== undefined) ready.push(last);
       }
-      if (wait) await this.printFound(output, ready, names.length);
+      if (wait) await this.printFound(output, () => clusterView(new Date()), ready, names.length);
       return;
     }
-    await this.printFound(output, found, names.length);
+    await this.printFound(output, () => clusterView(new Date()), found, names.length);
     if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
-  }
-
-  /** One name: the object itself (-o json prints an object); several: a list. */
-  private async printFound(output: OutputFormat, clusters: Cluster[], asked: number): Promise<void> {
-    const view = clusterView(new Date());
-    const [only] = clusters;
-    if (asked === 1 && only !== undefined) await this.printOne(output, view, only);
-    else if (clusters.length > 0) await this.printList(output, view, (add) => add(clusters));
   }
 }

@@ -1,4 +1,4 @@
-import { Args, Flags, listFlags, type OutputFormat, outputFlag } from "@nodekit/cli-kit";
+import { Args, Flags, listFlags, outputFlag } from "@nodekit/cli-kit";
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import type { NodePool } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
@@ -12,7 +12,7 @@ import {
   watchNodePools,
 } from "../../services/nodepools.ts";
 import { checkNamesOrSelector, selectorOf } from "../../services/select.ts";
-import { parseDuration } from "../../services/time.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class GetNodePools extends NvkectlCommand<typeof GetNodePools> {
   static override aliases = ["get:nodepool"];
@@ -79,10 +79,7 @@ An unknown cluster or pool exits 4.`;
       );
     }
     const requirements = selectorOf(selector);
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
-    // Checked before anything is read: a typo in --timeout is a usage error, not a wait cut short.
-    const timeoutMs = this.flags.timeout === undefined ? undefined : parseDuration(this.flags.timeout, "--timeout");
-    const waitMs = timeoutMs ?? parseDuration(DEFAULT_TIMEOUT, "--timeout");
+    const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     const view = nodePoolView(new Date());
 
@@ -125,18 +122,10 @@ An unknown cluster or pool exits 4.`;
         });
         if (last !== undefined) ready.push(last);
       }
-      if (wait) await this.printFound(output, ready, names.length);
+      if (wait) await this.printFound(output, () => nodePoolView(new Date()), ready, names.length);
       return;
     }
-    await this.printFound(output, found, names.length);
+    await this.printFound(output, () => nodePoolView(new Date()), found, names.length);
     if (missing.length > 0) throw nodePoolsNotFound(missing, cluster);
-  }
-
-  /** One name: the object itself (-o json prints an object); several: a list. */
-  private async printFound(output: OutputFormat, pools: NodePool[], asked: number): Promise<void> {
-    const view = nodePoolView(new Date());
-    const [only] = pools;
-    if (asked === 1 && only !== undefined) await this.printOne(output, view, only);
-    else if (pools.length > 0) await this.printList(output, view, (add) => add(pools));
   }
 }
