@@ -11,9 +11,9 @@ import {
 } from "@kubernetes/client-node";
 import { ExitCode } from "@nodekit/errors";
 import { tempDir, userErrorOf } from "@nodekit/test-utils";
-import { clientsFor, grantRole, ignoring, revokeRole, untilAllowed } from "@nodekit/testenv/kube";
+import { clientsFor, grantRole, ignoring, untilAllowed } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { cacheFilePath } from "./cache.ts";
 import { CLIENT_SERVICE_ACCOUNT, type ObjectRef } from "./constants.ts";
 import { discoverAudience } from "./discover.ts";
@@ -21,9 +21,11 @@ import type { AuthEvent } from "./events.ts";
 import { mintToken } from "./mint.ts";
 import { createTokenProvider } from "./provider.ts";
 
-// Every NV-9 case against a real kube-apiserver with real RBAC. The namespaces are the
-// fixed ones the product searches, shared by every test file on this control plane, so
-// each test starts from "no auth ConfigMap anywhere" and the file removes what it made.
+// Every NV-9 case against a real kube-apiserver with real RBAC, on this file's own control
+// plane: the namespaces are the fixed ones the product searches (cluster-scoped, and the
+// plane has no namespace controller to finish deleting them), and the ServiceAccount, Roles
+// and auth ConfigMaps made here would otherwise be what the next file on a shared plane
+// finds. Each test starts from "no auth ConfigMap anywhere".
 
 // The order the seed text gives, spelled out here rather than taken from the code under test.
 const CTRL_NVKE = { namespace: "nke-controller", name: "nvke-auth-config" };
@@ -51,7 +53,6 @@ let rbac: RbacAuthorizationV1Api;
 let authn: AuthenticationV1Api;
 let authz: AuthorizationV1Api;
 const kubeconfigs: Record<string, string> = {};
-const roles: ObjectRef[] = [];
 
 async function putConfigMap(ref: ObjectRef, data: Record<string, string>): Promise<void> {
   await ignoring(404, () => core.deleteNamespacedConfigMap(ref));
@@ -62,11 +63,9 @@ async function removeAllCandidates(): Promise<void> {
   for (const ref of SEARCH_ORDER) await ignoring(404, () => core.deleteNamespacedConfigMap(ref));
 }
 
-/** A Role with one rule, bound to `user`, in `namespace`; removed when the file is done. */
+/** A Role with one rule, bound to `user`, in `namespace` (gone with the file's plane). */
 async function grant(user: string, namespace: string, rule: V1PolicyRule): Promise<void> {
-  const name = `${ROLE_PREFIX}-${user}`;
-  await grantRole(rbac, { namespace, name, user, rules: [rule] });
-  roles.push({ namespace, name });
+  await grantRole(rbac, { namespace, name: `${ROLE_PREFIX}-${user}`, user, rules: [rule] });
 }
 
 const readAllConfigMaps: V1PolicyRule = { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] };
@@ -102,19 +101,17 @@ const USERS = {
 } as const;
 
 beforeAll(async () => {
-  plane = await useControlPlane();
+  plane = await useControlPlane({ dedicated: true });
   ({ core, rbac, authn, authz } = clientsFor(plane.adminKubeconfigPath));
 
-  // The fixed namespaces and the client ServiceAccount, created if another test has not.
+  // The fixed namespaces and the client ServiceAccount, on a plane that starts without them.
   for (const namespace of ["nke-controller", "cloud-workflow-engine", CLIENT_SERVICE_ACCOUNT.namespace]) {
-    await ignoring(409, () => core.createNamespace({ body: { metadata: { name: namespace } } }));
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
   }
-  await ignoring(409, () =>
-    core.createNamespacedServiceAccount({
-      namespace: CLIENT_SERVICE_ACCOUNT.namespace,
-      body: { metadata: { name: CLIENT_SERVICE_ACCOUNT.name } },
-    }),
-  );
+  await core.createNamespacedServiceAccount({
+    namespace: CLIENT_SERVICE_ACCOUNT.namespace,
+    body: { metadata: { name: CLIENT_SERVICE_ACCOUNT.name } },
+  });
 
   for (const namespace of ["nke-controller", "cloud-workflow-engine"]) {
     await grant(USERS.reader, namespace, readAllConfigMaps);
@@ -133,12 +130,6 @@ beforeAll(async () => {
     ...[USERS.reader, USERS.pinned, USERS.denied, USERS.controllerOnly].map(canMint),
   ]);
   for (const user of Object.values(USERS)) kubeconfigs[user] = await plane.kubeconfigFor({ user });
-});
-
-afterAll(async () => {
-  if (!core) return;
-  await removeAllCandidates();
-  for (const role of roles) await revokeRole(rbac, role);
 });
 
 let dir: string;
