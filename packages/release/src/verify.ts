@@ -240,6 +240,19 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
       };
     }
     if (error instanceof VerificationError) {
+      // With the log required, a certificate must carry a CT log's SCT too (as cosign requires
+      // of a Fulcio certificate); @sigstore/verify tells that shortfall only by its message.
+      if (
+        error.code === "CERTIFICATE_ERROR" &&
+        /\bSCTs?\b/.test(error.message) &&
+        policy.transparencyLog === "required"
+      ) {
+        return {
+          ok: false,
+          kind: "unmet",
+          reason: `its certificate carries no signed certificate timestamp that verifies against the CT logs in the policy's trusted root, and the policy requires the transparency log (transparencyLog: required; ${error.message})`,
+        };
+      }
       if (error.code === "CERTIFICATE_ERROR") {
         return {
           ok: false,
@@ -254,11 +267,17 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
           reason: `its timestamp does not verify against the timestamp authorities in the policy's trusted root, and the policy requires one (timestamps: required; ${error.message})`,
         };
       }
-      if (error.code === "TLOG_ERROR" && policy.transparencyLog === "required") {
+      // @sigstore/verify names each way an entry fails (TLOG_BODY_ERROR, TLOG_INCLUSION_PROOF_ERROR,
+      // TLOG_INCLUSION_PROMISE_ERROR, …): any of them leaves the policy's requirement unmet.
+      if (error.code.startsWith("TLOG_") && policy.transparencyLog === "required") {
+        const what =
+          error.code === "TLOG_BODY_ERROR"
+            ? "records another signature than the bundle's"
+            : "does not verify against the logs in the policy's trusted root";
         return {
           ok: false,
           kind: "unmet",
-          reason: `its transparency-log entry does not verify against the logs in the policy's trusted root, and the policy requires one (transparencyLog: required; ${error.message})`,
+          reason: `its transparency-log entry ${what}, and the policy requires one (transparencyLog: required; ${error.code}: ${error.message})`,
         };
       }
       const kind = error.code === "PUBLIC_KEY_ERROR" ? "untrusted" : "invalid";

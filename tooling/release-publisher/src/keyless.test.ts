@@ -9,9 +9,11 @@ import {
   certificateSigner,
   createCertificateAuthority,
   createTimestampAuthority,
+  createTransparencyLog,
   policyFrom,
   type TimestampAuthority,
   timestampWitness,
+  transparencyLogWitness,
   trustedRootFor,
 } from "./testing.ts";
 
@@ -159,6 +161,37 @@ describe("rejected", () => {
     );
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.why).toContain("does not verify against the timestamp authorities in the policy's trusted root");
+  });
+
+  test("transparencyLog: required, and a certificate without a CT log's SCT: RELEASE_POLICY_UNMET, naming the setting", async () => {
+    // Given a release logged in a transparency log the trusted root names, its certificate from
+    // a CA that (unlike Fulcio) writes no signed certificate timestamp
+    const log = createTransparencyLog();
+    const release = await publish("logged-no-sct", { witnesses: [timestampWitness(tsa), transparencyLogWitness(log)] });
+    const root = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa], transparencyLogs: [log] });
+    // When the policy requires the log
+    const error = await userErrorOf(
+      verifyRelease({
+        client,
+        reference: release.tagReference,
+        policy: policyFrom({
+          identities: [{ subject: SUBJECT, issuer: ISSUER }],
+          trustedRootJson: root,
+          transparencyLog: "required",
+        }),
+      }),
+    );
+    // Then the missing SCT is named as the unmet requirement, not as an untrusted CA
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.why).toContain("its certificate carries no signed certificate timestamp");
+    expect(error.why).toContain("(transparencyLog: required; expected 1 SCTs, got 0)");
+    // And without the log requirement the same release verifies (its entry is checked all the same)
+    const verified = await verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
+    });
+    expect(verified.digest).toBe(release.digest);
   });
 
   test("a timestamp from after the certificate expired (its ten minutes): RELEASE_UNTRUSTED_SIGNER", async () => {

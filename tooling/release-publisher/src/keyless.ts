@@ -1,11 +1,12 @@
 /**
  * Keyless signing, offline: a Fulcio-like certificate authority (a root that issues
  * short-lived leaves naming a signer by its SAN and OIDC issuer, as Fulcio's do), an RFC 3161
- * timestamp authority, and the Sigstore trusted root that names them. Everything is made in
- * memory and nothing is fetched or served, so tests sign releases the way a CI identity
- * would and verify them with no network.
+ * timestamp authority, a Rekor-like transparency log, and the Sigstore trusted root that
+ * names them. Everything is made in memory and nothing is fetched or served, so tests sign
+ * releases the way a CI identity would and verify them with no network.
  */
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, webcrypto } from "node:crypto";
+import { json } from "@sigstore/core";
 import type { Signer, Witness } from "@sigstore/sign";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
@@ -356,10 +357,11 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
   };
 }
 
-/** A Sigstore TrustedRoot (the trusted_root.json format, JSON form) naming these authorities and no logs. */
+/** A Sigstore TrustedRoot (the trusted_root.json format, JSON form) naming these authorities and logs. */
 export function trustedRootFor(options: {
   certificateAuthorities?: readonly Authority[];
   timestampAuthorities?: readonly Authority[];
+  transparencyLogs?: readonly TransparencyLog[];
 }): Record<string, unknown> {
   const entry = (authority: Authority) => ({
     subject: { organization: authority.organization, commonName: authority.commonName },
@@ -367,9 +369,19 @@ export function trustedRootFor(options: {
     certChain: { certificates: authority.chain.map((der) => ({ rawBytes: Buffer.from(der).toString("base64") })) },
     validFor: { start: new Date(authority.validFrom.getTime() - MINUTE).toISOString() },
   });
+  const base64 = (data: Uint8Array) => Buffer.from(data).toString("base64");
   return {
     mediaType: "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-    tlogs: [],
+    tlogs: (options.transparencyLogs ?? []).map((log) => ({
+      baseUrl: log.baseUrl,
+      hashAlgorithm: "SHA2_256",
+      publicKey: {
+        rawBytes: base64(log.publicKeyDer),
+        keyDetails: "PKIX_ECDSA_P256_SHA_256",
+        validFor: { start: new Date(log.validFrom.getTime() - MINUTE).toISOString() },
+      },
+      logId: { keyId: base64(log.logId) },
+    })),
     certificateAuthorities: (options.certificateAuthorities ?? []).map(entry),
     ctlogs: [],
     timestampAuthorities: (options.timestampAuthorities ?? []).map(entry),
@@ -405,6 +417,167 @@ export function timestampWitness(tsa: TimestampAuthority): Witness {
         content.$case === "dsseEnvelope" ? content.dsseEnvelope.signatures[0]?.sig : content.messageSignature.signature;
       if (signature === undefined) throw new Error("nothing to timestamp: the bundle has no signature");
       return { rfc3161Timestamps: [{ signedTimestamp: Buffer.from(await tsa.timestamp(signature)) }] };
+    },
+  };
+}
+
+type VerificationMaterial = Awaited<ReturnType<Witness["testify"]>>;
+/** A transparency-log entry as a Sigstore bundle carries it (Rekor v1's shape). */
+export type TransparencyLogEntry = NonNullable<VerificationMaterial["tlogEntries"]>[number];
+type SignatureContent = Parameters<Witness["testify"]>[0];
+
+/**
+ * A Rekor-like transparency log: an append-only RFC 6962 Merkle tree of entry bodies, its
+ * key, and the two proofs Rekor v1 returns for an entry: a signed entry timestamp (the
+ * inclusion promise) and an inclusion proof against a checkpoint the log signed.
+ */
+export interface TransparencyLog {
+  /** Its URL as the trusted root names it; the checkpoint's signature line names its host. */
+  readonly baseUrl: string;
+  /** SPKI DER of the log's key (ECDSA P-256). */
+  readonly publicKeyDer: Uint8Array;
+  /** SHA-256 of the key's SPKI DER, as Rekor's log ID. */
+  readonly logId: Uint8Array;
+  readonly validFrom: Date;
+  /** Every entry it has logged, by log index. */
+  readonly entries: readonly TransparencyLogEntry[];
+  /** Log a signature made with `publicKey` (PEM), as Rekor does for a proposed dsse or hashedrekord entry. */
+  append(content: SignatureContent, publicKey: string): TransparencyLogEntry;
+}
+
+const sha256 = (...parts: Uint8Array[]) => {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+};
+const leafHash = (body: Uint8Array) => sha256(Buffer.from([0]), body);
+const nodeHash = (left: Uint8Array, right: Uint8Array) => sha256(Buffer.from([1]), left, right);
+/** RFC 6962 §2.1: the largest power of two smaller than `n` (n > 1). */
+const splitPoint = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
+function treeHash(leaves: readonly Buffer[]): Buffer {
+  if (leaves.length === 1) return leaves[0] as Buffer;
+  const k = splitPoint(leaves.length);
+  return nodeHash(treeHash(leaves.slice(0, k)), treeHash(leaves.slice(k)));
+}
+/** RFC 6962 §2.1.1: the audit path of leaf `m`, lowest level first. */
+function auditPath(m: number, leaves: readonly Buffer[]): Buffer[] {
+  if (leaves.length <= 1) return [];
+  const k = splitPoint(leaves.length);
+  return m < k
+    ? [...auditPath(m, leaves.slice(0, k)), treeHash(leaves.slice(k))]
+    : [...auditPath(m - k, leaves.slice(k)), treeHash(leaves.slice(0, k))];
+}
+
+/** The entry body Rekor v1 stores (its canonical JSON) for a proposed dsse or hashedrekord entry. */
+function entryBody(content: SignatureContent, publicKey: string): { kind: string; version: string; body: Buffer } {
+  const verifier = Buffer.from(publicKey, "utf8").toString("base64");
+  const hex = (data: Uint8Array) => Buffer.from(data).toString("hex");
+  let body: Record<string, unknown>;
+  if (content.$case === "dsseEnvelope") {
+    const envelope = content.dsseEnvelope;
+    body = {
+      apiVersion: "0.0.1",
+      kind: "dsse",
+      spec: {
+        envelopeHash: {
+          algorithm: "sha256",
+          value: hex(
+            sha256(
+              Buffer.from(
+                json.canonicalize({
+                  payload: Buffer.from(envelope.payload).toString("base64"),
+                  payloadType: envelope.payloadType,
+                  signatures: envelope.signatures.map((s) => ({ sig: Buffer.from(s.sig).toString("base64") })),
+                }),
+              ),
+            ),
+          ),
+        },
+        payloadHash: { algorithm: "sha256", value: hex(sha256(envelope.payload)) },
+        signatures: envelope.signatures.map((s) => ({ signature: Buffer.from(s.sig).toString("base64"), verifier })),
+      },
+    };
+  } else {
+    const { messageDigest, signature } = content.messageSignature;
+    if (messageDigest === undefined) throw new Error("a message signature without its digest cannot be logged");
+    body = {
+      apiVersion: "0.0.1",
+      kind: "hashedrekord",
+      spec: {
+        data: { hash: { algorithm: "sha256", value: hex(messageDigest.digest) } },
+        signature: { content: Buffer.from(signature).toString("base64"), publicKey: { content: verifier } },
+      },
+    };
+  }
+  return { kind: body.kind as string, version: "0.0.1", body: Buffer.from(json.canonicalize(body), "utf8") };
+}
+
+export function createTransparencyLog(options: { name?: string; clock?: Clock } = {}): TransparencyLog {
+  const clock = options.clock ?? (() => new Date());
+  const name = options.name ?? "tlog.nodekit.invalid";
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const publicKeyDer = new Uint8Array(publicKey.export({ type: "spki", format: "der" }));
+  const logId = sha256(publicKeyDer);
+  const origin = `${name} - ${BigInt(`0x${randomBytes(8).toString("hex")}`) >> 1n}`;
+  const leaves: Buffer[] = [];
+  const entries: TransparencyLogEntry[] = [];
+  return {
+    baseUrl: `https://${name}`,
+    publicKeyDer,
+    logId,
+    validFrom: clock(),
+    entries,
+    append(content, signerKey) {
+      const { kind, version, body } = entryBody(content, signerKey);
+      const logIndex = leaves.length;
+      const integratedTime = Math.floor(clock().getTime() / 1000);
+      leaves.push(leafHash(body));
+      const rootHash = treeHash(leaves);
+      // The signed entry timestamp: the log's signature over the entry's canonical summary.
+      const promise = json.canonicalize({
+        body: body.toString("base64"),
+        integratedTime,
+        logIndex,
+        logID: logId.toString("hex"),
+      });
+      // A checkpoint (a signed note, transparency-dev's format): origin, size, root hash, then
+      // "— <name> <base64(key hint ‖ signature)>", the hint being the log ID's first four bytes.
+      const note = `${origin}\n${leaves.length}\n${rootHash.toString("base64")}\n`;
+      const noteSignature = Buffer.concat([logId.subarray(0, 4), sign("sha256", Buffer.from(note), privateKey)]);
+      const entry: TransparencyLogEntry = {
+        logIndex: String(logIndex),
+        logId: { keyId: logId },
+        kindVersion: { kind, version },
+        integratedTime: String(integratedTime),
+        inclusionPromise: { signedEntryTimestamp: sign("sha256", Buffer.from(promise), privateKey) },
+        inclusionProof: {
+          logIndex: String(logIndex),
+          treeSize: String(leaves.length),
+          rootHash,
+          hashes: auditPath(logIndex, leaves),
+          checkpoint: { envelope: `${note}\n\u2014 ${name} ${noteSignature.toString("base64")}\n` },
+        },
+        canonicalizedBody: body,
+      };
+      entries.push(entry);
+      return entry;
+    },
+  };
+}
+
+/**
+ * A witness that logs each signature in the transparency log, as @sigstore/sign's
+ * RekorWitness does over HTTP; `alter` changes the entry on its way into the bundle (tests
+ * of a tampered or replayed entry: it returns a changed copy, and the log keeps the original).
+ */
+export function transparencyLogWitness(
+  log: TransparencyLog,
+  options: { alter?: (entry: TransparencyLogEntry) => TransparencyLogEntry } = {},
+): Witness {
+  return {
+    async testify(content, publicKey) {
+      const entry = log.append(content, publicKey);
+      return { tlogEntries: [options.alter ? options.alter(entry) : entry] };
     },
   };
 }
