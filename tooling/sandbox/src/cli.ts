@@ -4,7 +4,16 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { SandboxError } from "./errors.ts";
 import { defaultSandboxDir } from "./layout.ts";
-import { down, kubeconfigFor, type SandboxInfo, type SandboxStatus, serve, status, up } from "./sandbox.ts";
+import {
+  type ControllerAuth,
+  down,
+  kubeconfigFor,
+  type SandboxInfo,
+  type SandboxStatus,
+  serve,
+  status,
+  up,
+} from "./sandbox.ts";
 
 const cli = process.env.NODEKIT_SANDBOX_CLI || "pnpm sandbox";
 
@@ -78,6 +87,17 @@ function describeUp(info: SandboxInfo, seconds: number): string {
   ].join("\n");
 }
 
+function describeAuth(auth: ControllerAuth): string {
+  switch (auth.mode) {
+    case "on":
+      return `auth on, audience "${auth.audience}" (from ${auth.source})`;
+    case "off":
+      return "auth off: no auth ConfigMap in nke-controller or cloud-workflow-engine";
+    default:
+      return `auth ${auth.mode}: ${auth.message}`;
+  }
+}
+
 function describeStatus(s: SandboxStatus): string {
   if (s.running === "none") return `not running (${s.dir})\n`;
   const rows: Array<[string, string]> = [];
@@ -91,7 +111,7 @@ function describeStatus(s: SandboxStatus): string {
   if (s.controller) {
     rows.push(
       ["NVKE controller", `${s.controller.url}   since ${s.controller.since}`],
-      ["", `emulator pid ${s.controller.pid}; auth on, audience "${s.controller.audience}"`],
+      ["", `emulator pid ${s.controller.pid}; ${describeAuth(s.controller.auth)}`],
     );
   }
   if (s.noderings) {

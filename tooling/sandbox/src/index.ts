@@ -1,6 +1,7 @@
 export { SandboxError } from "./errors.ts";
 export { defaultSandboxDir, type SandboxLayout, sandboxLayout } from "./layout.ts";
 export {
+  type ControllerAuth,
   down,
   environmentLines,
   kubeconfigFor,

@@ -1,8 +1,11 @@
+import { execFile } from "node:child_process";
 import { access, readFile, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { generateSigningKeyPair } from "@nodekit/release";
 import { runCli, tempDir } from "@nodekit/test-utils";
+import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { isAlive } from "./processes.ts";
@@ -110,6 +113,64 @@ describe("sandbox up: the registry and its signed release", () => {
     expect(await readFile(join(dir, "release", "published.json"), "utf8")).toBe(published);
     expect(lines.join("\n")).not.toContain("release: publishing");
   }, 120_000);
+});
+
+describe("sandbox status: the controller's auth, as the emulator applies it now", () => {
+  const AUTH = { namespace: "nke-controller", name: "nvke-auth-config" };
+  /** The audience the emulator itself asks for: its 401 to a bare request names it. */
+  const demanded = async () => {
+    const answer = await fetch(new URL("/api/v1/clusters", info.controller.url));
+    const body = (await answer.json()) as { error?: { message?: string } };
+    return { status: answer.status, audience: /audience "([^"]+)"/.exec(body.error?.message ?? "")?.[1] };
+  };
+  const setAudience = async (audience: string) => {
+    const { core } = clientsFor(info.site.adminKubeconfig);
+    const configMap = await core.readNamespacedConfigMap(AUTH);
+    await core.replaceNamespacedConfigMap({ ...AUTH, body: { ...configMap, data: { audience } } });
+  };
+  /** The emulator re-reads the ConfigMaps within seconds: ask it until it names `audience`. */
+  const untilDemanded = async (audience: string) => {
+    for (let tries = 0; tries < 100 && (await demanded()).audience !== audience; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await demanded()).toEqual({ status: 401, audience });
+  };
+
+  test("after up: the sandbox's audience, from nke-controller/nvke-auth-config, the one the emulator demands", async () => {
+    expect(running.controller?.auth).toEqual({
+      mode: "on",
+      audience: info.controller.audience,
+      source: "nke-controller/nvke-auth-config",
+    });
+    expect((await demanded()).audience).toBe(info.controller.audience);
+  });
+
+  test("after an install set another audience (the controller chart's values): that one, in the API and in the CLI's text", async () => {
+    // Given the auth ConfigMap rewritten as the deploy path's nvke-controller chart writes it
+    await setAudience("nvke-controller");
+    try {
+      await untilDemanded("nvke-controller");
+      // When status is asked
+      const now = await status({ dir, log });
+      // Then it reports what the emulator applies, not what up wrote down
+      expect(now.controller?.auth).toEqual({
+        mode: "on",
+        audience: "nvke-controller",
+        source: "nke-controller/nvke-auth-config",
+      });
+      expect(now.controller?.audience).toBe("nvke-controller");
+      const cli = await promisify(execFile)(
+        process.execPath,
+        ["--conditions=source", join(import.meta.dirname, "cli.ts"), "status"],
+        { env: { ...process.env, NODEKIT_SANDBOX_DIR: dir } },
+      );
+      expect(cli.stdout).toContain('auth on, audience "nvke-controller" (from nke-controller/nvke-auth-config)');
+      expect(cli.stdout).not.toContain(`audience "${info.controller.audience}"`);
+    } finally {
+      await setAudience(info.controller.audience);
+      await untilDemanded(info.controller.audience);
+    }
+  }, 60_000);
 });
 
 describe("sandbox down", () => {

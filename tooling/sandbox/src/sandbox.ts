@@ -556,7 +556,15 @@ export interface SandboxStatus {
   /** all: everything runs; partly: something is missing (`problems` says what); none: nothing runs. */
   running: "all" | "partly" | "none";
   site?: { server: string; adminKubeconfig: string; pid: number; etcd: number; kubeApiserver: number; since: string };
-  controller?: { url: string; pid: number; since: string; audience: string };
+  controller?: {
+    url: string;
+    pid: number;
+    since: string;
+    /** The auth the emulator applies now, read from the site's auth ConfigMaps as it reads them. */
+    auth: ControllerAuth;
+    /** The audience it requires of bearer tokens, when auth is on. */
+    audience?: string;
+  };
   /** The NodeRings API emulator (the same supervisor as the controller's). */
   noderings?: { url: string; pid: number; since: string; tokenFile: string; nrHome: string };
   /** The registry (the same supervisor), and the signed release `up` published into it. */
@@ -570,6 +578,31 @@ export interface SandboxStatus {
   problems: string[];
 }
 
+/**
+ * The controller's auth: `on` (the audience, and the ConfigMap it came from), `off` (no auth
+ * ConfigMap in either namespace), `broken` (one exists but gives no audience, or none is
+ * readable), or `unknown` when the site could not be asked.
+ */
+export type ControllerAuth =
+  | { mode: "on"; audience: string; source: string }
+  | { mode: "off" }
+  | { mode: "broken" | "unknown"; message: string };
+
+/**
+ * The auth the emulator applies now. It re-reads the site's auth ConfigMaps (at most 2 s old),
+ * and an install's chart may have set another audience since `up`: so this reads them too,
+ * through the emulator's own search and with the kubeconfig the emulator was given.
+ */
+async function controllerAuth(adminKubeconfig: string): Promise<ControllerAuth> {
+  try {
+    // Loaded here: only a running sandbox's status reads the site.
+    const { Authenticator, connectSite } = await import("@nodekit/nvke-emulator");
+    return await new Authenticator(connectSite(adminKubeconfig), { configTtlMs: 0 }).currentConfig();
+  } catch (error) {
+    return { mode: "unknown", message: `the site's auth ConfigMaps could not be read: ${(error as Error).message}` };
+  }
+}
+
 /** What runs, read from the sandbox's directory and checked against the processes. */
 export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   const layout = sandboxLayout(options.dir);
@@ -581,6 +614,12 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   const registry = health?.registry && health.record.registry ? health.record.registry : undefined;
   const standIn = health?.record.controllerStandIn;
   const tenants = emulator === undefined ? [] : ((await readJson<TenantRecord[]>(layout.tenantsInfo)) ?? []);
+  const auth: ControllerAuth | undefined =
+    emulator === undefined
+      ? undefined
+      : site.running && site.info
+        ? await controllerAuth(site.info.adminKubeconfigPath)
+        : { mode: "unknown", message: "the site cluster is not running" };
   const problems: string[] = [];
   if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
   if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
@@ -609,14 +648,15 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
           },
         }
       : {}),
-    ...(emulator === undefined
+    ...(emulator === undefined || auth === undefined
       ? {}
       : {
           controller: {
             url: emulator.url,
             pid: emulator.pid,
             since: emulator.startedAt,
-            audience: info?.controller.audience ?? SANDBOX_AUDIENCE,
+            auth,
+            ...(auth.mode === "on" ? { audience: auth.audience } : {}),
           },
         }),
     ...(noderings?.noderings === undefined
