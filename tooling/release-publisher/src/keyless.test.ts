@@ -8,6 +8,7 @@ import {
   type CertificateAuthority,
   certificateSigner,
   createCertificateAuthority,
+  createCertificateTransparencyLog,
   createTimestampAuthority,
   createTransparencyLog,
   policyFrom,
@@ -107,6 +108,51 @@ describe("a release signed by a certificate identity, with a timestamp", () => {
     const error = await userErrorOf(verifyRelease({ client, reference: signed.tagReference, policy }));
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("trusts no certificate identity");
+  });
+});
+
+describe("transparencyLog: required", () => {
+  test("a certificate carrying a CT log's SCT, its signature in the transparency log: verifies; either log missing from the root: RELEASE_POLICY_UNMET", async () => {
+    // Given a Fulcio-like CA that embeds a CT log's SCT in each leaf, and a transparency log
+    const ctLog = createCertificateTransparencyLog();
+    const fulcio = await createCertificateAuthority({ commonName: "offline CA with CT", ctLog });
+    const log = createTransparencyLog();
+    const release = await publish("logged-sct", {
+      signer: certificateSigner({ ca: fulcio, subject: SUBJECT, issuer: ISSUER }),
+      witnesses: [timestampWitness(tsa), transparencyLogWitness(log)],
+    });
+    const requiring = (root: Record<string, unknown>) =>
+      policyFrom({
+        identities: [{ subject: SUBJECT, issuer: ISSUER }],
+        trustedRootJson: root,
+        transparencyLog: "required",
+      });
+    const authorities = { certificateAuthorities: [fulcio], timestampAuthorities: [tsa] };
+    // When the trusted root names both logs, Then it verifies
+    const verified = await verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: requiring(trustedRootFor({ ...authorities, transparencyLogs: [log], ctLogs: [ctLog] })),
+    });
+    expect(verified.signer).toBe(`${SUBJECT} (issuer ${ISSUER})`);
+    // And without the CT log, or without the transparency log, the requirement is unmet
+    for (const [root, why] of [
+      [
+        trustedRootFor({ ...authorities, transparencyLogs: [log] }),
+        "its certificate carries no signed certificate timestamp that verifies",
+      ],
+      [
+        trustedRootFor({ ...authorities, ctLogs: [ctLog] }),
+        "its transparency-log entry does not verify against the logs",
+      ],
+    ] as const) {
+      const error = await userErrorOf(
+        verifyRelease({ client, reference: release.tagReference, policy: requiring(root) }),
+      );
+      expect(error.code).toBe("RELEASE_POLICY_UNMET");
+      expect(error.why).toContain(why);
+      expect(error.why).toContain("(transparencyLog: required;");
+    }
   });
 });
 

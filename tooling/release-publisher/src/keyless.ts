@@ -25,6 +25,8 @@ const OID = {
   /** Fulcio's OIDC issuer extension: v1 holds the raw string, v2 a DER UTF8String. */
   fulcioIssuerV1: "1.3.6.1.4.1.57264.1.1",
   fulcioIssuerV2: "1.3.6.1.4.1.57264.1.8",
+  /** RFC 6962 §3.3: the SCTs embedded in a certificate. */
+  embeddedScts: "1.3.6.1.4.1.11129.2.4.2",
   sha256: "2.16.840.1.101.3.4.2.1",
   signedData: "1.2.840.113549.1.7.2",
   tstInfo: "1.2.840.113549.1.9.16.1.4",
@@ -122,7 +124,14 @@ interface CertificateRequest {
   extensions: pkijs.Extension[];
 }
 
-async function issueCertificate(request: CertificateRequest): Promise<Uint8Array> {
+/**
+ * `embed`: an extension made from the TBS certificate as signed without it, added before the
+ * final signature (a CT log's SCT list: RFC 6962 §3.1 signs the precertificate's TBS).
+ */
+async function issueCertificate(
+  request: CertificateRequest,
+  embed?: (tbsDer: Uint8Array) => pkijs.Extension,
+): Promise<Uint8Array> {
   const certificate = new pkijs.Certificate();
   certificate.version = 2;
   certificate.serialNumber = serialNumber();
@@ -146,7 +155,12 @@ async function issueCertificate(request: CertificateRequest): Promise<Uint8Array
     ),
     ...request.extensions,
   ];
-  await certificate.sign(request.signingKey as Parameters<pkijs.Certificate["sign"]>[0], "SHA-256");
+  const signingKey = request.signingKey as Parameters<pkijs.Certificate["sign"]>[0];
+  await certificate.sign(signingKey, "SHA-256");
+  if (embed !== undefined) {
+    certificate.extensions.push(embed(new Uint8Array(certificate.encodeTBS().toBER(false))));
+    await certificate.sign(signingKey, "SHA-256");
+  }
   return new Uint8Array(certificate.toSchema(true).toBER(false));
 }
 
@@ -203,7 +217,12 @@ export interface AuthorityOptions {
   clock?: Clock;
 }
 
-export async function createCertificateAuthority(options: AuthorityOptions = {}): Promise<CertificateAuthority> {
+export async function createCertificateAuthority(
+  options: AuthorityOptions & {
+    /** Each leaf gets this CT log's SCT embedded, as Fulcio's do; none without it. */
+    ctLog?: CertificateTransparencyLog;
+  } = {},
+): Promise<CertificateAuthority> {
   const clock = options.clock ?? (() => new Date());
   const organization = options.organization ?? "nodekit test";
   const commonName = options.commonName ?? "offline CA";
@@ -221,22 +240,97 @@ export async function createCertificateAuthority(options: AuthorityOptions = {})
       const san = new pkijs.GeneralNames({
         names: [new pkijs.GeneralName({ type: subject.includes("://") ? 6 : 1, value: subject })],
       });
-      return issueCertificate({
-        subject: new pkijs.RelativeDistinguishedNames(),
-        issuer: root.name,
-        publicKeyDer,
-        issuerPublicKeyDer: root.key.publicKeyDer,
-        signingKey: root.key.privateKey,
-        notBefore: now,
-        notAfter: new Date(now.getTime() + 10 * MINUTE),
-        extensions: [
-          extension(OID.keyUsage, true, keyUsage([0])),
-          extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [OID.codeSigning] }).toSchema()),
-          extension(OID.subjectAltName, true, san.toSchema()),
-          extension(OID.fulcioIssuerV1, false, bytes(Buffer.from(issuer, "utf8"))),
-          extension(OID.fulcioIssuerV2, false, new asn1js.Utf8String({ value: issuer })),
-        ],
-      });
+      const ctLog = options.ctLog;
+      return issueCertificate(
+        {
+          subject: new pkijs.RelativeDistinguishedNames(),
+          issuer: root.name,
+          publicKeyDer,
+          issuerPublicKeyDer: root.key.publicKeyDer,
+          signingKey: root.key.privateKey,
+          notBefore: now,
+          notAfter: new Date(now.getTime() + 10 * MINUTE),
+          extensions: [
+            extension(OID.keyUsage, true, keyUsage([0])),
+            extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [OID.codeSigning] }).toSchema()),
+            extension(OID.subjectAltName, true, san.toSchema()),
+            extension(OID.fulcioIssuerV1, false, bytes(Buffer.from(issuer, "utf8"))),
+            extension(OID.fulcioIssuerV2, false, new asn1js.Utf8String({ value: issuer })),
+          ],
+        },
+        ctLog === undefined
+          ? undefined
+          : (tbsDer) => {
+              // RFC 6962 §3.3: an OCTET STRING holding the TLS-encoded SignedCertificateTimestampList.
+              const sct = ctLog.timestamp(root.key.publicKeyDer, tbsDer);
+              const list = Buffer.concat([uint(sct.length + 2, 2), uint(sct.length, 2), sct]);
+              return extension(OID.embeddedScts, false, new asn1js.OctetString({ valueHex: bytes(list) }));
+            },
+      );
+    },
+  };
+}
+
+/** A big-endian unsigned integer of `length` bytes (TLS encoding). */
+function uint(value: number | bigint, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  let rest = BigInt(value);
+  for (let i = length - 1; i >= 0; i--) {
+    out[i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  return out;
+}
+
+/** A certificate transparency log (RFC 6962), as Fulcio submits each certificate to: its key and the SCTs it signs. */
+export interface CertificateTransparencyLog {
+  readonly baseUrl: string;
+  /** SPKI DER of the log's key (ECDSA P-256). */
+  readonly publicKeyDer: Uint8Array;
+  /** SHA-256 of the key's SPKI DER: the SCT's log ID. */
+  readonly logId: Uint8Array;
+  readonly validFrom: Date;
+  /** A TLS-encoded SCT for a precertificate: its issuer's key (SPKI DER) and its TBS certificate. */
+  timestamp(issuerPublicKeyDer: Uint8Array, tbsDer: Uint8Array): Buffer;
+}
+
+export function createCertificateTransparencyLog(
+  options: { name?: string; clock?: Clock } = {},
+): CertificateTransparencyLog {
+  const clock = options.clock ?? (() => new Date());
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const publicKeyDer = new Uint8Array(publicKey.export({ type: "spki", format: "der" }));
+  const logId = createHash("sha256").update(publicKeyDer).digest();
+  return {
+    baseUrl: `https://${options.name ?? "ct.nodekit.invalid"}`,
+    publicKeyDer,
+    logId,
+    validFrom: clock(),
+    timestamp(issuerPublicKeyDer, tbsDer) {
+      const timestamp = uint(clock().getTime(), 8);
+      const noExtensions = uint(0, 2);
+      // RFC 6962 §3.2's digitally-signed struct: v1, certificate_timestamp, the time,
+      // precert_entry, the issuer key's hash and the TBS certificate, no extensions.
+      const signed = Buffer.concat([
+        Buffer.from([0, 0]),
+        timestamp,
+        uint(1, 2),
+        createHash("sha256").update(issuerPublicKeyDer).digest(),
+        uint(tbsDer.length, 3),
+        tbsDer,
+        noExtensions,
+      ]);
+      const signature = sign("sha256", signed, privateKey);
+      // v1, the log ID, the time, no extensions, sha256 (4) with ecdsa (3), the signature.
+      return Buffer.concat([
+        Buffer.from([0]),
+        logId,
+        timestamp,
+        noExtensions,
+        Buffer.from([4, 3]),
+        uint(signature.length, 2),
+        signature,
+      ]);
     },
   };
 }
@@ -362,6 +456,7 @@ export function trustedRootFor(options: {
   certificateAuthorities?: readonly Authority[];
   timestampAuthorities?: readonly Authority[];
   transparencyLogs?: readonly TransparencyLog[];
+  ctLogs?: readonly CertificateTransparencyLog[];
 }): Record<string, unknown> {
   const entry = (authority: Authority) => ({
     subject: { organization: authority.organization, commonName: authority.commonName },
@@ -370,20 +465,21 @@ export function trustedRootFor(options: {
     validFor: { start: new Date(authority.validFrom.getTime() - MINUTE).toISOString() },
   });
   const base64 = (data: Uint8Array) => Buffer.from(data).toString("base64");
+  const logEntry = (log: { baseUrl: string; publicKeyDer: Uint8Array; logId: Uint8Array; validFrom: Date }) => ({
+    baseUrl: log.baseUrl,
+    hashAlgorithm: "SHA2_256",
+    publicKey: {
+      rawBytes: base64(log.publicKeyDer),
+      keyDetails: "PKIX_ECDSA_P256_SHA_256",
+      validFor: { start: new Date(log.validFrom.getTime() - MINUTE).toISOString() },
+    },
+    logId: { keyId: base64(log.logId) },
+  });
   return {
     mediaType: "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-    tlogs: (options.transparencyLogs ?? []).map((log) => ({
-      baseUrl: log.baseUrl,
-      hashAlgorithm: "SHA2_256",
-      publicKey: {
-        rawBytes: base64(log.publicKeyDer),
-        keyDetails: "PKIX_ECDSA_P256_SHA_256",
-        validFor: { start: new Date(log.validFrom.getTime() - MINUTE).toISOString() },
-      },
-      logId: { keyId: base64(log.logId) },
-    })),
+    tlogs: (options.transparencyLogs ?? []).map(logEntry),
     certificateAuthorities: (options.certificateAuthorities ?? []).map(entry),
-    ctlogs: [],
+    ctlogs: (options.ctLogs ?? []).map(logEntry),
     timestampAuthorities: (options.timestampAuthorities ?? []).map(entry),
   };
 }
