@@ -3,6 +3,7 @@
  * and what the catalogue test checks. A package or CLI that defines a table adds it here.
  */
 
+import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
@@ -23,6 +24,7 @@ import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.t
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,
   processErrorCodes,
+  cliKitErrorCodes,
   fsSafeErrorCodes,
   kubeErrorCodes,
   k8sAuthErrorCodes,

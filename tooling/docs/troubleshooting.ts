@@ -191,7 +191,6 @@ export const FIXES: Record<string, string> = {
     "`chmod 600 ~/.nr/config.yaml` (the path the message names): a file holding the token must be yours alone.",
   NR_CONFIG_INVALID:
     "Fix each problem listed (line, field) in `~/.nr/config.yaml`; its keys are `apiUrl`, `token` and `pins` ([registration.md](registration.md#versions)).",
-  NR_DURATION_INVALID: "Give `--timeout` a duration such as `90s`, `10m` or `1h`.",
   OFFLOAD_NAMESPACE_INVALID:
     "Name each `--offload-namespace` as a Kubernetes namespace: lower-case letters, digits and `-`, at most 63 characters.",
   OFFLOAD_NAMESPACE_REFUSED:

@@ -66,10 +66,6 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Usage,
     meaning: "A secret was passed as a command-line flag, where shell history and ps can read it; it was not used.",
   },
-  NR_DURATION_INVALID: {
-    exitCode: ExitCode.Usage,
-    meaning: "A duration flag (--timeout) is not a duration such as 90s, 10m or 1h.",
-  },
   VERIFY_FAILED: {
     exitCode: ExitCode.CheckFailed,
     meaning:

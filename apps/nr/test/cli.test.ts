@@ -149,6 +149,16 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     expect(result.stderr).toContain("--name NAME");
   });
 
+  it("a --timeout that is not a duration is a usage error (exit 2), worded as nvkectl words it", async () => {
+    const env = await fresh("bad-timeout");
+    const result = await home.nr(base(["--name", "vm-x", "--timeout", "soon"]), { env });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('error: --timeout "soon" is not a duration');
+    expect(result.stderr).toContain(
+      "next: give it as a number with a unit, as kubectl does: --timeout 90s, --timeout 10m, --timeout 1h30m",
+    );
+  });
+
   it("a secret on the command line is refused and never echoed", async () => {
     const env = await fresh("secret-argv");
     const result = await home.nr(base(["--name", "vm-x", "--proxmox-token-secret", "s3cr3t-on-argv"]), { env });

@@ -4,6 +4,7 @@ import {
   globalFlags,
   type Hints,
   type OutputFormat,
+  parseDuration,
   traceStartup,
   type View,
 } from "@nodekit/cli-kit";
@@ -79,9 +80,8 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       wait?: boolean;
       watch?: boolean;
     };
-    const [{ openController }, { parseDuration }, { connectionOptions }] = await Promise.all([
+    const [{ openController }, { connectionOptions }] = await Promise.all([
       import("./services/controller.ts"),
-      import("./services/time.ts"),
       import("./services/connection.ts"),
     ]);
     traceStartup("controller modules loaded");

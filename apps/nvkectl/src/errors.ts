@@ -82,10 +82,6 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.Usage,
     meaning: "An environment variable nvkectl reads (NVKECTL_MAX_RESPONSE_MB, …) has a value it cannot use.",
   },
-  INVALID_DURATION: {
-    exitCode: ExitCode.Usage,
-    meaning: "A duration flag (--timeout, …) is not a duration such as 90s or 10m.",
-  },
   REPLICAS_INVALID: { exitCode: ExitCode.Usage, meaning: "--replicas is not a whole number from 0 to 5000." },
   HOSTS_FILE_NOT_FOUND: { exitCode: ExitCode.NotFound, meaning: "The hosts CSV named with --hosts does not exist." },
   HOSTS_FILE_UNREADABLE: { exitCode: ExitCode.InvalidInput, meaning: "The hosts CSV exists but cannot be read." },

@@ -1,4 +1,6 @@
 export { type BaseArgs, BaseCommand, type BaseFlags } from "./base-command.ts";
+export { parseDuration } from "./duration.ts";
+export { errorCodes as cliKitErrorCodes } from "./errors.ts";
 export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
 export { commandNotFound, suggestCommands } from "./not-found.ts";

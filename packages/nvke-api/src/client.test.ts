@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { ExitCode } from "@nodekit/errors";
 import { userErrorOf } from "@nodekit/test-utils";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createNvkeClient } from "./client.ts";
-import type { Cluster } from "./schemas.ts";
+import { cluster, errorBody, loopbackServers } from "./test-support.ts";
 
 // A tiny controller stand-in on loopback: each test says how it answers.
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -17,12 +16,9 @@ interface Seen {
   body: string;
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-});
+const { listen } = loopbackServers();
 
-async function serve(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
+async function serve(handler: Handler): Promise<{ url: string; seen: Seen[]; server: Server }> {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -41,37 +37,12 @@ async function serve(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
       handler(req, body, res);
     });
   });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url: await listen(server), seen, server };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
-}
-
-function errorBody(code: number, reason: string, message: string, details?: { field: string; message: string }[]) {
-  return { error: { code, reason, message, ...(details === undefined ? {} : { details }) } };
-}
-
-function cluster(name: string): Cluster {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    name,
-    provider: "capd",
-    clusterReleaseID: randomUUID(),
-    clusterReleaseName: "r1",
-    kubernetesVersion: "v1.31.4",
-    controlPlaneConfig: { replicas: 1, nodeNamePrefix: `${name}-cp` },
-    network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
-    infra: { machineTemplate: { apiVersion: "x/v1", kind: "DockerMachineTemplate", spec: {} } },
-    labels: {},
-    status: { phase: "Ready", controlPlaneReady: true },
-    createdAt: now,
-    updatedAt: now,
-  };
 }
 
 describe("listClusters", () => {
@@ -290,8 +261,8 @@ describe("errors", () => {
   });
 
   test("connection refused names the URL and says what to check", async () => {
-    const { url } = await serve(() => {});
-    await new Promise((r) => servers.pop()?.close(r));
+    const { url, server } = await serve(() => {});
+    await new Promise((r) => server.close(r));
     const error = await userErrorOf(createNvkeClient({ baseUrl: url }).listClustersPage());
     expect(error.code).toBe("CONTROLLER_UNREACHABLE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);

@@ -291,6 +291,21 @@ export const ClusterStatusSchema = z.object({
 });
 export type ClusterStatus = z.infer<typeof ClusterStatusSchema>;
 
+/**
+ * A cluster's or node pool's payload as the controller returns it: the request's fields, in a
+ * plain (not strict) object, so a field a newer controller adds does not fail the read.
+ */
+const payloadAsReturned = {
+  nico: z
+    .object({ ...NicoPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.nico),
+  infra: z
+    .object({ ...InfraPayloadSchema.shape })
+    .optional()
+    .describe(DESCRIBE.infra),
+};
+
 export const ClusterSchema = z.object({
   id: IdSchema.describe(DESCRIBE.id),
   name: NameSchema.describe(DESCRIBE.clusterName),
@@ -312,14 +327,7 @@ export const ClusterSchema = z.object({
       nodeCIDRMaskSize: z.int().describe(DESCRIBE.nodeCIDRMaskSize),
     })
     .describe(DESCRIBE.network),
-  nico: z
-    .object({ ...NicoPayloadSchema.shape })
-    .optional()
-    .describe(DESCRIBE.nico),
-  infra: z
-    .object({ ...InfraPayloadSchema.shape })
-    .optional()
-    .describe(DESCRIBE.infra),
+  ...payloadAsReturned,
   labels: z.record(z.string(), z.string()).describe(DESCRIBE.labels),
   status: ClusterStatusSchema.describe(DESCRIBE.status),
   createdAt: z.iso.datetime().describe(DESCRIBE.createdAt),
@@ -426,14 +434,7 @@ export const NodePoolSchema = z.object({
   desiredNodeCount: z.int().describe(DESCRIBE.desiredNodeCount),
   role: NodePoolRoleSchema.describe(DESCRIBE.role),
   nodePoolReleaseName: z.string().optional().describe(DESCRIBE.nodePoolReleaseName),
-  nico: z
-    .object({ ...NicoPayloadSchema.shape })
-    .optional()
-    .describe(DESCRIBE.nico),
-  infra: z
-    .object({ ...InfraPayloadSchema.shape })
-    .optional()
-    .describe(DESCRIBE.infra),
+  ...payloadAsReturned,
   labels: z.record(z.string(), z.string()).describe(DESCRIBE.labels),
   taints: z
     .array(z.object({ key: z.string(), value: z.string().optional(), effect: TaintSchema.shape.effect }))

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { ExitCode } from "@nodekit/errors";
 import { userErrorOf } from "@nodekit/test-utils";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { createNvkeClient, type NvkeClientOptions } from "./client.ts";
-import type { Cluster } from "./schemas.ts";
+import { cluster, errorBody, loopbackServers } from "./test-support.ts";
 import { createFetchTransport, type HttpTransport } from "./transport.ts";
 import { createNodeHttpTransport } from "./transport-node.ts";
 
@@ -15,42 +14,11 @@ import { createNodeHttpTransport } from "./transport-node.ts";
 // once with ky over fetch (the library default) and once with node:http (what nvkectl uses).
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function listen(server: Server, scheme: "http" | "https"): Promise<string> {
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const { listen } = loopbackServers();
 const serve = (handler: Handler) => listen(createServer(handler), "http");
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
-}
-const errorBody = (code: number, reason: string, message: string) => ({ error: { code, reason, message } });
-
-function cluster(name: string): Cluster {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    name,
-    provider: "capd",
-    clusterReleaseID: randomUUID(),
-    clusterReleaseName: "r1",
-    kubernetesVersion: "v1.31.4",
-    controlPlaneConfig: { replicas: 1, nodeNamePrefix: `${name}-cp` },
-    network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
-    labels: {},
-    status: { phase: "Ready", controlPlaneReady: true },
-    createdAt: now,
-    updatedAt: now,
-  };
 }
 
 const transports: Array<[string, (options?: { ca?: string }) => HttpTransport]> = [

@@ -1,16 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { processAlive } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { type RegistryKind, startRegistry } from "./registry.ts";
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.each(["distribution", "ggcr"] as RegistryKind[])("%s", (kind) => {
   test("basic auth: 401 with a Basic challenge, 200 with the password; stop() leaves nothing behind", async () => {
@@ -23,11 +15,11 @@ describe.each(["distribution", "ggcr"] as RegistryKind[])("%s", (kind) => {
       expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
       const authed = await fetch(`${registry.url}/v2/`, { headers: { authorization: `Basic ${btoa("alice:pw")}` } });
       expect(authed.status).toBe(200);
-      expect(alive(pid)).toBe(true);
+      expect(processAlive(pid)).toBe(true);
     } finally {
       await registry.stop();
     }
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(existsSync(registry.storageDir)).toBe(false);
   });
 

@@ -2,6 +2,7 @@
 // Results on stdout, progress on stderr. Runs from source: node --conditions=source.
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { runCli } from "@nodekit/testenv/cli-main";
 import { SandboxError } from "./errors.ts";
 import { defaultSandboxDir } from "./layout.ts";
 import {
@@ -273,12 +274,9 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (error) {
-  const usageError = String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-  if (usageError) process.stderr.write(`sandbox: ${(error as Error).message}\n${usage}\n`);
-  else if (error instanceof SandboxError) process.stderr.write(`${error.describe()}\n`);
-  else process.stderr.write(`sandbox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = usageError ? 2 : 1;
-}
+await runCli({
+  name: "sandbox",
+  usage,
+  main: () => main(process.argv.slice(2)),
+  describeKnown: (error) => (error instanceof SandboxError ? error.describe() : undefined),
+});

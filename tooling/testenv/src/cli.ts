@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { runCli } from "./cli-main.ts";
 import { TestenvError } from "./errors.ts";
 import { defaultStateDir, down, kubeconfig, readState, serve, up } from "./sandbox.ts";
 
@@ -87,12 +88,9 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (error) {
-  const usageError = String((error as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-  if (usageError) process.stderr.write(`testenv: ${(error as Error).message}\n${usage}\n`);
-  else if (error instanceof TestenvError) process.stderr.write(`testenv: error: ${error.message}\n`);
-  else process.stderr.write(`testenv: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = usageError ? 2 : 1;
-}
+await runCli({
+  name: "testenv",
+  usage,
+  main: () => main(process.argv.slice(2)),
+  describeKnown: (error) => (error instanceof TestenvError ? `testenv: error: ${error.message}` : undefined),
+});

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
 
@@ -27,7 +28,7 @@ export async function connectionOptions(flags: ConnectionFlags): Promise<Connect
   const options: ConnectionOptions = {};
   if (flags.requestTimeoutMs !== undefined) {
     if (flags.requestTimeoutMs <= 0) {
-      throw new UserError(errorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
+      throw new UserError(cliKitErrorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
         next: "give it as a duration such as --request-timeout 30s or 2m",
       });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { humanDuration, parseDuration } from "./time.ts";
+import { humanDuration } from "./time.ts";
 
 const s = 1000;
 const m = 60 * s;
@@ -27,24 +27,5 @@ describe("humanDuration (kubectl's AGE)", () => {
     [9 * 365 * d, "9y"],
   ])("%d ms → %s", (ms, text) => {
     expect(humanDuration(ms)).toBe(text);
-  });
-});
-
-describe("parseDuration", () => {
-  it.each([
-    ["90s", 90 * s],
-    ["10m", 10 * m],
-    ["1h30m", 90 * m],
-    ["500ms", 500],
-    ["45", 45 * s],
-    ["1.5s", 1500],
-  ])("%s → %d ms", (text, ms) => {
-    expect(parseDuration(text, "--timeout")).toBe(ms);
-  });
-
-  it.each(["", "soon", "10 m", "5d", "m10"])("refuses %j as a usage error", (text) => {
-    expect(() => parseDuration(text, "--timeout")).toThrow(
-      expect.objectContaining({ code: "INVALID_DURATION", exitCode: 2 }),
-    );
   });
 });

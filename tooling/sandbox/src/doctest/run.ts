@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Problem } from "@nodekit/errors";
+import { portOpen } from "@nodekit/test-utils";
 import { runProcess } from "../processes.ts";
 import type { SandboxStatus } from "../sandbox.ts";
 import { runInSession } from "../session.ts";
@@ -144,16 +144,6 @@ async function listeningPorts(env: NodeJS.ProcessEnv): Promise<number[]> {
     return [];
   }
 }
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 
 /** After `down`: no process, port or file of the sandbox, and no nvkectl config, token cache or ~/.nr in HOME. */
 async function leftovers(source: string, work: string, home: string, ports: number[]): Promise<Problem[]> {

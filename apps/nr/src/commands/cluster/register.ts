@@ -1,8 +1,7 @@
-import { dryRunFlag, Flags } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
-import { parseDuration } from "../../duration.ts";
 import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../phases/phases.ts";
 import { phaseProgress } from "../../progress.ts";

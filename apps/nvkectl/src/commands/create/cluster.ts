@@ -1,9 +1,8 @@
-import { Flags } from "@nodekit/cli-kit";
+import { Flags, parseDuration } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterView } from "../../columns.ts";
 import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { createCluster, waitForCluster } from "../../services/clusters.ts";
-import { parseDuration } from "../../services/time.ts";
 
 export default class CreateCluster extends NvkectlCommand<typeof CreateCluster> {
   static override aliases = ["create:clusters"];

@@ -1,9 +1,8 @@
-import { Flags } from "@nodekit/cli-kit";
+import { Flags, parseDuration } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolView } from "../../columns.ts";
 import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { createNodePool, waitForNodePool } from "../../services/nodepools.ts";
-import { parseDuration } from "../../services/time.ts";
 
 export default class CreateNodePool extends NvkectlCommand<typeof CreateNodePool> {
   static override aliases = ["create:nodepools"];

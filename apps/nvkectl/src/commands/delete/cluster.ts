@@ -1,8 +1,7 @@
-import { Args, Flags } from "@nodekit/cli-kit";
+import { Args, Flags, parseDuration } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { DEFAULT_TIMEOUT, ignoreNotFoundFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { clustersNotFound, deleteClusters, waitForCluster } from "../../services/clusters.ts";
-import { parseDuration } from "../../services/time.ts";
 
 export default class DeleteCluster extends NvkectlCommand<typeof DeleteCluster> {
   static override aliases = ["delete:clusters"];

@@ -1,8 +1,7 @@
-import { Args, Flags } from "@nodekit/cli-kit";
+import { Args, Flags, parseDuration } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterFlag, DEFAULT_TIMEOUT, ignoreNotFoundFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
 import { deleteNodePools, nodePoolsNotFound, waitForNodePool } from "../../services/nodepools.ts";
-import { parseDuration } from "../../services/time.ts";
 
 export default class DeleteNodePool extends NvkectlCommand<typeof DeleteNodePool> {
   static override aliases = ["delete:nodepools"];
