@@ -1,11 +1,14 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
+import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
 
 // Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
 // core bundled in from source, src/run.ts as the bin's entry. What loads only when a phase
 // runs (execa, write-file-atomic, proper-lockfile, tar, the prompts) stays external.
+const EXTERNAL = ["typescript", "ts-node", "tsx", "@kubernetes/client-node"];
+
 export default defineConfig({
   ...base,
   entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
@@ -13,12 +16,12 @@ export default defineConfig({
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "ky", "ipaddr.js", "semver", /^@oclif\/core/],
   // @kubernetes/client-node is reached only through @nodekit/kube's connect(), which nr never calls.
-  external: ["typescript", "ts-node", "tsx", "@kubernetes/client-node"],
-  banner: {
-    js: 'import { createRequire as __nodekitCreateRequire } from "node:module";\nconst require = __nodekitCreateRequire(import.meta.url);',
-  },
+  external: EXTERNAL,
+  banner: { js: LAZY_REQUIRE_BANNER },
+  // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
+  plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
-  esbuildPlugins: [lazyOclifRequires()],
+  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
   esbuildOptions(options) {
     options.outbase = "src";
     options.conditions = ["source"];

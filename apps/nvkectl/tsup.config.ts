@@ -1,6 +1,7 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
+import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
 
 // Each command is its own entry so oclif (through the manifest) imports only the one
 // that runs; shared code lands in chunks. The workspace libraries, the small pure
@@ -10,7 +11,9 @@ import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 // of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
 // token) stays external, as do execa and proper-lockfile, and the TypeScript loaders
-// oclif looks for only in development. The banner gives the bundled CommonJS a `require`.
+// oclif looks for only in development. The banner gives the bundled CommonJS a `require`, made on first use.
+const EXTERNAL = ["typescript", "ts-node", "tsx"];
+
 export default defineConfig({
   ...base,
   entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "src/hooks/*.ts", "!src/**/*.test.ts"],
@@ -19,12 +22,12 @@ export default defineConfig({
   // dist/metafile-esm.json: which source modules each chunk holds (the start-up guard test reads it).
   metafile: true,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],
-  external: ["typescript", "ts-node", "tsx"],
-  banner: {
-    js: 'import { createRequire as __nodekitCreateRequire } from "node:module";\nconst require = __nodekitCreateRequire(import.meta.url);',
-  },
+  external: EXTERNAL,
+  banner: { js: LAZY_REQUIRE_BANNER },
+  // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
+  plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
-  esbuildPlugins: [lazyOclifRequires()],
+  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
   esbuildOptions(options) {
     // Keep src/'s layout (dist/commands/<topic>/<name>.js, where package.json's oclif.commands
     // looks); without it esbuild drops the entries' common directory.

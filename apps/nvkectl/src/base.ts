@@ -80,10 +80,11 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       wait?: boolean;
       watch?: boolean;
     };
-    const [{ openController }, { connectionOptions }] = await Promise.all([
-      import("./services/controller.ts"),
-      import("./services/connection.ts"),
-    ]);
+    // The site configuration is read (its files checked, read and parsed) while the
+    // controller's modules load; its error, if any, is reported after the flags' own.
+    const reading = this.site();
+    reading.catch(() => {});
+    const { openController, connectionOptions } = await import("./services/controller.ts");
     traceStartup("controller modules loaded");
     const waits = flags.wait === true || flags.watch === true;
     const connection = await connectionOptions({
@@ -98,7 +99,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
           : undefined,
       env: process.env,
     });
-    const site = await this.site();
+    const site = await reading;
     traceStartup("site config read");
     return openController({
       site,

@@ -3,6 +3,10 @@ import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
 import { createNodeHttpTransport, createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
 import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
 
+// What a command needs to reach the controller, in one module (each module is one more
+// file to load on every read): the connection flags and the client.
+export { connectionOptions } from "./connection.ts";
+
 export interface OpenControllerOptions {
   site: Site;
   /** Token cache directory; default $XDG_CACHE_HOME/nvkectl/tokens (~/.cache/nvkectl/tokens). */

@@ -1,0 +1,84 @@
+import { builtinModules } from "node:module";
+import type { Options } from "tsup";
+
+type Plugin = NonNullable<Options["plugins"]>[number];
+
+// An ES import of a Node.js built-in builds the module's ES facade: every export is read
+// once, and some exports are lazy getters that load more of Node (`import … from "node:fs"`
+// reads fs.ReadStream, which loads Node's file streams; node:http's namespace loads undici).
+// Each import is also one more specifier for the ES loader to resolve and link. A CLI that
+// starts thirty times a minute pays that on every start, for bindings it mostly never uses.
+// This tsup plugin rewrites each built-in import of the bundle's chunks into a
+// `process.getBuiltinModule` binding: the same object, no facade, nothing read but the
+// names imported. And the bundle's `require` (for the CommonJS it bundles) is made on first
+// use, not by an import of node:module in every chunk.
+
+/** The `require` every chunk of a CLI's bundle defines for the CommonJS modules in it (esbuild's __require). */
+export const LAZY_REQUIRE_BANNER = [
+  "const require = /* @__PURE__ */ (() => {",
+  "  let made;",
+  '  const real = () => (made ??= globalThis.process.getBuiltinModule("node:module").createRequire(import.meta.url));',
+  "  return Object.defineProperties((id) => real()(id), {",
+  "    resolve: { get: () => real().resolve },",
+  "    cache: { get: () => real().cache },",
+  "    main: { get: () => real().main },",
+  "  });",
+  "})();",
+].join("\n");
+
+const BUILTINS = new Set(
+  builtinModules.flatMap((name) => (name.startsWith("node:") ? [name] : [name, `node:${name}`])),
+);
+
+/** `import a, { b, c as d } from "x";`, `import * as a from "x";`, `import "x";` at a statement start. */
+const IMPORT =
+  /^import\s*(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(?:\{([^}]*)\}|\*\s*as\s+([A-Za-z_$][\w$]*))?\s*(?:from\s*)?"([^"]+)";$/gm;
+
+/** Any ES import or re-export of a built-in that the rewrite left (a form it does not know fails the build). */
+const LEFT = /^(?:import|export)[\s{*][^;"']*?(?:from\s*)?"(?:node:)?([a-z_/]+)";$/gm;
+
+/** The chunk with every static import of a Node.js built-in made a getBuiltinModule binding. */
+export function rewriteBuiltinImports(code: string, file = "a chunk"): string {
+  const rewritten = code.replace(
+    IMPORT,
+    (line, defaultName: string | undefined, named: string | undefined, namespace: string | undefined, spec: string) => {
+      if (!BUILTINS.has(spec)) return line;
+      const id = JSON.stringify(spec.startsWith("node:") ? spec : `node:${spec}`);
+      const module = `globalThis.process.getBuiltinModule(${id})`;
+      const bindings: string[] = [];
+      const whole = defaultName ?? namespace;
+      if (whole !== undefined) bindings.push(`const ${whole} = ${module};`);
+      if (named !== undefined) {
+        const names = named
+          .split(",")
+          .map((part) => part.trim())
+          .filter(Boolean)
+          .map((part) => {
+            const match = part.match(/^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/);
+            if (match === null) throw new Error(`${file}: cannot rewrite the import of ${spec}: ${line}`);
+            return match[2] === undefined ? match[1] : `${match[1]}: ${match[2]}`;
+          });
+        if (names.length > 0) bindings.push(`const { ${names.join(", ")} } = ${whole ?? module};`);
+      }
+      // `import "node:x";` only loads the built-in, which getBuiltinModule does too.
+      return bindings.length > 0 ? bindings.join("\n") : `${module};`;
+    },
+  );
+  for (const match of rewritten.matchAll(LEFT)) {
+    if (BUILTINS.has(match[1] ?? "")) {
+      throw new Error(`${file}: an import of the built-in ${match[1]} is left; update tooling/tsup/node-builtins.ts`);
+    }
+  }
+  return rewritten;
+}
+
+/** The tsup plugin: every output chunk's built-in imports rewritten (see above). */
+export function builtinsWithoutFacades(): Plugin {
+  return {
+    name: "nodekit-builtins-without-facades",
+    renderChunk(code, chunk) {
+      if (!chunk.path.endsWith(".js")) return undefined;
+      return { code: rewriteBuiltinImports(code, chunk.path) };
+    },
+  };
+}
