@@ -3,6 +3,7 @@ import { dryRunFlag, Flags, planProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
 import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
+import { parseDuration } from "../services/time.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";
@@ -61,6 +62,10 @@ The NICo API key is read from the environment variable the stack config names (n
   };
 
   override async run(): Promise<void> {
+    // nvkectl's global --request-timeout (base.ts) bounds each of the install's kubectl requests too.
+    const requestTimeout = (this.flags as { "request-timeout"?: string })["request-timeout"];
+    const requestTimeoutMs =
+      requestTimeout === undefined ? undefined : parseDuration(requestTimeout, "--request-timeout");
     const kubeconfig = this.flags.kubeconfig ?? (await this.site()).kubeconfig;
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
@@ -74,6 +79,7 @@ The NICo API key is read from the environment variable the stack config names (n
           redactor: this.redactor,
           release: this.flags.release,
           registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          requestTimeoutMs,
         },
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],
