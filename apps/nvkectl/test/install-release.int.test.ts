@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { envCredentials, OciClient } from "@nodekit/oci";
 import { formatPlan } from "@nodekit/plan";
-import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
+import { createExecaRunner, createRecordingRunner, type ProcessRunner } from "@nodekit/process";
 import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
 import { generateSigningKeyPair, localKeySigner } from "@nodekit/release";
 import { type PublishedTestRelease, publishTestRelease } from "@nodekit/release-publisher";
@@ -199,6 +199,114 @@ describe("nvkectl install --release", () => {
         "utf8",
       ),
     ).toBe("# core\n");
+  });
+
+  // One way to give the credential for the whole flow: with NODEKIT_REGISTRY_USERNAME/_PASSWORD
+  // alone (no docker or helm config file anywhere), release verify and export read the release,
+  // and the install's helm pulls its chart through a config written for the run and removed after it.
+  test("with only the environment's registry credential, helm pulls every chart by digest; the generated config is gone and the password is nowhere", async () => {
+    const home = join(work, "env-only-home");
+    await mkdir(home, { recursive: true });
+    const envOnly = {
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, ".config"),
+      PATH: process.env.PATH ?? "",
+      NVKE_NICO_API_KEY: API_KEY,
+      NODEKIT_REGISTRY_USERNAME: "ops",
+      NODEKIT_REGISTRY_PASSWORD: PASSWORD,
+    };
+    const auth = Buffer.from(`ops:${PASSWORD}`).toString("base64");
+    const leaks = (text: string) => text.includes(PASSWORD) || text.includes(auth);
+    const verified = await runCli(
+      "nvkectl",
+      ["release", "verify", published.tagReference, "--policy", "policy.yaml", "--plain-http"],
+      { env: envOnly, cwd: work },
+    );
+    expect(verified.exitCode).toBe(0);
+    expect(leaks(verified.stderr)).toBe(false);
+    const exported = await runCli(
+      "nvkectl",
+      ["release", "export", verified.stdout.trim(), "--plain-http", "--output-file", "release-env.json"],
+      { env: envOnly, cwd: work },
+    );
+    expect(exported.exitCode).toBe(0);
+
+    // The dry run names the config helm will read, and where its credential comes from, never its content
+    const generated = join(work, "state-env", "helm-registry", "config.json");
+    const dry = await runCli(
+      "nvkectl",
+      [
+        "install",
+        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
+        ...["--kubeconfig", admin, "--release", "release-env.json", "--plain-http", "--dry-run"],
+        ...["--work-dir", "state-env", "--request-timeout", "45s"],
+      ],
+      { env: envOnly, cwd: work },
+    );
+    expect(dry.stderr).toBe("");
+    expect(dry.exitCode).toBe(0);
+    expect(dry.stdout).toContain(
+      `# helm reads the registry credentials for ${registry.host} from ${generated}, generated from NODEKIT_REGISTRY_USERNAME/_PASSWORD`,
+    );
+    expect(dry.stdout).toContain(`HELM_REGISTRY_CONFIG=${generated} helm upgrade --install pinned`);
+    expect(leaks(dry.stdout)).toBe(false);
+    // --request-timeout reaches every kubectl call (the one that read the nodes too)
+    const kubectlLines = dry.stdout.split("\n").filter((line) => /(^|\s)kubectl /.test(line));
+    expect(kubectlLines.length).toBeGreaterThan(3);
+    for (const line of kubectlLines) expect(line).toContain("--request-timeout=45s");
+    expect(await stat(join(work, "state-env", "helm-registry")).catch(() => undefined)).toBeUndefined();
+
+    // When the chart item and the providers' pulls run for real, with that same environment
+    const envInputs = fixture.inputs(envOnly, {
+      release: join(work, "release-env.json"),
+      registry: { plainHttp: true },
+      workDir: join(work, "state-env"),
+      requestTimeoutMs: 45_000,
+    });
+    const runEnv = { ...envInputs.env };
+    for (const name of ["DOCKER_CONFIG", "HELM_REGISTRY_CONFIG", "NODEKIT_REGISTRY_HOST"]) delete runEnv[name];
+    const context = await prepareInstall({ ...envInputs, env: runEnv }, createExecaRunner());
+    const plan = planInstall(context);
+    const clusterApi = plan.items.find((item) => item.id === "cluster-api");
+    const pinned = plan.items.find((item) => item.id === "pinned");
+    if (clusterApi === undefined || pinned === undefined) throw new Error("plan items missing");
+    const pulls = clusterApi.steps.filter((step) => step.kind === "action" && step.action === "pull-provider");
+    const seenByHelm: Array<{ path: string | undefined; mode: number }> = [];
+    const execa = createExecaRunner();
+    const checking: ProcessRunner = {
+      async run(call, options) {
+        if (call.command === "helm") {
+          const path = call.env?.HELM_REGISTRY_CONFIG;
+          seenByHelm.push({ path, mode: path === undefined ? 0 : (await stat(path)).mode & 0o777 });
+        }
+        return execa.run(call, options);
+      },
+    };
+    const witness = createRecordingRunner({ inner: checking });
+    const events: unknown[] = [];
+    await runInstall(
+      context,
+      { ...plan, items: [{ ...clusterApi, steps: pulls }, pinned] },
+      { runner: witness, redactor: envInputs.redactor, onEvent: (event) => events.push(event) },
+    );
+
+    // Then every helm call read the generated 0600 config and succeeded: the chart was pulled and installed
+    const helmCalls = witness.calls.filter((call) => call.call.command === "helm");
+    expect(helmCalls.length).toBeGreaterThan(0);
+    expect(seenByHelm).toEqual(helmCalls.map(() => ({ path: generated, mode: 0o600 })));
+    for (const call of helmCalls) expect(formatPlan(plan)).toContain(call.line);
+    const data = JSON.parse(
+      await kubectl("get", "configmap", "release-pinned", "--namespace", "release-pinned", "--output=json"),
+    ).data;
+    expect(data.image).toBe(`${registry.host}/nvke/images/controller@${published.description.images[0]?.digest}`);
+    // and the config is gone; the password is in no call line, event or file the install keeps
+    expect(await stat(join(work, "state-env", "helm-registry")).catch(() => undefined)).toBeUndefined();
+    expect(leaks(witness.calls.map((call) => call.line).join("\n"))).toBe(false);
+    expect(leaks(JSON.stringify(events))).toBe(false);
+    const kept = await readdir(join(work, "state-env"), { recursive: true, withFileTypes: true });
+    const files = kept.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(leaks(await readFile(file, "utf8")), file).toBe(false);
   });
 
   test("an image in the values that the release lacks: RELEASE_IMAGE_NOT_PINNED with its file and field, nothing run", async () => {

@@ -135,6 +135,17 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
     expect(wide.stderr).toContain("utf16-stack.yaml: is UTF-16");
   });
 
+  test("a --request-timeout kubectl could not honour is a usage error before anything is read (exit 2)", async () => {
+    for (const [value, message] of [
+      ["soon", '--request-timeout "soon" is not a duration'],
+      ["0", "--request-timeout must be longer than 0"],
+    ] as const) {
+      const result = await install("--deploy-path", "path", "--dry-run", "--request-timeout", value);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
+  });
+
   test("no API key in the environment: the variable is named (exit 9); a valid input reaches the kubeconfig check", async () => {
     const noKey = await home.nvkectl(
       ["install", "--sitespec", "sitespec.yaml", "--stack-config", "stack.yaml", "--kubeconfig", "missing.kubeconfig"],

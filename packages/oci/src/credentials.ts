@@ -97,6 +97,20 @@ export function parseAuthsFile(text: string, path: string): Map<string, Credenti
   return out;
 }
 
+/**
+ * The docker-style config that docker and helm read (`{"auths":{"host":{"auth":base64("user:password")}}}`),
+ * for these registry hosts: what {@link parseAuthsFile} reads back.
+ */
+export function formatAuthsFile(credentials: Readonly<Record<string, Credential>>): string {
+  const auths = Object.fromEntries(
+    Object.entries(credentials).map(([registry, { username, password }]) => [
+      normalizeRegistry(registry),
+      { auth: Buffer.from(`${username}:${password}`, "utf8").toString("base64") },
+    ]),
+  );
+  return `${JSON.stringify({ auths }, null, 2)}\n`;
+}
+
 /** The files docker and helm keep registry logins in, in the order they are consulted. */
 export function credentialFilePaths(options: Pick<CredentialFileOptions, "env" | "homedir"> = {}): string[] {
   const env = options.env ?? process.env;

@@ -22,6 +22,7 @@ export {
   defaultCredentials,
   type EnvCredentialNames,
   envCredentials,
+  formatAuthsFile,
   parseAuthsFile,
 } from "./credentials.ts";
 export { digestOf, isDigest, matchesDigest } from "./digest.ts";

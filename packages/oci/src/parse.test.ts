@@ -2,7 +2,13 @@ import { userErrorOf } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { parseChallenges } from "./challenge.ts";
-import { chainCredentials, configFileCredentials, envCredentials, parseAuthsFile } from "./credentials.ts";
+import {
+  chainCredentials,
+  configFileCredentials,
+  envCredentials,
+  formatAuthsFile,
+  parseAuthsFile,
+} from "./credentials.ts";
 import { digestOf, isDigest, matchesDigest } from "./digest.ts";
 import { formatReference, parseReference } from "./reference.ts";
 
@@ -100,6 +106,20 @@ describe("credentials", () => {
       "reg.example.com": { username: "alice", password: "pa:ss" },
       "127.0.0.1:5000": { username: "bob", password: "pw" },
     });
+  });
+  test("formatAuthsFile writes the auth form parseAuthsFile reads back, for any user and password", () => {
+    expect(JSON.parse(formatAuthsFile({ "127.0.0.1:5000": { username: "ops", password: "pw" } }))).toEqual({
+      auths: { "127.0.0.1:5000": { auth: Buffer.from("ops:pw").toString("base64") } },
+    });
+    const user = fc.string({ minLength: 1 }).filter((name) => !name.includes(":"));
+    fc.assert(
+      fc.property(user, fc.string(), (username, password) => {
+        const text = formatAuthsFile({ "reg.example.com": { username, password } });
+        expect(Object.fromEntries(parseAuthsFile(text, "config.json"))).toEqual({
+          "reg.example.com": { username, password },
+        });
+      }),
+    );
   });
   test("a malformed file is OCI_CREDENTIALS_INVALID naming the file, and quotes no secret", async () => {
     const error = await userErrorOf(

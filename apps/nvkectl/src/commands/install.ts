@@ -3,15 +3,16 @@ import { dryRunFlag, Flags, planProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
 import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
+import { parseDuration } from "../services/time.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";
   static override description =
     `Runs, in this order: clusterctl init at the versions the deploy path pins (every provider and cert-manager from the stack config's local provider repository, never from the internet; clusterctl's version check off and its HOME isolated); the lab StorageClass; the NICo API key as a Secret; the deploy path item by item (helm upgrade --install --wait for chart items, server-side kubectl apply and a wait for manifest items), with images chosen for the architecture read from the nodes; the SPIRE patch of the Cluster API controllers; and the NetworkPolicy admitting the client networks to the controller API.
 
-Before anything runs, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated, and the cluster is read (nodes, installed providers). --dry-run prints the plan those reads produced: every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
+Before anything runs, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated, and the cluster is read (nodes, installed providers). --dry-run prints the plan those reads produced: every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. --request-timeout bounds each kubectl request to the site cluster (the --timeout of helm and of the waits is each deploy path item's timeout). A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
 
-With --release FILE (the description release export wrote, from a reference release verify accepted), every chart item is pulled from the release by digest (helm upgrade --install oci://…@sha256:…), every image named in the values the install renders (keys named image or …Image, and the stack's images) is rewritten to the release's repository at its digest, and clusterctl's providers are installed from the components the release carries, each pulled and checked against its digest; the profile content image is the release's. Anything the release lacks is listed and nothing runs. --dry-run shows every digest. Without --release, the charts come from this checkout and their repositories, images.profiles names the profile content image, and images.controller may override the controller image. helm reads registry credentials from your helm registry config (or docker's config.json); the components are read with NODEKIT_REGISTRY_USERNAME/_PASSWORD or those files.
+With --release FILE (the description release export wrote, from a reference release verify accepted), every chart item is pulled from the release by digest (helm upgrade --install oci://…@sha256:…), every image named in the values the install renders (keys named image or …Image, and the stack's images) is rewritten to the release's repository at its digest, and clusterctl's providers are installed from the components the release carries, each pulled and checked against its digest; the profile content image is the release's. Anything the release lacks is listed and nothing runs. --dry-run shows every digest. Without --release, the charts come from this checkout and their repositories, images.profiles names the profile content image, and images.controller may override the controller image. The components are pulled with the credential release verify uses (NODEKIT_REGISTRY_USERNAME/_PASSWORD first, only for NODEKIT_REGISTRY_HOST when set, then docker's config.json and helm's registry config), and so are the charts when that credential is in the environment: helm reads logins only from a file, so the install writes one for the run (<work dir>/helm-registry/config.json, 0600, removed when the run ends, also on failure or Ctrl-C) and passes it to helm as HELM_REGISTRY_CONFIG; the dry run names it, never its content. Without it, helm reads your helm registry config (or docker's config.json) as it is.
 
 The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.`;
 
@@ -61,6 +62,10 @@ The NICo API key is read from the environment variable the stack config names (n
   };
 
   override async run(): Promise<void> {
+    // nvkectl's global --request-timeout (base.ts) bounds each of the install's kubectl requests too.
+    const requestTimeout = (this.flags as { "request-timeout"?: string })["request-timeout"];
+    const requestTimeoutMs =
+      requestTimeout === undefined ? undefined : parseDuration(requestTimeout, "--request-timeout");
     const kubeconfig = this.flags.kubeconfig ?? (await this.site()).kubeconfig;
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
@@ -74,6 +79,7 @@ The NICo API key is read from the environment variable the stack config names (n
           redactor: this.redactor,
           release: this.flags.release,
           registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          requestTimeoutMs,
         },
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
 import { decodeUtf8 } from "@nodekit/documents";
-import { UserError } from "@nodekit/errors";
+import { BugError, UserError } from "@nodekit/errors";
 import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
   assertKubeconfig,
@@ -20,6 +20,12 @@ import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
+import {
+  type HelmRegistryLogin,
+  helmRegistryLogin,
+  type RegistryConfigHooks,
+  withHelmRegistryConfig,
+} from "./install-registry-login.ts";
 import {
   type PinnedValuesFile,
   pinDeployPath,
@@ -83,6 +89,8 @@ export interface InstallInputs {
   release?: string | undefined;
   /** How the release's registry is reached (for the provider components and helm's pulls). */
   registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
+  /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
+  requestTimeoutMs?: number | undefined;
 }
 
 type ReleaseProvider = ReleasePinning["release"]["providers"][number];
@@ -93,6 +101,11 @@ interface ReleaseContext extends ReleasePinning {
   providers: ReadonlyMap<string, ReleaseProvider>;
   /** The docker-format file helm reads registry credentials from (the user's helm or docker config), when one exists. */
   helmRegistryConfig?: string;
+  /**
+   * With the registry credential in the environment: the config the run writes for helm
+   * (outside the plan) and removes after it; helm reads it instead of helmRegistryConfig.
+   */
+  helmRegistryLogin?: HelmRegistryLogin;
   /** The stack's images, pinned by the release; set once the architecture is known. */
   stackImages?: { profiles: string; controller?: string };
 }
@@ -177,14 +190,14 @@ async function readDocuments(inputs: InstallInputs) {
   const workDir = resolve(cwd, inputs.workDir ?? join(stateHome, "nvkectl", "install", site.metadata.name));
   const stackDir = dirname(resolve(cwd, inputs.stackConfig));
   if (inputs.release === undefined) return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
-  const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir });
+  const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir, redactor: inputs.redactor });
   return { site, stack, stackDir, deployPath: release.deployPath, workDir, nicoApiKey, release };
 }
 
 /** The release file, checked against the deploy path: every chart and provider it installs must be in it. */
 async function readRelease(
   file: string,
-  options: { cwd: string; env: NodeJS.ProcessEnv; deployPath: DeployPath; workDir: string },
+  options: { cwd: string; env: NodeJS.ProcessEnv; deployPath: DeployPath; workDir: string; redactor: Redactor },
 ): Promise<ReleaseContext> {
   const lib = await import("@nodekit/release");
   const description = await readReleaseFile(file, options.cwd, lib);
@@ -206,7 +219,15 @@ async function readRelease(
     );
   }
   const pinning = await pinDeployPath(options.deployPath, description, { source: file, workDir: options.workDir, lib });
-  const { credentialFilePaths } = await import("@nodekit/oci");
+  const { credentialFilePaths, parseReference } = await import("@nodekit/oci");
+  // The credential release verify would use wins: the environment's, when it has one for a chart's registry.
+  const chartHosts = pinning.deployPath.items.flatMap((item) =>
+    item.kind === "chart" && item.pin.repository?.startsWith("oci://")
+      ? [parseReference(`${item.pin.repository}/${item.pin.chart}`).registry]
+      : [],
+  );
+  const login = await helmRegistryLogin(chartHosts, options);
+  if (login !== undefined) return { ...pinning, providers, helmRegistryLogin: login };
   const [dockerConfig, helmConfig] = credentialFilePaths({
     env: options.env,
     ...(options.env.HOME ? { homedir: options.env.HOME } : {}),
@@ -294,10 +315,15 @@ async function observeProviders(runner: ProcessRunner, target: KubeTarget): Prom
 
 /** Reads the documents, then observes the cluster (read-only, in both modes). */
 export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunner): Promise<InstallContext> {
+  const requestTimeout =
+    inputs.requestTimeoutMs === undefined ? undefined : kubectlRequestTimeout(inputs.requestTimeoutMs);
   const documents = await readDocuments(inputs);
   const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
   await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
-  const target: KubeTarget = { kubeconfig };
+  const target: KubeTarget = {
+    kubeconfig,
+    ...(requestTimeout === undefined ? {} : { requestTimeout }),
+  };
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
   const observations = { architecture, nodes, providers };
@@ -308,6 +334,16 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
   return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
+}
+
+/** --request-timeout as kubectl takes it; 0 would mean no limit at all to kubectl, so it is refused as the controller's is. */
+function kubectlRequestTimeout(ms: number): string {
+  if (!(ms > 0)) {
+    throw new UserError(errorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
+      next: "give it as a duration such as --request-timeout 30s or 2m",
+    });
+  }
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${Math.ceil(ms)}ms`;
 }
 
 interface Provider {
@@ -593,10 +629,8 @@ export function planInstall(context: InstallContext): Plan {
   const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
   const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
   const release = context.release;
-  const helmEnv =
-    release?.helmRegistryConfig === undefined
-      ? toolEnv
-      : { ...toolEnv, HELM_REGISTRY_CONFIG: release.helmRegistryConfig };
+  const registryConfig = release?.helmRegistryLogin?.path ?? release?.helmRegistryConfig;
+  const helmEnv = registryConfig === undefined ? toolEnv : { ...toolEnv, HELM_REGISTRY_CONFIG: registryConfig };
   const deployItems = planDeployPathItems(context.deployPath, {
     target,
     helmEnv,
@@ -746,7 +780,20 @@ function pinnedItem(item: PlanItem, release: ReleaseContext, registry: InstallCo
       ? { ...step, call: { ...step.call, args: [...step.call.args, ...registryArgs] } }
       : step,
   );
-  return { ...item, steps: [...files.map(pinnedValuesStep), ...steps] };
+  const login = release.helmRegistryLogin;
+  const pulls = steps.some((step) => step.kind === "exec" && step.call.command === "helm");
+  const loginStep = login === undefined || !pulls ? [] : [registryConfigStep(login)];
+  return { ...item, steps: [...files.map(pinnedValuesStep), ...loginStep, ...steps] };
+}
+
+/** What the dry run says of the registry config the run writes for helm: where, for which registries; never its content. */
+function registryConfigStep(login: HelmRegistryLogin) {
+  const hosts = Object.keys(login.auths).sort();
+  return action(
+    "helm-registry-config",
+    `helm reads the registry credentials for ${hosts.join(", ")} from ${login.path}, generated from NODEKIT_REGISTRY_USERNAME/_PASSWORD (0600, in a fresh 0700 directory) before the run and removed after it`,
+    { mutates: false, params: { path: login.path, registries: hosts } },
+  );
 }
 
 function pinnedValuesStep(file: PinnedValuesFile) {
@@ -785,6 +832,15 @@ const installActions = (context: InstallContext, redactor: Redactor): Readonly<R
         what: "a provider components file",
       });
     }
+  },
+  // Written by runInstall around the plan (the password is in no step); here it must be in place.
+  "helm-registry-config": async (step) => {
+    const path = String(step.params?.path);
+    const present = await stat(path).then(
+      (info) => info.isFile(),
+      () => false,
+    );
+    if (!present) throw new BugError(`the generated helm registry config ${path} is missing`);
   },
   // What was observed before planning; nothing is left to do when the plan runs.
   observed: async () => {},
@@ -827,11 +883,19 @@ export interface RunInstallOptions {
   fromItem?: string | undefined;
   onEvent?: Parameters<typeof runPlan>[1]["onEvent"];
   redactor: Redactor;
+  /** How the generated helm registry config is removed if the process ends mid-run (default: on exit and signals). */
+  registryConfigHooks?: RegistryConfigHooks;
 }
 
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
   await checkProviderRepository(context, plan);
+  const login = context.release?.helmRegistryLogin;
+  if (login === undefined) return runPlanned(context, plan, options);
+  return withHelmRegistryConfig(login, () => runPlanned(context, plan, options), options.registryConfigHooks);
+}
+
+function runPlanned(context: InstallContext, plan: Plan, options: RunInstallOptions) {
   return runPlan(plan, {
     runner: options.runner,
     actions: installActions(context, options.redactor),
