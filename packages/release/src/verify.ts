@@ -138,6 +138,8 @@ type Identity = ReleasePolicy["identities"][number];
 function missingEvidence(bundle: Bundle, policy: ReleasePolicy): string | undefined {
   const material = bundle.verificationMaterial;
   const tlogEntries = material.tlogEntries ?? [];
+  // The bundle as checked (asChecked): under `transparencyLog: none` it has no entries, so a
+  // log's integrated time is a timestamp only when the log is required.
   const rfc3161 = material.timestampVerificationData?.rfc3161Timestamps ?? [];
   if (policy.timestamps === "required" && rfc3161.length === 0 && !tlogEntries.some((e) => e.inclusionPromise)) {
     return `it carries no timestamp, and ${policy.source} requires one (timestamps: required)`;
@@ -146,6 +148,19 @@ function missingEvidence(bundle: Bundle, policy: ReleasePolicy): string | undefi
     return `it carries no transparency-log entry, and ${policy.source} requires one (transparencyLog: required)`;
   }
   return undefined;
+}
+
+/**
+ * The bundle as the policy has it checked. Under `transparencyLog: none` its log entries are
+ * left out: not checked against any log, not counted, their integrated time no timestamp, as
+ * cosign's `--insecure-ignore-tlog` and sigstore-go without a log threshold ignore them.
+ * @sigstore/verify checks every entry a bundle carries whatever `tlogThreshold` says, so a
+ * key-signed bundle logged by cosign's default would otherwise fail against a root naming no
+ * log. Under `required` every entry is checked, and one that fails refuses the bundle.
+ */
+function asChecked(bundle: Bundle, policy: ReleasePolicy): Bundle {
+  if (policy.transparencyLog === "required") return bundle;
+  return { ...bundle, verificationMaterial: { ...bundle.verificationMaterial, tlogEntries: [] } };
 }
 
 /** Exact, or a regular expression the whole value must match (so `.*@nvkr\.example` cannot match a longer name). */
@@ -162,7 +177,7 @@ const describeIdentity = (identity: Identity) =>
 export function verifyBundle(bundleJson: unknown, digest: string, policy: ReleasePolicy): Outcome {
   let bundle: Bundle;
   try {
-    bundle = bundleFromJSON(bundleJson);
+    bundle = asChecked(bundleFromJSON(bundleJson), policy);
   } catch (error) {
     return { ok: false, kind: "invalid", reason: `the bundle is malformed (${(error as Error).message})` };
   }

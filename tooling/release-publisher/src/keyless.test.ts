@@ -258,3 +258,17 @@ describe("rejected", () => {
     expect(error.why).toContain("at the time it signed");
   });
 });
+
+describe("transparencyLog: none", () => {
+  test("a bundle that carries a log entry anyway (its log not in the root) verifies: the entry is ignored", async () => {
+    const release = await publish("keyless-logged", {
+      witnesses: [timestampWitness(tsa), transparencyLogWitness(createTransparencyLog())],
+    });
+    const verified = await verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
+    });
+    expect(verified.signer).toBe(`${SUBJECT} (issuer ${ISSUER})`);
+  });
+});

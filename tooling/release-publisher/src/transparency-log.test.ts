@@ -5,10 +5,12 @@ import { userErrorOf } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { publishTestRelease } from "./index.ts";
 import {
+  createTimestampAuthority,
   createTransparencyLog,
   policyFrom,
   type TransparencyLog,
   type TransparencyLogEntry,
+  timestampWitness,
   transparencyLogWitness,
   trustedRootFor,
 } from "./testing.ts";
@@ -188,5 +190,98 @@ describe("refused: RELEASE_POLICY_UNMET, naming the setting", () => {
     const error = await refusal(release.tagReference);
     expect(error.why).toContain(doesNotVerify);
     expect(error.why).toContain(code);
+  });
+});
+
+// `transparencyLog: none`, and a bundle that carries an entry anyway: `cosign sign --key`
+// logs in Rekor by default, so a key-signed release may well carry one. The policy asks for no
+// log, so the entry is ignored, as `cosign verify --key … --insecure-ignore-tlog` (and
+// sigstore-go without WithTransparencyLog) ignores it: not checked, not counted, and its
+// integrated time is no timestamp. The signature is checked as ever.
+describe("transparencyLog: none, and a bundle that carries an entry anyway", () => {
+  const keyOnly = (options: { trustedRootJson?: Record<string, unknown>; timestamps?: "required" | "none" } = {}) =>
+    policyFrom({ keys: [{ name: "nvkr-release", publicKeyPem: publisher.publicKeyPem }], ...options });
+
+  test("verifies under a key-only policy with no trusted root: the entry is not checked against any log", async () => {
+    const release = await publish("ignored-no-root");
+    expect(entriesOf(release)).toHaveLength(1);
+    const verified = await verifyRelease({ client, reference: release.tagReference, policy: keyOnly() });
+    expect(verified.digest).toBe(release.digest);
+    expect(verified.signer).toBe("key nvkr-release");
+  });
+
+  test("an entry from a log the trusted root does not name is ignored too", async () => {
+    const rogue = createTransparencyLog({ name: "unlisted-tlog.nodekit.invalid" });
+    const release = await publish("ignored-unlisted", [transparencyLogWitness(rogue)]);
+    const policy = keyOnly({ trustedRootJson: trustedRootFor({ transparencyLogs: [log] }) });
+    expect((await verifyRelease({ client, reference: release.tagReference, policy })).digest).toBe(release.digest);
+  });
+
+  test("an entry that would not verify is ignored even when the root names its log; the log required refuses it", async () => {
+    // Given a bundle carrying the entry the log issued for another release (its body records another signature)
+    await publish("ignored-first");
+    const genuine = log.entries.at(-1);
+    if (genuine === undefined) throw new Error("the log has no entry");
+    const release = await publish("ignored-replayed", [transparencyLogWitness(log, { alter: () => genuine })]);
+    // When verified under a key-only policy whose root names the log, Then the entry plays no part
+    const root = trustedRootFor({ transparencyLogs: [log] });
+    const verified = await verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: keyOnly({ trustedRootJson: root }),
+    });
+    expect(verified.digest).toBe(release.digest);
+    // And the same bundle under transparencyLog: required is refused, naming the setting
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: requiring([log]) }),
+    );
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.why).toContain("(transparencyLog: required; TLOG_BODY_ERROR");
+  });
+
+  test("under transparencyLog: required every entry is checked: a genuine entry beside one from an unlisted log is refused", async () => {
+    const rogue = createTransparencyLog({ name: "second-tlog.nodekit.invalid" });
+    const release = await publish("checked-both", [transparencyLogWitness(log), transparencyLogWitness(rogue)]);
+    expect(entriesOf(release)).toHaveLength(2);
+    const error = await userErrorOf(
+      verifyRelease({ client, reference: release.tagReference, policy: requiring([log]) }),
+    );
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.why).toContain("(transparencyLog: required;");
+    // The same bundle under a key-only policy: both entries ignored
+    expect((await verifyRelease({ client, reference: release.tagReference, policy: keyOnly() })).digest).toBe(
+      release.digest,
+    );
+  });
+
+  test("the signature is still checked: another key's bundle with a genuine entry is RELEASE_UNTRUSTED_SIGNER", async () => {
+    const stranger = generateSigningKeyPair();
+    const release = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "ignored-stranger",
+      signer: localKeySigner(stranger.privateKeyPem),
+      witnesses: [transparencyLogWitness(log)],
+    });
+    const error = await userErrorOf(verifyRelease({ client, reference: release.tagReference, policy: keyOnly() }));
+    expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
+  });
+
+  test("with timestamps: required, the entry's integrated time is not the timestamp: RELEASE_POLICY_UNMET, naming timestamps", async () => {
+    const release = await publish("ignored-not-a-timestamp");
+    const policy = keyOnly({ trustedRootJson: trustedRootFor({ transparencyLogs: [log] }), timestamps: "required" });
+    const error = await userErrorOf(verifyRelease({ client, reference: release.tagReference, policy }));
+    expect(error.code).toBe("RELEASE_POLICY_UNMET");
+    expect(error.why).toContain("it carries no timestamp, and policy.yaml requires one (timestamps: required)");
+  });
+
+  test("with timestamps: required, an RFC 3161 timestamp beside an entry from an unlisted log verifies", async () => {
+    const tsa = await createTimestampAuthority();
+    const release = await publish("ignored-timestamped", [timestampWitness(tsa), transparencyLogWitness(log)]);
+    const policy = keyOnly({
+      trustedRootJson: trustedRootFor({ timestampAuthorities: [tsa] }),
+      timestamps: "required",
+    });
+    expect((await verifyRelease({ client, reference: release.tagReference, policy })).digest).toBe(release.digest);
   });
 });
