@@ -112,6 +112,33 @@ describe("a tenant cluster's life, command by command", () => {
     expect(missing.exitCode).toBe(4);
   });
 
+  test("get of a release kind: -o name, -l, --sort-by, --no-headers; a name not there is named after the others (exit 4)", async () => {
+    const named = await home.nvkectl(["get", "machineimages", "ubuntu-2404-k8s-1-31", "nope", "-o", "name"]);
+    expect(named.exitCode).toBe(4);
+    expect(named.stdout).toBe("machineimage/ubuntu-2404-k8s-1-31\n");
+    expect(named.stderr).toContain('error: MachineImage "nope" not found\n');
+    expect(named.stderr).toContain("next: list them with: nvkectl get machineimages\n");
+    const twoMissing = await home.nvkectl(["get", "clusterreleases", "nope", "nvke-1-31", "gone"]);
+    expect(twoMissing.exitCode).toBe(4);
+    expect(twoMissing.stdout).toMatch(/^NAME\s.*\nnvke-1-31\s.*\n$/);
+    expect(twoMissing.stderr).toContain('error: ClusterReleases "nope" and "gone" not found\n');
+    expect(twoMissing.stderr).toContain("next: list them with: nvkectl get clusterreleases\n");
+
+    const stable = await home.nvkectl(["get", "machineimages", "-l", "nvke.nvidia.com/channel=stable", "-o", "name"]);
+    expect(stable.exitCode, stable.stderr).toBe(0);
+    expect(stable.stdout).toBe("machineimage/ubuntu-2404-k8s-1-31\n");
+    const none = await home.nvkectl(["get", "clusterreleases", "-l", "nvke.nvidia.com/channel=beta"]);
+    expect(none.exitCode, none.stderr).toBe(0);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toBe("No resources found.\n");
+
+    const bare = await home.nvkectl(["get", "nodepoolreleases", "--no-headers", "--sort-by", ".name", "-o", "wide"]);
+    expect(bare.exitCode, bare.stderr).toBe(0);
+    expect(bare.stdout).toMatch(
+      /^nvke-workers-1-31\s+\S+\s+v1\.31\.4\s+ubuntu-2404-k8s-1-31\s+\d+s\s+[0-9a-f-]{36}\s+nvke-1-31\s+\d+\n$/,
+    );
+  });
+
   test("create cluster -f prints the new cluster's name, ID and phase", async () => {
     const result = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml")]);
     expect(result.exitCode, result.stderr).toBe(0);

@@ -360,6 +360,18 @@ describe("kubectl's get habits: what is refused before anything is read", () => 
     expect(sort.stderr).toContain('error: --sort-by " " is empty: give a field such as .name');
   });
 
+  it("a release kind's get takes names or a selector, not both, and names the kind (exit 2)", async () => {
+    for (const [command, label] of [
+      ["machineimages", "MachineImage"],
+      ["clusterreleases", "ClusterRelease"],
+      ["nodepoolreleases", "NodePoolRelease"],
+    ] as const) {
+      const both = await home.nvkectl(["get", command, "a", "-l", "env=prod"]);
+      expect(both.exitCode).toBe(2);
+      expect(both.stderr).toContain(`error: give ${label} names or a --selector, not both\n`);
+    }
+  });
+
   it("get providers refuses a provider it does not know before reading the cluster (exit 4)", async () => {
     const result = await home.nvkectl(["get", "providers", "nico", "aws"]);
     expect(result.exitCode).toBe(4);

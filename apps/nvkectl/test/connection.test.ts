@@ -1,11 +1,11 @@
-import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { cluster } from "@nodekit/nvke-api/testing";
+import { loopbackServers } from "@nodekit/test-utils";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliHome, cliHome } from "./helpers.ts";
 
 // How nvkectl talks to the controller: one deadline per request (--request-timeout),
@@ -14,19 +14,13 @@ import { type CliHome, cliHome } from "./helpers.ts";
 // says "auth off", so no site cluster is needed.
 
 let home: CliHome;
-const servers: Server[] = [];
+const { listen } = loopbackServers();
 let kubeconfig: string;
 
 beforeAll(async () => {
   home = await cliHome("nvkectl-connection-");
   kubeconfig = join(home.path, "site.kubeconfig");
   await writeFile(kubeconfig, "apiVersion: v1\nkind: Config\n");
-});
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
 });
 afterAll(async () => {
   await home.cleanup();
@@ -49,32 +43,9 @@ async function site(name: string, url: string): Promise<void> {
   await writeFile(join(dir, "nke-clients_nke-client.json"), JSON.stringify(entry), { mode: 0o600 });
 }
 
-async function listen(server: Server, scheme = "http"): Promise<string> {
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void) => listen(createServer(handler));
 const json = (res: ServerResponse, body: unknown) =>
   res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-
-function provisioning(name: string) {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    name,
-    provider: "capd",
-    clusterReleaseID: randomUUID(),
-    clusterReleaseName: "r1",
-    kubernetesVersion: "v1.31.4",
-    controlPlaneConfig: { replicas: 1, nodeNamePrefix: `${name}-cp` },
-    network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
-    labels: {},
-    status: { phase: "Provisioning", controlPlaneReady: false },
-    createdAt: now,
-    updatedAt: now,
-  };
-}
 
 describe("deadlines", () => {
   it("--request-timeout bounds one request, its body included: headers then silence is exit 6", async () => {
@@ -96,10 +67,10 @@ describe("deadlines", () => {
   });
 
   it("--timeout bounds a whole --wait, a request that never finishes included", async () => {
-    const cluster = provisioning("tenant");
+    const tenant = { ...cluster("tenant"), status: { phase: "Provisioning", controlPlaneReady: false } };
     const url = await serve((req, res) => {
       // The lookup by name answers; the polls by ID send headers and then nothing.
-      if (req.url?.includes("name=")) json(res, { items: [cluster] });
+      if (req.url?.includes("name=")) json(res, { items: [tenant] });
       else res.writeHead(200, { "content-type": "application/json" }).write("{");
     });
     await site("slow", url);

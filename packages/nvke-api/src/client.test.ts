@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { ExitCode } from "@nodekit/errors";
-import { userErrorOf } from "@nodekit/test-utils";
+import { loopbackServers, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { createNvkeClient } from "./client.ts";
-import { cluster, errorBody, loopbackServers } from "./test-support.ts";
+import { cluster, errorBody } from "./test-support.ts";
 
 // A tiny controller stand-in on loopback: each test says how it answers.
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;

@@ -1,31 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach } from "vitest";
 import type { Cluster } from "./schemas.ts";
 
-// The client and transport tests' controller stand-ins: where they listen, and what they answer with.
-
-/**
- * Servers on 127.0.0.1 for one test file: `listen(server)` starts one on a free port and gives
- * its URL; after each test every one is closed, its open connections cut.
- */
-export function loopbackServers(): { listen(server: Server, scheme?: "http" | "https"): Promise<string> } {
-  const open: Server[] = [];
-  afterEach(async () => {
-    for (const server of open.splice(0)) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-  return {
-    async listen(server, scheme = "http") {
-      open.push(server);
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    },
-  };
-}
+// What a controller stand-in answers with, for tests of this package and of the apps that use
+// it (@nodekit/nvke-api/testing): a cluster as the controller returns it, and its error body.
+// Where a stand-in listens is @nodekit/test-utils' loopbackServers.
 
 /** A Ready capd cluster as the controller returns it: fresh IDs, created and updated now. */
 export function cluster(name: string): Cluster {

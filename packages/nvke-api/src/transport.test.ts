@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { ExitCode } from "@nodekit/errors";
-import { userErrorOf } from "@nodekit/test-utils";
+import { loopbackServers, userErrorOf } from "@nodekit/test-utils";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
 import { describe, expect, test } from "vitest";
 import { createNvkeClient, type NvkeClientOptions } from "./client.ts";
-import { cluster, errorBody, loopbackServers } from "./test-support.ts";
+import { cluster, errorBody } from "./test-support.ts";
 import { createFetchTransport, type HttpTransport } from "./transport.ts";
 import { createNodeHttpTransport } from "./transport-node.ts";
 

@@ -7,6 +7,7 @@ import { UserError } from "@nodekit/errors";
 
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export { portOpen, processAlive } from "./processes.ts";
+export { loopbackServers } from "./servers.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
 export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";
 
