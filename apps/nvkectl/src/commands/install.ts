@@ -1,9 +1,8 @@
 import { join } from "node:path";
-import { dryRunFlag, Flags, planProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
 import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
-import { parseDuration } from "../services/time.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";

@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
 import { decodeUtf8 } from "@nodekit/documents";
 import { BugError, UserError } from "@nodekit/errors";
@@ -339,7 +340,7 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
 /** --request-timeout as kubectl takes it; 0 would mean no limit at all to kubectl, so it is refused as the controller's is. */
 function kubectlRequestTimeout(ms: number): string {
   if (!(ms > 0)) {
-    throw new UserError(errorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
+    throw new UserError(cliKitErrorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
       next: "give it as a duration such as --request-timeout 30s or 2m",
     });
   }
