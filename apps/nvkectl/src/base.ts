@@ -28,7 +28,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     }),
     "request-timeout": Flags.string({
       description:
-        "How long one request to the controller may take, its whole answer included (e.g. 30s, 2m). --timeout bounds a whole --wait or --watch.",
+        "How long one request may take, its whole answer included (e.g. 30s, 2m): each request to the controller, and each kubectl request to the site cluster. --timeout bounds a whole --wait or --watch.",
       helpGroup: "GLOBAL",
       default: "30s",
     }),
@@ -61,10 +61,21 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     return site;
   }
 
-  /** The site cluster, read directly with kubectl and the site's kubeconfig (get providers, get kubeconfig). */
+  /**
+   * The site cluster, read directly with kubectl and the site's kubeconfig (get providers, get
+   * kubeconfig), each request bounded by --request-timeout as the controller's are.
+   */
   protected async siteCluster(): Promise<SiteCluster> {
+    const { kubectlRequestTimeout } = await import("./services/time.ts");
+    const text = (this.flags as { "request-timeout"?: string })["request-timeout"];
+    const requestTimeout =
+      text === undefined ? undefined : kubectlRequestTimeout(parseDuration(text, "--request-timeout"));
     const site = await this.site();
-    return { kubeconfig: site.kubeconfig, runner: this.processRunner() };
+    return {
+      kubeconfig: site.kubeconfig,
+      runner: this.processRunner(),
+      ...(requestTimeout === undefined ? {} : { requestTimeout }),
+    };
   }
 
   /**

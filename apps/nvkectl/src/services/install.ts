@@ -1,7 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
 import { decodeUtf8 } from "@nodekit/documents";
 import { BugError, UserError } from "@nodekit/errors";
@@ -35,6 +34,7 @@ import {
   readReleaseFile,
 } from "./install-release.ts";
 import type { RegistryAccess } from "./release-artifacts.ts";
+import { kubectlRequestTimeout } from "./time.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
@@ -335,16 +335,6 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
   return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
-}
-
-/** --request-timeout as kubectl takes it; 0 would mean no limit at all to kubectl, so it is refused as the controller's is. */
-function kubectlRequestTimeout(ms: number): string {
-  if (!(ms > 0)) {
-    throw new UserError(cliKitErrorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
-      next: "give it as a duration such as --request-timeout 30s or 2m",
-    });
-  }
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${Math.ceil(ms)}ms`;
 }
 
 interface Provider {

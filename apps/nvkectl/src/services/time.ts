@@ -1,4 +1,5 @@
-import { parseDuration } from "@nodekit/cli-kit";
+import { cliKitErrorCodes, parseDuration } from "@nodekit/cli-kit";
+import { UserError } from "@nodekit/errors";
 
 /**
  * An age as kubectl prints it (k8s.io/apimachinery duration.HumanDuration): `45s`, `5m`,
@@ -42,4 +43,17 @@ export function waitTimings(
   const intervalMs = parseDuration(flags["poll-interval"], "--poll-interval");
   const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout");
   return { intervalMs, timeoutMs, waitMs: timeoutMs ?? parseDuration(defaultTimeout, "--timeout") };
+}
+
+/**
+ * --request-timeout (in ms) as kubectl takes it, for the kubectl calls nvkectl makes to the
+ * site cluster; 0 would mean no limit at all to kubectl, so it is refused as the controller's is.
+ */
+export function kubectlRequestTimeout(ms: number): string {
+  if (!(ms > 0)) {
+    throw new UserError(cliKitErrorCodes.INVALID_DURATION, "--request-timeout must be longer than 0", {
+      next: "give it as a duration such as --request-timeout 30s or 2m",
+    });
+  }
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${Math.ceil(ms)}ms`;
 }
