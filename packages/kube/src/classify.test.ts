@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { classifyApiError, classifyToolStderr } from "./classify.ts";
+import { kubeError } from "./error.ts";
 
 describe("classifyToolStderr (what kubectl, helm and clusterctl say)", () => {
   test.each([
@@ -80,6 +81,33 @@ describe("classifyToolStderr (what kubectl, helm and clusterctl say)", () => {
     expect(
       classifyToolStderr("Unable to connect to the server: x509: certificate signed by unknown authority").tls,
     ).toBe(true);
+  });
+
+  test.each([
+    // helm 3's OCI pulls go through oras-go: its credential store has nothing for the registry…
+    'Error: failed to perform "FetchReference" on source: GET "http://127.0.0.1:40123/v2/nvke/charts/nico/manifests/sha256:0f3c": basic credential not found',
+    // …or the registry (or its token endpoint) answered 401/403 to the credentials given.
+    'Error: failed to perform "FetchReference" on source: GET "https://127.0.0.1:40123/v2/nvke/charts/nico/manifests/1.2.0": response status code 401: unauthorized: authentication required: [map[Action:pull Class: Name:nvke/charts/nico Type:repository]]',
+    'Error: failed to perform "FetchReference" on source: GET "https://127.0.0.1:40123/v2/x/manifests/1": response status code 403: denied: requested access to the resource is denied',
+    "Error: failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized",
+  ])("an OCI registry's refusal in helm's words is registry-unauthorized: %s", (stderr) => {
+    expect(classifyToolStderr(stderr)).toMatchObject({ kind: "registry-unauthorized", message: stderr });
+  });
+
+  test("a registry's refusal is KUBE_REGISTRY_UNAUTHORIZED (exit 7), naming the call and helm's words", () => {
+    const said = 'Error: failed to perform "FetchReference" on source: GET "http://127.0.0.1:40123/v2/c/manifests/1": basic credential not found';
+    const error = kubeError(classifyToolStderr(said), { doing: "helm upgrade --install nico", kubeconfig: "/k" });
+    expect(error.code).toBe("KUBE_REGISTRY_UNAUTHORIZED");
+    expect(error.exitCode).toBe(7);
+    expect(error.message).toBe(`helm upgrade --install nico failed: the registry refused it: ${said}`);
+    expect(error.next.join("\n")).toContain("registry config");
+  });
+
+  test("the API server's own 401 through helm stays unauthorized, not the registry's", () => {
+    expect(classifyToolStderr("Error: Kubernetes cluster unreachable: Unauthorized").kind).toBe("unauthorized");
+    expect(
+      classifyToolStderr('Error from server (Unauthorized): the server has asked for the client to provide credentials').kind,
+    ).toBe("unauthorized");
   });
 
   test("klog lines are not the message; the last line for people is", () => {

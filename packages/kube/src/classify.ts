@@ -22,6 +22,8 @@ export type KubeFailureKind =
   | "config-invalid"
   /** The kubeconfig's exec credential plugin is not installed. */
   | "credential-plugin-missing"
+  /** helm (or clusterctl) was refused by an OCI registry: no credentials for it, or wrong ones (401/403). */
+  | "registry-unauthorized"
   | "failed";
 
 export interface KubeFailure {
@@ -61,6 +63,14 @@ const CONFIG =
 const PLUGIN =
   /exec: executable ([^\s:]+) not found|exec plugin: .*"([^"]+)": executable file not found|getting credentials: exec: .*?([^\s/"]+)": executable file not found/;
 
+/**
+ * An OCI registry's refusal as helm reports it (through oras-go): no credential for the
+ * registry, or a 401/403 answer from it or its token endpoint. The status comes from the
+ * registry, not the API server (whose 401 helm reports as kubectl does).
+ */
+const REGISTRY_AUTH =
+  /basic credential not found|response status code 40[13]: |failed to fetch (?:anonymous|oauth) token|unexpected status(?: code)? from (?:HEAD|GET) request to \S+: 40[13] |pull access denied/i;
+
 /** kubectl's (or helm's, clusterctl's) stderr of a failed call, classified. */
 export function classifyToolStderr(stderr: string): KubeFailure {
   const lines = messageLines(stderr);
@@ -72,6 +82,7 @@ export function classifyToolStderr(stderr: string): KubeFailure {
     const name = plugin[1] ?? plugin[2] ?? plugin[3];
     return { kind: "credential-plugin-missing", message, ...(name === undefined ? {} : { plugin: name }) };
   }
+  if (REGISTRY_AUTH.test(text)) return { kind: "registry-unauthorized", message };
   // kubectl: `Error from server (NotFound): secrets "x" not found`; helm and clusterctl wrap
   // the same Status text after their own prefix.
   const server = /Error from server \(([A-Za-z]+)\)(?: \([^)]*\))?: (.*)$/m.exec(text);

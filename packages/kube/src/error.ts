@@ -110,6 +110,16 @@ export function kubeError(failure: KubeFailure, where: KubeWhere, cause?: unknow
         ...common,
         why: `${failure.status === undefined ? "" : `HTTP ${failure.status} `}${failure.reason ?? failure.kind} from ${named(where)}`.trim(),
       });
+    case "registry-unauthorized":
+      return new UserError(
+        errorCodes.KUBE_REGISTRY_UNAUTHORIZED,
+        `${where.doing} failed: the registry refused it: ${failure.message}`,
+        {
+          ...common,
+          why: "the registry asked for credentials and was given none it accepts (none configured for it, or wrong ones)",
+          next: "give the registry's credentials in a registry config the tool reads (helm registry login writes one), then run it again",
+        },
+      );
     case "failed":
       return new UserError(errorCodes.KUBE_COMMAND_FAILED, `${where.doing} failed: ${failure.message}`, {
         ...common,

@@ -45,6 +45,10 @@ export const errorCodes = defineErrorCodes("kube", {
     exitCode: ExitCode.Precondition,
     meaning: "kubectl, helm or clusterctl on PATH is older than the version needed.",
   },
+  KUBE_REGISTRY_UNAUTHORIZED: {
+    exitCode: ExitCode.Unauthorized,
+    meaning: "helm (or clusterctl) was refused by an OCI registry: no credentials for it, or ones it does not accept.",
+  },
   KUBE_COMMAND_FAILED: {
     exitCode: ExitCode.CheckFailed,
     meaning: "kubectl, helm or clusterctl failed for a reason not classified above; its own message is shown.",
