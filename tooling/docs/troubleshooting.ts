@@ -84,12 +84,12 @@ export const FIXES: Record<string, string> = {
   KUBE_API_REJECTED: "The API server's message says what it refused; fix the object or the request.",
   KUBE_API_UNAVAILABLE: "The API server is overloaded or restarting: retry in a while.",
   KUBE_COMMAND_FAILED: "kubectl, helm or clusterctl said why in its own message (shown): fix that, then run again.",
-  KUBE_REGISTRY_UNAUTHORIZED:
-    "Give helm the registry's credentials: NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PASSWORD for nvkectl install, or helm registry login (docker login); check the user may pull the charts' repositories.",
   KUBE_CREDENTIAL_PLUGIN_MISSING:
     "Install the exec credential plugin the kubeconfig's user names (the message says which) and put it on PATH.",
   KUBE_FORBIDDEN:
     "The identity lacks an RBAC grant: the message names it; ask the site admin ([auth.md](auth.md#the-rbac-a-site-admin-grants) lists what operators need).",
+  KUBE_REGISTRY_UNAUTHORIZED:
+    "Give helm the registry's credentials: NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PASSWORD for nvkectl install, or helm registry login (docker login); check the user may pull the charts' repositories.",
   KUBE_TOOL_MISSING: "Install kubectl (or helm, clusterctl, as the message says) and put it on PATH.",
   KUBE_TOOL_TOO_OLD: "Install the version the message names, or newer, and put it first on PATH.",
   KUBE_UNAUTHORIZED:
