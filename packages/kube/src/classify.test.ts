@@ -95,7 +95,8 @@ describe("classifyToolStderr (what kubectl, helm and clusterctl say)", () => {
   });
 
   test("a registry's refusal is KUBE_REGISTRY_UNAUTHORIZED (exit 7), naming the call and helm's words", () => {
-    const said = 'Error: failed to perform "FetchReference" on source: GET "http://127.0.0.1:40123/v2/c/manifests/1": basic credential not found';
+    const said =
+      'Error: failed to perform "FetchReference" on source: GET "http://127.0.0.1:40123/v2/c/manifests/1": basic credential not found';
     const error = kubeError(classifyToolStderr(said), { doing: "helm upgrade --install nico", kubeconfig: "/k" });
     expect(error.code).toBe("KUBE_REGISTRY_UNAUTHORIZED");
     expect(error.exitCode).toBe(7);
@@ -106,7 +107,8 @@ describe("classifyToolStderr (what kubectl, helm and clusterctl say)", () => {
   test("the API server's own 401 through helm stays unauthorized, not the registry's", () => {
     expect(classifyToolStderr("Error: Kubernetes cluster unreachable: Unauthorized").kind).toBe("unauthorized");
     expect(
-      classifyToolStderr('Error from server (Unauthorized): the server has asked for the client to provide credentials').kind,
+      classifyToolStderr("Error from server (Unauthorized): the server has asked for the client to provide credentials")
+        .kind,
     ).toBe("unauthorized");
   });
 
