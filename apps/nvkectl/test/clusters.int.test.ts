@@ -139,6 +139,29 @@ describe("a tenant cluster's life, command by command", () => {
     );
   });
 
+  test("create of a release kind: -o name and -o yaml print the object; a name taken exits 5, naming it", async () => {
+    const pool = (await readFile(example("nodepoolrelease.yaml"), "utf8")).replace(
+      "name: nvke-workers-1-31",
+      "name: nvke-workers-1-31-b",
+    );
+    const named = await home.nvkectl(["create", "nodepoolrelease", "-f", "-", "-o", "name"], { input: pool });
+    expect(named.exitCode, named.stderr).toBe(0);
+    expect(named.stdout).toBe("nodepoolrelease/nvke-workers-1-31-b\n");
+    const release = (await readFile(example("clusterrelease.yaml"), "utf8")).replace(
+      "name: nvke-1-31",
+      "name: nvke-1-31-b",
+    );
+    const printed = await home.nvkectl(["create", "clusterrelease", "-f", "-", "-o", "yaml"], { input: release });
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/^id: [0-9a-f-]{36}\n/m);
+    expect(printed.stdout).toMatch(/^name: nvke-1-31-b\n/m);
+
+    const taken = await home.nvkectl(["create", "machineimage", "-f", example("machineimage.yaml")]);
+    expect(taken.exitCode).toBe(5);
+    expect(taken.stdout).toBe("");
+    expect(taken.stderr).toContain('machine image "ubuntu-2404-k8s-1-31" already exists');
+  });
+
   test("create cluster -f prints the new cluster's name, ID and phase", async () => {
     const result = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml")]);
     expect(result.exitCode, result.stderr).toBe(0);

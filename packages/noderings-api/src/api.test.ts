@@ -1,10 +1,9 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { userErrorOf } from "@nodekit/test-utils";
-import { afterEach, describe, expect, test } from "vitest";
+import { loopbackServers, userErrorOf } from "@nodekit/test-utils";
+import { describe, expect, test } from "vitest";
 import {
   buildOpenApiDocument,
   CreateAgentRequestSchema,
@@ -14,10 +13,7 @@ import {
   StartOutboundPeeringRequestSchema,
 } from "./index.ts";
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-});
+const servers = loopbackServers();
 
 describe("the contract", () => {
   test("the OpenAPI document names every route and every schema", () => {
@@ -103,18 +99,16 @@ describe("downloadArtifact", () => {
       res.writeHead(200, { "content-length": "100" });
       res.write("half");
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = await servers.listen(server);
     const dir = await mkdtemp(join(tmpdir(), "download-"));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool.tar.gz`;
+      const url = `${base}/tool.tar.gz`;
       const error = await userErrorOf(
         downloadArtifact({ url, sha256: "0".repeat(64) }, join(dir, "tool.tar.gz"), { stallTimeoutMs: 200 }),
       );
       expect(error.code).toBe("DOWNLOAD_FAILED");
       expect(error.message).toBe(`the download of tool.tar.gz from ${url} stalled after 4 bytes (nothing for 200 ms)`);
       expect(await readdir(dir)).toEqual([]);
-      server.closeAllConnections();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
