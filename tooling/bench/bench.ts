@@ -370,13 +370,18 @@ function median(values: number[]): number {
 // Warm-up: fills Node's compile cache and the OS page cache, as a user's second run would.
 for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-// Each round starts one case later: a case's position in the round is no bias of its own. (The
-// first request to an emulator idle for 2 s waits for its auth re-read, as it must; in a fixed
-// order the same case would always be the one to pay for it.)
-for (let round = 0; round < rounds; round++) {
-  const start = round % cases.length;
-  for (const c of [...cases.slice(start), ...cases.slice(0, start)]) samples.get(c.name)?.push(timeOnce(c));
+// Each round runs the cases in a new random order, so what a case leaves for the next falls on
+// all of them alike. (The first request to an emulator idle for 2 s waits for its auth re-read,
+// as it must; in a fixed order the same case paid for it every round.)
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
 }
+for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 if ("cases" in noderings) noderings.stop();
 
