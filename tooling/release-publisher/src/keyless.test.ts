@@ -36,6 +36,16 @@ let signed: PublishedTestRelease;
 const trusting = (identity: ReleasePolicy["identities"][number], root = trustedRootJson) =>
   policyFrom({ identities: [identity], trustedRootJson: root });
 
+/** The user error verifying `release` fails with, under a policy trusting the test identity (and `root`). */
+const refusal = (release: PublishedTestRelease, root = trustedRootJson) =>
+  userErrorOf(
+    verifyRelease({
+      client,
+      reference: release.tagReference,
+      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
+    }),
+  );
+
 async function publish(prefix: string, options: Partial<Parameters<typeof publishTestRelease>[0]> = {}) {
   return publishTestRelease({
     client,
@@ -162,13 +172,7 @@ describe("rejected", () => {
     const release = await publish("rogue", {
       signer: certificateSigner({ ca: rogue, subject: SUBJECT, issuer: ISSUER }),
     });
-    const error = await userErrorOf(
-      verifyRelease({
-        client,
-        reference: release.tagReference,
-        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
-      }),
-    );
+    const error = await refusal(release);
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("does not chain to a certificate authority in the policy's trusted root");
     // The same release verifies once the policy's root names that CA: the chain was the only fault.
@@ -183,13 +187,7 @@ describe("rejected", () => {
 
   test("a bundle without the timestamp the policy requires: RELEASE_POLICY_UNMET, naming the setting", async () => {
     const release = await publish("untimed", { witnesses: [] });
-    const error = await userErrorOf(
-      verifyRelease({
-        client,
-        reference: release.tagReference,
-        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
-      }),
-    );
+    const error = await refusal(release);
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.exitCode).toBe(1);
     expect(error.why).toContain("it carries no timestamp, and policy.yaml requires one (timestamps: required)");
@@ -198,13 +196,7 @@ describe("rejected", () => {
   test("a timestamp from an authority that is not in the trusted root: RELEASE_POLICY_UNMET", async () => {
     const rogue = await createTimestampAuthority({ commonName: "rogue TSA" });
     const release = await publish("rogue-tsa", { witnesses: [timestampWitness(rogue)] });
-    const error = await userErrorOf(
-      verifyRelease({
-        client,
-        reference: release.tagReference,
-        policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
-      }),
-    );
+    const error = await refusal(release);
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.why).toContain("does not verify against the timestamp authorities in the policy's trusted root");
   });
@@ -247,13 +239,7 @@ describe("rejected", () => {
     });
     const release = await publish("late", { witnesses: [timestampWitness(later)] });
     const root = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa, later] });
-    const error = await userErrorOf(
-      verifyRelease({
-        client,
-        reference: release.tagReference,
-        policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
-      }),
-    );
+    const error = await refusal(release, root);
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("at the time it signed");
   });
