@@ -35,6 +35,7 @@ export {
 } from "./policy.ts";
 export {
   type AttachedSignature,
+  attachBundle,
   type PublishedRelease,
   type PushReleaseOptions,
   publishRelease,

@@ -103,7 +103,6 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
   const ref = parseReference(options.reference);
   if (ref.digest === undefined) throw new Error(`signArtifact needs a digest reference, got ${options.reference}`);
   const client = options.client;
-  const subject = await client.resolve(ref);
   const statement = {
     _type: IN_TOTO_STATEMENT_TYPE,
     subject: [
@@ -127,12 +126,27 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
     for (const signature of bundle.content.dsseEnvelope.signatures) signature.keyid = "";
   }
   const json = bundleToJSON(bundle);
+  const attached = await attachBundle(client, options.reference, json, options.created);
+  return { bundle: json, ...attached };
+}
+
+/**
+ * Attach a Sigstore bundle (its JSON) to the artifact `reference` names (by digest) as a
+ * referrer, with the annotations cosign writes. The empty config blob must be in the repository.
+ */
+export async function attachBundle(
+  client: OciClient,
+  reference: string,
+  bundleJson: unknown,
+  created = new Date(),
+): Promise<Omit<AttachedSignature, "bundle">> {
+  const ref = parseReference(reference);
+  const subject = await client.resolve(ref);
   const layer = await client.pushBlob(
     ref,
-    new TextEncoder().encode(JSON.stringify(json)),
+    new TextEncoder().encode(JSON.stringify(bundleJson)),
     SIGSTORE_BUNDLE_ARTIFACT_TYPE,
   );
-  const created = (options.created ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
   const attached = await client.attachReferrer(ref, {
     schemaVersion: 2,
     mediaType: MediaType.ImageManifest,
@@ -143,10 +157,10 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
     annotations: {
       "dev.sigstore.bundle.content": "dsse-envelope",
       "dev.sigstore.bundle.predicateType": COSIGN_SIGN_PREDICATE_TYPE,
-      "org.opencontainers.image.created": created,
+      "org.opencontainers.image.created": created.toISOString().replace(/\.\d+Z$/, "Z"),
     },
   });
-  return { bundle: json, referrer: attached.descriptor, via: attached.via };
+  return { referrer: attached.descriptor, via: attached.via };
 }
 
 /** Push the description and sign it: what a release publisher does. */

@@ -7,13 +7,13 @@ import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { EMPTY_DESCRIPTOR, EMPTY_JSON, MediaType, type OciClient, parseReference } from "@nodekit/oci";
+import { EMPTY_JSON, MediaType, type OciClient, parseReference } from "@nodekit/oci";
 import {
+  attachBundle,
   buildReleasePolicy,
   parseReleasePolicy,
   type ReleasePolicy,
   type ReleasePolicyDocument,
-  SIGSTORE_BUNDLE_ARTIFACT_TYPE,
 } from "@nodekit/release";
 
 export * from "./keyless.ts";
@@ -113,21 +113,7 @@ export async function writeTestChart(dir: string): Promise<string> {
 }
 
 /** Attach an existing bundle (JSON) to another artifact, as a referrer: a good signature over the wrong thing. */
-export async function attachBundle(client: OciClient, reference: string, bundle: unknown) {
-  const ref = parseReference(reference);
-  const subject = await client.resolve(ref);
-  await client.pushBlob(ref, EMPTY_JSON, MediaType.Empty);
-  const layer = await client.pushBlob(
-    ref,
-    new TextEncoder().encode(JSON.stringify(bundle)),
-    SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-  );
-  return client.attachReferrer(ref, {
-    schemaVersion: 2,
-    mediaType: MediaType.ImageManifest,
-    artifactType: SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-    config: EMPTY_DESCRIPTOR,
-    layers: [layer],
-    subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
-  });
+export async function attachBundleElsewhere(client: OciClient, reference: string, bundle: unknown) {
+  await client.pushBlob(parseReference(reference), EMPTY_JSON, MediaType.Empty);
+  return attachBundle(client, reference, bundle);
 }

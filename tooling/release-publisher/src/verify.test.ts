@@ -15,7 +15,7 @@ import {
 import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { publishTestRelease } from "./index.ts";
-import { attachBundle, policyFrom, testHelm, writeTestChart } from "./testing.ts";
+import { attachBundleElsewhere, policyFrom, testHelm, writeTestChart } from "./testing.ts";
 
 const execFileAsync = promisify(execFile);
 const users = { publisher: "publisher-pw" };
@@ -167,7 +167,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
     });
     // Copy the real release's bundle onto the unsigned one: a valid signature, for another digest.
     const bundle = published.signature?.bundle;
-    const attached = await attachBundle(client, `${registry.host}/swapped/release@${victim.digest}`, bundle);
+    const attached = await attachBundleElsewhere(client, `${registry.host}/swapped/release@${victim.digest}`, bundle);
     expect(attached).toBeDefined();
     const error = await userErrorOf(verifyRelease({ client, reference: victim.tagReference, policy: trustsPublisher }));
     expect(error.code).toBe("RELEASE_SIGNATURE_INVALID");
