@@ -1,5 +1,6 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
+import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
 
@@ -28,6 +29,16 @@ export default defineConfig({
   plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
   esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
+  // What a cached read loads, merged into one file after esbuild (tooling/tsup/hot-chunk.ts):
+  // the launcher's fast path, the site and controller services, and `get clusters`.
+  onSuccess: hotChunk({
+    hot: [
+      "../../packages/cli-kit/src/launch/fast.ts",
+      "src/services/sites.ts",
+      "src/services/controller.ts",
+      "src/commands/get/clusters.ts",
+    ],
+  }),
   esbuildOptions(options) {
     // Keep src/'s layout (dist/commands/<topic>/<name>.js, where package.json's oclif.commands
     // looks); without it esbuild drops the entries' common directory.

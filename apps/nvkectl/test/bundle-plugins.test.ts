@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
 import { rewriteBuiltinImports } from "../../../tooling/tsup/node-builtins.ts";
 
 // The build's rewrite of Node.js built-in imports (tooling/tsup/node-builtins.ts), on the
@@ -38,5 +39,66 @@ describe("rewriteBuiltinImports", () => {
   it("leaves a chunk without built-in imports as it is", () => {
     const code = 'import { x } from "./chunk-A.js";\nexport { x };\n';
     expect(rewriteBuiltinImports(code)).toBe(code);
+  });
+});
+
+// The merge of a hot path's chunks into one file (tooling/tsup/hot-chunk.ts), planned from a
+// metafile shaped like esbuild's; the built CLI's files are checked in startup.test.ts.
+describe("planHotChunk", () => {
+  const output = (inputs: string[], imports: string[] = [], entryPoint?: string) => ({
+    ...(entryPoint === undefined ? {} : { entryPoint }),
+    inputs: Object.fromEntries(inputs.map((input) => [input, { bytesInOutput: 1 }])),
+    imports: imports
+      .map((path) => ({ path, kind: path.startsWith("dyn:") ? "dynamic-import" : "import-statement" }))
+      .map((i) => ({ ...i, path: i.path.replace(/^dyn:/, "") })),
+  });
+  const meta = {
+    outputs: {
+      "dist/launch.js": output(["src/launch.ts"], ["dist/chunk-HELPERS1.js"], "src/launch.ts"),
+      "dist/chunk-HELPERS1.js": output([]),
+      "dist/run.js": output(["src/run.ts"], ["dist/chunk-ARGV0001.js", "dyn:dist/fast-FAST0001.js"], "src/run.ts"),
+      "dist/chunk-ARGV0001.js": output(["src/argv.ts"], ["dist/chunk-HELPERS1.js"]),
+      "dist/fast-FAST0001.js": output(
+        ["src/fast.ts"],
+        ["dist/chunk-ARGV0001.js", "dist/chunk-CORE0001.js"],
+        "src/fast.ts",
+      ),
+      "dist/chunk-CORE0001.js": output(["src/core.ts"], ["dist/chunk-HELPERS1.js", "yaml"]),
+      "dist/commands/get.js": output(
+        ["src/commands/get.ts"],
+        ["dist/chunk-CORE0001.js", "dyn:dist/site-SITE0001.js"],
+        "src/commands/get.ts",
+      ),
+      // esbuild's facade for import() of a module another chunk holds.
+      "dist/site-SITE0001.js": output([], ["dist/chunk-SITE0002.js"], "src/site.ts"),
+      "dist/chunk-SITE0002.js": output(["src/site.ts"], ["dist/chunk-CORE0001.js"]),
+      "dist/commands/cold.js": output(["src/commands/cold.ts"], ["dist/chunk-COLD0001.js"], "src/commands/cold.ts"),
+      "dist/chunk-COLD0001.js": output(["src/cold.ts"], ["dist/chunk-CORE0001.js"]),
+      "dist/chunk-HELPERS1.css": output([]),
+    },
+  };
+
+  it("keeps the entries, gives the bin's first steps chunks of their own, and merges the hot path's chunks", () => {
+    const plan = planHotChunk(meta, { hot: ["src/fast.ts", "src/site.ts", "src/commands/get.ts"] });
+    expect(Object.fromEntries(plan.entries)).toEqual({
+      launch: "dist/launch.js",
+      run: "dist/run.js",
+      "commands/get": "dist/commands/get.js",
+      "commands/cold": "dist/commands/cold.js",
+    });
+    expect(Object.fromEntries(plan.manual)).toEqual({
+      "dist/chunk-HELPERS1.js": "launch-imports",
+      "dist/chunk-ARGV0001.js": "run-imports",
+      "dist/fast-FAST0001.js": "hot",
+      "dist/chunk-CORE0001.js": "hot",
+      "dist/site-SITE0001.js": "hot",
+      "dist/chunk-SITE0002.js": "hot",
+    });
+  });
+
+  it("fails the build when a hot module is in no output (a renamed or removed file)", () => {
+    expect(() => planHotChunk(meta, { hot: ["src/fast.ts", "src/gone.ts"] })).toThrow(
+      /no output holds src\/gone\.ts: fix the CLI's tsup\.config\.ts/,
+    );
   });
 });

@@ -1,0 +1,176 @@
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+
+// esbuild splits a bundle by which entries reach each module: every distinct set is a chunk
+// of its own. With one entry per command that is many small chunks, and a command's start
+// loads every one its path reaches: a cached `nvkectl get clusters -o json` loaded 38 files.
+// For each file Node's ES module loader resolves the specifier, parses the URL, looks up the
+// package scope, stats and realpaths it, reads it, checks its compile cache and links it:
+// about a millisecond of CPU a file, before any of the CLI's own code runs.
+//
+// So after esbuild, the chunks a hot path loads are merged into one file, dist/hot-<hash>.js,
+// by rollup: it takes esbuild's chunks as its modules and keeps each in exactly one output
+// chunk (one module graph, so one copy of each class: a cold path that loads later imports
+// the same hot file). The entries keep their names (the manifest, the bin and the oclif
+// loader find them by path); the launcher's own imports (esbuild's runtime helpers) stay a
+// file apart, so that the engine check still runs before anything else loads. The rest of
+// the chunks are regrouped by rollup the way esbuild groups them: by the entries that reach them.
+//
+// dist/metafile-esm.json is rewritten to describe the files written: for each, the source
+// modules it holds and what it imports (the start-up guard tests read it); esbuild's own is
+// kept as dist/metafile-esbuild.json.
+
+/** esbuild's metafile (the part read here). */
+export interface Metafile {
+  outputs: Record<
+    string,
+    {
+      entryPoint?: string;
+      inputs: Record<string, { bytesInOutput: number }>;
+      imports: { path: string; kind: string; external?: boolean }[];
+      bytes?: number;
+    }
+  >;
+}
+
+export interface HotChunkOptions {
+  /**
+   * The source modules that start the hot paths, as the metafile names them (relative to
+   * the package: "src/commands/get/clusters.ts", "../../packages/cli-kit/src/launch/fast.ts").
+   * The files they are in, and every file those import statically, become the hot file
+   * (entries excepted: they stay files of their own, importing it).
+   */
+  hot: readonly string[];
+  /**
+   * Entries (source modules) whose static imports stay out of the hot file, each entry's in a
+   * file of its own, in this order: what the bin loads before it knows the command line.
+   * Default: src/launch.ts (the engine check: esbuild's runtime helpers only) and src/run.ts
+   * (the launcher: `--version` loads nothing more).
+   */
+  apart?: readonly string[];
+}
+
+/** What goes where: for each of esbuild's output files, the chunk rollup is to put it in. */
+export interface HotChunkPlan {
+  /** The files that stay entries (their names are fixed), by rollup input name ("commands/get/clusters"). */
+  entries: Map<string, string>;
+  /** Output file → the chunk it goes in ("hot", "launch-imports", …); files not listed are left to rollup. */
+  manual: Map<string, string>;
+}
+
+/** esbuild's name for a chunk or a dynamic import's file: `<name>-<8 characters>.js`. */
+const HASHED = /-[A-Z0-9]{8}\.js$/;
+
+/** The files an output imports statically (its own chunks, not externals), transitively, itself included. */
+function staticClosure(meta: Metafile, roots: Iterable<string>): Set<string> {
+  const seen = new Set<string>();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const file = stack.pop() as string;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const imported of meta.outputs[file]?.imports ?? []) {
+      if (imported.kind === "import-statement" && !imported.external && imported.path in meta.outputs) {
+        stack.push(imported.path);
+      }
+    }
+  }
+  return seen;
+}
+
+/** The plan, from esbuild's metafile alone (pure: the build's step below carries it out). */
+export function planHotChunk(meta: Metafile, options: HotChunkOptions): HotChunkPlan {
+  const js = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
+  const entries = new Map<string, string>();
+  for (const file of js) {
+    if (meta.outputs[file]?.entryPoint !== undefined && !HASHED.test(file)) {
+      entries.set(file.replace(/^dist\//, "").replace(/\.js$/, ""), file);
+    }
+  }
+  const entryFiles = new Set(entries.values());
+  // A file holds a module, or is its dynamic import's facade (esbuild's file for `import()`
+  // of a module another chunk holds re-exports it).
+  const holds = (file: string, input: string) =>
+    input in (meta.outputs[file]?.inputs ?? {}) || meta.outputs[file]?.entryPoint === input;
+  const filesOf = (inputs: readonly string[]) => {
+    const missing = inputs.filter((input) => !js.some((file) => holds(file, input)));
+    if (missing.length > 0)
+      throw new Error(`hotChunk: no output holds ${missing.join(", ")}: fix the CLI's tsup.config.ts`);
+    return js.filter((file) => inputs.some((input) => holds(file, input)));
+  };
+  const manual = new Map<string, string>();
+  const assign = (files: Iterable<string>, chunk: string) => {
+    for (const file of staticClosure(meta, files)) {
+      if (!entryFiles.has(file) && !manual.has(file)) manual.set(file, chunk);
+    }
+  };
+  for (const input of options.apart ?? ["src/launch.ts", "src/run.ts"]) {
+    const [file] = filesOf([input]);
+    assign([file as string], `${(file as string).replace(/^dist\//, "").replace(/\.js$/, "")}-imports`);
+  }
+  assign(filesOf(options.hot), "hot");
+  return { entries, manual };
+}
+
+/**
+ * tsup's `onSuccess`: merges the chunks of the hot paths into one file (see above). `dir` is
+ * the package directory (the build's working directory).
+ */
+export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => Promise<void> {
+  return async () => {
+    const { rollup } = await import("rollup");
+    const dist = resolve(dir, "dist");
+    const metaPath = join(dist, "metafile-esm.json");
+    const esbuildMeta = await readFile(metaPath, "utf8");
+    // esbuild's own, kept beside the rewritten one: what the merge started from.
+    await writeFile(join(dist, "metafile-esbuild.json"), esbuildMeta);
+    const meta = JSON.parse(esbuildMeta) as Metafile;
+    const plan = planHotChunk(meta, options);
+    const manual = new Map([...plan.manual].map(([file, chunk]) => [resolve(dir, file), chunk]));
+    const bundle = await rollup({
+      input: Object.fromEntries([...plan.entries].map(([name, file]) => [name, resolve(dir, file)])),
+      // Every bare specifier is an external the CLI resolves at run time (execa, @kubernetes/client-node…).
+      external: (id) => !id.startsWith(".") && !id.startsWith("/"),
+      // esbuild has shaken the tree; rollup only moves code (and keeps every module's side effects).
+      treeshake: { moduleSideEffects: true },
+      onwarn(warning, warn) {
+        if (warning.code !== "CIRCULAR_DEPENDENCY") warn(warning);
+      },
+    });
+    const { output } = await bundle.generate({
+      format: "es",
+      entryFileNames: "[name].js",
+      chunkFileNames: (chunk) => `${chunk.name.replace(/-[A-Z0-9]{8}$/, "")}-[hash].js`,
+      manualChunks: (id) => manual.get(id),
+      minifyInternalExports: false,
+    });
+    await bundle.close();
+    // The new files in place of esbuild's: dist/ keeps what is not JavaScript (the metafile).
+    for (const file of Object.keys(meta.outputs)) {
+      if (file.endsWith(".js")) await rm(resolve(dir, file), { force: true });
+    }
+    const chunks = output.filter((chunk) => chunk.type === "chunk");
+    const files = new Set(chunks.map((chunk) => chunk.fileName));
+    const importOf = (path: string, kind: string) =>
+      files.has(path) ? { path: `dist/${path}`, kind } : { path, kind, external: true };
+    const written: Metafile = { outputs: {} };
+    for (const chunk of chunks) {
+      const inputs: Metafile["outputs"][string]["inputs"] = {};
+      for (const id of chunk.moduleIds) Object.assign(inputs, meta.outputs[relative(dir, id)]?.inputs);
+      const entryPoint = chunk.isEntry
+        ? meta.outputs[relative(dir, chunk.facadeModuleId ?? "")]?.entryPoint
+        : undefined;
+      written.outputs[`dist/${chunk.fileName}`] = {
+        ...(entryPoint === undefined ? {} : { entryPoint }),
+        inputs,
+        imports: [
+          ...chunk.imports.map((path) => importOf(path, "import-statement")),
+          ...chunk.dynamicImports.map((path) => importOf(path, "dynamic-import")),
+        ],
+        bytes: Buffer.byteLength(chunk.code),
+      };
+      await writeFile(join(dist, chunk.fileName), chunk.code);
+    }
+    await writeFile(metaPath, `${JSON.stringify(written, null, 2)}\n`);
+  };
+}
