@@ -1,5 +1,6 @@
 import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
+import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
 
@@ -22,6 +23,11 @@ export default defineConfig({
   plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
   esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
+  // dist/metafile-esm.json: which source modules each file holds (written by hotChunk below).
+  metafile: true,
+  // What every command's start loads (the launcher's fast path: oclif's command class and the
+  // kit), merged into one file after esbuild, as nvkectl's (tooling/tsup/hot-chunk.ts).
+  onSuccess: hotChunk({ hot: ["../../packages/cli-kit/src/launch/fast.ts"] }),
   esbuildOptions(options) {
     options.outbase = "src";
     options.conditions = ["source"];

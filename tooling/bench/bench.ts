@@ -385,11 +385,21 @@ for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) sa
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 if ("cases" in noderings) noderings.stop();
 
-let bigRuns: Array<{ ms: number; peakRssMb: number; items: number }> = [];
+const bigRuns: Array<{ ms: number; peakRssMb: number; items: number }> = [];
+// The same read by each --against build, interleaved with this build's runs.
+const bigAgainst = new Map<string, number[]>(against.map(({ name }) => [name, []]));
 if ("cases" in nvke) {
   try {
+    const others = against.map(({ name, dir }) => ({
+      name,
+      c: { ...nvke.big, argv: [node, join(dir, "apps/nvkectl/bin/run.js"), ...nvke.big.argv.slice(2)] },
+    }));
     measureBig(nvke.big); // warm-up
-    bigRuns = Array.from({ length: Math.max(3, Math.floor(rounds / 5)) }, () => measureBig(nvke.big));
+    for (const other of others) measureBig(other.c);
+    for (let run = 0; run < Math.max(3, Math.floor(rounds / 5)); run++) {
+      bigRuns.push(measureBig(nvke.big));
+      for (const other of others) bigAgainst.get(other.name)?.push(measureBig(other.c).ms);
+    }
   } finally {
     nvke.stop();
   }
@@ -523,7 +533,7 @@ for (const r of releaseResults) {
 
 if (asJson) {
   process.stdout.write(
-    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, releaseResults, phaseRunner }, null, 2)}\n`,
+    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, bigAgainst: Object.fromEntries(bigAgainst), releaseResults, phaseRunner }, null, 2)}\n`,
   );
 } else {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];
@@ -536,6 +546,19 @@ if (asJson) {
     out.push(
       `${c.name.padEnd(width)}   ${ms.toFixed(1).padStart(9)}   ${vsNode.padStart(11)}   ${vsKubectl.padStart(9)}`,
     );
+  }
+  if (bigMs !== undefined) {
+    out.push(
+      "",
+      `get clusters -o json over ${BIG.toLocaleString("en")} clusters, median of ${bigRuns.length} interleaved runs`,
+    );
+    out.push(`  this build ${bigMs.toFixed(0).padStart(14)} ms`);
+    for (const [name, values] of bigAgainst)
+      out.push(
+        `  [${name}] ${median(values)
+          .toFixed(0)
+          .padStart(18 - name.length)} ms`,
+      );
   }
   out.push("", "import cost of runtime dependencies (median ms over node -e 0)");
   for (const dep of importCosts) out.push(`  ${dep.name.padEnd(26)} ${dep.ms.toFixed(1).padStart(7)}`);
