@@ -114,25 +114,30 @@ function untilStopped(): Promise<void> {
   });
 }
 
-/** The parent of a process, from /proc (Linux); undefined elsewhere. */
-function parentOf(pid: number): number | undefined {
+/** A process's state and parent, from /proc (Linux); undefined elsewhere, or when it is gone. */
+function statOf(pid: number): { state: string; ppid: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return Number.isInteger(ppid) ? ppid : undefined;
+    const [state = "", ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number.isInteger(Number(ppid)) ? { state, ppid: Number(ppid) } : undefined;
   } catch {
     return undefined;
   }
 }
 
+function parentOf(pid: number): number | undefined {
+  return statOf(pid)?.ppid;
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+  // A killed process its parent has not reaped yet is a zombie: signal 0 still reaches it.
+  return statOf(pid)?.state !== "Z";
 }
 
 function parseTokens(text: string): TokenSpec[] {
