@@ -115,9 +115,13 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   // The package.json first: `--version` needs nothing else (the manifest is ≈ 130 KB of JSON).
   const pkg = readShippedPackage(root);
   const early = pkg === undefined ? undefined : planEarly(pkg, argv, process.env);
-  const cli = early === undefined ? readShippedCli(root, pkg) : undefined;
+  // The launch index plans the start and runs a command; help and a topic's listing read the manifest.
+  const indexed = early === undefined ? readShippedCli(root, pkg, "index") : undefined;
+  const planned: StartPlan =
+    early ?? (indexed === undefined ? { kind: "full", reason: "no manifest" } : planCommand(indexed, argv));
+  const cli = planned.kind === "help" || planned.kind === "topic" ? readShippedCli(root, pkg) : indexed;
   const plan: StartPlan =
-    early ?? (cli === undefined ? { kind: "full", reason: "no manifest" } : planCommand(cli, argv));
+    cli === undefined && planned.kind !== "version" ? { kind: "full", reason: "no manifest" } : planned;
   traceStartup(`planned (${plan.kind})`);
   if (plan.kind === "full") {
     const { fullStart } = await import("./launch/full-start.ts");
