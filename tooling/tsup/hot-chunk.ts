@@ -1,5 +1,6 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import type { Plugin } from "rollup";
 
 // esbuild splits a bundle by which entries reach each module: every distinct set is a chunk
 // of its own. With one entry per command that is many small chunks, and a command's start
@@ -133,6 +134,7 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
       external: (id) => !id.startsWith(".") && !id.startsWith("/"),
       // esbuild has shaken the tree; rollup only moves code (and keeps every module's side effects).
       treeshake: { moduleSideEffects: true },
+      plugins: [eagerModuleBodies((id) => manual.get(id) === "hot")],
       onwarn(warning, warn) {
         if (warning.code !== "CIRCULAR_DEPENDENCY") warn(warning);
       },
@@ -173,4 +175,66 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
     }
     await writeFile(metaPath, `${JSON.stringify(written, null, 2)}\n`);
   };
+}
+
+// A CommonJS module bundled by esbuild is a method of an object passed to `__commonJS` (an
+// ES module evaluated on first use, to `__esm`): `__commonJS({ "path"(exports, module) { … } })`.
+// V8 compiles such a body only when it is first called, so every start pays for compiling
+// oclif's module bodies again (Node's compile cache holds what was compiled at load). A function
+// expression in parentheses is one V8 compiles at once, with the code around it, so the
+// cache keeps it: `"path": (function(exports, module) { … })`, the same function otherwise.
+
+/** The rollup plugin: in the modules `applies` picks, each such body made a parenthesized function. */
+export function eagerModuleBodies(applies: (id: string) => boolean): Plugin {
+  return {
+    name: "nodekit-eager-module-bodies",
+    transform(code, id) {
+      if (!applies(id) || !/__(?:commonJS|esm)\(\{/.test(code)) return null;
+      const edits: { at: number; text: string }[] = [];
+      const visit = (node: unknown): void => {
+        if (node === null || typeof node !== "object") return;
+        if (Array.isArray(node)) {
+          for (const child of node) visit(child);
+          return;
+        }
+        const n = node as AstNode;
+        if (
+          n.type === "CallExpression" &&
+          n.callee?.type === "Identifier" &&
+          (n.callee.name === "__commonJS" || n.callee.name === "__esm") &&
+          n.arguments?.[0]?.type === "ObjectExpression"
+        ) {
+          for (const property of n.arguments[0].properties ?? []) {
+            if (property.type !== "Property" || !property.method || property.value?.type !== "FunctionExpression")
+              continue;
+            if (property.value.async || property.value.generator || property.key === undefined) continue;
+            edits.push({ at: property.key.end, text: ": (function" }, { at: property.value.end, text: ")" });
+          }
+        }
+        for (const [key, value] of Object.entries(n)) if (key !== "type") visit(value);
+      };
+      visit(this.parse(code));
+      if (edits.length === 0) return null;
+      let out = code;
+      for (const edit of edits.sort((a, b) => b.at - a.at))
+        out = out.slice(0, edit.at) + edit.text + out.slice(edit.at);
+      return { code: out, map: null };
+    },
+  };
+}
+
+/** The part of an ESTree node the plugin above reads. */
+interface AstNode {
+  type: string;
+  start: number;
+  end: number;
+  name?: string;
+  method?: boolean;
+  async?: boolean;
+  generator?: boolean;
+  callee?: AstNode;
+  arguments?: AstNode[];
+  properties?: AstNode[];
+  key?: AstNode;
+  value?: AstNode;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
+import { eagerModuleBodies, planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
 import { rewriteBuiltinImports } from "../../../tooling/tsup/node-builtins.ts";
 
 // The build's rewrite of Node.js built-in imports (tooling/tsup/node-builtins.ts), on the
@@ -100,5 +100,37 @@ describe("planHotChunk", () => {
     expect(() => planHotChunk(meta, { hot: ["src/fast.ts", "src/gone.ts"] })).toThrow(
       /no output holds src\/gone\.ts: fix the CLI's tsup\.config\.ts/,
     );
+  });
+});
+
+describe("eagerModuleBodies", () => {
+  it("makes each CommonJS and lazy ES module body a parenthesized function (compiled at load), nothing else", async () => {
+    const { rollup } = await import("rollup");
+    const source = [
+      "const __commonJS = (cb, mod) => () => (mod || (0, cb[Object.keys(cb)[0]])((mod = { exports: {} }).exports, mod), mod.exports);",
+      "const __esm = (fn, res) => () => (fn && (res = (0, fn[Object.keys(fn)[0]])((fn = 0))), res);",
+      'var require_a = __commonJS({ "node_modules/a/index.js"(exports, module) { module.exports = { a: () => 1 }; } });',
+      'var value; var init_b = __esm({ "src/b.ts"() { value = require_a().a() + 1; } });',
+      "const other = { method(x) { return x; } };",
+      "init_b();",
+      "export { value, other };",
+    ].join("\n");
+    const bundle = await rollup({
+      input: "entry",
+      treeshake: false,
+      plugins: [
+        { name: "virtual", resolveId: (id) => id, load: () => source },
+        eagerModuleBodies((id) => id === "entry"),
+      ],
+    });
+    const { output } = await bundle.generate({ format: "es" });
+    const [{ code }] = output;
+    expect(code).toContain(
+      '"node_modules/a/index.js": (function(exports, module) { module.exports = { a: () => 1 }; })',
+    );
+    expect(code).toContain('"src/b.ts": (function() { value = require_a().a() + 1; })');
+    expect(code).toContain("method(x) { return x; }");
+    const module = (await import(`data:text/javascript,${encodeURIComponent(code)}`)) as { value: number };
+    expect(module.value).toBe(2);
   });
 });
