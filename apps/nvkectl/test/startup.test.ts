@@ -166,7 +166,10 @@ describe("what the hot paths load", () => {
     // built-ins only they need stay unloaded (child_process: util/os.js; readline: the
     // parser's stdin read). The global `performance` (perf_hooks, eleven modules) and an ES
     // import of node:util (its namespace loads worker_threads) are not on the path either.
+    // node:fs/promises loads eight more of Node's modules (its FileHandle, readline, fs/dir,
+    // the watchers): the reads use node:fs's callbacks, promisified (both loaded by Node's bootstrap).
     for (const unused of [
+      "fs/promises",
       "child_process",
       "readline",
       "perf_hooks",
@@ -193,7 +196,6 @@ describe("what the hot paths load", () => {
       "@oclif/core",
       // cli-kit's closest-command suggestion (the command_not_found hook): one small pure module in cli-kit's chunk.
       "fastest-levenshtein",
-      "js-yaml",
     ]);
     // None of what oclif's core depends on: the plugin loader (minimatch, picomatch, tinyglobby,
     // lilconfig), the help renderer (ejs), the spinners, debug are in dist/oclif-heavy.js's half

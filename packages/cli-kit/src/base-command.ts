@@ -124,7 +124,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     rendered: Rendered<R>,
     emptyMessage = "No resources found.",
   ): Promise<void> {
-    const text = renderOutput(format, rendered, await this.printOptions(format));
+    const text = await renderOutput(format, rendered, await this.printOptions(format));
     if (text === "" && isTableFormat(format)) this.logger.info(emptyMessage);
     else await writeOut(text);
   }
@@ -148,7 +148,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Print one object: json, yaml, name, jsonpath, or a one-row table (`header: false` leaves out the header). */
   protected async printOne<R>(format: OutputFormat, columns: Columns<R>, item: R, header = true): Promise<void> {
-    await writeOut(formatOne(format, columns, item, header, await this.printOptions(format)));
+    await writeOut(await formatOne(format, columns, item, header, await this.printOptions(format)));
   }
 
   /** The printer for `-w`: aligned table rows under one header, a `---` separated YAML stream, … */
@@ -161,7 +161,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * (table), or the versioned plan document (json, yaml). Nothing is run.
    */
   protected async printPlan(plan: Plan, format: OutputFormat = "table"): Promise<void> {
-    await writeOut(renderPlan(plan, format, this.redactor));
+    await writeOut(await renderPlan(plan, format, this.redactor));
   }
 
   /** Progress on stderr: a live list on a TTY, `[key] …` lines otherwise, NDJSON with --json-logs. */

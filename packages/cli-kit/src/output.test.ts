@@ -19,8 +19,8 @@ const rows: Row[] = [
 ];
 
 describe("renderOutput", () => {
-  it("prints a kubectl-style table: upper-case headers, aligned, no trailing blanks", () => {
-    expect(renderOutput("table", { rows, columns })).toMatchInlineSnapshot(`
+  it("prints a kubectl-style table: upper-case headers, aligned, no trailing blanks", async () => {
+    expect(await renderOutput("table", { rows, columns })).toMatchInlineSnapshot(`
       "NAME     IP
       node-a   10.0.0.1
       b        2001:db8::1
@@ -28,8 +28,8 @@ describe("renderOutput", () => {
     `);
   });
 
-  it("adds wide columns with -o wide and shows <none> for empty cells", () => {
-    expect(renderOutput("wide", { rows, columns })).toMatchInlineSnapshot(`
+  it("adds wide columns with -o wide and shows <none> for empty cells", async () => {
+    expect(await renderOutput("wide", { rows, columns })).toMatchInlineSnapshot(`
       "NAME     IP            TPM
       node-a   10.0.0.1      abc
       b        2001:db8::1   <none>
@@ -37,17 +37,17 @@ describe("renderOutput", () => {
     `);
   });
 
-  it("prints the data, not the table, as JSON and YAML", () => {
+  it("prints the data, not the table, as JSON and YAML", async () => {
     const data = { items: rows };
-    expect(JSON.parse(renderOutput("json", { rows, columns, data }))).toEqual(data);
-    expect(renderOutput("yaml", { rows, columns })).toBe(
+    expect(JSON.parse(await renderOutput("json", { rows, columns, data }))).toEqual(data);
+    expect(await renderOutput("yaml", { rows, columns })).toBe(
       "- name: node-a\n  ip: 10.0.0.1\n  tpm: abc\n- name: b\n  ip: 2001:db8::1\n",
     );
   });
 
-  it("returns nothing for an empty table", () => {
-    expect(renderOutput("table", { rows: [], columns })).toBe("");
-    expect(renderOutput("json", { rows: [], columns })).toBe("[]\n");
+  it("returns nothing for an empty table", async () => {
+    expect(await renderOutput("table", { rows: [], columns })).toBe("");
+    expect(await renderOutput("json", { rows: [], columns })).toBe("[]\n");
   });
 });
 
@@ -77,28 +77,28 @@ describe("kubectl's get habits", () => {
     { name: "gpus", desired: 2, labels: {} },
   ];
 
-  it("-o name prints kind/name per object", () => {
-    expect(renderOutput("name", { ...view, rows: pools })).toBe("nodepool/workers\nnodepool/gpus\n");
-    expect(formatOne("name", view, pools[1] as Pool)).toBe("nodepool/gpus\n");
+  it("-o name prints kind/name per object", async () => {
+    expect(await renderOutput("name", { ...view, rows: pools })).toBe("nodepool/workers\nnodepool/gpus\n");
+    expect(await formatOne("name", view, pools[1] as Pool)).toBe("nodepool/gpus\n");
   });
 
-  it("--no-headers leaves out the header; --show-labels adds LABELS (sorted k=v, <none> when empty)", () => {
-    expect(renderOutput("table", { ...view, rows: pools }, { noHeaders: true, showLabels: true })).toBe(
+  it("--no-headers leaves out the header; --show-labels adds LABELS (sorted k=v, <none> when empty)", async () => {
+    expect(await renderOutput("table", { ...view, rows: pools }, { noHeaders: true, showLabels: true })).toBe(
       "workers   10   gpu=no,team=a\ngpus      2    <none>\n",
     );
   });
 
-  it("--sort-by orders by the field's value: numbers as numbers", () => {
+  it("--sort-by orders by the field's value: numbers as numbers", async () => {
     const options = { sortKey: compileSortKey(".desired"), compare: compareSortValues };
-    expect(renderOutput("table", { ...view, rows: pools }, options)).toBe(
+    expect(await renderOutput("table", { ...view, rows: pools }, options)).toBe(
       "NAME      DESIRED\ngpus      2\nworkers   10\n",
     );
   });
 
-  it("-o jsonpath renders a list as {items: [...]} and one object as itself", () => {
+  it("-o jsonpath renders a list as {items: [...]} and one object as itself", async () => {
     const template = compileTemplate("{range .items[*]}{.name}={.desired}{'\\n'}{end}");
-    expect(renderOutput("jsonpath=…", { ...view, rows: pools }, { template })).toBe("workers=10\ngpus=2\n");
-    expect(formatOne("jsonpath=…", view, pools[0] as Pool, true, { template: compileTemplate("{.name}") })).toBe(
+    expect(await renderOutput("jsonpath=…", { ...view, rows: pools }, { template })).toBe("workers=10\ngpus=2\n");
+    expect(await formatOne("jsonpath=…", view, pools[0] as Pool, true, { template: compileTemplate("{.name}") })).toBe(
       "workers",
     );
   });
@@ -165,8 +165,10 @@ describe("what the controller sent cannot drive the terminal", () => {
       { header: "name", value: (r: (typeof rows)[number]) => r.name },
       { header: "message", value: (r: (typeof rows)[number]) => r.message },
     ];
-    expect(renderOutput("table", { rows, columns })).toBe("NAME   MESSAGE\na      \\x1b[2Jfailed\\nsee \\u202elogs\n");
-    const json = renderOutput("json", { rows, columns });
+    expect(await renderOutput("table", { rows, columns })).toBe(
+      "NAME   MESSAGE\na      \\x1b[2Jfailed\\nsee \\u202elogs\n",
+    );
+    const json = await renderOutput("json", { rows, columns });
     // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     expect(json).not.toMatch(/[\u001b\u202e]/);
     expect(JSON.parse(json)).toEqual(rows);

@@ -2,7 +2,6 @@ import { once } from "node:events";
 import { BugError, escapeControl, escapeJsonControl } from "@nodekit/errors";
 import { formatPlan, type Plan, planDocument } from "@nodekit/plan";
 import type { Redactor } from "@nodekit/process";
-import { dump } from "js-yaml";
 import type { Template } from "./jsonpath.ts";
 
 /** The fixed `-o` formats; `jsonpath=TEMPLATE` is the open one. */
@@ -145,7 +144,9 @@ export function cell(value: string | number | boolean | undefined | null): strin
 /** JSON for people's terminals and for programs alike: DEL, C1 and bidi characters as `\u` escapes too. */
 const json = (value: unknown, indent = 2) => escapeJsonControl(JSON.stringify(value, null, indent));
 
-const yaml = (value: unknown) => dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
+// js-yaml loads only for -o yaml: loading it costs a read command ≈ 10 ms it does not need.
+const yaml = async (value: unknown) =>
+  (await import("js-yaml")).dump(value, { noRefs: true, lineWidth: -1, sortKeys: false });
 
 function nameLine<T>(view: View<T>, row: T): string {
   if (view.kind === undefined || view.name === undefined) {
@@ -176,7 +177,11 @@ function sorted<T>(items: readonly T[], options: PrintOptions): readonly T[] {
  * machine forms (json, yaml, name, jsonpath=…). Returns the text for stdout; an empty
  * table returns "".
  */
-export function renderOutput<T>(format: OutputFormat, rendered: Rendered<T>, options: PrintOptions = {}): string {
+export async function renderOutput<T>(
+  format: OutputFormat,
+  rendered: Rendered<T>,
+  options: PrintOptions = {},
+): Promise<string> {
   const rows = sorted(rendered.rows, options);
   const data = rendered.data ?? rows;
   if (format === "json") return `${json(data)}\n`;
@@ -218,13 +223,13 @@ function tableLine(cells: readonly string[], widths: readonly number[]): string 
 }
 
 /** One object in the format asked for: json, yaml, name, jsonpath, or a one-row table. */
-export function formatOne<T>(
+export async function formatOne<T>(
   format: OutputFormat,
   columns: Columns<T>,
   item: T,
   header = true,
   options: PrintOptions = {},
-): string {
+): Promise<string> {
   if (format === "json") return `${json(item)}\n`;
   if (format === "yaml") return yaml(item);
   const view = viewOf(columns);
@@ -264,7 +269,7 @@ export function createListPrinter<T>(
         items.push(...page);
       },
       async end() {
-        await write(renderOutput(format, { ...view, rows: items }, options));
+        await write(await renderOutput(format, { ...view, rows: items }, options));
         return items.length;
       },
     };
@@ -279,7 +284,7 @@ export function createListPrinter<T>(
         const body = items.map((item) => `  ${json(item).replaceAll("\n", "\n  ")}`).join(",\n");
         await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
       } else if (format === "yaml") {
-        await write(yaml(items));
+        await write(await yaml(items));
       } else if (format === "name") {
         await write(items.map((item) => nameLine(view, item)).join(""));
       } else {
@@ -343,8 +348,8 @@ export function createWatchPrinter<T>(
         text = `${lines.map((cells) => tableLine(cells, widths ?? [])).join("\n")}\n`;
       } else {
         for (const [index, item] of items.entries()) {
-          if (format === "yaml") text += `${count + index === 0 ? "" : "---\n"}${yaml(item)}`;
-          else text += formatOne(format, view, item, true, options);
+          if (format === "yaml") text += `${count + index === 0 ? "" : "---\n"}${await yaml(item)}`;
+          else text += await formatOne(format, view, item, true, options);
         }
       }
       count += items.length;
@@ -354,7 +359,7 @@ export function createWatchPrinter<T>(
 }
 
 /** A plan as `--dry-run` prints it: shell lines (table, wide), or the versioned document (json, yaml). */
-export function renderPlan(plan: Plan, format: OutputFormat, redactor?: Redactor): string {
+export async function renderPlan(plan: Plan, format: OutputFormat, redactor?: Redactor): Promise<string> {
   const options = redactor === undefined ? {} : { redactor };
   if (format === "json") return `${json(planDocument(plan, options))}\n`;
   if (format === "yaml") return yaml(planDocument(plan, options));

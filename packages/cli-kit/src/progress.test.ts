@@ -68,10 +68,13 @@ describe("progress of a plan run", () => {
 });
 
 describe("renderPlan", () => {
-  it("prints the shell lines by default and the versioned document with -o json", () => {
-    expect(renderPlan(plan, "table")).toBe(
+  it("prints the shell lines by default and the versioned document with -o json", async () => {
+    expect(await renderPlan(plan, "table")).toBe(
       "# install\n# [1/2] one: first item\ntrue\n# [2/2] two: second item\ntrue again\n",
     );
-    expect(JSON.parse(renderPlan(plan, "json"))).toMatchObject({ apiVersion: "plan.nodekit.dev/v1", kind: "Plan" });
+    expect(JSON.parse(await renderPlan(plan, "json"))).toMatchObject({
+      apiVersion: "plan.nodekit.dev/v1",
+      kind: "Plan",
+    });
   });
 });

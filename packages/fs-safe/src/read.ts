@@ -1,9 +1,9 @@
 import { constants, type Stats } from "node:fs";
-import { lstat, open, realpath, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { assertTrustedDir, type TrustOptions } from "./dirs.ts";
 import { errorCodes } from "./errors.ts";
+import { close, fstat, lstat, open, readFile, realpath, stat } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, isTrustedOwner, octal, ownerName } from "./owner.ts";
 
 export type PrivateFileRead =
@@ -21,9 +21,9 @@ export type PrivateFileRead =
  */
 export async function readPrivateFile(path: string, options: Identity = {}): Promise<PrivateFileRead> {
   const uid = currentUid(options);
-  let handle: Awaited<ReturnType<typeof open>>;
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    fd = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = errnoCode(error) ?? String(error);
     if (code === "ENOENT") return { kind: "missing" };
@@ -31,7 +31,7 @@ export async function readPrivateFile(path: string, options: Identity = {}): Pro
     return { kind: "unreadable", code };
   }
   try {
-    const info = await handle.stat();
+    const info = await fstat(fd);
     if (!info.isFile()) return { kind: "unsafe", fault: "not-file", reason: `${path} is not a regular file` };
     if (uid !== undefined && info.uid !== uid) {
       return { kind: "unsafe", fault: "owner", reason: `${path} belongs to ${ownerName(info.uid)}` };
@@ -43,11 +43,11 @@ export async function readPrivateFile(path: string, options: Identity = {}): Pro
         reason: `${path} is readable or writable by other users (mode ${octal(info.mode)})`,
       };
     }
-    return { kind: "read", data: await handle.readFile() };
+    return { kind: "read", data: await readFile(fd) };
   } catch (error) {
     return { kind: "unreadable", code: errnoCode(error) ?? String(error) };
   } finally {
-    await handle.close();
+    await close(fd);
   }
 }
 

@@ -1,8 +1,8 @@
 import { constants, type Stats } from "node:fs";
-import { lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
+import { close, fchmod, fsync, lstat, open, readdir, rename, unlink, writeFile } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, ownerName } from "./owner.ts";
 
 export interface WriteFileSafeOptions extends Identity {
@@ -96,18 +96,14 @@ export async function writeFileSafe(
   );
   try {
     // O_EXCL: a name someone else made (a link, a file) fails instead of being written through.
-    const handle = await open(
-      temp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
-      options.mode,
-    );
+    const fd = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
     try {
       // The umask may have narrowed the mode, and a wider one must never be left.
-      await handle.chmod(options.mode);
-      await handle.writeFile(data);
-      await handle.sync();
+      await fchmod(fd, options.mode);
+      await writeFile(fd, data);
+      await fsync(fd);
     } finally {
-      await handle.close();
+      await close(fd);
     }
     // rename replaces whatever is at `path` now (a link put there since: the link itself, not its target).
     await rename(temp, path);
@@ -177,11 +173,11 @@ function isAlive(pid: number): boolean {
 
 async function syncDir(dir: string): Promise<void> {
   try {
-    const handle = await open(dir, constants.O_RDONLY);
+    const fd = await open(dir, constants.O_RDONLY);
     try {
-      await handle.sync();
+      await fsync(fd);
     } finally {
-      await handle.close();
+      await close(fd);
     }
   } catch {
     // Not every file system lets a directory be synced; the rename is done either way.
@@ -197,9 +193,9 @@ async function syncDir(dir: string): Promise<void> {
 export async function restrictFile(path: string, mode: number, options: Identity & { what?: string } = {}) {
   const what = options.what ?? "the file";
   await checkWriteTarget(path, options);
-  let handle: Awaited<ReturnType<typeof open>>;
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+    fd = await open(path, constants.O_RDONLY | O_NOFOLLOW);
   } catch (error) {
     if (errnoCode(error) === "ELOOP") {
       throw new UserError(errorCodes.FILE_IS_SYMLINK, `${what} ${path} is a symbolic link; its mode was not changed`, {
@@ -211,10 +207,10 @@ export async function restrictFile(path: string, mode: number, options: Identity
     throw writeFailed(path, what, error);
   }
   try {
-    await handle.chmod(mode);
+    await fchmod(fd, mode);
   } catch (error) {
     throw writeFailed(path, what, error);
   } finally {
-    await handle.close();
+    await close(fd);
   }
 }

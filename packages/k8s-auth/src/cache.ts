@@ -1,9 +1,13 @@
-import { rm } from "node:fs/promises";
+import { rm as rmCallback } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { promisify } from "node:util";
 import { isUserError } from "@nodekit/errors";
 import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import type { ObjectRef } from "./constants.ts";
+
+// Not node:fs/promises: it loads eight more of Node's modules on every cached read.
+const rm = promisify(rmCallback);
 
 /** Token files hold bearer tokens: only their owner may read them. */
 export const CACHE_FILE_MODE = 0o600;

@@ -40,6 +40,20 @@ describe("loadConfig", () => {
     expect(await loadConfig(location)).toEqual({ path: file, config: emptyConfig(), exists: false });
   });
 
+  it("reads a file the plain decoder declines (flow style, an anchor) with the full YAML reader", async () => {
+    await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
+    const kubeconfig = join(root, "lab.kubeconfig");
+    const site = { name: "lab", url: "https://lab.example.com", kubeconfig };
+    const expected = { apiVersion: "nvkectl.nvke.io/v1", kind: "Config", activeSite: "lab", sites: [site] };
+    await writeFile(file, JSON.stringify(expected));
+    expect((await loadConfig(location)).config).toEqual(expected);
+    await writeFile(
+      file,
+      `apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: &active lab\nsites:\n  - name: *active\n    url: https://lab.example.com\n    kubeconfig: ${kubeconfig}\n`,
+    );
+    expect((await loadConfig(location)).config).toEqual(expected);
+  });
+
   it("fails on a corrupt file, naming the file, every problem and what to do", async () => {
     await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
     await writeFile(file, "apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: lab\nsites: []\nextra: 1\n");

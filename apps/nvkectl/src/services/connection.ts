@@ -1,7 +1,11 @@
-import { readFile } from "node:fs/promises";
+import { readFile as readFileCallback } from "node:fs";
+import { promisify } from "node:util";
 import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
+
+// Not node:fs/promises: it loads eight more of Node's modules on every read command.
+const readFile = promisify(readFileCallback);
 
 export interface ConnectionFlags {
   /** --request-timeout, in ms. */

@@ -29,7 +29,7 @@ Until the operator phase has run, VMs cannot be sold from this machine; status s
     const status = await registrationStatus(process.env);
     if (this.flags.output !== "table") {
       const { renderOutput } = await import("@nodekit/cli-kit");
-      await this.out(renderOutput(this.flags.output, { rows: [], columns: [], data: status }));
+      await this.out(await renderOutput(this.flags.output, { rows: [], columns: [], data: status }));
       return;
     }
     const lines: string[] = [];

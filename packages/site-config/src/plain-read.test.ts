@@ -1,0 +1,56 @@
+import { decodePlainYaml } from "@nodekit/documents/plain-yaml";
+import fc from "fast-check";
+import { load } from "js-yaml";
+import { describe, expect, it } from "vitest";
+import { API_VERSION, isSiteConfig, KIND, type SiteConfig } from "./checks.ts";
+import { formatConfig } from "./parse.ts";
+
+// loadConfig reads the file nvkectl writes with the plain decoder (no js-yaml): for every
+// configuration formatConfig can write, the decoder must read it, and read it as js-yaml does.
+
+const siteName = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
+// Any text but a line break in a path (the decoder declines the block scalar dump writes
+// then): quotes, colons, `#`, spaces at the ends, unicode, control characters, lone surrogates.
+const pathText = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 20 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.stringMatching(/^[A-Za-z0-9._ :#'"-]{0,30}$/),
+);
+const siteArb = fc.record({
+  name: siteName,
+  url: fc.oneof(
+    fc.constantFrom("http://127.0.0.1:30080", "https://nvke.example.com", "http://[::1]:8080/api?x=1#frag"),
+    siteName.map((name) => `https://${name}.example.com:8443/${name}`),
+  ),
+  kubeconfig: pathText.filter((text) => !/[\n\r\u0085\u2028\u2029]/.test(text)).map((text) => `/${text}`),
+});
+const configArb: fc.Arbitrary<SiteConfig> = fc
+  .uniqueArray(siteArb, { selector: (site) => site.name, maxLength: 6 })
+  .chain((sites) =>
+    fc.option(fc.constantFrom(...sites.map((site) => site.name), "x"), { nil: undefined }).map((active) => {
+      const config: SiteConfig = { apiVersion: API_VERSION, kind: KIND, sites };
+      if (active !== undefined && sites.some((site) => site.name === active)) config.activeSite = active;
+      return config;
+    }),
+  );
+
+describe("the plain decoder reads what formatConfig writes", () => {
+  it("for random configurations: read, equal to js-yaml's load, and a valid config", () => {
+    fc.assert(
+      fc.property(configArb, (config) => {
+        const text = formatConfig(config);
+        const decoded = decodePlainYaml(text);
+        expect(decoded, text).toStrictEqual(load(text));
+        expect(decoded).toEqual(config);
+        expect(isSiteConfig(decoded)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("reads the empty configuration (sites: [])", () => {
+    const text = formatConfig({ apiVersion: API_VERSION, kind: KIND, sites: [] });
+    expect(text).toContain("sites: []");
+    expect(decodePlainYaml(text)).toStrictEqual({ apiVersion: API_VERSION, kind: KIND, sites: [] });
+  });
+});
