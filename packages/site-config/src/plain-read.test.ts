@@ -6,7 +6,8 @@ import { API_VERSION, isSiteConfig, KIND, type SiteConfig } from "./checks.ts";
 import { formatConfig } from "./parse.ts";
 
 // loadConfig reads the file nvkectl writes with the plain decoder (no js-yaml): for every
-// configuration formatConfig can write, the decoder must read it, and read it as js-yaml does.
+// configuration formatConfig can write, the decoder must read it, and read it as js-yaml does
+// (but for one decline, below).
 
 const siteName = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
 // Any text but a line break in a path (the decoder declines the block scalar dump writes
@@ -40,6 +41,19 @@ describe("the plain decoder reads what formatConfig writes", () => {
       fc.property(configArb, (config) => {
         const text = formatConfig(config);
         const decoded = decodePlainYaml(text);
+        if (decoded === undefined) {
+          // The one decline: a plain scalar shaped like a YAML number that js-yaml reads as a
+          // string because the number is not finite (a site named "1e310", which dump leaves
+          // unquoted). The full reader reads it; the decoder does not redo js-yaml's arithmetic.
+          const numberLike = /^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/;
+          const unquoted = text.split("\n").map((line) => /^ *(?:- )?[a-zA-Z]+: (.*)$/.exec(line)?.[1] ?? "");
+          expect(
+            unquoted.some((value) => numberLike.test(value) && !Number.isFinite(Number(value))),
+            text,
+          ).toBe(true);
+          expect(load(text)).toEqual(config);
+          return;
+        }
         expect(decoded, text).toStrictEqual(load(text));
         expect(decoded).toEqual(config);
         expect(isSiteConfig(decoded)).toBe(true);
