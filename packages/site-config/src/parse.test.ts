@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatConfig, parseConfig } from "./parse.ts";
-import { API_VERSION, KIND, type SiteConfig } from "./schema.ts";
+import { API_VERSION, KIND } from "./schema.ts";
+import { configsOf } from "./test-support.ts";
 
 const source = "/home/op/.config/nvkectl/config.yaml";
 
@@ -133,15 +134,7 @@ const siteArb = fc.record({
   url: fc.constantFrom("http://127.0.0.1:30080", "https://nvke.example.com", "http://10.1.2.3:30080/api"),
   kubeconfig: fc.stringMatching(/^\/[A-Za-z0-9._ -]{1,30}$/),
 });
-const configArb: fc.Arbitrary<SiteConfig> = fc
-  .uniqueArray(siteArb, { selector: (site) => site.name, maxLength: 6 })
-  .chain((sites) =>
-    fc.option(fc.constantFrom(...sites.map((site) => site.name), "x"), { nil: undefined }).map((active) => {
-      const config: SiteConfig = { apiVersion: API_VERSION, kind: KIND, sites };
-      if (active !== undefined && sites.some((site) => site.name === active)) config.activeSite = active;
-      return config;
-    }),
-  );
+const configArb = configsOf(siteArb);
 
 describe("parseConfig properties", () => {
   it("reads back what formatConfig writes", () => {

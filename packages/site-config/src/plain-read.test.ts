@@ -2,8 +2,9 @@ import { decodePlainYaml } from "@nodekit/documents/plain-yaml";
 import fc from "fast-check";
 import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { API_VERSION, isSiteConfig, KIND, type SiteConfig } from "./checks.ts";
+import { API_VERSION, isSiteConfig, KIND } from "./checks.ts";
 import { formatConfig } from "./parse.ts";
+import { configsOf } from "./test-support.ts";
 
 // loadConfig reads the file nvkectl writes with the plain decoder (no js-yaml): for every
 // configuration formatConfig can write, the decoder must read it, and read it as js-yaml does
@@ -25,15 +26,7 @@ const siteArb = fc.record({
   ),
   kubeconfig: pathText.filter((text) => !/[\n\r\u0085\u2028\u2029]/.test(text)).map((text) => `/${text}`),
 });
-const configArb: fc.Arbitrary<SiteConfig> = fc
-  .uniqueArray(siteArb, { selector: (site) => site.name, maxLength: 6 })
-  .chain((sites) =>
-    fc.option(fc.constantFrom(...sites.map((site) => site.name), "x"), { nil: undefined }).map((active) => {
-      const config: SiteConfig = { apiVersion: API_VERSION, kind: KIND, sites };
-      if (active !== undefined && sites.some((site) => site.name === active)) config.activeSite = active;
-      return config;
-    }),
-  );
+const configArb = configsOf(siteArb);
 
 describe("the plain decoder reads what formatConfig writes", () => {
   it("for random configurations: read, equal to js-yaml's load, and a valid config", () => {
