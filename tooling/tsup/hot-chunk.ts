@@ -59,8 +59,8 @@ export interface HotChunkPlan {
   manual: Map<string, string>;
 }
 
-/** esbuild's name for a chunk or a dynamic import's file: `<name>-<8 characters>.js`. */
-const HASHED = /-[A-Z0-9]{8}\.js$/;
+/** The hash esbuild ends the name of a chunk or a dynamic import's file with: `<name>-<8 characters>.js`. */
+const HASH = /-[A-Z0-9]{8}$/;
 
 /** The files an output imports statically (its own chunks, not externals), transitively, itself included. */
 function staticClosure(meta: Metafile, roots: Iterable<string>): Set<string> {
@@ -84,7 +84,7 @@ export function planHotChunk(meta: Metafile, options: HotChunkOptions): HotChunk
   const js = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
   const entries = new Map<string, string>();
   for (const file of js) {
-    if (meta.outputs[file]?.entryPoint !== undefined && !HASHED.test(file)) {
+    if (meta.outputs[file]?.entryPoint !== undefined && !HASH.test(file.replace(/\.js$/, ""))) {
       entries.set(file.replace(/^dist\//, "").replace(/\.js$/, ""), file);
     }
   }
@@ -142,7 +142,7 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
     const { output } = await bundle.generate({
       format: "es",
       entryFileNames: "[name].js",
-      chunkFileNames: (chunk) => `${chunk.name.replace(/-[A-Z0-9]{8}$/, "")}-[hash].js`,
+      chunkFileNames: (chunk) => `${chunk.name.replace(HASH, "")}-[hash].js`,
       manualChunks: (id) => manual.get(id),
       minifyInternalExports: false,
     });

@@ -115,13 +115,14 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   // The package.json first: `--version` needs nothing else (the manifest is ≈ 130 KB of JSON).
   const pkg = readShippedPackage(root);
   const early = pkg === undefined ? undefined : planEarly(pkg, argv, process.env);
-  // The launch index plans the start and runs a command; help and a topic's listing read the manifest.
+  // The launch index plans the start, runs a command and lists a topic's commands; help shows
+  // what only the manifest holds (without one, oclif's full start shows it).
   const indexed = early === undefined ? readShippedCli(root, pkg, "index") : undefined;
   const planned: StartPlan =
     early ?? (indexed === undefined ? { kind: "full", reason: "no manifest" } : planCommand(indexed, argv));
-  const cli = planned.kind === "help" || planned.kind === "topic" ? readShippedCli(root, pkg) : indexed;
+  const cli = planned.kind === "help" ? readShippedCli(root, pkg) : indexed;
   const plan: StartPlan =
-    cli === undefined && planned.kind !== "version" ? { kind: "full", reason: "no manifest" } : planned;
+    planned.kind === "help" && cli === undefined ? { kind: "full", reason: "no manifest" } : planned;
   traceStartup(`planned (${plan.kind})`);
   if (plan.kind === "full") {
     const { fullStart } = await import("./launch/full-start.ts");
