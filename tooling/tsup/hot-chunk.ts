@@ -249,4 +249,3 @@ interface AstNode {
   key?: AstNode;
   value?: AstNode;
 }
-
