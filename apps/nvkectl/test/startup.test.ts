@@ -252,4 +252,20 @@ describe("what the hot paths load", () => {
     }
     expect(left).toEqual([]);
   });
+
+  it("a command's second start is compiled with the code cache its first wrote after it ran (0600, the user's cache dir)", async () => {
+    const { readdir, stat } = await import("node:fs/promises");
+    const states = [];
+    for (let run = 0; run < 3; run++) {
+      const result = await home.nvkectl(["config", "current-site"], { env: { NODEKIT_TRACE_STARTUP: "1" } });
+      expect(result.exitCode, result.stderr).toBe(0);
+      states.push(result.stderr.match(/hot file loaded \(code cache: (\w+)\)/)?.[1]);
+    }
+    expect(states).toEqual(["none", "accepted", "accepted"]);
+    const dir = join(home.path, "cache", "nvkectl", "code-cache");
+    const [cache] = (await readdir(dir)).filter((file) => file.endsWith(".config_current-site.bin"));
+    expect(cache).toMatch(new RegExp(`^hot-[\\w-]{8}\\.${process.version.replace(/\./g, "\\.")}-${process.arch}\\.`));
+    expect((await stat(join(dir, cache ?? ""))).mode & 0o777).toBe(0o600);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+  });
 });

@@ -1,6 +1,7 @@
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { arrangeArgv, asksForHelp } from "./launch/argv.ts";
+import { codeCacheDir, codeCacheName, requireWithCodeCache } from "./launch/code-cache.ts";
 import {
   COMMAND_HOOKS,
   envPrefix,
@@ -141,6 +142,14 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
       .map((command) => ({ id: command.id, aliases: command.aliases ?? [] }));
     await topicWithoutCommand({ bin: cli.bin, version: cli.pjson.version, topic: plan.topic, commands, argv });
     return;
+  }
+  // The hot file holds the fast path (and a hot read's whole code): loaded with the code cache
+  // an earlier run of this command wrote after it ran (launch/code-cache.ts).
+  const hot = indexed?.hot;
+  if (hot !== undefined) {
+    const key = plan.kind === "help" ? "help" : plan.command.id;
+    const state = requireWithCodeCache(join(root, hot), codeCacheDir(cli.dirname), codeCacheName(hot, key));
+    traceStartup(`hot file loaded (code cache: ${state})`);
   }
   const { runFast } = await import("./launch/fast.ts");
   await runFast(cli, plan);

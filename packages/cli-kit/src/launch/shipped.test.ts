@@ -69,8 +69,13 @@ describe("readShippedCli", () => {
   }
 
   it("plans from the launch index, and shows help from the manifest", async () => {
-    const dir = await shipped(launchIndexOf({ version: "1.2.3", commands: { "get:clusters": command } }));
+    const dir = await shipped(
+      launchIndexOf({ version: "1.2.3", commands: { "get:clusters": command } }, "dist/hot-ABCD1234.js"),
+    );
     const pkg = readShippedPackage(dir);
+    // The index names the bundle's hot file (the launcher loads it with its code cache); the manifest does not.
+    expect(readShippedCli(dir, pkg, "index")?.hot).toBe("dist/hot-ABCD1234.js");
+    expect(readShippedCli(dir, pkg)?.hot).toBeUndefined();
     expect(readShippedCli(dir, pkg, "index")?.commands.get("get:cluster")?.description).toBeUndefined();
     expect(readShippedCli(dir, pkg, "index")?.commands.get("get:cluster")?.relativePath).toEqual(command.relativePath);
     expect(readShippedCli(dir, pkg)?.commands.get("get:cluster")?.description).toBe(command.description);

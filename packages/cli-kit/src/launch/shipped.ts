@@ -56,6 +56,8 @@ export interface ShippedCli {
   commands: ReadonlyMap<string, ManifestCommand>;
   topics: ReadonlySet<string>;
   table: CommandTable;
+  /** The bundle's hot file (`dist/hot-<hash>.js`, from the launch index): what a command's start loads. */
+  hot?: string;
 }
 
 /** Hooks that run around every command; a CLI that declares one takes oclif's full start. */
@@ -89,9 +91,13 @@ const INDEXED_FLAG = ["name", "char", "type", "allowNo", "helpGroup"];
  * the summaries, descriptions, examples and flag help a start never reads. A quarter of the
  * manifest's size, and a fifth of its parse.
  */
-export function launchIndexOf(manifest: { version: string; commands: Record<string, ManifestCommand> }): {
+export function launchIndexOf(
+  manifest: { version: string; commands: Record<string, ManifestCommand> },
+  hot?: string,
+): {
   version: string;
   commands: Record<string, ManifestCommand>;
+  hot?: string;
 } {
   const pick = <T extends object>(value: T, keys: readonly string[]) =>
     Object.fromEntries(Object.entries(value).filter(([key, v]) => keys.includes(key) && v !== undefined));
@@ -102,7 +108,7 @@ export function launchIndexOf(manifest: { version: string; commands: Record<stri
     );
     commands[id] = { ...pick(command, INDEXED), flags } as ManifestCommand;
   }
-  return { version: manifest.version, commands };
+  return { version: manifest.version, commands, ...(hot === undefined ? {} : { hot }) };
 }
 
 /**
@@ -118,7 +124,7 @@ export function readShippedCli(
 ): ShippedCli | undefined {
   if (pkg === undefined) return undefined;
   const { pjson } = pkg;
-  let manifest: { version: string; commands: Record<string, ManifestCommand> } | undefined;
+  let manifest: { version: string; commands: Record<string, ManifestCommand>; hot?: unknown } | undefined;
   if (from === "index") {
     try {
       manifest = JSON.parse(readFileSync(join(root, LAUNCH_INDEX), "utf8"));
@@ -144,6 +150,7 @@ export function readShippedCli(
   }
   return {
     ...pkg,
+    ...(typeof manifest.hot === "string" ? { hot: manifest.hot } : {}),
     commands,
     topics,
     table: {
