@@ -141,7 +141,7 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
       external: (id) => !id.startsWith(".") && !id.startsWith("/"),
       // esbuild has shaken the tree; rollup only moves code (and keeps every module's side effects).
       treeshake: { moduleSideEffects: true },
-      plugins: [eagerModuleBodies((id) => manual.get(id) === "hot")],
+      plugins: [eagerModuleBodies((id) => manual.get(id) === "hot"), importsOutOfTheHotFile()],
       onwarn(warning, warn) {
         if (warning.code !== "CIRCULAR_DEPENDENCY") warn(warning);
       },
@@ -162,6 +162,11 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
       if (file.endsWith(".js")) await rm(resolve(dir, file), { force: true });
     }
     const chunks = output.filter((chunk) => chunk.type === "chunk");
+    for (const chunk of chunks) {
+      if (chunk.fileName.startsWith("hot-") && /(?<![\w$.])import\(/.test(chunk.code)) {
+        throw new Error(`hotChunk: ${chunk.fileName} has an import() left; see importsOutOfTheHotFile`);
+      }
+    }
     const files = new Set(chunks.map((chunk) => chunk.fileName));
     const importOf = (path: string, kind: string) =>
       files.has(path) ? { path: `dist/${path}`, kind } : { path, kind, external: true };
@@ -185,6 +190,7 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
     }
     await writeFile(metaPath, `${JSON.stringify(written, null, 2)}\n`);
     await writeFile(join(dist, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+    await writeFile(join(dist, HOT_IMPORT), HOT_IMPORT_SOURCE);
   };
 }
 
@@ -248,4 +254,29 @@ interface AstNode {
   properties?: AstNode[];
   key?: AstNode;
   value?: AstNode;
+}
+
+// The launcher compiles the hot file itself, with a code cache made after it ran
+// (packages/cli-kit/src/launch/code-cache.ts), through node:vm, and in a script compiled that
+// way an import() needs a loader callback that Node still calls experimental (it warns). So
+// the hot file has none: each import() in it (of an external package: execa, the Kubernetes
+// client, proper-lockfile) calls dist/dynamic-import.js, a module Node loads as it loads any,
+// which imports the package from the same directory, with the same resolution.
+
+/** The module the hot file's dynamic imports go through, beside it in dist/. */
+const HOT_IMPORT = "dynamic-import.js";
+const HOT_IMPORT_SOURCE = `"use strict";
+// The hot file's import() (tooling/tsup/hot-chunk.ts): resolved from dist/, as from the hot file.
+module.exports = (specifier) => import(specifier);
+`;
+
+/** The rollup plugin: in the hot file, \`import(x)\` of anything outside the bundle becomes \`require("./dynamic-import.js")(x)\`. */
+function importsOutOfTheHotFile(): Plugin {
+  return {
+    name: "nodekit-imports-out-of-the-hot-file",
+    renderDynamicImport({ chunk, targetChunk }) {
+      if (!chunk.fileName.startsWith("hot-") || targetChunk !== null) return null;
+      return { left: `require(${JSON.stringify(`./${HOT_IMPORT}`)})(`, right: ")" };
+    },
+  };
 }

@@ -20,7 +20,8 @@ import { codeCacheDir, codeCacheName } from "./code-cache.ts";
 const codeCache = join(import.meta.dirname, "code-cache.ts");
 
 // A hot file: CommonJS, with functions V8 compiles only when they are first called, and an
-// import() of a file beside it (the bundle's imports of external packages are such).
+// import() through the module beside it, as the build writes the hot file's imports of
+// external packages (tooling/tsup/hot-chunk.ts).
 const HOT = `'use strict';
 globalThis.__hotExports = exports;
 function sum(n) {
@@ -32,7 +33,7 @@ function describeIt(values) {
   return values.map((value) => ({ value, doubled: value * 2, text: String(value).padStart(4, "0") }));
 }
 exports.value = () => sum(10) + describeIt([1, 2, 3]).length;
-exports.later = () => import("./later.mjs");
+exports.later = () => require("./dynamic-import.js")("./later.mjs");
 `;
 
 // Loads the hot file through requireWithCodeCache, then requires it again (the same module
@@ -54,6 +55,7 @@ async function fixture() {
   mkdirSync(dir.path("dist"));
   writeFileSync(dir.path("dist/hot-ABCD1234.js"), HOT);
   writeFileSync(dir.path("dist/later.mjs"), "export const later = 'loaded';\n");
+  writeFileSync(dir.path("dist/dynamic-import.js"), "module.exports = (specifier) => import(specifier);\n");
   writeFileSync(dir.path("dist/package.json"), '{ "type": "commonjs" }\n');
   writeFileSync(dir.path("runner.mjs"), RUNNER);
   const cacheDir = dir.path("cache/cli/code-cache");

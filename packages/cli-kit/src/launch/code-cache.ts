@@ -15,7 +15,9 @@ import { dirname, isAbsolute, join } from "node:path";
 // A cache is written when there was none or V8 rejected it, and only after a run that exited 0.
 // It is code, so it is read only from a directory and a file of the user's own that no one
 // else can write (no symbolic link is followed), and written atomically, 0600 in a 0700 directory.
-// NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's own.
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's own. The hot file has no
+// import() of its own (in a script compiled through node:vm that would need a loader Node
+// calls experimental): the build routes each through dist/dynamic-import.js (tooling/tsup/hot-chunk.ts).
 
 /** What became of the cache when the hot file was loaded. */
 export type CodeCacheState =
@@ -49,16 +51,14 @@ const buildOf = (name: string) => name.split(".").slice(0, -2).join(".");
  * Loads `hotFile` (CommonJS) as `require` would, registered in `require.cache` so that every
  * later `require` of it gets this same module, compiled with `<dir>/<name>` when that is the
  * user's own; arranges for a cache to be written at exit when there was none or it was
- * rejected. Returns "off" (and does nothing) when the module is loaded already, the cache is
- * turned off, or this Node.js lacks what it needs: `require` then loads the file as always.
+ * rejected. Returns "off" (and does nothing) when the module is loaded already or the cache is
+ * turned off: `require` then loads the file as always.
  */
 export function requireWithCodeCache(hotFile: string, dir: string | undefined, name: string): CodeCacheState {
   if (dir === undefined || process.env.NODE_DISABLE_COMPILE_CACHE === "1") return "off";
   const fs = process.getBuiltinModule("node:fs");
   const { Module, createRequire } = process.getBuiltinModule("node:module");
   const vm = process.getBuiltinModule("node:vm");
-  const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
-  if (loader === undefined) return "off";
   const filename = fs.realpathSync(hotFile);
   const require = createRequire(filename);
   if (require.cache[filename] !== undefined) return "off";
@@ -69,8 +69,6 @@ export function requireWithCodeCache(hotFile: string, dir: string | undefined, n
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename,
     ...(cachedData === undefined ? {} : { cachedData }),
-    // import() in the file (of an external package) resolves as it would in a required file.
-    importModuleDynamically: loader,
   });
   const state: CodeCacheState =
     cachedData === undefined ? "none" : script.cachedDataRejected === true ? "rejected" : "accepted";
