@@ -130,13 +130,11 @@ function commandLines(definitions: CommandDefinitions): fc.Arbitrary<CommandLine
       ...flags.filter(([, flag]) => flag.required).map(([name, flag]) => flagToken(name, flag, false)),
       ...args.filter((arg) => arg.required).map(() => word),
     ];
-    return fc
-      .tuple(tokens, fc.tuple(...required.map((group) => fc.tuple(group, fc.nat()))))
-      .map(([groups, placed]) => {
-        const all = [...groups];
-        for (const [group, at] of placed) all.splice(at % (all.length + 1), 0, group);
-        return all.flat();
-      });
+    return fc.tuple(tokens, fc.tuple(...required.map((group) => fc.tuple(group, fc.nat())))).map(([groups, placed]) => {
+      const all = [...groups];
+      for (const [group, at] of placed) all.splice(at % (all.length + 1), 0, group);
+      return all.flat();
+    });
   };
   const envNames = [...new Set(flags.map(([, flag]) => flag.env).filter((e) => e !== undefined))];
   const env = fc.record(

@@ -221,7 +221,10 @@ describe("what the fast parser leaves to oclif", () => {
     await declined(options, ["x", "a", "b"]);
     await declined(options, ["x", "a", "-"]);
     await declined({ args: { name: Args.string() } }, []);
-    expect(await fast({ args: { name: Args.string() } }, ["given"])).toStrictEqual({ flags: {}, args: { name: "given" } });
+    expect(await fast({ args: { name: Args.string() } }, ["given"])).toStrictEqual({
+      flags: {},
+      args: { name: "given" },
+    });
   });
 
   it("the --json flag", async () => {

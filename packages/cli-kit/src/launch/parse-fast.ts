@@ -6,6 +6,10 @@
 // undefined (declines) for anything it is not certain of: oclif's full parse then runs and
 // gives its own messages. The property tests (parse-fast.test.ts, and the CLIs' over every
 // command) compare the two on random command lines.
+//
+// Its functions are parenthesized function expressions: V8 compiles those with the code around
+// them, when the module loads, so Node's compile cache keeps them (it keeps what was compiled at
+// load); a function declaration is compiled on its first call, in every process.
 
 /** A flag definition as oclif keeps it (Flags.boolean, Flags.string, Flags.custom, …). */
 interface FlagDefinition {
@@ -69,16 +73,18 @@ class Decline {}
 
 const NEGATION = "--no-";
 
-function decline(): never {
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+const decline: () => never = (function decline(): never {
   throw new Decline();
-}
+});
 
 /** `object[key]` for an own key only; an inherited one (`--constructor`) is oclif's to refuse. */
-function own<V>(object: Record<string, V>, key: string): V | undefined {
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+const own = (function own<V>(object: Record<string, V>, key: string): V | undefined {
   if (Object.hasOwn(object, key)) return object[key];
   if (key in object) decline();
   return undefined;
-}
+});
 
 interface FlagToken {
   flag: string;
@@ -98,7 +104,11 @@ interface ArgToken {
  * environment, relationship flags with a value, a missing required flag or argument, too many
  * arguments, a deprecated flag.
  */
-export async function parseFast(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput | undefined> {
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+export const parseFast = (async function parseFast(
+  argv: readonly string[],
+  input: FastParseInput,
+): Promise<FastParseOutput | undefined> {
   try {
     return await parse(argv, input);
   } catch {
@@ -106,9 +116,10 @@ export async function parseFast(argv: readonly string[], input: FastParseInput):
     // reports the failure in its words.
     return undefined;
   }
-}
+});
 
-async function parse(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput> {
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+const parse = (async function parse(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput> {
   if (input.enableJsonFlag) decline();
   const flags = { ...input.baseFlags, ...input.flags } as Record<string, FlagDefinition>;
   const args = (input.args ?? {}) as Record<string, ArgDefinition>;
@@ -126,7 +137,8 @@ async function parse(argv: readonly string[], input: FastParseInput): Promise<Fa
   );
 
   /** oclif's findFlag; a `--no-` negation declines. */
-  const findFlag = (token: string): { isLong: boolean; name: string | undefined } => {
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const findFlag = (function findFlag(token: string): { isLong: boolean; name: string | undefined } {
     if (token.startsWith("--")) {
       const long = token.slice(2);
       if (own(flags, long)) return { isLong: true, name: long };
@@ -148,7 +160,7 @@ async function parse(argv: readonly string[], input: FastParseInput): Promise<Fa
       return { isLong: false, name: Object.keys(flags).find((key) => flags[key]?.char === char) };
     }
     return { isLong: false, name: undefined };
-  };
+  });
 
   const raw: FlagToken[] = [];
   const argTokens: ArgToken[] = [];
@@ -157,7 +169,8 @@ async function parse(argv: readonly string[], input: FastParseInput): Promise<Fa
   const queue = [...argv];
 
   /** oclif's parseFlag for a token naming a flag, with its value next in the queue or attached. */
-  const takeFlag = (token: string, isLong: boolean, name: string, attached: boolean) => {
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const takeFlag = (function takeFlag(token: string, isLong: boolean, name: string, attached: boolean) {
     const flag = own(flags, name) ?? decline();
     if (flag.type === "option") {
       if (!flag.multiple && raw.some((o) => o.flag === name)) decline();
@@ -172,7 +185,7 @@ async function parse(argv: readonly string[], input: FastParseInput): Promise<Fa
       if (attached || (!isLong && token.length > 2)) decline();
       raw.push({ flag: flag.name as string, input: token });
     }
-  };
+  });
 
   while (queue.length > 0) {
     const token = queue.shift() as string;
@@ -202,10 +215,11 @@ async function parse(argv: readonly string[], input: FastParseInput): Promise<Fa
   const parsedArgs = await parseArgs(args, argTokens, context, strict);
   const parsedFlags = await parseFlags(flags, raw, context, env);
   return { flags: parsedFlags, args: parsedArgs };
-}
+});
 
 /** oclif's Parser._args and the argument half of its validate. */
-async function parseArgs(
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+const parseArgs = (async function parseArgs(
   args: Record<string, ArgDefinition>,
   tokens: readonly ArgToken[],
   context: Record<string, unknown>,
@@ -213,26 +227,29 @@ async function parseArgs(
 ): Promise<Record<string, unknown>> {
   const argvOut: unknown[] = [];
   const out: Record<string, unknown> = {};
-  const parseArgInput = async (name: string, arg: ArgDefinition, value: string) => {
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const parseArgInput = (async function parseArgInput(name: string, arg: ArgDefinition, value: string) {
     if (arg.options && !arg.options.includes(value)) decline();
     context.token = { arg: name, input: value, type: "arg" };
     if (arg.parse === undefined) decline();
     const parsed = await arg.parse(value, context, arg);
     argvOut.push(parsed);
     out[name] = parsed;
-  };
-  const applyDefault = async (name: string, arg: ArgDefinition) => {
+  });
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const applyDefault = (async function applyDefault(name: string, arg: ArgDefinition) {
     if (out[name] !== undefined) return;
     if (!arg.default && arg.default !== false) return;
     const value = typeof arg.default === "function" ? await (arg.default as () => unknown)() : arg.default;
     if (Array.isArray(value)) argvOut.push(...value);
     else argvOut.push(value);
     out[name] = value;
-  };
+  });
   // oclif reads a missing argument from stdin unless the definition says not to.
-  const noStdin = (arg: ArgDefinition) => {
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const noStdin = (function noStdin(arg: ArgDefinition) {
     if (!arg.ignoreStdin) decline();
-  };
+  });
   const entries = Object.entries(args);
   const variadicIndex = entries.findIndex(([, arg]) => arg.multiple);
   if (variadicIndex === -1) {
@@ -292,10 +309,11 @@ async function parseArgs(
     if (arg.required && out[name] === undefined) decline();
   }
   return out;
-}
+});
 
 /** oclif's Parser._flags and the flag half of its validate (declining where it would check). */
-async function parseFlags(
+// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+const parseFlags = (async function parseFlags(
   flags: Record<string, FlagDefinition>,
   raw: readonly FlagToken[],
   context: Record<string, unknown>,
@@ -306,7 +324,8 @@ async function parseFlags(
     if (!Object.hasOwn(flags, token.flag)) decline();
     byFlag.set(token.flag, [...(byFlag.get(token.flag) ?? []), token]);
   }
-  const callParse = async (value: unknown, flag: FlagDefinition, token: FlagToken | undefined) => {
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const callParse = (async function callParse(value: unknown, flag: FlagDefinition, token: FlagToken | undefined) {
     if (!flag.parse) return value;
     const ctx = {
       ...context,
@@ -319,11 +338,12 @@ async function parseFlags(
       warn: context.warn,
     };
     return await flag.parse(value, ctx, flag);
-  };
-  const checkOptions = (flag: FlagDefinition, value: string) => {
+  });
+  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
+  const checkOptions = (function checkOptions(flag: FlagDefinition, value: string) {
     if (flag.options && !flag.options.includes(value)) decline();
     return value;
-  };
+  });
 
   type Resolved = { name: string; flag: FlagDefinition; value?: unknown; fromDefault?: true };
   const resolved: Resolved[] = [];
@@ -381,4 +401,4 @@ async function parseFlags(
     }
   }
   return out;
-}
+});
