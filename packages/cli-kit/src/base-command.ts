@@ -66,7 +66,7 @@ export function commandParseInput(ctor: typeof Command) {
  */
 function mayParseFast(command: Command): boolean {
   const ctor = command.constructor as typeof Command;
-  if (ctor.state === "deprecated" || ctor.deprecateAliases || ctor.enableJsonFlag) return false;
+  if (ctor.state === "deprecated" || ctor.deprecateAliases) return false;
   const plugins = (command.config as { plugins?: unknown }).plugins;
   if (!(plugins instanceof Map)) return false;
   for (const plugin of plugins.values() as Iterable<{ hooks?: Record<string, unknown[] | undefined> }>) {
