@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDir } from "@nodekit/test-utils";
+import type { Interfaces } from "@oclif/core";
 import { Config } from "@oclif/core/config";
 import { afterEach, describe, expect, it } from "vitest";
 import { BaseCommand } from "./base-command.ts";
@@ -13,9 +14,13 @@ class Read extends BaseCommand<typeof Read> {
   static override flags = { output: outputFlag() };
   parsedByOclif = false;
 
-  protected override async parse(...input: Parameters<BaseCommand<typeof Read>["parse"]>) {
+  protected override async parse<
+    F extends Interfaces.OutputFlags<Interfaces.FlagInput>,
+    B extends Interfaces.OutputFlags<Interfaces.FlagInput>,
+    A extends Interfaces.OutputArgs<Interfaces.ArgInput>,
+  >(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
     this.parsedByOclif = true;
-    return super.parse(...input);
+    return super.parse(options, argv);
   }
 
   async run(): Promise<{ flags: unknown; oclif: boolean }> {
