@@ -226,6 +226,19 @@ describe("what the hot paths load", () => {
     ]);
   });
 
+  it("the cached read's flags are parsed without oclif's parser; a line it leaves to oclif, by oclif's", async () => {
+    const trace = { env: { NODEKIT_TRACE_STARTUP: "1" } };
+    const parsedBy = (stderr: string) => stderr.match(/^startup [\d.]+ flags parsed \((.+)\)$/m)?.[1];
+    const read = await home.nvkectl(["get", "clusters", "-o", "json"], trace);
+    expect(read.exitCode, read.stderr).toBe(0);
+    expect(parsedBy(read.stderr)).toBe("fast parser");
+    // Grouped short flags (-vv) are oclif's to parse (cli-kit's launch/parse-fast.ts declines them).
+    const grouped = await home.nvkectl(["get", "clusters", "-o", "json", "-vv"], trace);
+    expect(grouped.exitCode, grouped.stderr).toBe(0);
+    expect(parsedBy(grouped.stderr)).toBe("oclif's parser");
+    expect(JSON.parse(grouped.stdout)).toEqual(JSON.parse(read.stdout));
+  });
+
   it("the full start, a plugin command and --help reach oclif's heavy half when they need it", async () => {
     const help = await loadsOf(["--help"]);
     expect(help.packages).toContain("ejs");

@@ -1,7 +1,8 @@
-export { type BaseArgs, BaseCommand, type BaseFlags } from "./base-command.ts";
+export { type BaseArgs, BaseCommand, type BaseFlags, commandParseInput } from "./base-command.ts";
 export { parseDuration } from "./duration.ts";
 export { errorCodes as cliKitErrorCodes } from "./errors.ts";
 export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
+export { type FastParseInput, type FastParseOutput, parseFast } from "./launch/parse-fast.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
 export { commandNotFound, suggestCommands } from "./not-found.ts";
 export { Args, Flags } from "./oclif.ts";

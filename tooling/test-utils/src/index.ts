@@ -5,6 +5,13 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 
+export {
+  type CommandDefinitions,
+  checkFastParser,
+  commandClassesIn,
+  onlyOclifParses,
+  type ParsedLine,
+} from "./command-lines.ts";
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export { portOpen, processAlive } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
