@@ -330,7 +330,7 @@ describe("fast checks are held equal to the zod schemas", () => {
   });
 });
 
-// The UUID and date-time checks go by character code; zod is the judge. Random strings
+// The UUID and date-time checks use small patterns and arithmetic; zod is the judge. Random strings
 // rarely come near a date or a UUID, so the inputs are valid texts, each with one position
 // replaced (by a digit, a separator, a letter, a non-ASCII digit or anything), cut, or
 // extended, plus the corners: leap years, 24:00, fractions, offsets.

@@ -12,66 +12,39 @@ import type { Cluster, ClusterRelease, List, MachineImage, NodePool, NodePoolRel
 /** The check of one kind of object: true only when the schema would return `value` unchanged. */
 export type Check<T> = (value: unknown) => value is T;
 
-// The UUID and date-time checks go by character code: zod's patterns for them are large, and
-// V8 compiling them on first use costs a short-lived process ≈ 0.5 ms each. checks.test.ts
-// holds both equal to zod's `z.uuid()` and `z.iso.datetime()` over random strings and near-misses.
+// zod's patterns for UUIDs and date-times are large: V8 compiling them on first use costs a
+// short-lived process ≈ 0.15 and 0.4 ms. These checks use far smaller patterns (the shape only)
+// and do the rest (ranges, calendar days) by arithmetic; a loop over the characters instead
+// costs more than the small pattern for a page of objects. checks.test.ts holds both equal to
+// zod's `z.uuid()` and `z.iso.datetime()` over random strings and near-misses.
 
-/** A hexadecimal digit's char code (0-9, a-f, A-F). */
-const isHex = (code: number) => (code >= 48 && code <= 57) || ((code | 32) >= 97 && (code | 32) <= 102);
+const UUID_SHAPE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
 
 /** zod's `z.uuid()`: RFC 9562 versions 1–8 (variant 10xx), the nil UUID and the max UUID (lowercase). */
 export function isUuidText(value: string): boolean {
-  if (value.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const code = value.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (code !== 45 /* - */) return false;
-    } else if (!isHex(code)) return false;
-  }
-  const version = value.charCodeAt(14);
-  const variant = value.charCodeAt(19) | 32;
-  if (version >= 49 && version <= 56 && (variant === 56 || variant === 57 || variant === 97 || variant === 98)) {
-    return true;
-  }
-  return value === "00000000-0000-0000-0000-000000000000" || value === "ffffffff-ffff-ffff-ffff-ffffffffffff";
+  return (
+    UUID_SHAPE.test(value) ||
+    value === "00000000-0000-0000-0000-000000000000" ||
+    value === "ffffffff-ffff-ffff-ffff-ffffffffffff"
+  );
 }
 
-/** The number written by the two ASCII digits at `at`, or -1. */
-function twoDigits(value: string, at: number): number {
-  const tens = value.charCodeAt(at) - 48;
-  const ones = value.charCodeAt(at + 1) - 48;
-  // NaN (past the end) fails both comparisons.
-  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
-}
-
+// `\d` without the `u` flag is ASCII 0-9 only, as in zod's pattern.
+const DATETIME_SHAPE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 const DAYS_IN_MONTH = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** The number the two digits at `at` write (the shape has been checked: they are ASCII digits). */
+const twoDigits = (value: string, at: number) => (value.charCodeAt(at) - 48) * 10 + value.charCodeAt(at + 1) - 48;
 
 /** zod's `z.iso.datetime()`: `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, a real calendar day (Gregorian leap years), UTC only. */
 export function isDatetimeText(value: string): boolean {
-  const century = twoDigits(value, 0);
-  const yy = twoDigits(value, 2);
+  if (!DATETIME_SHAPE.test(value)) return false;
   const month = twoDigits(value, 5);
   const day = twoDigits(value, 8);
-  if (century < 0 || yy < 0 || month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month] as number)) {
-    return false;
-  }
-  if (month === 2 && day === 29) {
-    const year = century * 100 + yy;
-    if (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0)) return false;
-  }
-  if (value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(10) !== 84 /* T */) return false;
-  const hour = twoDigits(value, 11);
-  const minute = twoDigits(value, 14);
-  const second = twoDigits(value, 17);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
-  if (value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 /* : */) return false;
-  let at = 19;
-  if (value.charCodeAt(at) === 46 /* . */) {
-    const digits = ++at;
-    for (let code = value.charCodeAt(at); code >= 48 && code <= 57; code = value.charCodeAt(at)) at++;
-    if (at === digits) return false;
-  }
-  return value.charCodeAt(at) === 90 /* Z */ && at + 1 === value.length;
+  if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month] as number)) return false;
+  if (twoDigits(value, 11) > 23 || twoDigits(value, 14) > 59 || twoDigits(value, 17) > 59) return false;
+  if (month !== 2 || day !== 29) return true;
+  const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
 }
 
 const DIGEST_PATTERN = /^sha256:[a-f0-9]{64}$/;
