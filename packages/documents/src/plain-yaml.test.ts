@@ -436,3 +436,26 @@ describe("decodePlainYaml on number-like plain scalars", () => {
     expect(decodePlainYaml("key: v1.2\n")).toEqual({ key: "v1.2" });
   });
 });
+
+describe("decodePlainYaml on scalars that start with an indicator", () => {
+  test("each of YAML's indicators first, with a space or not after it: declined, or equal to load", () => {
+    for (const indicator of "-?:,[]{}#&*!|>'\"%@`") {
+      for (const scalar of [indicator, `${indicator}x`, `${indicator} x`, `a${indicator}`]) {
+        const text = `key: ${scalar}\n`;
+        let expected: unknown;
+        try {
+          expected = load(text);
+        } catch {
+          expect(decodePlainYaml(text), text).toBeUndefined();
+          continue;
+        }
+        const decoded = decodePlainYaml(text);
+        if (decoded !== undefined) expect(decoded, text).toStrictEqual(expected);
+      }
+      // A plain scalar never starts with an indicator, except `-`, `?` and `:` before a non-space
+      // (and `# x` after the key is a comment: the value is null).
+      const reads = decodePlainYaml(`key: ${indicator}x\n`) !== undefined;
+      expect([indicator, reads]).toEqual([indicator, "-?:#".includes(indicator)]);
+    }
+  });
+});
