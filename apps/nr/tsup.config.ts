@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
-import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
+import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
 
 // Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
@@ -18,7 +18,6 @@ export default defineConfig({
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "ky", "ipaddr.js", "semver", /^@oclif\/core/],
   // @kubernetes/client-node is reached only through @nodekit/kube's connect(), which nr never calls.
   external: EXTERNAL,
-  banner: { js: LAZY_REQUIRE_BANNER },
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).

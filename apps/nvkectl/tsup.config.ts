@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 import { base } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
-import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/node-builtins.ts";
+import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
 
 // Each command is its own entry so oclif (through the manifest) imports only the one
 // that runs; shared code lands in chunks. The workspace libraries, the small pure
@@ -12,7 +12,7 @@ import { builtinsWithoutFacades, LAZY_REQUIRE_BANNER } from "../../tooling/tsup/
 // of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
 // token) stays external, as do execa and proper-lockfile, and the TypeScript loaders
-// oclif looks for only in development. The banner gives the bundled CommonJS a `require`, made on first use.
+// oclif looks for only in development.
 const EXTERNAL = ["typescript", "ts-node", "tsx"];
 
 export default defineConfig({
@@ -24,7 +24,6 @@ export default defineConfig({
   metafile: true,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],
   external: EXTERNAL,
-  banner: { js: LAZY_REQUIRE_BANNER },
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],
   // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).

@@ -10,21 +10,7 @@ type Plugin = NonNullable<Options["plugins"]>[number];
 // starts thirty times a minute pays that on every start, for bindings it mostly never uses.
 // This tsup plugin rewrites each built-in import of the bundle's chunks into a
 // `process.getBuiltinModule` binding: the same object, no facade, nothing read but the
-// names imported. And the bundle's `require` (for the CommonJS it bundles) is made on first
-// use, not by an import of node:module in every chunk.
-
-/** The `require` every chunk of a CLI's bundle defines for the CommonJS modules in it (esbuild's __require). */
-export const LAZY_REQUIRE_BANNER = [
-  "const require = /* @__PURE__ */ (() => {",
-  "  let made;",
-  '  const real = () => (made ??= globalThis.process.getBuiltinModule("node:module").createRequire(import.meta.url));',
-  "  return Object.defineProperties((id) => real()(id), {",
-  "    resolve: { get: () => real().resolve },",
-  "    cache: { get: () => real().cache },",
-  "    main: { get: () => real().main },",
-  "  });",
-  "})();",
-].join("\n");
+// names imported.
 
 const BUILTINS = new Set(
   builtinModules.flatMap((name) => (name.startsWith("node:") ? [name] : [name, `node:${name}`])),

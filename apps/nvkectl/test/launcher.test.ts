@@ -172,8 +172,17 @@ describe("one launcher body (issue 8 item 5)", () => {
       ["nvkectl", "nr"].map((cli) => readFile(join(repoRoot, "apps", cli, "bin", "run.js"), "utf8")),
     );
     expect(nr).toBe(nvkectl);
-    expect(nvkectl).toContain('import { launch } from "../dist/launch.js";');
-    expect(nvkectl).toContain('await launch(import.meta.url, () => import("../dist/run.js"));');
+    expect(nvkectl).toContain('const { launch } = require("../dist/launch.js");');
+    expect(nvkectl).toContain(
+      'launch(require("node:url").pathToFileURL(__filename).href, async () => require("../dist/run.js"));',
+    );
+    // The bin and the bundle are CommonJS: Node loads them without its ES module loader.
+    for (const cli of ["nvkectl", "nr"]) {
+      for (const dir of ["bin", "dist"]) {
+        const pkg = JSON.parse(await readFile(join(repoRoot, "apps", cli, dir, "package.json"), "utf8"));
+        expect(pkg, `apps/${cli}/${dir}/package.json`).toEqual({ type: "commonjs" });
+      }
+    }
     // Standalone: the engine check runs before any module of the CLI loads (the only chunk
     // dist/launch.js imports is esbuild's runtime helpers, which hold no source module).
     const meta = JSON.parse(await readFile(join(repoRoot, "apps/nvkectl/dist/metafile-esm.json"), "utf8")) as {

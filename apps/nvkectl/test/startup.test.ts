@@ -47,11 +47,12 @@ beforeAll(async () => {
     }),
     { mode: 0o600 },
   );
-  hook = join(home.path, "record-loads.mjs");
+  // CommonJS, loaded with --require: an ES module here would start the ES module loader itself.
+  hook = join(home.path, "record-loads.cjs");
   await writeFile(
     hook,
-    `import { appendFileSync } from "node:fs";
-import { registerHooks } from "node:module";
+    `const { appendFileSync } = require("node:fs");
+const { registerHooks } = require("node:module");
 const log = process.env.LOADS_LOG;
 registerHooks({
   resolve(specifier, context, nextResolve) {
@@ -80,7 +81,7 @@ interface Loads {
 async function loadsOf(argv: string[]): Promise<Loads> {
   const log = join(home.path, `loads-${argv.join("-")}.log`);
   await writeFile(log, "");
-  const result = await home.nvkectl(argv, { env: { NODE_OPTIONS: `--import=${hook}`, LOADS_LOG: log } });
+  const result = await home.nvkectl(argv, { env: { NODE_OPTIONS: `--require=${hook}`, LOADS_LOG: log } });
   expect(result.exitCode, result.stderr).toBe(0);
   const lines = (await readFile(log, "utf8")).split("\n").filter(Boolean);
   const files = [...new Set(lines.filter((line) => line.startsWith("file:")).map((url) => fileURLToPath(url)))];
@@ -168,7 +169,11 @@ describe("what the hot paths load", () => {
     // import of node:util (its namespace loads worker_threads) are not on the path either.
     // node:fs/promises loads eight more of Node's modules (its FileHandle, readline, fs/dir,
     // the watchers): the reads use node:fs's callbacks, promisified (both loaded by Node's bootstrap).
+    // The bin and the bundle are CommonJS (tooling/tsup/hot-chunk.ts): Node's ES module loader
+    // (its module jobs, its translators, import.meta) never starts.
     for (const unused of [
+      "internal/modules/esm/module_job",
+      "internal/modules/esm/translators",
       "fs/promises",
       "child_process",
       "readline",

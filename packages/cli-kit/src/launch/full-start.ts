@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Config } from "@oclif/core/config";
 import { execute } from "@oclif/core/execute";
@@ -12,7 +13,8 @@ import { topicWithoutCommand } from "./usage.ts";
  * fast path, with every plugin's commands known; help through the CLI's own help class.
  */
 export async function fullStart(binUrl: string, argv: readonly string[]): Promise<void> {
-  const config = await Config.load(fileURLToPath(binUrl));
+  // The package's root, not the bin: bin/ has a package.json of its own (it says CommonJS).
+  const config = await Config.load(dirname(dirname(fileURLToPath(binUrl))));
   const own = config.commands.filter((command) => command.pluginName === config.pjson.name);
   const arranged = arrangeArgv(argv, {
     isCommand: (id) => config.findCommand(id) !== undefined,

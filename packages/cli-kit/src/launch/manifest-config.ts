@@ -24,7 +24,11 @@ export function manifestConfig(cli: ShippedCli): Config {
     let loading = loaders.get(command.id);
     if (loading === undefined) {
       const path = join(root, ...(command.relativePath ?? []));
-      loading = import(pathToFileURL(path).href).then((module: { default?: Command.Class }) => {
+      // The CLIs' bundles are CommonJS (tooling/tsup/hot-chunk.ts): a command's file is required,
+      // not imported (import() would take it through the ES module loader and its CommonJS lexer).
+      const loaded: Promise<{ default?: Command.Class }> =
+        typeof require === "function" ? Promise.resolve().then(() => require(path)) : import(pathToFileURL(path).href);
+      loading = loaded.then((module) => {
         const Class = module.default;
         if (Class === undefined) throw new Error(`${path} has no default export (a command class)`);
         Class.id = command.id;
