@@ -13,6 +13,7 @@ import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
 import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
+import { planErrorCodes } from "@nodekit/plan";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
@@ -24,6 +25,7 @@ import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.t
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,
   processErrorCodes,
+  planErrorCodes,
   cliKitErrorCodes,
   fsSafeErrorCodes,
   kubeErrorCodes,

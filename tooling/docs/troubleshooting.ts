@@ -172,6 +172,9 @@ export const FIXES: Record<string, string> = {
     "Read NodeRings' message; fix what it names (the cluster's reachability, CIDRs), then run again with `--resume`.",
   PEERING_TIMEOUT:
     "The peering may still complete: run again with `--resume` to go on waiting, or check its state in NodeRings.",
+  PLAN_ITEM_UNKNOWN: "Give `--from-item` one of the items the message lists (the plan's own item names).",
+  PLAN_STEP_FAILED:
+    "Read the failed call's output in the message and fix its cause, then run again with `--from-item` and the item named: the items before it are done.",
   PINS_DIGEST_MISSING:
     "The platform's pins lack a digest for this architecture: tell the platform; nothing is downloaded unverified.",
   PINS_INVALID: "Fix each problem listed in the pins (the platform's or the local config defaults).",

@@ -369,3 +369,93 @@ describe("decodePlainYaml", () => {
     expect(decodePlainYaml(text)).toBeUndefined();
   });
 });
+
+describe("decodePlainYaml declines every text with a character it does not read", () => {
+  // The pattern the decoder ran over every text before it first asked whether the text is plain
+  // ASCII (which this pattern cannot match): any text it matches must still be declined.
+  const UNREAD =
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+    /[\x00-\x09\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|\r(?!\n)|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/;
+  const config = "apiVersion: nvkectl.nvke.io/v1\nkind: Config\nsites:\n  - name: lab\n    url: http://127.0.0.1:1\n";
+
+  test("each code unit the pattern matches, anywhere in a config file", () => {
+    const unread: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      const char = String.fromCharCode(code);
+      if (UNREAD.test(char)) unread.push(char);
+    }
+    expect(unread.length).toBeGreaterThan(2000);
+    for (const [i, char] of unread.entries()) {
+      const at = (i * 7) % (config.length + 1);
+      const text = config.slice(0, at) + char + config.slice(at);
+      expect(UNREAD.test(text)).toBe(true);
+      expect(decodePlainYaml(text), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+
+  test("random texts: whatever the pattern matches is declined", () => {
+    const text = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }).map((s) => `key: ${s}\n`),
+      fc
+        .tuple(fc.nat(config.length), fc.string({ unit: "binary", minLength: 1, maxLength: 3 }))
+        .map(([at, s]) => config.slice(0, at) + s + config.slice(at)),
+    );
+    fc.assert(
+      fc.property(text, (value) => {
+        if (UNREAD.test(value)) expect(decodePlainYaml(value)).toBeUndefined();
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe("decodePlainYaml on number-like plain scalars", () => {
+  test("a value that starts like a number: declined, or equal to load", () => {
+    const value = fc.oneof(
+      fc.stringMatching(/^[-+.]?[0-9][0-9a-fA-FxoeE.+_-]{0,6}$/),
+      fc.stringMatching(/^[-+]?\.?[0-9a-zA-Z.]{0,5}$/),
+      fc.constantFrom("+1", "-1", "+.5", "-.inf", "+.INF", ".nan", "0x1F", "0o17", "1e3", "+1e-3", "-0", "+", "-", "."),
+    );
+    fc.assert(
+      fc.property(value, (scalar) => {
+        const text = `key: ${scalar}\nlist:\n  - ${scalar}\n`;
+        let expected: unknown;
+        try {
+          expected = load(text);
+        } catch {
+          expect(decodePlainYaml(text)).toBeUndefined();
+          return;
+        }
+        const decoded = decodePlainYaml(text);
+        if (decoded !== undefined) expect(decoded, text).toStrictEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(decodePlainYaml("key: +1\n")).toBeUndefined();
+    expect(decodePlainYaml("key: .5\n")).toBeUndefined();
+    expect(decodePlainYaml("key: v1.2\n")).toEqual({ key: "v1.2" });
+  });
+});
+
+describe("decodePlainYaml on scalars that start with an indicator", () => {
+  test("each of YAML's indicators first, with a space or not after it: declined, or equal to load", () => {
+    for (const indicator of "-?:,[]{}#&*!|>'\"%@`") {
+      for (const scalar of [indicator, `${indicator}x`, `${indicator} x`, `a${indicator}`]) {
+        const text = `key: ${scalar}\n`;
+        let expected: unknown;
+        try {
+          expected = load(text);
+        } catch {
+          expect(decodePlainYaml(text), text).toBeUndefined();
+          continue;
+        }
+        const decoded = decodePlainYaml(text);
+        if (decoded !== undefined) expect(decoded, text).toStrictEqual(expected);
+      }
+      // A plain scalar never starts with an indicator, except `-`, `?` and `:` before a non-space
+      // (and `# x` after the key is a comment: the value is null).
+      const reads = decodePlainYaml(`key: ${indicator}x\n`) !== undefined;
+      expect([indicator, reads]).toEqual([indicator, "-?:#".includes(indicator)]);
+    }
+  });
+});

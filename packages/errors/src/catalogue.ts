@@ -37,20 +37,29 @@ export function defineErrorCodes<const T extends Record<string, ErrorCodeSpec>>(
   area: string,
   specs: T,
 ): ErrorCodeTable<T> {
+  // Every package's table runs this at import, in every process: it only copies and freezes.
+  // The codes' names and meanings are checked by `catalogue()`, which the docs generator and
+  // the catalogue test run over every table.
   const table: Record<string, ErrorCode> = {};
-  for (const [code, spec] of Object.entries(specs)) {
-    if (!CODE.test(code)) throw new TypeError(`error code ${JSON.stringify(code)} is not SCREAMING_SNAKE_CASE`);
-    if (spec.meaning.trim() === "") throw new TypeError(`error code ${code} has no meaning`);
+  for (const code in specs) {
+    const spec = specs[code] as ErrorCodeSpec;
     table[code] = Object.freeze({ code, area, exitCode: spec.exitCode, meaning: spec.meaning });
   }
   return Object.freeze(table) as ErrorCodeTable<T>;
 }
 
-/** Every code of the given tables, sorted by code; a code defined twice is a bug (the tables disagree). */
+/**
+ * Every code of the given tables, sorted by code. A code that is not SCREAMING_SNAKE_CASE, has
+ * no meaning, or is defined twice (the tables disagree) is a bug: it throws.
+ */
 export function catalogue(tables: ReadonlyArray<Record<string, ErrorCode>>): ErrorCode[] {
   const seen = new Map<string, ErrorCode>();
   for (const table of tables) {
     for (const entry of Object.values(table)) {
+      if (!CODE.test(entry.code)) {
+        throw new TypeError(`error code ${JSON.stringify(entry.code)} (${entry.area}) is not SCREAMING_SNAKE_CASE`);
+      }
+      if (entry.meaning.trim() === "") throw new TypeError(`error code ${entry.code} (${entry.area}) has no meaning`);
       const earlier = seen.get(entry.code);
       if (earlier !== undefined && earlier !== entry) {
         throw new TypeError(`error code ${entry.code} is defined by both ${earlier.area} and ${entry.area}`);

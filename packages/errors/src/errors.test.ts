@@ -55,9 +55,20 @@ describe("defineErrorCodes", () => {
     });
   });
 
-  it("refuses a code that is not SCREAMING_SNAKE_CASE or has no meaning", () => {
-    expect(() => defineErrorCodes("t", { notACode: { exitCode: 1, meaning: "m" } })).toThrow(/SCREAMING_SNAKE_CASE/);
-    expect(() => defineErrorCodes("t", { NO_MEANING: { exitCode: 1, meaning: " " } })).toThrow(/no meaning/);
+  it("the catalogue refuses a code that is not SCREAMING_SNAKE_CASE or has no meaning", () => {
+    for (const name of ["notACode", "X__Y", "X_", "_X", "1X", "X-Y", "É"]) {
+      const table = defineErrorCodes("t", { [name]: { exitCode: 1, meaning: "m." } });
+      expect(() => catalogue([codes, table]), name).toThrow(`error code "${name}" (t) is not SCREAMING_SNAKE_CASE`);
+    }
+    const empty = defineErrorCodes("t", { NO_MEANING: { exitCode: 1, meaning: " " } });
+    expect(() => catalogue([empty])).toThrow("error code NO_MEANING (t) has no meaning");
+    expect(catalogue([defineErrorCodes("t", { A1_B2_C: { exitCode: 1, meaning: "m." } })])).toHaveLength(1);
+  });
+
+  it("the table and each code in it are frozen", () => {
+    expect(Object.isFrozen(codes)).toBe(true);
+    expect(Object.isFrozen(codes.X_INVALID)).toBe(true);
+    expect(Object.keys(codes)).toEqual(["X_INVALID", "SITE_NOT_FOUND"]);
   });
 
   it("the catalogue is sorted, and a code two tables define is refused", () => {

@@ -65,16 +65,65 @@ export interface CacheFile {
   state: CacheEntry;
 }
 
-// zod's `z.iso.datetime({ offset: true })`, which the schema (cache-schema.ts) uses; cache.test.ts compares them.
-export const INSTANT_PATTERN =
-  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/;
+/** The number written by the two ASCII digits at `at`, or -1 (NaN past the end fails both comparisons). */
+function twoDigits(value: string, at: number): number {
+  const tens = value.charCodeAt(at) - 48;
+  const ones = value.charCodeAt(at + 1) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
+}
+
+const DAYS_IN_MONTH = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * zod's `z.iso.datetime({ offset: true })`, which the schema (cache-schema.ts) uses, by
+ * character code: `YYYY-MM-DDTHH:MM:SS[.fraction]` then `Z` or `±HH:MM`, a real calendar day.
+ * zod's pattern costs ≈ 0.7 ms to compile on first use; cache-file.test.ts holds the two equal.
+ */
+export function isInstantText(value: string): boolean {
+  const century = twoDigits(value, 0);
+  const yy = twoDigits(value, 2);
+  const month = twoDigits(value, 5);
+  const day = twoDigits(value, 8);
+  if (century < 0 || yy < 0 || month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month] as number)) {
+    return false;
+  }
+  if (month === 2 && day === 29) {
+    const year = century * 100 + yy;
+    if (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0)) return false;
+  }
+  if (value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(10) !== 84 /* T */) return false;
+  const hour = twoDigits(value, 11);
+  const minute = twoDigits(value, 14);
+  const second = twoDigits(value, 17);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  if (value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 /* : */) return false;
+  let at = 19;
+  if (value.charCodeAt(at) === 46 /* . */) {
+    const digits = ++at;
+    for (let code = value.charCodeAt(at); code >= 48 && code <= 57; code = value.charCodeAt(at)) at++;
+    if (at === digits) return false;
+  }
+  const zone = value.charCodeAt(at);
+  if (zone === 90 /* Z */) return at + 1 === value.length;
+  if (zone !== 43 && zone !== 45 /* + - */) return false;
+  const hours = twoDigits(value, at + 1);
+  const minutes = twoDigits(value, at + 4);
+  return (
+    hours >= 0 &&
+    hours <= 23 &&
+    value.charCodeAt(at + 3) === 58 &&
+    minutes >= 0 &&
+    minutes <= 59 &&
+    at + 6 === value.length
+  );
+}
 
 type Fields = Record<string, unknown>;
 const isObject = (value: unknown): value is Fields =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0;
 const instant = (value: unknown): Date | undefined =>
-  typeof value === "string" && INSTANT_PATTERN.test(value) ? new Date(value) : undefined;
+  typeof value === "string" && isInstantText(value) ? new Date(value) : undefined;
 const ref = (value: unknown): ObjectRef | undefined =>
   isObject(value) && nonEmpty(value.namespace) && nonEmpty(value.name)
     ? { namespace: value.namespace, name: value.name }

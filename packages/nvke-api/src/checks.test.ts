@@ -4,15 +4,15 @@ import { describe, expect, test } from "vitest";
 import * as z from "zod";
 import {
   type Check,
-  DATETIME_PATTERN,
   isCluster,
   isClusterRelease,
+  isDatetimeText,
   isHealth,
   isMachineImage,
   isNodePool,
   isNodePoolRelease,
+  isUuidText,
   listOf,
-  UUID_PATTERN,
 } from "./checks.ts";
 import {
   ClusterListSchema,
@@ -328,9 +328,128 @@ describe("fast checks are held equal to the zod schemas", () => {
     expect(isCluster(withInfra)).toBe(false);
     expect(ClusterSchema.parse(withInfra).infra?.machineTemplate.spec).toEqual({});
   });
+});
 
-  test("the UUID and date-time patterns are zod's own", () => {
-    expect(UUID_PATTERN.source).toBe(z.regexes.uuid().source);
-    expect(DATETIME_PATTERN.source).toBe(z.regexes.datetime({}).source);
+// The UUID and date-time checks use small patterns and arithmetic; zod is the judge. Random strings
+// rarely come near a date or a UUID, so the inputs are valid texts, each with one position
+// replaced (by a digit, a separator, a letter, a non-ASCII digit or anything), cut, or
+// extended, plus the corners: leap years, 24:00, fractions, offsets.
+
+const zodUuid = z.uuid();
+const zodDatetime = z.iso.datetime();
+const UUID_REGEX = z.regexes.uuid();
+const DATETIME_REGEX = z.regexes.datetime({});
+
+/** A character that might be mistaken for part of a date or a UUID. */
+const nearChar = fc.oneof(
+  fc.constantFrom(..."0123456789-:.TZtz+ abcdefABCDEFgG8912\u0660\u0661\u06f5\uff10\uff19\u0966\u00b2\u00bd\n"),
+  fc.string({ minLength: 1, maxLength: 1, unit: "binary" }),
+);
+
+/** `valid` texts, and each of them with one position replaced, removed, or a character added. */
+function nearMisses(valid: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc.oneof(
+    valid,
+    fc.tuple(valid, fc.nat(), nearChar).map(([text, at, char]) => {
+      const i = at % text.length;
+      return text.slice(0, i) + char + text.slice(i + 1);
+    }),
+    fc.tuple(valid, fc.nat()).map(([text, at]) => {
+      const i = at % text.length;
+      return text.slice(0, i) + text.slice(i + 1);
+    }),
+    fc.tuple(valid, fc.nat(), nearChar).map(([text, at, char]) => {
+      const i = at % (text.length + 1);
+      return text.slice(0, i) + char + text.slice(i);
+    }),
+  );
+}
+
+const twoDigit = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"));
+/** Date-times from their parts, the impossible ones included (day 31 of every month, 29 February, hour 24, second 60). */
+const datetimeText = fc
+  .record({
+    year: fc.oneof(
+      fc.integer({ min: 0, max: 9999 }),
+      fc.constantFrom(0, 1600, 1700, 1800, 1900, 2000, 2024, 2100, 2400, 9996),
+    ),
+    month: twoDigit(13),
+    day: fc.oneof(twoDigit(32), fc.constantFrom("28", "29", "30", "31")),
+    hour: fc.oneof(twoDigit(24), fc.constantFrom("23", "24")),
+    minute: twoDigit(60),
+    second: twoDigit(60),
+    fraction: fc.oneof(fc.constant(""), fc.stringMatching(/^\.[0-9]{0,12}$/)),
+    zone: fc.constantFrom("Z", "Z", "Z", "z", "", "+00:00", "-05:30", "+24:00"),
+  })
+  .map(
+    (p) =>
+      `${String(p.year).padStart(4, "0")}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${p.fraction}${p.zone}`,
+  );
+const isoDatetime = fc
+  .date({ min: new Date("0000-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true })
+  .map((date) => date.toISOString());
+const uuidText = fc.oneof(
+  fc.uuid(),
+  fc.uuid().map((u) => u.toUpperCase()),
+  fc.stringMatching(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/),
+  fc.constantFrom(
+    "00000000-0000-0000-0000-000000000000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
+  ),
+);
+
+describe("the UUID and date-time checks say what zod says", () => {
+  test("date-times: valid ones, impossible ones, near-misses at every position, random strings", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(nearMisses(fc.oneof(datetimeText, isoDatetime)), fc.string(), fc.string({ unit: "binary" })),
+        (text) => {
+          const zod = zodDatetime.safeParse(text).success;
+          expect(isDatetimeText(text)).toBe(zod);
+          expect(DATETIME_REGEX.test(text)).toBe(zod);
+        },
+      ),
+      { numRuns: 20000 },
+    );
+  });
+
+  test("UUIDs: every version and variant, cases, nil and max, near-misses at every position, random strings", () => {
+    fc.assert(
+      fc.property(fc.oneof(nearMisses(uuidText), fc.string()), (text) => {
+        const zod = zodUuid.safeParse(text).success;
+        expect(isUuidText(text)).toBe(zod);
+        expect(UUID_REGEX.test(text)).toBe(zod);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  test("the corners", () => {
+    const yes = [
+      "2024-02-29T00:00:00Z",
+      "2000-02-29T23:59:59.5Z",
+      "0000-02-29T00:00:00Z",
+      "1999-12-31T23:59:59.000000001Z",
+      "2026-04-30T12:00:00Z",
+    ];
+    const no = [
+      "2100-02-29T00:00:00Z",
+      "1900-02-29T00:00:00Z",
+      "2023-02-29T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-12-01T24:00:00Z",
+      "2026-12-01T00:00:60Z",
+      "2026-12-01T00:00:00.Z",
+      "2026-12-01T00:00:00+01:00",
+      "2026-12-01T00:00:00",
+      "2026-12-01T00:00:00Z\n",
+      "2026-12-01 00:00:00Z",
+      "\u0662026-12-01T00:00:00Z",
+      "2026-12-01T00:00:00z",
+    ];
+    for (const text of yes) expect([text, isDatetimeText(text)]).toEqual([text, true]);
+    for (const text of no) expect([text, isDatetimeText(text)]).toEqual([text, false]);
+    for (const text of [...yes, ...no]) expect(zodDatetime.safeParse(text).success).toBe(isDatetimeText(text));
   });
 });

@@ -37,6 +37,21 @@ describe("the error-code catalogue", () => {
     }
   });
 
+  test("every table the sources define is in the catalogue (which checks each code's name and meaning)", async () => {
+    const areas = new Set(allErrorCodes().map((entry) => entry.area));
+    const missing: string[] = [];
+    const files = [...(await packageSources("packages")), ...(await packageSources("apps"))];
+    // @nodekit/errors itself defines none: its mentions are the API's example and README.
+    for (const file of files.filter((name) => !name.includes(join("packages", "errors", "src")))) {
+      const text = await readFile(file, "utf8");
+      for (const match of text.matchAll(/\bdefineErrorCodes\(\s*"([^"]+)"/g)) {
+        if (!areas.has(match[1] as string)) missing.push(`${relative(repoRoot, file)}: ${match[1]}`);
+      }
+    }
+    expect(areas.size).toBeGreaterThan(10);
+    expect(missing).toEqual([]);
+  });
+
   test("every UserError in the sources is built from a table entry, never from a string", async () => {
     const offenders: string[] = [];
     for (const file of [...(await packageSources("packages")), ...(await packageSources("apps"))]) {
