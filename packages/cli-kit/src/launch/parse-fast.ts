@@ -7,9 +7,8 @@
 // gives its own messages. The property tests (parse-fast.test.ts, and the CLIs' over every
 // command) compare the two on random command lines.
 //
-// Its functions are parenthesized function expressions: V8 compiles those with the code around
-// them, when the module loads, so Node's compile cache keeps them (it keeps what was compiled at
-// load); a function declaration is compiled on its first call, in every process.
+// What it compiles on first call is kept by the launcher's code cache, made after a command ran
+// (code-cache.ts), as the rest of the hot file's code is.
 
 /** A flag definition as oclif keeps it (Flags.boolean, Flags.string, Flags.custom, …). */
 interface FlagDefinition {
@@ -73,18 +72,16 @@ class Decline {}
 
 const NEGATION = "--no-";
 
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-const decline: () => never = (function decline(): never {
+const decline: () => never = function decline(): never {
   throw new Decline();
-});
+};
 
 /** `object[key]` for an own key only; an inherited one (`--constructor`) is oclif's to refuse. */
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-const own = (function own<V>(object: Record<string, V>, key: string): V | undefined {
+function own<V>(object: Record<string, V>, key: string): V | undefined {
   if (Object.hasOwn(object, key)) return object[key];
   if (key in object) decline();
   return undefined;
-});
+}
 
 interface FlagToken {
   flag: string;
@@ -104,11 +101,7 @@ interface ArgToken {
  * environment, relationship flags with a value, a missing required flag or argument, too many
  * arguments, a deprecated flag.
  */
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-export const parseFast = (async function parseFast(
-  argv: readonly string[],
-  input: FastParseInput,
-): Promise<FastParseOutput | undefined> {
+export async function parseFast(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput | undefined> {
   try {
     return await parse(argv, input);
   } catch {
@@ -116,10 +109,9 @@ export const parseFast = (async function parseFast(
     // reports the failure in its words.
     return undefined;
   }
-});
+}
 
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-const parse = (async function parse(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput> {
+async function parse(argv: readonly string[], input: FastParseInput): Promise<FastParseOutput> {
   if (input.enableJsonFlag) decline();
   const flags = { ...input.baseFlags, ...input.flags } as Record<string, FlagDefinition>;
   const args = (input.args ?? {}) as Record<string, ArgDefinition>;
@@ -133,12 +125,13 @@ const parse = (async function parse(argv: readonly string[], input: FastParseInp
   }
   for (const [name, arg] of Object.entries(args)) arg.name = name;
   const aliases: Record<string, FlagDefinition> = Object.fromEntries(
-    Object.values(flags).flatMap((flag) => [...(flag.aliases ?? []), ...(flag.charAliases ?? [])].map((a) => [a, flag])),
+    Object.values(flags).flatMap((flag) =>
+      [...(flag.aliases ?? []), ...(flag.charAliases ?? [])].map((a) => [a, flag]),
+    ),
   );
 
   /** oclif's findFlag; a `--no-` negation declines. */
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const findFlag = (function findFlag(token: string): { isLong: boolean; name: string | undefined } {
+  function findFlag(token: string): { isLong: boolean; name: string | undefined } {
     if (token.startsWith("--")) {
       const long = token.slice(2);
       if (own(flags, long)) return { isLong: true, name: long };
@@ -160,7 +153,7 @@ const parse = (async function parse(argv: readonly string[], input: FastParseInp
       return { isLong: false, name: Object.keys(flags).find((key) => flags[key]?.char === char) };
     }
     return { isLong: false, name: undefined };
-  });
+  }
 
   const raw: FlagToken[] = [];
   const argTokens: ArgToken[] = [];
@@ -169,8 +162,7 @@ const parse = (async function parse(argv: readonly string[], input: FastParseInp
   const queue = [...argv];
 
   /** oclif's parseFlag for a token naming a flag, with its value next in the queue or attached. */
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const takeFlag = (function takeFlag(token: string, isLong: boolean, name: string, attached: boolean) {
+  function takeFlag(token: string, isLong: boolean, name: string, attached: boolean) {
     const flag = own(flags, name) ?? decline();
     if (flag.type === "option") {
       if (!flag.multiple && raw.some((o) => o.flag === name)) decline();
@@ -185,7 +177,7 @@ const parse = (async function parse(argv: readonly string[], input: FastParseInp
       if (attached || (!isLong && token.length > 2)) decline();
       raw.push({ flag: flag.name as string, input: token });
     }
-  });
+  }
 
   while (queue.length > 0) {
     const token = queue.shift() as string;
@@ -215,11 +207,10 @@ const parse = (async function parse(argv: readonly string[], input: FastParseInp
   const parsedArgs = await parseArgs(args, argTokens, context, strict);
   const parsedFlags = await parseFlags(flags, raw, context, env);
   return { flags: parsedFlags, args: parsedArgs };
-});
+}
 
 /** oclif's Parser._args and the argument half of its validate. */
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-const parseArgs = (async function parseArgs(
+async function parseArgs(
   args: Record<string, ArgDefinition>,
   tokens: readonly ArgToken[],
   context: Record<string, unknown>,
@@ -227,29 +218,26 @@ const parseArgs = (async function parseArgs(
 ): Promise<Record<string, unknown>> {
   const argvOut: unknown[] = [];
   const out: Record<string, unknown> = {};
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const parseArgInput = (async function parseArgInput(name: string, arg: ArgDefinition, value: string) {
+  async function parseArgInput(name: string, arg: ArgDefinition, value: string) {
     if (arg.options && !arg.options.includes(value)) decline();
     context.token = { arg: name, input: value, type: "arg" };
     if (arg.parse === undefined) decline();
     const parsed = await arg.parse(value, context, arg);
     argvOut.push(parsed);
     out[name] = parsed;
-  });
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const applyDefault = (async function applyDefault(name: string, arg: ArgDefinition) {
+  }
+  async function applyDefault(name: string, arg: ArgDefinition) {
     if (out[name] !== undefined) return;
     if (!arg.default && arg.default !== false) return;
     const value = typeof arg.default === "function" ? await (arg.default as () => unknown)() : arg.default;
     if (Array.isArray(value)) argvOut.push(...value);
     else argvOut.push(value);
     out[name] = value;
-  });
+  }
   // oclif reads a missing argument from stdin unless the definition says not to.
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const noStdin = (function noStdin(arg: ArgDefinition) {
+  function noStdin(arg: ArgDefinition) {
     if (!arg.ignoreStdin) decline();
-  });
+  }
   const entries = Object.entries(args);
   const variadicIndex = entries.findIndex(([, arg]) => arg.multiple);
   if (variadicIndex === -1) {
@@ -309,11 +297,10 @@ const parseArgs = (async function parseArgs(
     if (arg.required && out[name] === undefined) decline();
   }
   return out;
-});
+}
 
 /** oclif's Parser._flags and the flag half of its validate (declining where it would check). */
-// biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-const parseFlags = (async function parseFlags(
+async function parseFlags(
   flags: Record<string, FlagDefinition>,
   raw: readonly FlagToken[],
   context: Record<string, unknown>,
@@ -324,8 +311,7 @@ const parseFlags = (async function parseFlags(
     if (!Object.hasOwn(flags, token.flag)) decline();
     byFlag.set(token.flag, [...(byFlag.get(token.flag) ?? []), token]);
   }
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const callParse = (async function callParse(value: unknown, flag: FlagDefinition, token: FlagToken | undefined) {
+  async function callParse(value: unknown, flag: FlagDefinition, token: FlagToken | undefined) {
     if (!flag.parse) return value;
     const ctx = {
       ...context,
@@ -338,12 +324,11 @@ const parseFlags = (async function parseFlags(
       warn: context.warn,
     };
     return await flag.parse(value, ctx, flag);
-  });
-  // biome-ignore format: parenthesized, V8 compiles it at load (see the top)
-  const checkOptions = (function checkOptions(flag: FlagDefinition, value: string) {
+  }
+  function checkOptions(flag: FlagDefinition, value: string) {
     if (flag.options && !flag.options.includes(value)) decline();
     return value;
-  });
+  }
 
   type Resolved = { name: string; flag: FlagDefinition; value?: unknown; fromDefault?: true };
   const resolved: Resolved[] = [];
@@ -401,4 +386,4 @@ const parseFlags = (async function parseFlags(
     }
   }
   return out;
-});
+}
