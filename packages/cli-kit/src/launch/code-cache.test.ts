@@ -9,6 +9,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -126,16 +127,23 @@ describe("the hot file's code cache, made after the code ran", () => {
     expect(existsSync(cacheFile)).toBe(false);
   });
 
-  it("removes the caches of other builds and Node.js versions when it writes, keeps other commands'", async () => {
+  it("keeps other commands' caches and the two other builds' written last when it writes, removes older builds'", async () => {
     const { cacheDir, name, run } = await fixture();
     run();
     const otherCommand = name.replace("get_clusters", "help");
-    const otherBuild = codeCacheName("dist/hot-OLD00000.js", "get:clusters");
+    const builds = ["OLD00001", "OLD00002", "OLD00003"].map((hash) =>
+      codeCacheName(`dist/hot-${hash}.js`, "get:clusters"),
+    );
     const otherNode = name.replace(process.version, "v22.0.0");
-    for (const file of [otherCommand, otherBuild, otherNode]) writeFileSync(join(cacheDir, file), "x", { mode: 0o600 });
+    const files = [otherCommand, ...builds, otherNode];
+    files.forEach((file, n) => {
+      writeFileSync(join(cacheDir, file), "x", { mode: 0o600 });
+      // Written in this order, a minute apart: the Node.js one last, the first old build first.
+      utimesSync(join(cacheDir, file), new Date(), new Date(Date.now() - (files.length - n) * 60_000));
+    });
     writeFileSync(join(cacheDir, name), "stale", { mode: 0o600 });
     expect(run().state).toBe("rejected");
-    expect(readdirSync(cacheDir).sort()).toEqual([name, otherCommand].sort());
+    expect(readdirSync(cacheDir).sort()).toEqual([name, otherCommand, builds[2], otherNode].sort());
   });
 
   it("is off with NODE_DISABLE_COMPILE_CACHE=1, as Node's own compile cache is", async () => {

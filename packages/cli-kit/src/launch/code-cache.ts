@@ -12,7 +12,8 @@ import { dirname, isAbsolute, join } from "node:path";
 // would, compiled with the cache an earlier run of the same command wrote at its exit. One
 // cache per command (what runs differs), per build of the hot file (its name carries its
 // content hash) and per Node.js version: `<cache dir>/<hot file>.<node version>-<arch>.<key>.bin`.
-// A cache is written when there was none or V8 rejected it, and only after a run that exited 0.
+// A cache is written when there was none or V8 rejected it, and only after a run that exited 0;
+// a write removes the caches of all but the two other builds written last.
 // It is code, so it is read only from a directory and a file of the user's own that no one
 // else can write (no symbolic link is followed), and written atomically, 0600 in a 0700 directory.
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's own. The hot file has no
@@ -43,6 +44,9 @@ export function codeCacheName(hotFile: string, key: string): string {
   const hot = hotFile.replace(/^.*[\\/]/, "").replace(/\.js$/, "");
   return `${hot}.${process.version}-${process.arch}.${key.replace(/[^A-Za-z0-9_-]/g, "_")}.bin`;
 }
+
+/** How many other builds' (or Node.js versions') caches a write leaves in place, the latest written. */
+const KEPT_BUILDS = 2;
 
 /** The part of every cache name that says which hot file and Node.js made it (the rest is the key). */
 const buildOf = (name: string) => name.split(".").slice(0, -2).join(".");
@@ -119,7 +123,7 @@ function readOwn(fs: Fs, dir: string, file: string): Buffer | undefined {
 
 /**
  * Writes the cache atomically (a file of its own, then renamed over the old), 0600 in a 0700
- * directory; removes the caches of other builds and Node.js versions. A cache is only an
+ * directory; removes the caches of older builds and Node.js versions. A cache is only an
  * optimisation: when anything fails, nothing is written and nothing is said.
  */
 function writeCache(fs: Fs, dir: string, name: string, data: () => Buffer): void {
@@ -129,10 +133,22 @@ function writeCache(fs: Fs, dir: string, name: string, data: () => Buffer): void
     if (!ownPrivateDir(fs, dir)) return;
     fs.writeFileSync(temporary, data(), { mode: 0o600, flag: "wx" });
     fs.renameSync(temporary, join(dir, name));
+    // Other builds' caches: those of the KEPT_BUILDS written last stay (two installed versions,
+    // or a checkout and its benchmark baseline, would otherwise evict each other on every run).
     const build = buildOf(name);
-    for (const other of fs.readdirSync(dir)) {
-      if (other.endsWith(".bin") && buildOf(other) !== build) fs.rmSync(join(dir, other), { force: true });
+    const written = new Map<string, number>();
+    const files = fs.readdirSync(dir).filter((file) => file.endsWith(".bin") && buildOf(file) !== build);
+    for (const file of files) {
+      const at = fs.lstatSync(join(dir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      written.set(buildOf(file), Math.max(written.get(buildOf(file)) ?? 0, at));
     }
+    const kept = new Set(
+      [...written]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, KEPT_BUILDS)
+        .map(([other]) => other),
+    );
+    for (const file of files) if (!kept.has(buildOf(file))) fs.rmSync(join(dir, file), { force: true });
   } catch {
     try {
       fs.rmSync(temporary, { force: true });
