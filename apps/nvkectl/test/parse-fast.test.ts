@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { commandParseInput, parseFast } from "@nodekit/cli-kit";
-import { checkFastParser, commandClassesIn, onlyOclifParses, repoRoot } from "@nodekit/test-utils";
+import { type CliParsers, describeFastParserOverCommands, repoRoot } from "@nodekit/test-utils";
 import { type Command, Parser } from "@oclif/core";
 import { describe, expect, it } from "vitest";
 import GetClusters from "../src/commands/get/clusters.ts";
@@ -10,31 +10,19 @@ import GetNodepools from "../src/commands/get/nodepools.ts";
 // as BaseCommand.init passes them: on random command lines it declines or answers exactly
 // what oclif's parser answers.
 
+describeFastParserOverCommands({
+  cli: "nvkectl",
+  dir: join(repoRoot, "apps/nvkectl/src/commands"),
+  atLeast: 29,
+  parsers: { commandParseInput, parseFast, Parser } as unknown as CliParsers<typeof Command>,
+});
+
 const oclifParse = (Class: typeof Command, argv: string[]) => {
   const input = commandParseInput(Class);
   return Parser.parse(argv, { ...input, flags: { ...input.baseFlags, ...input.flags }, context: {} } as never);
 };
 const fastParse = (Class: typeof Command, argv: string[]) =>
   parseFast(argv, { ...commandParseInput(Class), context: {} });
-
-describe("nvkectl's commands: the fast parser answers as oclif's does, or declines", async () => {
-  const classes = await commandClassesIn<typeof Command>(join(repoRoot, "apps/nvkectl/src/commands"));
-  it("lists every command", () => {
-    expect(classes.length).toBeGreaterThanOrEqual(29);
-  });
-  for (const [file, Class] of classes) {
-    it(file, async () => {
-      const accepted = await checkFastParser(
-        commandParseInput(Class),
-        { oclif: (argv) => oclifParse(Class, argv), fast: (argv) => fastParse(Class, argv) },
-        1000,
-      );
-      // Plain lines of every command are parsed fast, except where oclif's checks are needed.
-      if (onlyOclifParses(commandParseInput(Class))) expect(accepted, file).toBe(0);
-      else expect(accepted, file).toBeGreaterThan(0);
-    });
-  }
-});
 
 describe("the reads' usual command lines are parsed fast", () => {
   const same = async (Class: typeof Command, argv: string[]) => {

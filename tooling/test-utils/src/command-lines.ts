@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
-import { expect } from "vitest";
+import { describe, expect, it } from "vitest";
 
 // Random command lines for a command's flag and argument definitions (oclif's), valid and
 // near-valid: each flag in every form oclif takes, repeated flags, unknown ones, missing
@@ -222,4 +222,53 @@ export function onlyOclifParses(definitions: CommandDefinitions): boolean {
     atLeastOne?: readonly string[];
   }[];
   return flags.some((flag) => (flag.exactlyOne?.length ?? 0) > 0 || (flag.atLeastOne?.length ?? 0) > 0);
+}
+
+/** What a CLI's suite below runs both parsers with: cli-kit's and oclif's, passed in (test-utils depends on neither). */
+export interface CliParsers<C> {
+  /** cli-kit's commandParseInput: what BaseCommand.init parses with. */
+  commandParseInput: (Class: C) => CommandDefinitions;
+  /** cli-kit's parseFast. */
+  parseFast: (argv: string[], input: CommandDefinitions & { context: object }) => Promise<ParsedLine | undefined>;
+  /** oclif's Parser. */
+  Parser: { parse: (argv: string[], options: never) => Promise<ParsedLine> };
+}
+
+/**
+ * The suite each CLI runs over every one of its commands (`src/commands` under `dir`): on
+ * random command lines the fast parser declines or answers exactly what oclif's parser
+ * answers, and plain lines of each command are parsed fast, except where oclif's checks are
+ * needed (onlyOclifParses).
+ */
+export function describeFastParserOverCommands<C>(options: {
+  cli: string;
+  dir: string;
+  /** At least this many command files are expected (a wrong `dir` finds none). */
+  atLeast: number;
+  parsers: CliParsers<C>;
+  runs?: number;
+}): void {
+  const { commandParseInput, parseFast, Parser } = options.parsers;
+  const oclif = (Class: C, argv: string[]) => {
+    const input = commandParseInput(Class);
+    return Parser.parse(argv, { ...input, flags: { ...input.baseFlags, ...input.flags }, context: {} } as never);
+  };
+  const fast = (Class: C, argv: string[]) => parseFast(argv, { ...commandParseInput(Class), context: {} });
+  describe(`${options.cli}'s commands: the fast parser answers as oclif's does, or declines`, async () => {
+    const classes = await commandClassesIn<C>(options.dir);
+    it("lists every command", () => {
+      expect(classes.length).toBeGreaterThanOrEqual(options.atLeast);
+    });
+    for (const [file, Class] of classes) {
+      it(file, async () => {
+        const accepted = await checkFastParser(
+          commandParseInput(Class),
+          { oclif: (argv) => oclif(Class, argv), fast: (argv) => fast(Class, argv) },
+          options.runs ?? 1000,
+        );
+        if (onlyOclifParses(commandParseInput(Class))) expect(accepted, file).toBe(0);
+        else expect(accepted, file).toBeGreaterThan(0);
+      });
+    }
+  });
 }

@@ -6,9 +6,11 @@ import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 
 export {
+  type CliParsers,
   type CommandDefinitions,
   checkFastParser,
   commandClassesIn,
+  describeFastParserOverCommands,
   onlyOclifParses,
   type ParsedLine,
 } from "./command-lines.ts";
