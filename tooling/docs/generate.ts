@@ -29,7 +29,14 @@ interface Manifest {
 async function helpOf(cli: string, words: string[]): Promise<string> {
   const bin = join(root, "apps", cli, "bin", "run.js");
   const { stdout } = await run(process.execPath, [bin, ...words, "--help"], {
-    env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", OCLIF_COLUMNS: HELP_COLUMNS, HOME: root },
+    // No code cache: with HOME at the checkout the CLI would write one into it (.cache/<cli>/code-cache).
+    env: {
+      PATH: process.env.PATH ?? "",
+      NO_COLOR: "1",
+      OCLIF_COLUMNS: HELP_COLUMNS,
+      HOME: root,
+      NODE_DISABLE_COMPILE_CACHE: "1",
+    },
   });
   // The root help's VERSION section names the platform and Node.js version of whoever
   // generated it; the reference leaves it out so that it is the same on every machine.
