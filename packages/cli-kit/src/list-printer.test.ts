@@ -1,3 +1,4 @@
+import { escapeJsonControl } from "@nodekit/errors";
 import fc from "fast-check";
 import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
@@ -28,6 +29,31 @@ describe("createListPrinter", () => {
         expect(text).toBe(`${JSON.stringify(pages.flat(), null, 2)}\n`);
       }),
     );
+  });
+
+  it("streams -o json of any JSON, control characters escaped, as printing the whole array would", async () => {
+    const anything = fc
+      .jsonValue({ maxDepth: 3 })
+      .chain((value) => fc.record({ name: fc.string({ unit: "binary" }), value: fc.constant(value) }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(anything, { maxLength: 5 }), { maxLength: 5 }), async (pages) => {
+        let text = "";
+        const printer = createListPrinter(
+          "json",
+          [{ header: "name", value: (row: { name: string }) => row.name }],
+          async (chunk) => {
+            text += chunk;
+          },
+        );
+        for (const page of pages) await printer.add(page);
+        await printer.end();
+        expect(text).toBe(`${escapeJsonControl(JSON.stringify(pages.flat(), null, 2))}\n`);
+      }),
+    );
+    // Characters JSON leaves as they are and a terminal would act on are escaped, on every page.
+    const { text } = await render("json", [[{ name: "a\u0085b\u202e", n: 1 }], [{ name: "\u007f", n: 2 }]]);
+    expect(text).toContain('"a\\u0085b\\u202e"');
+    expect(text).toContain('"\\u007f"');
   });
 
   it("streams -o yaml into one list", async () => {

@@ -281,8 +281,10 @@ export function createListPrinter<T>(
     async add(items) {
       if (items.length === 0) return;
       if (format === "json") {
-        const body = items.map((item) => `  ${json(item).replaceAll("\n", "\n  ")}`).join(",\n");
-        await write(`${count === 0 ? "[\n" : ",\n"}${body}`);
+        // The page as one array: its items are what each item's own JSON is, one level in
+        // (one string for the page, not several per item: 50,000 clusters are 100 pages).
+        const page = json(items);
+        await write(`${count === 0 ? "[\n" : ",\n"}${page.slice(2, -2)}`);
       } else if (format === "yaml") {
         await write(await yaml(items));
       } else if (format === "name") {
