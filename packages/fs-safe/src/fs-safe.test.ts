@@ -5,7 +5,7 @@ import { otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { assertTrustedDir, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
-import { assertTrustedFile, readPrivateFile } from "./read.ts";
+import { assertTrustedFile, digestOwnFile, readPrivateFile } from "./read.ts";
 import { checkWriteTarget, restrictFile, STALE_TEMP_MS, writeFileSafe } from "./write.ts";
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
@@ -223,6 +223,39 @@ describe("readPrivateFile", () => {
     const dir = await testdir({ "target.json": { content: "{}", mode: 0o600 } });
     await symlink(dir.path("target.json"), dir.path("t.json"));
     expect(await readPrivateFile(dir.path("t.json"))).toMatchObject({ kind: "unsafe", fault: "link" });
+  });
+});
+
+describe("digestOwnFile", () => {
+  test("hashes a program of one's own that others may run but not change, in chunks, whatever its size", async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17, 7);
+    const dir = await testdir({ "bin/tool": { content: big.toString("latin1"), mode: 0o755 } });
+    const { createHash } = await import("node:crypto");
+    expect(await digestOwnFile(dir.path("bin/tool"))).toEqual({
+      kind: "hashed",
+      sha256: createHash("sha256").update(Buffer.from(big.toString("latin1"), "latin1")).digest("hex"),
+      bytes: big.length,
+    });
+    expect(await digestOwnFile(dir.path("bin/none"))).toEqual({ kind: "missing" });
+  });
+
+  test("refuses a link, and a program others may change", async () => {
+    const dir = await testdir({ "real/tool": { content: "#!/bin/sh\n", mode: 0o755 }, "bin/": "" });
+    await symlink(dir.path("real/tool"), dir.path("bin/tool"));
+    expect(await digestOwnFile(dir.path("bin/tool"))).toMatchObject({ kind: "unsafe", fault: "link" });
+    await chmod(dir.path("real/tool"), 0o775);
+    expect(await digestOwnFile(dir.path("real/tool"))).toEqual({
+      kind: "unsafe",
+      fault: "mode",
+      reason: `${dir.path("real/tool")} is writable by other users (mode 0775)`,
+    });
+  });
+
+  test.skipIf(other.skip !== undefined)(`refuses another user's program (${other.skip ?? "nodekit-other"})`, async () => {
+    const user = other.user ?? { uid: -1, gid: -1 };
+    const dir = await testdir({ "bin/tool": { content: "#!/bin/sh\n", mode: 0o755 } });
+    await chown(dir.path("bin/tool"), user.uid, user.gid);
+    expect(await digestOwnFile(dir.path("bin/tool"))).toMatchObject({ kind: "unsafe", fault: "owner" });
   });
 });
 

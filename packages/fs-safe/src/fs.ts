@@ -13,6 +13,10 @@ export const fsync = promisify(fs.fsync);
 export const lstat = promisify(fs.lstat);
 export const mkdir = promisify(fs.mkdir);
 export const open = promisify(fs.open);
+export const read = (fd: number, buffer: Buffer, offset: number, length: number, position: number | null) =>
+  new Promise<number>((resolve, reject) =>
+    fs.read(fd, buffer, offset, length, position, (error, count) => (error ? reject(error) : resolve(count))),
+  );
 export const readdir = promisify(fs.readdir);
 export const readFile = promisify(fs.readFile);
 // The native realpath(3), as node:fs/promises' realpath is.

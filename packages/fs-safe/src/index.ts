@@ -2,7 +2,13 @@ export { assertTrustedDir, ensurePrivateDir, type PrivateDirOptions, type TrustO
 export { errorCodes as fsSafeErrorCodes } from "./errors.ts";
 export { type LockOptions, lockPathOf, withFileLock } from "./lock.ts";
 export type { Identity } from "./owner.ts";
-export { assertTrustedFile, type PrivateFileRead, readPrivateFile } from "./read.ts";
+export {
+  assertTrustedFile,
+  digestOwnFile,
+  type OwnFileDigest,
+  type PrivateFileRead,
+  readPrivateFile,
+} from "./read.ts";
 export {
   checkWriteTarget,
   restrictFile,

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { assertTrustedDir, type TrustOptions } from "./dirs.ts";
 import { errorCodes } from "./errors.ts";
-import { close, fstat, lstat, open, readFile, realpath, stat } from "./fs.ts";
+import { close, fstat, lstat, open, read, readFile, realpath, stat } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, isTrustedOwner, octal, ownerName } from "./owner.ts";
 
 export type PrivateFileRead =
@@ -13,14 +13,19 @@ export type PrivateFileRead =
   | { readonly kind: "unsafe"; readonly fault: "link" | "not-file" | "owner" | "mode"; readonly reason: string }
   | { readonly kind: "unreadable"; readonly code: string };
 
+type Fault = "link" | "not-file" | "owner" | "mode";
+type Opened =
+  | { readonly kind: "open"; readonly fd: number }
+  | { readonly kind: "missing" }
+  | { readonly kind: "unsafe"; readonly fault: Fault; readonly reason: string }
+  | { readonly kind: "unreadable"; readonly code: string };
+
 /**
- * Reads a file that holds a secret (a token cache entry) only if it is safe to trust: a
- * regular file, not a symbolic link (opened with O_NOFOLLOW, checked on the open file, so
- * nothing can be swapped in between), owned by the user and readable by no one else — the
- * rules ssh has for a private key. Never throws for what it finds.
+ * Opens `path` without following a link and checks the open file (so nothing can be
+ * swapped in between): a regular file, the user's own, no mode bit of `forbidden` set.
+ * The caller closes the descriptor of an "open" answer.
  */
-export async function readPrivateFile(path: string, options: Identity = {}): Promise<PrivateFileRead> {
-  const uid = currentUid(options);
+async function openChecked(path: string, uid: number | undefined, forbidden: number): Promise<Opened> {
   let fd: number;
   try {
     fd = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -30,24 +35,77 @@ export async function readPrivateFile(path: string, options: Identity = {}): Pro
     if (code === "ELOOP") return { kind: "unsafe", fault: "link", reason: `${path} is a symbolic link` };
     return { kind: "unreadable", code };
   }
+  let fault: Opened | undefined;
   try {
     const info = await fstat(fd);
-    if (!info.isFile()) return { kind: "unsafe", fault: "not-file", reason: `${path} is not a regular file` };
-    if (uid !== undefined && info.uid !== uid) {
-      return { kind: "unsafe", fault: "owner", reason: `${path} belongs to ${ownerName(info.uid)}` };
-    }
-    if (uid !== undefined && (info.mode & 0o077) !== 0) {
-      return {
+    if (!info.isFile()) fault = { kind: "unsafe", fault: "not-file", reason: `${path} is not a regular file` };
+    else if (uid !== undefined && info.uid !== uid) {
+      fault = { kind: "unsafe", fault: "owner", reason: `${path} belongs to ${ownerName(info.uid)}` };
+    } else if (uid !== undefined && (info.mode & forbidden) !== 0) {
+      fault = {
         kind: "unsafe",
         fault: "mode",
-        reason: `${path} is readable or writable by other users (mode ${octal(info.mode)})`,
+        reason: `${path} is ${forbidden & 0o044 ? "readable or writable" : "writable"} by other users (mode ${octal(info.mode)})`,
       };
-    }
-    return { kind: "read", data: await readFile(fd) };
+    } else return { kind: "open", fd };
+  } catch (error) {
+    fault = { kind: "unreadable", code: errnoCode(error) ?? String(error) };
+  }
+  await close(fd);
+  return fault;
+}
+
+/**
+ * Reads a file that holds a secret (a token cache entry) only if it is safe to trust: a
+ * regular file, not a symbolic link (opened with O_NOFOLLOW, checked on the open file, so
+ * nothing can be swapped in between), owned by the user and readable by no one else — the
+ * rules ssh has for a private key. Never throws for what it finds.
+ */
+export async function readPrivateFile(path: string, options: Identity = {}): Promise<PrivateFileRead> {
+  const opened = await openChecked(path, currentUid(options), 0o077);
+  if (opened.kind !== "open") return opened;
+  try {
+    return { kind: "read", data: await readFile(opened.fd) };
   } catch (error) {
     return { kind: "unreadable", code: errnoCode(error) ?? String(error) };
   } finally {
-    await close(fd);
+    await close(opened.fd);
+  }
+}
+
+export type OwnFileDigest =
+  | { readonly kind: "missing" }
+  | { readonly kind: "hashed"; readonly sha256: string; readonly bytes: number }
+  /** Not hashed: `reason` says why in words, `fault` as data. */
+  | { readonly kind: "unsafe"; readonly fault: "link" | "not-file" | "owner" | "mode"; readonly reason: string }
+  | { readonly kind: "unreadable"; readonly code: string };
+
+/**
+ * The sha256 of a file only its user can have changed — a program to check against a
+ * pinned digest before it is run: opened with O_NOFOLLOW and checked on the open file (a
+ * regular file of the user's own, writable by no one else; others may read and run it,
+ * 0755). Read in chunks, so memory stays small whatever its size. Never throws for what it
+ * finds.
+ */
+export async function digestOwnFile(path: string, options: Identity = {}): Promise<OwnFileDigest> {
+  const opened = await openChecked(path, currentUid(options), 0o022);
+  if (opened.kind !== "open") return opened;
+  // node:crypto only here: the token cache's reads, on every short command, do not need it.
+  const hash = process.getBuiltinModule("node:crypto").createHash("sha256");
+  const buffer = Buffer.allocUnsafe(1 << 20);
+  let bytes = 0;
+  try {
+    for (;;) {
+      const count = await read(opened.fd, buffer, 0, buffer.length, null);
+      if (count === 0) break;
+      hash.update(buffer.subarray(0, count));
+      bytes += count;
+    }
+    return { kind: "hashed", sha256: hash.digest("hex"), bytes };
+  } catch (error) {
+    return { kind: "unreadable", code: errnoCode(error) ?? String(error) };
+  } finally {
+    await close(opened.fd);
   }
 }
 

@@ -33,6 +33,11 @@ export const errorCodes = defineErrorCodes("phase-runner", {
     exitCode: ExitCode.Precondition,
     meaning: "The state file exists but cannot be read (permissions, not a file).",
   },
+  RUN_STATE_UNSAFE: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The state file is a link, another user's file, or readable or writable by others: another user could have written which phases count as done. It was not read.",
+  },
   RUN_STATE_WRITE_FAILED: {
     exitCode: ExitCode.Precondition,
     meaning: "A checkpoint could not be written (permissions, disk full); the phase's work is done but not recorded.",

@@ -1,7 +1,8 @@
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { UserError } from "@nodekit/errors";
+import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import * as z from "zod";
 import { errorCodes } from "./errors.ts";
 
@@ -61,14 +62,19 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/** The owner record, when it is a file of the user's own (never through a link): another user's says nothing. */
 async function readOwner(file: string): Promise<LockOwner | undefined> {
+  const read = await readPrivateFile(ownerPathOf(file));
+  if (read.kind !== "read") return undefined;
   try {
-    const parsed = OwnerSchema.safeParse(JSON.parse(await readFile(ownerPathOf(file), "utf8")));
+    const parsed = OwnerSchema.safeParse(JSON.parse(read.data.toString("utf8")));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
 }
+
+const LOCK_DIR = "the state file's directory";
 
 /**
  * Looks at the lock of `file` without touching it. Held: its owner runs on this host (or on
@@ -84,7 +90,17 @@ export async function inspectLock(
   const now = (options.clock ?? (() => new Date()))();
   let mtime: Date;
   try {
-    mtime = (await stat(lockPathOf(file))).mtime;
+    // Not followed: a link in the lock's place is no lock of a run's.
+    const info = await lstat(lockPathOf(file));
+    const uid = typeof process.geteuid === "function" ? process.geteuid() : undefined;
+    if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) {
+      return {
+        state: "stale",
+        owner: undefined,
+        why: `${lockPathOf(file)} is ${info.isDirectory() ? "a directory of another user's" : info.isSymbolicLink() ? "a symbolic link" : "not a directory"}, not a lock a run made`,
+      };
+    }
+    mtime = info.mtime;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { state: "free" };
     throw error;
@@ -147,10 +163,11 @@ export async function acquireLock(options: LockOptions): Promise<HeldLock> {
     });
   };
 
+  // The lock is only as safe as its directory: another user who may write there could fake or remove it.
+  await ensurePrivateDir(dirname(options.file), { mode: 0o700, what: LOCK_DIR });
   const found = await inspectLock(options.file, options);
   if (found.state !== "free") return refuse(found);
 
-  await mkdir(dirname(options.file), { recursive: true, mode: 0o700 });
   const { lock } = await import("proper-lockfile");
   let release: () => Promise<void>;
   try {
@@ -176,7 +193,15 @@ export async function acquireLock(options: LockOptions): Promise<HeldLock> {
     since: (options.clock ?? (() => new Date()))().toISOString(),
     runId: options.runId,
   };
-  await writeFile(ownerPathOf(options.file), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+  try {
+    await writeFileSafe(ownerPathOf(options.file), `${JSON.stringify(owner)}\n`, {
+      mode: 0o600,
+      what: "the lock's owner record",
+    });
+  } catch (error) {
+    await release().catch(() => {});
+    throw error;
+  }
   return {
     owner,
     async release() {
@@ -194,6 +219,7 @@ export async function breakStaleLock(
   file: string,
   options: Pick<LockOptions, "staleMs" | "isAlive" | "clock"> = {},
 ): Promise<LockInspection | undefined> {
+  await assertTrustedDir(dirname(file), { own: true, what: LOCK_DIR });
   const found = await inspectLock(file, options);
   if (found.state === "free") return undefined;
   if (found.state === "held") {

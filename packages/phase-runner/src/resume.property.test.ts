@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { writeFileSafe } from "@nodekit/fs-safe";
 import { action, exec } from "@nodekit/plan";
 import type { ProcessRunner } from "@nodekit/process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import writeFileAtomic from "write-file-atomic";
 import { type AtomicWrite, createStateStore, type Phase, phase, runPhases } from "./index.ts";
 
 // Kill the run at random points — while a phase works, after its work but before its
@@ -82,15 +82,15 @@ function killingWrite(world: World): AtomicWrite {
       throw new Killed("killed before the write");
     }
     if (kill === "mid-write") {
-      // What write-file-atomic leaves when killed mid-way: a partial temporary file beside the state.
+      // What writeFileSafe leaves when killed mid-way: a partial temporary file beside the state.
       await writeFile(
-        join(dirname(path), `${basename(path)}.${randomBytes(4).toString("hex")}`),
+        join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`),
         data.slice(0, Math.floor(data.length / 2)),
       );
       world.dead = true;
       throw new Killed("killed in the middle of the write");
     }
-    await writeFileAtomic(path, data, { mode });
+    await writeFileSafe(path, data, { mode });
     if (kill === "after-write") {
       world.dead = true;
       throw new Killed("killed right after the write");

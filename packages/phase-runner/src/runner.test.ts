@@ -406,7 +406,7 @@ describe("planPhases (dry run)", () => {
 describe("state file", () => {
   it("a corrupt or hand-edited state file is refused with every problem located, and nothing changes", async () => {
     const { dir, store } = await setup();
-    await dir.write({ "state/run.json": "{ not json" });
+    await dir.write({ "state/run.json": { content: "{ not json", mode: 0o600 } });
     let error = await userErrorOf(
       runPhases({
         name: "t",

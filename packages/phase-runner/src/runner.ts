@@ -81,6 +81,12 @@ export interface RunPhasesOptions<Ctx> extends CommonOptions<Ctx> {
   lock?: boolean | Partial<Omit<LockOptions, "file" | "name" | "runId">>;
   /** Checked before each step: when aborted, the run stops with RUN_INTERRUPTED. */
   signal?: AbortSignal;
+  /**
+   * Called once the lock is held, before the state is read: the place to remove what a
+   * killed run left behind (a file holding a one-time token, a partial download), which
+   * no run can be using while this one holds the lock.
+   */
+  beforeRun?: () => Promise<void>;
   clock?: () => Date;
   /** A monotonic clock in ms for durations (default performance.now). */
   now?: () => number;
@@ -240,6 +246,7 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
     });
   }
   try {
+    await options.beforeRun?.();
     const loaded = await loadForRun(options);
     const previous = loaded.state;
     const state: RunState =

@@ -1,7 +1,7 @@
-import { chmod, mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { invalidInput, type Problem, UserError } from "@nodekit/errors";
+import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import type { JsonValue } from "@nodekit/plan";
 import * as z from "zod";
 import { errorCodes } from "./errors.ts";
@@ -134,37 +134,76 @@ export type AtomicWrite = (path: string, data: string, mode: number) => Promise<
 export interface StateStoreOptions {
   /** The state file. Its directory is created (0700) on the first write. */
   path: string;
-  /** Default: write-file-atomic (temporary file, fsync, rename), loaded on first use. */
+  /**
+   * Default: @nodekit/fs-safe's writeFileSafe (a temporary file created exclusively,
+   * fsync, rename; never through a link, never over another user's file).
+   */
   write?: AtomicWrite;
-  read?: (path: string) => Promise<string>;
+  /** Default: the file as {@link readStateFile} reads it: only when nobody else could have written it. */
+  read?: (path: string) => Promise<string | undefined>;
 }
 
 /** Where a run's state lives: read it (absent, valid, or the problems), write it atomically. */
 export interface StateStore {
   readonly path: string;
-  /** The state, or undefined when there is none. RUN_STATE_INVALID (with every problem) when it is not a valid state. */
+  /**
+   * The state, or undefined when there is none. RUN_STATE_INVALID (with every problem) when
+   * it is not a valid state; RUN_STATE_UNSAFE (or fs-safe's DIR_UNSAFE for its directory)
+   * when another user could have written it.
+   */
   read(phaseIds?: readonly string[]): Promise<RunState | undefined>;
   write(state: RunState): Promise<void>;
 }
 
-const defaultWrite: AtomicWrite = async (path, data, mode) => {
-  const { default: writeFileAtomic } = await import("write-file-atomic");
-  await writeFileAtomic(path, data, { mode });
-  // write-file-atomic sets the mode on its temporary file; make sure a umask did not widen it.
-  await chmod(path, mode);
-};
+const STATE_DIR = "the state file's directory";
+
+const defaultWrite: AtomicWrite = (path, data, mode) => writeFileSafe(path, data, { mode, what: "the state file" });
+
+/**
+ * Reads a state file only when nobody but its user could have written it: its directory is
+ * the user's own and not writable by others (nor any directory above it), and the file is a
+ * regular file of the user's, mode 0600 or narrower, opened without following a link. A
+ * state decides which phases count as done: one planted by another user would make a run
+ * skip work, or write its next checkpoint wherever a link points. Returns undefined when
+ * there is no file. Throws RUN_STATE_UNSAFE, DIR_UNSAFE or RUN_STATE_UNREADABLE.
+ */
+export async function readStateFile(path: string): Promise<string | undefined> {
+  await assertTrustedDir(dirname(path), { own: true, what: STATE_DIR });
+  const read = await readPrivateFile(path);
+  if (read.kind === "missing") return undefined;
+  if (read.kind === "read") return read.data.toString("utf8");
+  if (read.kind === "unreadable") {
+    throw new UserError(errorCodes.RUN_STATE_UNREADABLE, `cannot read the state file ${path}`, {
+      why: read.code,
+      next: "make it a file you can read",
+      facts: { stateFile: path },
+    });
+  }
+  const next = {
+    link: `remove the link (rm ${path}); the file it points to is left as it is. What the run recorded is then forgotten: every phase runs again, each is safe to run again`,
+    "not-file": `move ${path} away; every phase then runs again, each is safe to run again`,
+    owner: `remove it (what it says is not this user's run: every phase then runs again, each is safe to run again), or if it is yours, chown it back`,
+    mode: `chmod 600 ${path}`,
+  }[read.fault];
+  throw new UserError(errorCodes.RUN_STATE_UNSAFE, `the state file ${path} is not safe to use; it was not read`, {
+    why: `${read.reason}, so another user could have written what it says (which phases count as done)`,
+    next,
+    facts: { stateFile: path, fault: read.fault },
+  });
+}
 
 export function createStateStore(options: StateStoreOptions): StateStore {
   const write = options.write ?? defaultWrite;
-  const read = options.read ?? ((path: string) => readFile(path, "utf8"));
+  const read = options.read ?? readStateFile;
   let dirReady = false;
   return {
     path: options.path,
     async read(phaseIds) {
-      let text: string;
+      let text: string | undefined;
       try {
         text = await read(options.path);
       } catch (error) {
+        if (error instanceof UserError) throw error;
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOENT") return undefined;
         throw new UserError(errorCodes.RUN_STATE_UNREADABLE, `cannot read the state file ${options.path}`, {
@@ -174,6 +213,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
           cause: error,
         });
       }
+      if (text === undefined) return undefined;
       const parsed = parseState(text, { source: options.path, ...(phaseIds === undefined ? {} : { phaseIds }) });
       if (parsed.state === undefined) {
         const error = invalidInput(
@@ -195,7 +235,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
     async write(state) {
       try {
         if (!dirReady) {
-          await mkdir(dirname(options.path), { recursive: true, mode: STATE_DIR_MODE });
+          await ensurePrivateDir(dirname(options.path), { mode: STATE_DIR_MODE, what: STATE_DIR });
           dirReady = true;
         }
         await write(options.path, `${JSON.stringify(state, null, 2)}\n`, STATE_FILE_MODE);
