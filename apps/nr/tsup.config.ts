@@ -7,7 +7,7 @@ import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
 // Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
 // core bundled in from source, src/run.ts as the bin's entry. What loads only when a phase
-// runs (execa, write-file-atomic, proper-lockfile, tar, the prompts) stays external.
+// runs (execa, proper-lockfile, tar, the prompts) stays external.
 const EXTERNAL = ["typescript", "ts-node", "tsx", "@kubernetes/client-node"];
 
 export default defineConfig({

@@ -8,6 +8,7 @@ export const NR_HINTS: Hints = {
   ],
   RUN_LOCKED: () => ["see its progress with nr cluster status"],
   RUN_STATE_INVALID: () => ["see what nr reads from it with nr cluster status"],
+  DIR_UNSAFE: () => ["or point NR_HOME at a directory of your own that only you can write to (the default is ~/.nr)"],
   NODERINGS_NO_TOKEN: () => ["set NR_API_TOKEN, or token in ~/.nr/config.yaml (mode 0600)"],
   NODERINGS_UNAUTHORIZED: () => ["check the token in NR_API_TOKEN or ~/.nr/config.yaml"],
   PINS_DIGEST_MISSING: () => ["or run with pins that carry the digest (--offline reads pins from ~/.nr/config.yaml)"],

@@ -104,6 +104,7 @@ describe("nr cluster status", () => {
         },
         meta: { agent: { name: "vm-1" }, api: emulator.url },
       }),
+      { mode: 0o600 },
     );
     const result = await home.nr(["cluster", "status"], { env });
     expect(result.exitCode).toBe(0);
@@ -122,6 +123,7 @@ describe("nr cluster status", () => {
     await writeFile(
       file,
       '{\n  "apiVersion": "phase-runner.nodekit.dev/v1",\n  "kind": "RunState",\n  "status": "maybe"\n}\n',
+      { mode: 0o600 },
     );
     const status = await home.nr(["cluster", "status"], { env });
     expect(status.exitCode).toBe(3);

@@ -233,7 +233,9 @@ describe("digestOwnFile", () => {
     const { createHash } = await import("node:crypto");
     expect(await digestOwnFile(dir.path("bin/tool"))).toEqual({
       kind: "hashed",
-      sha256: createHash("sha256").update(Buffer.from(big.toString("latin1"), "latin1")).digest("hex"),
+      sha256: createHash("sha256")
+        .update(Buffer.from(big.toString("latin1"), "latin1"))
+        .digest("hex"),
       bytes: big.length,
     });
     expect(await digestOwnFile(dir.path("bin/none"))).toEqual({ kind: "missing" });
@@ -251,12 +253,15 @@ describe("digestOwnFile", () => {
     });
   });
 
-  test.skipIf(other.skip !== undefined)(`refuses another user's program (${other.skip ?? "nodekit-other"})`, async () => {
-    const user = other.user ?? { uid: -1, gid: -1 };
-    const dir = await testdir({ "bin/tool": { content: "#!/bin/sh\n", mode: 0o755 } });
-    await chown(dir.path("bin/tool"), user.uid, user.gid);
-    expect(await digestOwnFile(dir.path("bin/tool"))).toMatchObject({ kind: "unsafe", fault: "owner" });
-  });
+  test.skipIf(other.skip !== undefined)(
+    `refuses another user's program (${other.skip ?? "nodekit-other"})`,
+    async () => {
+      const user = other.user ?? { uid: -1, gid: -1 };
+      const dir = await testdir({ "bin/tool": { content: "#!/bin/sh\n", mode: 0o755 } });
+      await chown(dir.path("bin/tool"), user.uid, user.gid);
+      expect(await digestOwnFile(dir.path("bin/tool"))).toMatchObject({ kind: "unsafe", fault: "owner" });
+    },
+  );
 });
 
 describe("assertTrustedFile", () => {

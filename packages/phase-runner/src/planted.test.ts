@@ -127,7 +127,13 @@ describe.skipIf(other.skip !== undefined)(`against a second local user (${other.
     await chown(dir.path("theirs"), user.uid, user.gid);
     const file = dir.path("theirs/state.json");
     const error = await userErrorOf(
-      runPhases({ name: "t", phases: [done], context: {}, store: createStateStore({ path: file }), runner: createRecordingRunner() }),
+      runPhases({
+        name: "t",
+        phases: [done],
+        context: {},
+        store: createStateStore({ path: file }),
+        runner: createRecordingRunner(),
+      }),
     );
     expect(error.code).toBe("DIR_UNSAFE");
     expect(await exists(lockPathOf(file))).toBe(false);

@@ -1,6 +1,7 @@
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { BugError, UserError } from "@nodekit/errors";
+import { writeFileSafe } from "@nodekit/fs-safe";
 import { helmCall, type KubeTarget, kubectlCall, runKube } from "@nodekit/kube";
 import { type CreateHealthReportRequest, type HealthCheck, renderPeeringKubeconfig } from "@nodekit/noderings-api";
 import type { Phase, PhaseIo, PriorOutputs } from "@nodekit/phase-runner";
@@ -9,18 +10,21 @@ import { type ActionStep, action, exec, type JsonValue, type PlanStep } from "@n
 import { errorCodes } from "../errors.ts";
 import { calicoManifests, calicoResources } from "../services/calico.ts";
 import { credentialsSecret } from "../services/credentials.ts";
-import { displayPath } from "../services/home.ts";
+import { displayPath, ensureNrDir, type NrPaths, PEERING_KUBECONFIG } from "../services/home.ts";
 import { assessHost, type HostFacts, hostProblems, REQUIRED_PORTS, REQUIREMENTS } from "../services/host.ts";
 import { installInstaller, installSummary, installTool, type ToolDecision } from "../services/tools.ts";
 import type { RegisterContext } from "./context.ts";
 
 const define = phase<RegisterContext>();
 
-/** Written before each atomic file write of a run (manifests, the peering kubeconfig). */
-async function writeRunFile(path: string, content: string, mode: number): Promise<void> {
-  await mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
-  const { default: writeFileAtomic } = await import("write-file-atomic");
-  await writeFileAtomic(path, content, { mode });
+/**
+ * A file a run hands to a tool (a manifest, the peering kubeconfig), written 0600 into
+ * `run/` (the user's own, 0700): atomically, never through a link put in its place, never
+ * over another user's file (fs-safe).
+ */
+async function writeRunFile(paths: NrPaths, path: string, content: string): Promise<void> {
+  await ensureNrDir(paths, "run");
+  await writeFileSafe(path, content, { mode: 0o600, what: "the run file" });
 }
 
 /** The `write-file` action: a manifest nr hands to kubectl, written where the plan says. */
@@ -28,11 +32,11 @@ function writeFileStep(summary: string, path: string, content: string): ActionSt
   return action("write-file", summary, { mutates: true, params: { path, content } });
 }
 
-const writeFile = async (_ctx: unknown, step: ActionStep) => {
+const writeFile = async (ctx: Pick<RegisterContext, "paths">, step: ActionStep) => {
   const path = step.params?.path;
   const content = step.params?.content;
   if (typeof path !== "string" || typeof content !== "string") throw new BugError("write-file needs path and content");
-  await writeRunFile(path, content, 0o600);
+  await writeRunFile(ctx.paths, path, content);
 };
 
 /** A kubectl wait: its request timeout covers the whole wait (a watch outlives the default 30 s). */
@@ -71,14 +75,16 @@ function toolSteps(decision: ToolDecision, phaseTool: string): PlanStep[] {
 }
 
 async function installToolAction(
-  ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload">,
+  ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload" | "paths">,
   decision: ToolDecision,
   io: PhaseIo,
 ) {
   if (decision.action !== "install") return;
   await installTool(decision, {
     runner: ctx.runner,
-    ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
+    paths: ctx.paths,
+    fetch: ctx.fetch,
+    signal: io.signal,
     onProgress: (received, total) => {
       ctx.onDownload?.(decision.tool, received, total);
       io.report(`${decision.tool}: ${(received / 1e6).toFixed(1)}${total ? ` of ${(total / 1e6).toFixed(1)}` : ""} MB`);
@@ -218,7 +224,7 @@ const k3s = define({
   id: "k3s",
   title: "k3s",
   description: "install the pinned k3s without flannel and its network policy controller; wait for the node Ready",
-  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch"],
+  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
   inputs: (ctx) => ({ version: ctx.pins.pins.tools.k3s.version, network: { ...ctx.network } }),
   async observe(ctx) {
     const facts = await ctx.host.facts();
@@ -228,7 +234,7 @@ const k3s = define({
   plan(ctx, { observation }) {
     const seen = observation as {
       nodeName: string;
-      installer: { action: string; path: string; artifact?: { url: string; sha256: string } };
+      installer: { action: string; path: string; artifact?: { url: string; sha256: string }; passedOver?: string };
     };
     const version = ctx.pins.pins.tools.k3s.version;
     const wait = waitTarget(ctx.kube, ctx.wait.seconds);
@@ -237,7 +243,7 @@ const k3s = define({
       steps.push(
         action(
           "install-installer",
-          `download the k3s installer ${seen.installer.artifact?.url}, check sha256 ${seen.installer.artifact?.sha256}, install it as ${displayPath(seen.installer.path)}`,
+          `download the k3s installer ${seen.installer.artifact?.url}, check sha256 ${seen.installer.artifact?.sha256}, install it as ${displayPath(seen.installer.path)}${seen.installer.passedOver === undefined ? "" : ` (${seen.installer.passedOver})`}`,
           { mutates: true },
         ),
       );
@@ -270,10 +276,10 @@ const k3s = define({
     return steps;
   },
   actions: {
-    "install-installer": async (ctx) => {
+    "install-installer": async (ctx, _step, io) => {
       const decision = await ctx.tools.k3sInstaller();
       if (decision.action === "install") {
-        await installInstaller(decision, ctx.fetch === undefined ? {} : { fetch: ctx.fetch });
+        await installInstaller(decision, { paths: ctx.paths, fetch: ctx.fetch, signal: io.signal });
       }
     },
   },
@@ -383,7 +389,7 @@ const liqo = define({
   id: "liqo",
   title: "Liqo",
   description: "install the pinned Liqo with liqoctl for k3s, with the same pod and service CIDRs",
-  needs: ["pins", "network", "kube", "wait", "tools", "runner", "fetch", "onDownload"],
+  needs: ["pins", "network", "kube", "wait", "tools", "runner", "fetch", "onDownload", "paths"],
   inputs: (ctx, prior) => ({
     version: ctx.pins.pins.tools.liqo.version,
     network: { ...ctx.network },
@@ -471,7 +477,7 @@ const outboundPeer = define({
   plan(ctx, { prior, observation }) {
     const seen = observation as unknown as PeeringObservation;
     const liqoctl = seen.liqoctl as unknown as ToolDecision;
-    const file = join(ctx.paths.run, "noderings-peering.kubeconfig");
+    const file = join(ctx.paths.run, PEERING_KUBECONFIG);
     const from = (value: string | number | undefined, what: string) =>
       value === undefined ? unknown(`${what} from NodeRings`) : String(value);
     const clusterId = stringOf(prior, "agent", "clusterId");
@@ -530,7 +536,7 @@ const outboundPeer = define({
         serviceCIDR: ctx.network.serviceCidr,
       });
       ctx.redactor.add(outbound.peeringUser.token);
-      await writeRunFile(path, renderPeeringKubeconfig(outbound.peeringUser), 0o600);
+      await writeRunFile(ctx.paths, path, renderPeeringKubeconfig(outbound.peeringUser));
       io.set("platformClusterId", outbound.platformClusterId);
     },
     "remove-file": async (_ctx, step) => {
@@ -538,7 +544,7 @@ const outboundPeer = define({
     },
   },
   async cleanup(ctx) {
-    await rm(join(ctx.paths.run, "noderings-peering.kubeconfig"), { force: true });
+    await rm(join(ctx.paths.run, PEERING_KUBECONFIG), { force: true });
   },
   preview: (_ctx, { observation }) => ({
     platformClusterId: (observation as unknown as PeeringObservation).platformClusterId ?? null,
@@ -753,7 +759,7 @@ const operator = define({
   title: "Operator",
   description:
     "create the Proxmox credentials Secret, then helm-install the pinned proxmox-operator referencing it (optional: --skip-operator-install)",
-  needs: ["operator", "kube", "tools", "helmEnv", "wait", "runner", "fetch", "onDownload", "redactor"],
+  needs: ["operator", "kube", "tools", "helmEnv", "wait", "runner", "fetch", "onDownload", "redactor", "paths"],
   guard: (ctx) =>
     ctx.operator.skip ? "--skip-operator-install: VMs cannot be sold until the operator runs" : undefined,
   inputs: (ctx) => ({

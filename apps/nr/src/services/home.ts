@@ -1,20 +1,23 @@
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
+import { assertTrustedDir, assertTrustedFile, ensurePrivateDir } from "@nodekit/fs-safe";
 import * as z from "zod";
 import { errorCodes } from "../errors.ts";
 
 /**
  * Where nr keeps what it owns on this machine: `$NR_HOME`, else `~/.nr`. `bin/` holds the
- * companion tools it installed (keep it on PATH), `state.json` the registration's
- * checkpoints, `config.yaml` the API URL, token and offline pins, `run/` the files a run
- * hands to the tools it calls (manifests, the one-time peering kubeconfig).
+ * companion tools it installed (keep it on PATH), `tools.json` the digest of each (checked
+ * before one is used), `state.json` the registration's checkpoints, `config.yaml` the API
+ * URL, token and offline pins, `run/` the files a run hands to the tools it calls
+ * (manifests, the one-time peering kubeconfig).
  */
 export interface NrPaths {
   home: string;
   bin: string;
+  tools: string;
   state: string;
   config: string;
   run: string;
@@ -26,6 +29,7 @@ export function nrPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(
   return {
     home,
     bin: join(home, "bin"),
+    tools: join(home, "tools.json"),
     state: join(home, "state.json"),
     config: join(home, "config.yaml"),
     run: join(home, "run"),
@@ -36,6 +40,71 @@ export function nrPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(
 export function displayPath(path: string, env: NodeJS.ProcessEnv = process.env): string {
   const home = env.HOME;
   return home && path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+/** The one-time peering kubeconfig's name in `run/`: it holds a token, and never outlives the call that uses it. */
+export const PEERING_KUBECONFIG = "noderings-peering.kubeconfig";
+
+const HOME_WHAT = "nr's home (NR_HOME)";
+const DIRS = {
+  bin: { what: "nr's tool directory", mode: 0o755 },
+  run: { what: "nr's run directory", mode: 0o700 },
+} as const;
+
+/**
+ * Checks nr's home as nvkectl checks its own directories (ssh's rules for ~/.ssh): `~/.nr`,
+ * `bin/` and `run/` must be the user's own and writable by no one else, and so must every
+ * directory above them be (root's, or sticky as /tmp is). Another user who could write
+ * there could plant a helm or liqoctl that nr would run as root, a state that decides
+ * which phases count as done, or a link the one-time peering token would be written
+ * through. Creates nothing (a dry run writes nothing); what is missing is fine. Throws
+ * fs-safe's DIR_UNSAFE naming the directory at fault and the fix.
+ */
+export async function assertNrHome(paths: NrPaths): Promise<void> {
+  await assertTrustedDir(paths.home, { own: true, what: HOME_WHAT });
+  await assertTrustedDir(paths.bin, { own: true, what: DIRS.bin.what });
+  await assertTrustedDir(paths.run, { own: true, what: DIRS.run.what });
+}
+
+/** Creates (or checks) `~/.nr` (0700) and `bin/` (0755: it goes on PATH) or `run/` (0700, narrowed when wider). */
+export async function ensureNrDir(paths: NrPaths, dir: keyof typeof DIRS): Promise<string> {
+  await ensurePrivateDir(paths.home, { what: HOME_WHAT });
+  const { what, mode } = DIRS[dir];
+  await ensurePrivateDir(paths[dir], { what, mode, narrow: dir === "run" });
+  return paths[dir];
+}
+
+/** writeFileSafe's temporary files (`.<name>.<pid>.<12 hex>.tmp`). */
+const WRITE_TEMP = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/;
+/** An install's work directory (`.helm-install-XXXXXX`), a staged tool (`.helm.<pid>.new`), a download in progress (`.….partial`). */
+const INSTALL_LEFTOVER = /^\.(?:[a-z0-9.-]+-install-[A-Za-z0-9]{6}|.+\.\d+\.new|.+\.partial)$/;
+
+/**
+ * Removes what a run that was killed (kill -9, a second Ctrl-C, a power cut) left in
+ * `run/` and `bin/`: the one-time peering kubeconfig, which holds a token, half-written
+ * files, and partial downloads. Call it only while holding the run lock: no other run can
+ * be using them then. Creates `run/` (0700) when it is missing. Returns what was removed,
+ * relative to the home.
+ */
+export async function clearRunLeftovers(paths: NrPaths): Promise<string[]> {
+  const removed: string[] = [];
+  const sweep = async (dir: "run" | "bin", matches: (name: string) => boolean) => {
+    let names: string[];
+    try {
+      names = await readdir(paths[dir]);
+    } catch {
+      return;
+    }
+    for (const name of names.filter(matches).sort()) {
+      // rm removes a link itself, never what it points to.
+      await rm(join(paths[dir], name), { recursive: true, force: true });
+      removed.push(`${dir}/${name}`);
+    }
+  };
+  await ensureNrDir(paths, "run");
+  await sweep("run", (name) => name === PEERING_KUBECONFIG || WRITE_TEMP.test(name));
+  await sweep("bin", (name) => INSTALL_LEFTOVER.test(name) || WRITE_TEMP.test(name));
+  return removed;
 }
 
 const ConfigSchema = z.strictObject({
@@ -59,9 +128,13 @@ export interface LoadedNrConfig {
 /**
  * Reads `~/.nr/config.yaml` (absent: empty). Problems are NR_CONFIG_INVALID with their
  * lines, never quoting a value that may be the token. A file holding a token that others
- * can read is NR_CONFIG_INSECURE, as ssh refuses a readable private key.
+ * can read is NR_CONFIG_INSECURE, as ssh refuses a readable private key; one that others
+ * could have changed (its owner, its mode, a directory above it) is FILE_UNSAFE or DIR_UNSAFE.
  */
 export async function loadNrConfig(paths: NrPaths): Promise<LoadedNrConfig> {
+  // It names the API the token goes to and, for --offline, the pins every download is checked
+  // against: one another user could have written is not used (FILE_UNSAFE, DIR_UNSAFE).
+  await assertTrustedFile(paths.config, { what: "nr's config file" });
   let text: string;
   let mode: number;
   try {

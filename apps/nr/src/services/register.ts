@@ -20,7 +20,7 @@ import type { RegisterContext } from "../phases/context.ts";
 import { REGISTER_PHASES } from "../phases/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import { apiEndpoint, displayPath, loadNrConfig, nrPaths } from "./home.ts";
+import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { networkPlan } from "./network.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
@@ -130,6 +130,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // An unknown phase is a usage error: said before anything is read or asked.
   selectPhases(REGISTER_PHASES, selection, SELECTION_LABELS);
   const paths = nrPaths(env);
+  // Before anything in it is read or run: another user who may write there decides what nr does as root.
+  await assertNrHome(paths);
   const config = await loadNrConfig(paths);
   const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
   if (endpoint.token !== undefined) redactor.add(endpoint.token);
@@ -290,6 +292,14 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
           })
         : undefined,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    beforeRun: async () => {
+      const removed = await clearRunLeftovers(paths);
+      if (removed.length > 0) {
+        options.warn(
+          `removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`,
+        );
+      }
+    },
   });
   return {
     kind: "done",

@@ -1,6 +1,6 @@
 import { createStateStore, inspectLock, type RunState, type RunStatusReport, runStatus } from "@nodekit/phase-runner";
 import { REGISTER_PHASES } from "../phases/phases.ts";
-import { nrPaths } from "./home.ts";
+import { assertNrHome, nrPaths } from "./home.ts";
 
 /** What `nr cluster status` shows (NR-15), and what `-o json|yaml` prints. */
 export interface RegistrationStatus extends RunStatusReport {
@@ -19,6 +19,7 @@ export interface RegistrationStatus extends RunStatusReport {
 /** Reads the state (none yet is fine; an invalid one is RUN_STATE_INVALID) and where the lock stands. */
 export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): Promise<RegistrationStatus> {
   const paths = nrPaths(env);
+  await assertNrHome(paths);
   const store = createStateStore({ path: paths.state });
   const state: RunState | undefined = await store.read(REGISTER_PHASES.map((p) => p.id));
   const lock = await inspectLock(paths.state);

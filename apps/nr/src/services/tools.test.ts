@@ -1,4 +1,6 @@
-import { access, chmod, readdir, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { createExecaRunner } from "@nodekit/process";
@@ -45,7 +47,7 @@ describe("companion tools", () => {
     const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
     expect(decision).toMatchObject({ action: "install", path: join(paths.bin, "helm"), found: "not found" });
     if (decision.action !== "install") throw new Error("expected an install");
-    await installTool(decision, { runner });
+    await installTool(decision, { runner, paths });
     expect(await readdir(paths.bin)).toEqual(["helm"]);
     expect(await resolveTool("helm", { pins, arch: "amd64", paths, runner, env })).toEqual({
       tool: "helm",
@@ -76,7 +78,7 @@ describe("companion tools", () => {
     const decision = await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env });
     if (decision.action !== "install") throw new Error("expected an install");
     emulator.artifactFault("tamper", { tool: "liqoctl" });
-    const error = await userErrorOf(installTool(decision, { runner }));
+    const error = await userErrorOf(installTool(decision, { runner, paths }));
     expect(error.code).toBe("DOWNLOAD_DIGEST_MISMATCH");
     expect(error.exitCode).toBe(1);
     expect(await readdir(paths.bin)).toEqual([]);
@@ -87,7 +89,7 @@ describe("companion tools", () => {
     const decision = await resolveTool("helm", { pins, arch: "arm64", paths, runner, env });
     if (decision.action !== "install") throw new Error("expected an install");
     emulator.artifactFault("truncate", { tool: "helm" });
-    const error = await userErrorOf(installTool(decision, { runner }));
+    const error = await userErrorOf(installTool(decision, { runner, paths }));
     expect(error.code).toBe("DOWNLOAD_TRUNCATED");
     expect(await readdir(paths.bin)).toEqual([]);
   });
@@ -111,7 +113,7 @@ describe("companion tools", () => {
     const decision = await resolveK3sInstaller({ pins, arch: "amd64", paths, env });
     expect(decision.action).toBe("install");
     if (decision.action !== "install") throw new Error("expected an install");
-    await installInstaller(decision);
+    await installInstaller(decision, { paths });
     expect(await exists(join(paths.bin, "k3s-install.sh"))).toBe(true);
     expect(await resolveK3sInstaller({ pins, arch: "amd64", paths, env })).toMatchObject({
       action: "use",
@@ -133,6 +135,142 @@ describe("companion tools", () => {
       }),
     );
     expect(error.code).toBe("K3S_INSTALLER_MISSING");
+  });
+
+  it("a tool in ~/.nr/bin is used only with the digest nr installed it with; a planted one is never run, not even for its version", async () => {
+    const { dir, paths, env } = await home();
+    const first = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
+    if (first.action !== "install") throw new Error("expected an install");
+    await installTool(first, { runner, paths });
+    // Given a helm that answers with the pinned version put in its place (a script that leaves a mark when run)
+    const marker = dir.path("ran");
+    const planted = `#!/bin/sh\ntouch ${marker}\necho v3.18.6\n`;
+    await writeFile(join(paths.bin, "helm"), planted);
+    await chmod(join(paths.bin, "helm"), 0o755);
+    // When nr decides where helm comes from, with ~/.nr/bin on PATH too (as nr advises)
+    for (const path of [env.PATH, paths.bin]) {
+      const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env: { PATH: path } });
+      // Then it is not used, and it never ran
+      expect(decision).toMatchObject({
+        action: "install",
+        found: `helm at ${join(paths.bin, "helm")} (not used: its sha256 is not the one nr installed)`,
+      });
+    }
+    expect(await exists(marker)).toBe(false);
+    // Nor is one that nr has no record of
+    const fresh = await home();
+    await mkdir(fresh.paths.bin, { recursive: true });
+    await writeFile(join(fresh.paths.bin, "liqoctl"), `#!/bin/sh\ntouch ${marker}\necho 'Client version: v1.0.1'\n`, {
+      mode: 0o755,
+    });
+    expect(await resolveTool("liqoctl", { pins, arch: "amd64", paths: fresh.paths, runner, env })).toMatchObject({
+      action: "install",
+      found: `liqoctl at ${join(fresh.paths.bin, "liqoctl")} (not used: not recorded in ${fresh.paths.tools} as installed by nr)`,
+    });
+    expect(await exists(marker)).toBe(false);
+    // And a link in its place, to the very file nr installed, is not followed
+    await installTool({ ...first, path: join(fresh.paths.bin, "helm") }, { runner, paths: fresh.paths });
+    await rename(join(fresh.paths.bin, "helm"), dir.path("elsewhere"));
+    await symlink(dir.path("elsewhere"), join(fresh.paths.bin, "helm"));
+    expect(await resolveTool("helm", { pins, arch: "amd64", paths: fresh.paths, runner, env })).toMatchObject({
+      action: "install",
+      found: `helm at ${join(fresh.paths.bin, "helm")} (not used: ${join(fresh.paths.bin, "helm")} is a symbolic link)`,
+    });
+  });
+
+  it("the installed tool is kept while the pins name the download it came from, and replaced when they name another", async () => {
+    const { paths, env } = await home();
+    const first = await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env });
+    if (first.action !== "install") throw new Error("expected an install");
+    await installTool(first, { runner, paths });
+    const record = JSON.parse(await readFile(paths.tools, "utf8"));
+    expect(record.tools.liqoctl).toMatchObject({
+      version: "v1.0.1",
+      arch: "amd64",
+      downloadSha256: first.artifact.sha256,
+    });
+    const edited = structuredClone(emulator.pins);
+    const artifact = edited.tools.liqoctl.artifacts?.amd64;
+    if (artifact === undefined) throw new Error("no amd64 liqoctl");
+    artifact.sha256 = "0".repeat(64);
+    expect(
+      await resolveTool("liqoctl", { pins: { ...pins, pins: edited }, arch: "amd64", paths, runner, env }),
+    ).toMatchObject({
+      action: "install",
+      found: expect.stringContaining("installed from another download than the pins name"),
+    });
+  });
+
+  it("a program on PATH that another user could have replaced is not run, not even for its version", async () => {
+    const { dir, paths } = await home();
+    const marker = dir.path("ran");
+    await dir.write({ "shared/helm": { content: `#!/bin/sh\ntouch ${marker}\necho v3.18.6\n`, mode: 0o755 } });
+    await chmod(dir.path("shared"), 0o777);
+    const decision = await resolveTool("helm", {
+      pins,
+      arch: "amd64",
+      paths,
+      runner,
+      env: { PATH: dir.path("shared") },
+    });
+    expect(decision).toMatchObject({ action: "install" });
+    expect(decision.action === "install" && decision.found).toContain(`helm at ${dir.path("shared/helm")} (not run: `);
+    expect(decision.action === "install" && decision.found).toContain("every user may write to it (mode 0777)");
+    expect(await exists(marker)).toBe(false);
+    await dir.write({ "shared/k3s-install.sh": { content: "#!/bin/sh\n", mode: 0o755 } });
+    expect(await resolveK3sInstaller({ pins, arch: "amd64", paths, env: { PATH: dir.path("shared") } })).toMatchObject({
+      action: "install",
+      passedOver: expect.stringContaining(`${dir.path("shared/k3s-install.sh")} not used: `),
+    });
+  });
+
+  it("the k3s installer in ~/.nr/bin is used only as a file of one's own, never through a link", async () => {
+    const { dir, paths, env } = await home();
+    const decision = await resolveK3sInstaller({ pins, arch: "amd64", paths, env });
+    if (decision.action !== "install") throw new Error("expected an install");
+    await installInstaller(decision, { paths });
+    await rename(join(paths.bin, "k3s-install.sh"), dir.path("elsewhere.sh"));
+    await symlink(dir.path("elsewhere.sh"), join(paths.bin, "k3s-install.sh"));
+    expect(await resolveK3sInstaller({ pins, arch: "amd64", paths, env })).toMatchObject({ action: "install" });
+  });
+
+  it("Ctrl-C during a download stops it, keeps nothing, and says the run was interrupted", async () => {
+    const { paths, env } = await home();
+    // A server that sends the start of the file, then nothing more, holding the connection open.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(4 << 20) });
+      res.write(Buffer.alloc(64 << 10));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const slow = structuredClone(emulator.pins);
+      const artifact = slow.tools.helm.artifacts?.amd64;
+      if (artifact === undefined) throw new Error("no amd64 helm");
+      artifact.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/helm.tar.gz`;
+      delete artifact.size;
+      const decision = await resolveTool("helm", { pins: { ...pins, pins: slow }, arch: "amd64", paths, runner, env });
+      if (decision.action !== "install") throw new Error("expected an install");
+      const controller = new AbortController();
+      const error = await userErrorOf(
+        installTool(decision, {
+          runner,
+          paths,
+          signal: controller.signal,
+          onProgress: (received) => {
+            if (received > 0) controller.abort();
+          },
+        }),
+      );
+      expect(error.code).toBe("RUN_INTERRUPTED");
+      expect(error.exitCode).toBe(130);
+      expect(error.message).toBe(
+        "interrupted during the download of helm v3.18.6 (amd64); the partial file was removed",
+      );
+      expect(await readdir(paths.bin)).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("compares versions without the v and the build suffix", () => {

@@ -1,13 +1,15 @@
-import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { access, chmod, mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
-import { delimiter, join } from "node:path";
-import { UserError } from "@nodekit/errors";
+import { constants, realpathSync } from "node:fs";
+import { access, chmod, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { delimiter, join, resolve } from "node:path";
+import { isUserError, UserError } from "@nodekit/errors";
+import { assertTrustedFile, digestOwnFile, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import { downloadArtifact } from "@nodekit/noderings-api";
+import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { CommandFailedError, type ProcessRunner } from "@nodekit/process";
 import { type Arch, type RequiredArtifact, type ResolvedPins, requireArtifact } from "@nodekit/version-pins";
+import * as z from "zod";
 import { errorCodes } from "../errors.ts";
-import { displayPath, type NrPaths } from "./home.ts";
+import { displayPath, ensureNrDir, type NrPaths } from "./home.ts";
 
 /** The companion tools nr may install into ~/.nr/bin (NR-5). */
 export type CompanionTool = "helm" | "liqoctl";
@@ -36,10 +38,23 @@ export function sameVersion(a: string, b: string): boolean {
   return core(a) === core(b);
 }
 
-/** The first executable named `name` in PATH's directories. */
-async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+const realOrSelf = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+};
+
+/**
+ * The first executable named `name` in PATH's directories, leaving out `except` (nr's own
+ * `~/.nr/bin`, which users put on PATH: what is there is checked by its digest, never run
+ * to ask its version).
+ */
+async function findOnPath(name: string, env: NodeJS.ProcessEnv, except: string): Promise<string | undefined> {
+  const own = realOrSelf(except);
   for (const dir of (env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
+    if (dir === "" || realOrSelf(dir) === own) continue;
     const candidate = join(dir, name);
     try {
       await access(candidate, constants.X_OK);
@@ -47,6 +62,22 @@ async function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): P
     } catch {}
   }
   return undefined;
+}
+
+/**
+ * Why a program on PATH is not run, or undefined when only its user or root can have
+ * changed it and the directories it is in (fs-safe's assertTrustedFile: a link is followed
+ * to its target, which is checked too). PATH is the user's choice, as it is for kubectl;
+ * a program another user could have replaced is still not run as root.
+ */
+async function distrustOnPath(path: string): Promise<string | undefined> {
+  try {
+    await assertTrustedFile(path, { what: "the program" });
+    return undefined;
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return error.why === undefined ? error.message : `${error.message}: ${error.why}`;
+  }
 }
 
 /** The version a tool at `path` reports, or undefined when it does not run or says none. */
@@ -60,11 +91,92 @@ async function toolVersion(runner: ProcessRunner, tool: CompanionTool, path: str
   }
 }
 
+const Sha256 = z.string().regex(/^[a-f0-9]{64}$/);
+const TOOLS_API_VERSION = "nr.nodekit.dev/v1";
+
 /**
- * Decides, read-only, where a companion tool comes from: `~/.nr/bin/<tool>` or the one
- * on PATH when it reports the pinned version; otherwise the pinned download for this
- * architecture — which must carry a digest (PINS_DIGEST_MISSING otherwise: fail closed,
- * nothing is downloaded, no trust on first use).
+ * `~/.nr/tools.json`: what nr installed into `~/.nr/bin`, written when it installed it.
+ * The pins give the digest of the download — for helm and liqoctl an archive, not the
+ * executable inside it — so the executable's own digest is recorded here, beside the
+ * download's digest it came from, and both are checked before the tool is used again.
+ */
+const InstalledToolsSchema = z.strictObject({
+  apiVersion: z.literal(TOOLS_API_VERSION),
+  kind: z.literal("InstalledTools"),
+  tools: z.record(
+    z.string(),
+    z.strictObject({
+      version: z.string(),
+      arch: z.string(),
+      /** The digest of the pinned download it was taken from (the archive, for a tar.gz). */
+      downloadSha256: Sha256,
+      /** The digest of the executable installed. */
+      sha256: Sha256,
+    }),
+  ),
+});
+type InstalledTools = z.infer<typeof InstalledToolsSchema>;
+type InstalledTool = InstalledTools["tools"][string];
+
+/** The record of installed tools; an absent, unsafe or broken one records nothing (the tools are then installed again). */
+async function readInstalledTools(paths: NrPaths): Promise<InstalledTools> {
+  const empty: InstalledTools = { apiVersion: TOOLS_API_VERSION, kind: "InstalledTools", tools: {} };
+  const read = await readPrivateFile(paths.tools);
+  if (read.kind !== "read") return empty;
+  try {
+    const parsed = InstalledToolsSchema.safeParse(JSON.parse(read.data.toString("utf8")));
+    return parsed.success ? parsed.data : empty;
+  } catch {
+    return empty;
+  }
+}
+
+async function recordInstalledTool(paths: NrPaths, tool: string, entry: InstalledTool): Promise<void> {
+  const record = await readInstalledTools(paths);
+  record.tools[tool] = entry;
+  await writeFileSafe(paths.tools, `${JSON.stringify(record, null, 2)}\n`, {
+    mode: 0o600,
+    what: "nr's record of installed tools",
+  });
+}
+
+/**
+ * Whether `~/.nr/bin/<tool>` is the executable nr installed from the pinned download: a
+ * regular file of the user's own that no one else may write (never through a link), whose
+ * sha256 is the one recorded when it was installed, from a download whose digest is the
+ * pins' for this architecture (when the pins give none, as --offline's may not: from a
+ * download of the pinned version, checked against the pins of that time). Nothing is run.
+ */
+async function checkInstalledTool(
+  tool: CompanionTool,
+  path: string,
+  options: { pins: ResolvedPins; arch: Arch; paths: NrPaths },
+): Promise<{ ok: true } | { ok: false; found: string | undefined }> {
+  const digest = await digestOwnFile(path);
+  if (digest.kind === "missing") return { ok: false, found: undefined };
+  const at = `${tool} at ${path}`;
+  if (digest.kind === "unsafe") return { ok: false, found: `${at} (not used: ${digest.reason})` };
+  if (digest.kind === "unreadable") return { ok: false, found: `${at} (not used: unreadable, ${digest.code})` };
+  const pin = options.pins.pins.tools[tool];
+  const recorded = (await readInstalledTools(options.paths)).tools[tool];
+  const pinnedDownload = pin?.artifacts?.[options.arch]?.sha256;
+  let why: string | undefined;
+  if (recorded === undefined) why = `not recorded in ${displayPath(options.paths.tools)} as installed by nr`;
+  else if (recorded.sha256 !== digest.sha256) why = "its sha256 is not the one nr installed";
+  else if (recorded.arch !== options.arch || pin === undefined || !sameVersion(recorded.version, pin.version)) {
+    why = `installed as ${tool} ${recorded.version} (${recorded.arch})`;
+  } else if (pinnedDownload !== undefined && recorded.downloadSha256 !== pinnedDownload) {
+    why = "installed from another download than the pins name";
+  }
+  return why === undefined ? { ok: true } : { ok: false, found: `${at} (not used: ${why})` };
+}
+
+/**
+ * Decides, read-only, where a companion tool comes from: `~/.nr/bin/<tool>` when it is the
+ * executable nr installed from the pinned download (checked by digest, never run); else the
+ * one on PATH when only its user or root can have changed it and it reports the pinned
+ * version; otherwise the pinned download for this architecture — which must carry a digest
+ * (PINS_DIGEST_MISSING otherwise: fail closed, nothing is downloaded, no trust on first use).
  */
 export async function resolveTool(
   tool: CompanionTool,
@@ -74,19 +186,20 @@ export async function resolveTool(
   if (pinned === undefined) return requireArtifactDecision(tool, options, "not pinned");
   const seen: string[] = [];
   const own = join(options.paths.bin, tool);
-  const onPath = await findOnPath(tool, options.env);
-  for (const candidate of [own, onPath]) {
-    if (candidate === undefined) continue;
-    const exists = await access(candidate, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) continue;
-    const version = await toolVersion(options.runner, tool, candidate);
-    if (version !== undefined && sameVersion(version, pinned)) {
-      return { tool, version: pinned, action: "use", path: candidate };
+  const installed = await checkInstalledTool(tool, own, options);
+  if (installed.ok) return { tool, version: pinned, action: "use", path: own };
+  if (installed.found !== undefined) seen.push(installed.found);
+  const onPath = await findOnPath(tool, options.env ?? process.env, options.paths.bin);
+  if (onPath !== undefined) {
+    const distrust = await distrustOnPath(onPath);
+    if (distrust !== undefined) seen.push(`${tool} at ${onPath} (not run: ${distrust})`);
+    else {
+      const version = await toolVersion(options.runner, tool, onPath);
+      if (version !== undefined && sameVersion(version, pinned)) {
+        return { tool, version: pinned, action: "use", path: onPath };
+      }
+      seen.push(`${tool} ${version ?? "of unknown version"} at ${onPath}`);
     }
-    seen.push(`${tool} ${version ?? "of unknown version"} at ${candidate}`);
   }
   return requireArtifactDecision(tool, options, seen.length === 0 ? "not found" : seen.join(", "));
 }
@@ -106,33 +219,64 @@ export function installSummary(decision: Extract<ToolDecision, { action: "instal
   return `install ${decision.tool} ${decision.version} (linux/${artifact.arch}; ${decision.found === "not found" ? "none here" : `found ${decision.found}`}): download ${artifact.url}, check sha256 ${artifact.sha256}, install it as ${displayPath(decision.path)} (keep ${displayPath(join(decision.path, ".."))} on PATH)`;
 }
 
+/** A fetch that also stops when `signal` is aborted (Ctrl-C): the download then keeps nothing. */
+function abortable(fetch: typeof globalThis.fetch, signal: AbortSignal | undefined): typeof globalThis.fetch {
+  if (signal === undefined) return fetch;
+  return (input, init) =>
+    fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
+}
+
+interface DownloadContext {
+  paths: NrPaths;
+  fetch?: typeof globalThis.fetch | undefined;
+  onProgress?: (received: number, total: number | undefined) => void;
+  /** Ctrl-C: the download stops, its partial file is removed, and the run is interrupted. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Downloads as @nodekit/noderings-api does, stopping at `signal`: RUN_INTERRUPTED then, with nothing kept. */
+async function download(
+  spec: Parameters<typeof downloadArtifact>[0] & { label: string },
+  destination: string,
+  options: DownloadContext,
+): Promise<void> {
+  try {
+    await downloadArtifact(spec, destination, {
+      fetch: abortable(options.fetch ?? globalThis.fetch, options.signal),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    });
+  } catch (error) {
+    if (options.signal?.aborted !== true) throw error;
+    throw new UserError(
+      phaseRunnerErrorCodes.RUN_INTERRUPTED,
+      `interrupted during the download of ${spec.label}; the partial file was removed`,
+      { why: "the run was asked to stop", next: "resume to download it again", cause: error },
+    );
+  }
+}
+
 /**
  * Installs a tool into ~/.nr/bin: downloads the pinned file (hashed while streaming; a
  * mismatch or a short body keeps nothing), takes the executable out of its archive, and
  * moves it into place with one rename, so a half-installed tool is never on PATH. Then
  * asks it its version: another one than pinned is removed again (TOOL_INSTALL_FAILED).
+ * The executable's digest is recorded in ~/.nr/tools.json: it is used again only while it
+ * still has that digest. Ctrl-C (`signal`) stops the download and removes what it wrote.
  */
 export async function installTool(
   decision: Extract<ToolDecision, { action: "install" }>,
-  options: {
-    runner: ProcessRunner;
-    fetch?: typeof globalThis.fetch;
-    onProgress?: (received: number, total: number | undefined) => void;
-  },
+  options: DownloadContext & { runner: ProcessRunner },
 ): Promise<void> {
-  const bin = join(decision.path, "..");
-  await mkdir(bin, { recursive: true, mode: 0o755 });
+  const bin = await ensureNrDir(options.paths, "bin");
   const work = await mkdtemp(join(bin, `.${decision.tool}-install-`));
+  const staged = join(bin, `.${decision.tool}.${process.pid}.new`);
   try {
     const { artifact } = decision;
     const downloaded = join(work, "download");
-    await downloadArtifact(
+    await download(
       { ...artifact, label: `${decision.tool} ${decision.version} (${artifact.arch})` },
       downloaded,
-      {
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-      },
+      options,
     );
     let executable = downloaded;
     if (artifact.format === "tar.gz") {
@@ -156,19 +300,28 @@ export async function installTool(
       }
     }
     await chmod(executable, 0o755);
-    const staged = join(bin, `.${decision.tool}.${process.pid}.new`);
     await rename(executable, staged);
+    // It came out of the download whose digest was just checked: asking it its version runs nothing unverified.
     const version = await toolVersion(options.runner, decision.tool as CompanionTool, staged);
     if (version === undefined || !sameVersion(version, decision.version)) {
-      await rm(staged, { force: true });
       throw installFailed(
         decision,
         `the downloaded ${decision.tool} reports ${version ?? "no version"}, not ${decision.version}`,
         "the pinned file is not the pinned version",
       );
     }
+    const digest = await digestOwnFile(staged);
+    if (digest.kind !== "hashed")
+      throw installFailed(decision, `cannot read the installed ${decision.tool}`, digest.kind);
     await rename(staged, decision.path);
+    await recordInstalledTool(options.paths, decision.tool, {
+      version: decision.version,
+      arch: artifact.arch,
+      downloadSha256: artifact.sha256,
+      sha256: digest.sha256,
+    });
   } finally {
+    await rm(staged, { force: true });
     await rm(work, { recursive: true, force: true });
   }
 }
@@ -190,21 +343,23 @@ function installFailed(decision: ToolDecision, message: string, why: string): Us
 /** The k3s installer: `k3s-install.sh` on PATH (the operator's own), `~/.nr/bin/k3s-install.sh` at the pinned digest, or the pinned download. */
 export type InstallerDecision =
   | { action: "use"; path: string; from: "PATH" | "~/.nr/bin" }
-  | { action: "install"; path: string; artifact: RequiredArtifact };
+  | {
+      action: "install";
+      path: string;
+      artifact: RequiredArtifact;
+      /** An installer found and not used, and why, for the plan. */
+      passedOver?: string;
+    };
 
 const K3S_INSTALLER = "k3s-install.sh";
 /** The related tool in a pin set that names the k3s installer (its script, per architecture, with a digest). */
 const K3S_INSTALLER_PIN = "k3s-install";
 
-const sha256Of = async (path: string) =>
-  createHash("sha256")
-    .update(await readFile(path))
-    .digest("hex");
-
 /**
- * Where the k3s installer comes from. The operator's own `k3s-install.sh` on PATH wins;
- * else `~/.nr/bin/k3s-install.sh` when it matches the pinned digest; else the pinned
- * download (`k3s-install` in the pins, with a digest). With none of these it is
+ * Where the k3s installer comes from. The operator's own `k3s-install.sh` on PATH wins
+ * when only its user or root can have changed it; else `~/.nr/bin/k3s-install.sh` when it
+ * is a file of the user's own with the pinned digest; else the pinned download
+ * (`k3s-install` in the pins, with a digest). With none of these it is
  * K3S_INSTALLER_MISSING: nr never runs an installer it cannot check.
  */
 export async function resolveK3sInstaller(options: {
@@ -213,15 +368,17 @@ export async function resolveK3sInstaller(options: {
   paths: NrPaths;
   env?: NodeJS.ProcessEnv;
 }): Promise<InstallerDecision> {
-  const onPath = await findOnPath(K3S_INSTALLER, options.env);
-  if (onPath !== undefined) return { action: "use", path: onPath, from: "PATH" };
+  const onPath = await findOnPath(K3S_INSTALLER, options.env ?? process.env, options.paths.bin);
+  const distrust = onPath === undefined ? undefined : await distrustOnPath(onPath);
+  if (onPath !== undefined && distrust === undefined) return { action: "use", path: onPath, from: "PATH" };
+  const passedOver = onPath === undefined ? undefined : `${onPath} not used: ${distrust}`;
   const own = join(options.paths.bin, K3S_INSTALLER);
   if (options.pins.pins.tools[K3S_INSTALLER_PIN] === undefined) {
     throw new UserError(
       errorCodes.K3S_INSTALLER_MISSING,
       "there is no k3s installer to run, and the pins name none to download",
       {
-        why: `neither ${K3S_INSTALLER} on PATH nor a pinned installer (tools.${K3S_INSTALLER_PIN}) with a digest; an unchecked installer is never run`,
+        why: `neither ${K3S_INSTALLER} on PATH${passedOver === undefined ? "" : ` (${passedOver})`} nor a pinned installer (tools.${K3S_INSTALLER_PIN}) with a digest; an unchecked installer is never run`,
         next: [
           `download the official installer (https://get.k3s.io), check it, and put it on PATH as ${K3S_INSTALLER} (chmod +x)`,
           `or add tools.${K3S_INSTALLER_PIN} with its URL and sha256 to the pins`,
@@ -230,21 +387,25 @@ export async function resolveK3sInstaller(options: {
     );
   }
   const artifact = requireArtifact(options.pins, K3S_INSTALLER_PIN, options.arch);
-  if ((await exists(own)) && (await sha256Of(own)) === artifact.sha256) {
+  const digest = await digestOwnFile(own);
+  if (digest.kind === "hashed" && digest.sha256 === artifact.sha256) {
     return { action: "use", path: own, from: "~/.nr/bin" };
   }
-  return { action: "install", path: own, artifact };
+  return { action: "install", path: own, artifact, ...(passedOver === undefined ? {} : { passedOver }) };
 }
 
-/** Downloads the pinned installer into ~/.nr/bin (verified, atomic, mode 0755). */
+/** Downloads the pinned installer into ~/.nr/bin (verified, atomic, mode 0755). Ctrl-C (`signal`) stops it, keeping nothing. */
 export async function installInstaller(
   decision: Extract<InstallerDecision, { action: "install" }>,
-  options: { fetch?: typeof globalThis.fetch } = {},
+  options: DownloadContext,
 ): Promise<void> {
-  const bin = join(decision.path, "..");
-  await mkdir(bin, { recursive: true, mode: 0o755 });
+  const bin = await ensureNrDir(options.paths, "bin");
   const staged = join(bin, `.${K3S_INSTALLER}.${process.pid}.new`);
-  await downloadArtifact({ ...decision.artifact, label: "the k3s installer" }, staged, options);
-  await chmod(staged, 0o755);
-  await rename(staged, decision.path);
+  try {
+    await download({ ...decision.artifact, label: "the k3s installer" }, staged, options);
+    await chmod(staged, 0o755);
+    await rename(staged, decision.path);
+  } finally {
+    await rm(staged, { force: true });
+  }
 }

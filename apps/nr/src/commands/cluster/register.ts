@@ -5,7 +5,7 @@ import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../phases/phases.ts";
 import { phaseProgress } from "../../progress.ts";
-import { nrPaths } from "../../services/home.ts";
+import { assertNrHome, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
 
 const list = (values: readonly string[] | undefined) =>
@@ -140,16 +140,29 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     }
     const env = process.env;
     if (flags["break-lock"]) {
-      const cleared = await breakStaleLock(nrPaths(env).state);
+      const paths = nrPaths(env);
+      await assertNrHome(paths);
+      const cleared = await breakStaleLock(paths.state);
       if (cleared !== undefined)
         this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
     }
     const dryRun = flags["dry-run"];
     const renderer = dryRun ? undefined : await this.progress();
     const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal that no other
+    // listener is left to handle, which killed nr at the first Ctrl-C once it held the lock
+    // (a partial download left behind). A second one stops at once, as without this handler.
+    const stop = (signal: NodeJS.Signals) => {
+      if (!controller.signal.aborted) {
+        controller.abort();
+        return;
+      }
+      process.removeListener("SIGINT", stop);
+      process.removeListener("SIGTERM", stop);
+      process.kill(process.pid, signal);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
     try {
       const outcome = await register({
         name: flags.name,
