@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { access, readdir, readFile } from "node:fs/promises";
+import { access, chown, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { createNodeRingsClient } from "@nodekit/noderings-api";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { planCallLines } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
-import { repoRoot } from "@nodekit/test-utils";
+import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
@@ -294,6 +294,74 @@ describe("nr cluster register, end to end", () => {
     // The same name again (without --resume) never makes a second agent.
     expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
   }, 120_000);
+
+  it("outbound-peer run again on a registered machine (--from-phase): verify passes, now and on every --resume", async () => {
+    const nr = join(home.path, "again");
+    const root = await hostRoot(join(home.path, "again-host"), { hostname: "pve-again" });
+    const first = await home.nr(registerArgs("pve-again", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    // Given a link where the one-time peering kubeconfig goes, to a file of another user's
+    const other = otherUser();
+    await mkdir(join(home.path, "victim"), { recursive: true });
+    const victim = join(home.path, "victim", "notes.txt");
+    await writeFile(victim, "theirs\n");
+    if (other.user !== undefined) await chown(victim, other.user.uid, other.user.gid);
+    await symlink(victim, join(nr, "run", "noderings-peering.kubeconfig"));
+
+    // When the outbound peering runs again on the registered machine
+    const again = await home.nr([...registerArgs("pve-again", root), "--from-phase", "outbound-peer"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then the inbound phase tells NodeRings the outbound side is up again, and verify passes
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toContain("5 phases ran, 5 kept");
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    const agent = await api.getAgentByName("pve-again");
+    const peering = await api.getPeeringStatus(agent.id);
+    expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+    expect(agent.state).toBe("Ready");
+    // And the token went nowhere near the other user's file (the link was removed, not followed)
+    expect(await readFile(victim, "utf8")).toBe("theirs\n");
+    expect(again.stderr).toContain("removed what a run that was killed left in");
+    // And a resume keeps everything
+    const resume = await home.nr([...registerArgs("pve-again", root), "--resume"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(resume.exitCode, resume.stderr).toBe(0);
+    expect(resume.stdout).toContain("0 phases ran, 10 kept");
+  }, 240_000);
+
+  it("a machine whose outbound peering was left Pending by an earlier nr is repaired by --resume", async () => {
+    const nr = join(home.path, "repair");
+    const root = await hostRoot(join(home.path, "repair-host"), { hostname: "pve-repair" });
+    const first = await home.nr(registerArgs("pve-repair", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    // Given what an outbound request with no inbound request after it leaves: outbound Pending
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    const agent = await api.getAgentByName("pve-repair");
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "pve-repair",
+      liqoVersion: emulator.pins.tools.liqo.version,
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    expect((await api.getPeeringStatus(agent.id)).outbound.state).toBe("Pending");
+
+    // When the machine is resumed
+    const resume = await home.nr([...registerArgs("pve-repair", root), "--resume"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then the inbound phase's probe sees it, runs again, and verify passes
+    expect(resume.exitCode, resume.stderr).toBe(0);
+    expect(resume.stdout).toContain("3 phases ran, 7 kept");
+    const peering = await api.getPeeringStatus(agent.id);
+    expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+  }, 240_000);
 
   it("--dry-run prints exactly the calls the real run then makes", async () => {
     const nr = join(home.path, "plan");

@@ -694,24 +694,19 @@ const offloading = define({
 const inboundPeering = define({
   id: "inbound-peering",
   title: "Inbound peering",
-  description: "ask NodeRings to peer back, and wait until it reports the handshake complete",
+  description:
+    "tell NodeRings the outbound peering is established, and wait until it reports both directions Established",
   needs: ["api", "wait"],
   inputs: (_ctx, prior) => ({
     agentId: prior.require("agent", "agentId"),
     clusterId: prior.require("agent", "clusterId"),
   }),
-  async observe(ctx, prior): Promise<JsonValue> {
-    const id = agentIdOf(prior);
-    if (id === null) return { inbound: "None" };
-    return { inbound: (await ctx.api.getPeeringStatus(id)).inbound.state };
-  },
-  plan(ctx, { observation, prior }) {
-    const inbound = (observation as { inbound: string }).inbound;
-    if (inbound === "Established") {
-      return [
-        action("inbound-established", "NodeRings already reports the inbound peering Established", { mutates: false }),
-      ];
-    }
+  // Always asks when it runs, never only when inbound is not Established yet: the outbound
+  // phase runs again after an earlier phase, on --from-phase, --restart or a changed input,
+  // and each outbound request leaves outbound Pending on the platform until this request
+  // says the agent's side is up again — while an inbound peering of the same cluster stays
+  // Established. Asking again is harmless: the platform answers with where it stands.
+  plan(ctx, { prior }) {
     return [
       action(
         "request-inbound",
@@ -721,14 +716,11 @@ const inboundPeering = define({
       action(
         "wait-inbound",
         `wait up to ${ctx.wait.seconds}s for NodeRings to report the inbound peering Established`,
-        {
-          mutates: false,
-        },
+        { mutates: false },
       ),
     ];
   },
   actions: {
-    "inbound-established": async (_ctx, _step, io) => io.set("inbound", "Established"),
     "request-inbound": async (ctx, _step, io) => {
       const id = agentIdOf(io.prior);
       if (id === null) throw new BugError("inbound peering without an agent id");
@@ -744,10 +736,15 @@ const inboundPeering = define({
       io.set("inbound", "Established");
     },
   },
+  // Both directions: an outbound left Pending by an outbound run this phase did not follow
+  // (killed in between, an older nr) is repaired by --resume running this phase again.
   async probe(ctx, _checkpoint, prior) {
     const id = agentIdOf(prior);
     if (id === null) return { ok: false, reason: "no agent id" };
     const status = await ctx.api.getPeeringStatus(id);
+    if (status.outbound.state !== "Established") {
+      return { ok: false, reason: `NodeRings reports the outbound peering ${status.outbound.state}` };
+    }
     return status.inbound.state === "Established"
       ? { ok: true }
       : { ok: false, reason: `NodeRings reports the inbound peering ${status.inbound.state}` };
