@@ -167,7 +167,7 @@ const defaultWrite: AtomicWrite = (path, data, mode) => writeFileSafe(path, data
  * skip work, or write its next checkpoint wherever a link points. Returns undefined when
  * there is no file. Throws RUN_STATE_UNSAFE, DIR_UNSAFE or RUN_STATE_UNREADABLE.
  */
-export async function readStateFile(path: string): Promise<string | undefined> {
+async function readStateFile(path: string): Promise<string | undefined> {
   await assertTrustedDir(dirname(path), { own: true, what: STATE_DIR });
   const read = await readPrivateFile(path);
   if (read.kind === "missing") return undefined;

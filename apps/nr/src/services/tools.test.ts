@@ -4,11 +4,19 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { createExecaRunner } from "@nodekit/process";
-import { testdir, userErrorOf } from "@nodekit/test-utils";
+import { FUZZ_RUNS, fuzzText, testdir, userErrorOf } from "@nodekit/test-utils";
 import { pinSetHash, type ResolvedPins } from "@nodekit/version-pins";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nrPaths } from "./home.ts";
-import { installInstaller, installTool, resolveK3sInstaller, resolveTool, sameVersion } from "./tools.ts";
+import {
+  installInstaller,
+  installTool,
+  parseInstalledTools,
+  resolveK3sInstaller,
+  resolveTool,
+  sameVersion,
+} from "./tools.ts";
 
 // The companion tools (NR-5) against the emulator's real downloads: small executables
 // packaged as upstream packages them, with their real digests, over loopback.
@@ -271,6 +279,24 @@ describe("companion tools", () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it(`fuzz: a tools.json that is not nr's record never throws and records nothing it does not say (${FUZZ_RUNS} inputs)`, async () => {
+    const { paths, env } = await home();
+    const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
+    if (decision.action !== "install") throw new Error("expected an install");
+    await installTool(decision, { runner, paths });
+    const valid = await readFile(paths.tools, "utf8");
+    expect(Object.keys(parseInstalledTools(valid).tools)).toEqual(["helm"]);
+    fc.assert(
+      fc.property(fuzzText([valid]), (text) => {
+        const helm = parseInstalledTools(text).tools.helm;
+        if (helm === undefined) return;
+        const said = (JSON.parse(text) as { tools: { helm: { sha256: unknown; downloadSha256: unknown } } }).tools.helm;
+        expect([helm.sha256, helm.downloadSha256]).toEqual([said.sha256, said.downloadSha256]);
+      }),
+      { numRuns: FUZZ_RUNS },
+    );
   });
 
   it("compares versions without the v and the build suffix", () => {

@@ -118,17 +118,21 @@ const InstalledToolsSchema = z.strictObject({
 type InstalledTools = z.infer<typeof InstalledToolsSchema>;
 type InstalledTool = InstalledTools["tools"][string];
 
-/** The record of installed tools; an absent, unsafe or broken one records nothing (the tools are then installed again). */
-async function readInstalledTools(paths: NrPaths): Promise<InstalledTools> {
+/** `~/.nr/tools.json`'s text as a record; anything else records nothing (the tools are then installed again). Never throws. */
+export function parseInstalledTools(text: string): InstalledTools {
   const empty: InstalledTools = { apiVersion: TOOLS_API_VERSION, kind: "InstalledTools", tools: {} };
-  const read = await readPrivateFile(paths.tools);
-  if (read.kind !== "read") return empty;
   try {
-    const parsed = InstalledToolsSchema.safeParse(JSON.parse(read.data.toString("utf8")));
+    const parsed = InstalledToolsSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : empty;
   } catch {
     return empty;
   }
+}
+
+/** The record of installed tools: only a file of the user's own, 0600, never through a link (else empty). */
+async function readInstalledTools(paths: NrPaths): Promise<InstalledTools> {
+  const read = await readPrivateFile(paths.tools);
+  return parseInstalledTools(read.kind === "read" ? read.data.toString("utf8") : "");
 }
 
 async function recordInstalledTool(paths: NrPaths, tool: string, entry: InstalledTool): Promise<void> {
