@@ -226,6 +226,8 @@ export const FIXES: Record<string, string> = {
     "Fix the lines listed in the state file (`~/.nr/state.json`), or move it away to start over: the agent is found again by its name and every phase runs again ([nr-state.md](nr-state.md#recovering-from-a-bad-state-file)).",
   RUN_STATE_UNREADABLE:
     "Make the state file (`~/.nr/state.json`, or `$NR_HOME/state.json`) a file you can read, or run as the user that owns it.",
+  RUN_STATE_UNSAFE:
+    "The message says what is wrong with the state file: `chmod 600` it when only its mode is, or remove a link or a file that is not yours (every phase then runs again, each is safe to run again) ([nr-state.md](nr-state.md#who-may-change-it)).",
   RUN_STATE_WRITE_FAILED:
     "Free disk space, or make `~/.nr` writable, then `nr cluster register --resume`: the phase's work is re-checked and recorded.",
   SECRET_ON_COMMAND_LINE:
