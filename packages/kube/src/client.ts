@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
+import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
 import { errorCodes } from "./errors.ts";
 import { assertKubeconfig } from "./kubeconfig.ts";
@@ -26,6 +27,11 @@ export interface KubeClient {
 
 export interface ConnectOptions {
   requestTimeoutMs: number;
+  /**
+   * The environment a kubeconfig's exec plugin is started from (default process.env): it
+   * gets only the part every child gets (@nodekit/process INHERITED_ENV) and its own `env`.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -49,6 +55,7 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
         facts: { kubeconfig: kubeconfigPath },
       });
     }
+    narrowExecPlugins(kc, options.env ?? process.env);
   } else {
     kc = source;
   }
@@ -78,6 +85,44 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
     server: cluster.server,
     userName: kc.getCurrentUser()?.name,
   };
+}
+
+/** Where env(1) is on every Linux distribution (NixOS keeps this one path too). */
+const ENV_PROGRAM = "/usr/bin/env";
+
+/**
+ * @kubernetes/client-node starts a user's exec plugin with the whole environment of this
+ * process, and so with every secret in it (an API token, a registry password, the NICo
+ * key). Each exec plugin of a kubeconfig this module loaded is started through env(1)
+ * instead, with every variable unset that no child gets: the same environment a plugin
+ * started by kubectl through the process runner sees. Only names are in its argv, never
+ * values. What the plugin needs is the kubeconfig's to say, in the plugin's `env`.
+ */
+function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string, string | undefined>>): void {
+  const narrow = (exec: unknown): unknown => {
+    if (exec === null || typeof exec !== "object") return exec;
+    const { command, args, env } = exec as { command?: unknown; args?: unknown; env?: unknown };
+    if (typeof command !== "string" || command === "") return exec;
+    const own = new Set(
+      Array.isArray(env) ? env.flatMap((entry) => (typeof entry?.name === "string" ? [entry.name as string] : [])) : [],
+    );
+    const unset = Object.keys(parent).filter(
+      (name) => parent[name] !== undefined && !own.has(name) && !matchesEnvName(name, INHERITED_ENV),
+    );
+    return {
+      ...exec,
+      command: ENV_PROGRAM,
+      args: [...unset.flatMap((name) => ["-u", name]), "--", command, ...(Array.isArray(args) ? args : [])],
+    };
+  };
+  kc.users = kc.users.map((user) => {
+    const config = user.authProvider?.config as Record<string, unknown> | undefined;
+    if (user.exec !== undefined) return { ...user, exec: narrow(user.exec) };
+    if (config?.exec !== undefined) {
+      return { ...user, authProvider: { ...user.authProvider, config: { ...config, exec: narrow(config.exec) } } };
+    }
+    return user;
+  });
 }
 
 /** js-yaml's "bad indentation (3:5)" without the excerpt of the file it appends. */
