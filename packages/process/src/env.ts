@@ -49,9 +49,7 @@ export const INHERITED_ENV: readonly string[] = [
 
 /** Whether `name` matches one of `patterns`: a name exactly, or a prefix written `PREFIX*`. */
 export function matchesEnvName(name: string, patterns: readonly string[]): boolean {
-  return patterns.some((pattern) =>
-    pattern.endsWith("*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern,
-  );
+  return patterns.some((pattern) => (pattern.endsWith("*") ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
 }
 
 /**

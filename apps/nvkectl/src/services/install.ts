@@ -1,8 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
-import { decodeUtf8 } from "@nodekit/documents";
+import { decodeUtf8, readInputFile } from "@nodekit/documents";
 import { BugError, UserError } from "@nodekit/errors";
 import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
@@ -137,8 +137,9 @@ export interface InstallContext {
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(resolve(cwd, path));
+    bytes = await readInputFile(resolve(cwd, path), { source: path, what: "site spec" });
   } catch (error) {
+    if (error instanceof UserError) throw error;
     throw new UserError(errorCodes.SITE_SPEC_UNREADABLE, `site spec ${path} cannot be read`, {
       why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
       facts: { file: path },
