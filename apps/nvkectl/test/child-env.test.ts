@@ -1,9 +1,8 @@
-import { cp, readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type CliHome, cliHome } from "./helpers.ts";
+import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
 
 // Issue 22, item 4, from the outside: the secrets in nvkectl's environment reach no program
 // it starts. A kubeconfig's exec plugin (a real one: kubectl runs it through the process
@@ -69,14 +68,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
     }),
     { mode: 0o600 },
   );
-  await cp(join(repoRoot, "examples/sitespec.yaml"), join(home.path, "sitespec.yaml"));
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
-    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
-    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
-    .replace("REPLACE_NICO_API_NAME", "nvke")
-    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
-    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
-  await writeFile(join(home.path, "stack.yaml"), filled);
+  await writeInstallInputs(home.path);
 });
 afterAll(() => home.cleanup());
 beforeEach(async () => {

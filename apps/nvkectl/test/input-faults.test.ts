@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { cp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import {
@@ -13,6 +13,7 @@ import {
   tempDir,
 } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { writeInstallInputs } from "./helpers.ts";
 
 // Issue 22, item 8 and "done when": every nvkectl command that reads a file or standard
 // input, given inputs no reader may take whole (/dev/zero, /dev/urandom, a FIFO fed for
@@ -39,15 +40,7 @@ beforeAll(async () => {
     XDG_CACHE_HOME: join(home, "cache"),
     PATH: process.env.PATH ?? "",
   };
-  await cp(join(repoRoot, "examples/sitespec.yaml"), join(home, "sitespec.yaml"));
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
-    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
-    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
-    .replace("REPLACE_NICO_API_NAME", "nvke")
-    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
-    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
-  await writeFile(join(home, "stack.yaml"), filled);
-  await cp(join(repoRoot, "deploy/nico"), join(home, "path"), { recursive: true });
+  await writeInstallInputs(home);
   await writeFile(join(home, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n", { mode: 0o600 });
   const { publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
   const pem = publicKey.export({ type: "spki", format: "pem" }).toString();

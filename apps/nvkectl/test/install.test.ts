@@ -2,7 +2,7 @@ import { chmod, chown, cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type CliHome, cliHome } from "./helpers.ts";
+import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
 
 // `nvkectl install` on bad input, as the built CLI: every document is checked before the
 // cluster is asked anything. The kubeconfig named does not exist, so a command that got as
@@ -14,15 +14,7 @@ const KEY = "nico-key-never-shown";
 
 beforeAll(async () => {
   home = await cliHome("nvkectl-install-");
-  await cp(join(repoRoot, "examples/sitespec.yaml"), join(home.path, "sitespec.yaml"));
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
-    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
-    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
-    .replace("REPLACE_NICO_API_NAME", "nvke")
-    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
-    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
-  await writeFile(join(home.path, "stack.yaml"), filled);
-  await cp(join(repoRoot, "deploy/nico"), join(home.path, "path"), { recursive: true });
+  await writeInstallInputs(home.path);
 });
 afterAll(() => home.cleanup());
 
