@@ -1,4 +1,6 @@
-import { resolve } from "node:path";
+import { access as accessCallback, constants } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
@@ -55,7 +57,7 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
         facts: { kubeconfig: kubeconfigPath },
       });
     }
-    narrowExecPlugins(kc, options.env ?? process.env);
+    await narrowExecPlugins(kc, options.env ?? process.env);
   } else {
     kc = source;
   }
@@ -96,13 +98,15 @@ const ENV_PROGRAM = "/usr/bin/env";
  * key). Each exec plugin of a kubeconfig this module loaded is started through env(1)
  * instead, with every variable unset that no child gets: the same environment a plugin
  * started by kubectl through the process runner sees. Only names are in its argv, never
- * values. What the plugin needs is the kubeconfig's to say, in the plugin's `env`.
+ * values. What the plugin needs is the kubeconfig's to say, in the plugin's `env`. A
+ * plugin that is not installed is left as it is: nothing runs, and client-node's own
+ * error names it (KUBE_CREDENTIAL_PLUGIN_MISSING).
  */
-function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string, string | undefined>>): void {
-  const narrow = (exec: unknown): unknown => {
+async function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const narrow = async (exec: unknown): Promise<unknown> => {
     if (exec === null || typeof exec !== "object") return exec;
     const { command, args, env } = exec as { command?: unknown; args?: unknown; env?: unknown };
-    if (typeof command !== "string" || command === "") return exec;
+    if (typeof command !== "string" || command === "" || !(await installed(command, parent.PATH))) return exec;
     const own = new Set(
       Array.isArray(env) ? env.flatMap((entry) => (typeof entry?.name === "string" ? [entry.name as string] : [])) : [],
     );
@@ -115,14 +119,35 @@ function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string, strin
       args: [...unset.flatMap((name) => ["-u", name]), "--", command, ...(Array.isArray(args) ? args : [])],
     };
   };
-  kc.users = kc.users.map((user) => {
-    const config = user.authProvider?.config as Record<string, unknown> | undefined;
-    if (user.exec !== undefined) return { ...user, exec: narrow(user.exec) };
-    if (config?.exec !== undefined) {
-      return { ...user, authProvider: { ...user.authProvider, config: { ...config, exec: narrow(config.exec) } } };
-    }
-    return user;
-  });
+  kc.users = await Promise.all(
+    kc.users.map(async (user) => {
+      const config = user.authProvider?.config as Record<string, unknown> | undefined;
+      if (user.exec !== undefined) return { ...user, exec: await narrow(user.exec) };
+      if (config?.exec !== undefined) {
+        return {
+          ...user,
+          authProvider: { ...user.authProvider, config: { ...config, exec: await narrow(config.exec) } },
+        };
+      }
+      return user;
+    }),
+  );
+}
+
+const access = promisify(accessCallback);
+
+/** Whether `command` runs: a path (with a slash) that is executable, or a name found on `path`, as spawn looks it up. */
+async function installed(command: string, path: string | undefined): Promise<boolean> {
+  const executable = (file: string) =>
+    access(file, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+  if (command.includes("/")) return executable(command);
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir !== "" && (await executable(join(dir, command)))) return true;
+  }
+  return false;
 }
 
 /** js-yaml's "bad indentation (3:5)" without the excerpt of the file it appends. */
