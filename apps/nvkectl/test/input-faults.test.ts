@@ -69,7 +69,7 @@ afterAll(async () => {
   const stopped = summarize(results.filter((r) => !r.what.endsWith("(Ctrl-C)")));
   const waited = summarize(results.filter((r) => r.what.endsWith("(Ctrl-C)")));
   console.log(
-    `nvkectl input fault tier: ${stopped.runs} runs stopped at the limit, peak RSS ${stopped.peakRssMb} MB, longest ${stopped.longestMs} ms; ${waited.runs} silent inputs ended by Ctrl-C after 3 s, longest ${waited.longestMs} ms`,
+    `nvkectl input fault tier: ${stopped.runs} runs ended on their own (${results.filter((r) => r.exitCode === 3).length} INPUT_TOO_LARGE), peak RSS ${stopped.peakRssMb} MB, longest ${stopped.longestMs} ms; ${waited.runs} silent inputs ended by Ctrl-C after 3 s, longest ${waited.longestMs} ms`,
   );
   await dir.cleanup();
 });
