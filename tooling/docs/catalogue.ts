@@ -5,6 +5,7 @@
 
 import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { deployPathErrorCodes } from "@nodekit/deploy-path";
+import { documentsErrorCodes } from "@nodekit/documents";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
@@ -28,6 +29,7 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   planErrorCodes,
   cliKitErrorCodes,
   fsSafeErrorCodes,
+  documentsErrorCodes,
   kubeErrorCodes,
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,

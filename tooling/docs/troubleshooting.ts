@@ -79,6 +79,8 @@ export const FIXES: Record<string, string> = {
   INPUT_INVALID:
     "Fix every problem listed (file, line, field path); the schemas are at `/api/docs` on the management plane and in [nvke-api.md](nvke-api.md).",
   INPUT_MULTIPLE_DOCUMENTS: "Put one request in each file, and run the command once for each.",
+  INPUT_TOO_LARGE:
+    "Check that the file (or what is piped to standard input) is the one you meant: no document the CLIs read comes near 8 MiB, and a device or a pipe that never ends is none.",
   INTERNAL: "A bug: run the command again with `-v` and report the whole output.",
   INVALID_DURATION: "Give a duration such as `90s`, `10m` or `1h30m`.",
   KUBE_API_REJECTED: "The API server's message says what it refused; fix the object or the request.",
@@ -244,6 +246,8 @@ export const FIXES: Record<string, string> = {
     "Check that nvke-agent runs on each host named and listens on its port, that the site spec's `ip` is right, and that no firewall blocks the path; then run again.",
   IMAGE_NOT_CONFIGURED:
     "Set `images.profiles` in the stack config — one multi-architecture reference, or one for the nodes' architecture ([deploy/README.md](../deploy/README.md)).",
+  INSTALL_WORK_DIR_UNUSABLE:
+    "Name a directory with `--work-dir` (it is created 0700 when missing), or remove what is in the way of the default one.",
   INSTALL_DEPLOY_PATH_UNUSABLE:
     "Add `spec.clusterAPI` (version, certManager, infrastructure) to `nvke-deploy.yaml`, or rename the item whose name the install keeps for its own steps ([deploy-path.md](deploy-path.md)).",
   NODE_ARCHITECTURE_MIXED:

@@ -321,6 +321,55 @@ describe("dry run", () => {
   });
 });
 
+describe("the environment of the programs nr runs (issue 22, item 4)", () => {
+  it("the k3s installer, run as root, and liqoctl get none of the secrets in nr's environment", async () => {
+    const env = await fresh("child-env");
+    const canaries = {
+      NR_PROXMOX_TOKEN_SECRET: "canary-proxmox-secret-77a2",
+      NODEKIT_REGISTRY_PASSWORD: "canary-registry-password-9d0e",
+      NVKE_NICO_API_KEY: "canary-nico-key-31b8",
+      K3S_TOKEN: "canary-k3s-token-6e21",
+    };
+    // Stand-ins on PATH (--offline uses the operator's own) that write down what they got.
+    const path = join(home.path, "child-env-path");
+    const dumps = join(home.path, "child-env-dumps");
+    await mkdir(dumps, { recursive: true });
+    const dump = (exit: string) => `#!/bin/sh\nenv > "${dumps}/$(basename "$0").$$"\n${exit}\n`;
+    await mkdir(path, { recursive: true });
+    await writeFile(join(path, "k3s-install.sh"), dump("exit 1"), { mode: 0o755 });
+    await writeFile(join(path, "liqoctl"), dump("echo 'Client version: v1.0.1'"), { mode: 0o755 });
+    const proxy = "http://proxy.invalid:3128";
+
+    const result = await home.nr(
+      base(["--name", "vm-child-env", "--skip-operator-install", "--offline", "--kubeconfig", "/nonexistent"]),
+      {
+        env: {
+          ...env,
+          ...canaries,
+          PATH: `${path}:${process.env.PATH}`,
+          HTTPS_PROXY: proxy,
+          NO_PROXY: "127.0.0.1",
+          CONTAINERD_HTTP_PROXY: proxy,
+        },
+      },
+    );
+
+    expect(result.stderr).toContain("k3s");
+    const files = await readdir(dumps);
+    expect(files.some((file) => file.startsWith("k3s-install.sh."))).toBe(true);
+    for (const file of files) {
+      const text = `\n${await readFile(join(dumps, file), "utf8")}`;
+      for (const secret of [TOKEN, ...Object.values(canaries)]) expect(text, file).not.toContain(secret);
+      expect(text).toContain(`\nHTTPS_PROXY=${proxy}\n`);
+      if (file.startsWith("k3s-install.sh.")) {
+        // What the installer needs: the pinned version, and containerd's proxy to copy into k3s's service.
+        expect(text).toMatch(/\nINSTALL_K3S_VERSION=v[^\n]+\n/);
+        expect(text).toContain(`\nCONTAINERD_HTTP_PROXY=${proxy}\n`);
+      }
+    }
+  });
+});
+
 describe("the lock", () => {
   it("a second run while the first runs is refused, naming the first", async () => {
     const env = await fresh("concurrent");

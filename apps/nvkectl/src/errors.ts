@@ -128,6 +128,10 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The stack config names no image for the nodes' architecture (images.profiles is required without a release).",
   },
+  INSTALL_WORK_DIR_UNUSABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning: "The install's work directory (--work-dir) is not a directory or cannot be read; nothing was run.",
+  },
   INSTALL_DEPLOY_PATH_UNUSABLE: {
     exitCode: ExitCode.InvalidInput,
     meaning:

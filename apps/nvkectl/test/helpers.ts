@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/test-utils";
+import { type CliResult, type RunCliOptions, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
 
 // Shared by apps/nvkectl's CLI tests. The CLI runs built, as a subprocess, with HOME and
 // the XDG directories in a temporary directory of the test's own.
@@ -33,6 +33,23 @@ export async function cliHome(prefix = "nvkectl-test-"): Promise<CliHome> {
       runCli("nvkectl", args, { ...options, cwd: dir.path, env: { ...env, ...options.env } }),
     cleanup: dir.cleanup,
   };
+}
+
+/**
+ * The inputs of `nvkectl install` in `dir`: the example site spec (sitespec.yaml), the
+ * example stack config with every REPLACE_* filled (stack.yaml), and the shipped deploy
+ * path (path/).
+ */
+export async function writeInstallInputs(dir: string): Promise<void> {
+  await cp(join(repoRoot, "examples/sitespec.yaml"), join(dir, "sitespec.yaml"));
+  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
+    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
+    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
+    .replace("REPLACE_NICO_API_NAME", "nvke")
+    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
+    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
+  await writeFile(join(dir, "stack.yaml"), filled);
+  await cp(join(repoRoot, "deploy/nico"), join(dir, "path"), { recursive: true });
 }
 
 /** `kubectl --kubeconfig K ...args`, with stdin; rejects on a non-zero exit. */

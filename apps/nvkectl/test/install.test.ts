@@ -1,8 +1,8 @@
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { chmod, chown, cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { repoRoot } from "@nodekit/test-utils";
+import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type CliHome, cliHome } from "./helpers.ts";
+import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
 
 // `nvkectl install` on bad input, as the built CLI: every document is checked before the
 // cluster is asked anything. The kubeconfig named does not exist, so a command that got as
@@ -14,15 +14,7 @@ const KEY = "nico-key-never-shown";
 
 beforeAll(async () => {
   home = await cliHome("nvkectl-install-");
-  await cp(join(repoRoot, "examples/sitespec.yaml"), join(home.path, "sitespec.yaml"));
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8"))
-    .replace("REPLACE_NICO_API_ENDPOINT", "https://nico.example.net/api")
-    .replace("REPLACE_NICO_ORGANIZATION_ID", "org-1")
-    .replace("REPLACE_NICO_API_NAME", "nvke")
-    .replace("REPLACE_PROFILES_IMAGE", "registry.example.net/nvke/profiles:v1")
-    .replace("REPLACE_PROVIDER_REPOSITORY_DIR", "./providers");
-  await writeFile(join(home.path, "stack.yaml"), filled);
-  await cp(join(repoRoot, "deploy/nico"), join(home.path, "path"), { recursive: true });
+  await writeInstallInputs(home.path);
 });
 afterAll(() => home.cleanup());
 
@@ -158,4 +150,49 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
     expect(valid.stderr).toContain("missing.kubeconfig does not exist");
     expect(valid.stderr).not.toContain(KEY);
   });
+});
+
+const other = otherUser();
+
+// Issue 22, item 12: the work directory is checked with the other inputs, before the
+// kubeconfig (and so before any call to the cluster, clusterctl init included), in the dry
+// run too; before, it was checked only when the first step wrote there.
+describe("nvkectl install checks --work-dir with the other inputs", () => {
+  test("a work dir that is a file: INSTALL_WORK_DIR_UNUSABLE (exit 3), before the kubeconfig is looked at", async () => {
+    await writeFile(join(home.path, "a-file"), "");
+    for (const mode of [["--dry-run"], []]) {
+      const result = await install("--deploy-path", "path", "--work-dir", "a-file", ...mode);
+      expect(result.exitCode, result.stderr).toBe(3);
+      expect(result.stderr).toContain(`the install's work directory ${join(home.path, "a-file")} cannot be used`);
+      expect(result.stderr).toContain("it is not a directory");
+      expect(result.stderr).not.toContain("missing.kubeconfig");
+    }
+  });
+
+  test("a work dir inside a directory every user may write to: DIR_UNSAFE (exit 9), nothing created", async () => {
+    const shared = join(home.path, "shared");
+    await mkdir(shared, { recursive: true });
+    await chmod(shared, 0o777);
+    const result = await install("--deploy-path", "path", "--work-dir", "shared/work");
+    expect(result.exitCode, result.stderr).toBe(9);
+    expect(result.stderr).toContain(
+      `the install's work directory ${join(shared, "work")} is inside ${shared}, which is not safe`,
+    );
+    expect(result.stderr).not.toContain("missing.kubeconfig");
+    await expect(readFile(join(shared, "work", "clusterctl.yaml"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  test.skipIf(other.skip !== undefined)(
+    `a work dir another user owns: DIR_UNSAFE (exit 9) (${other.skip ?? "as root, against nodekit-other"})`,
+    async () => {
+      const user = other.user ?? { uid: -1, gid: -1 };
+      const planted = join(home.path, "planted-work");
+      await mkdir(join(planted, "home", ".local", "share", "helm", "plugins"), { recursive: true, mode: 0o755 });
+      await chown(planted, user.uid, user.gid);
+      const result = await install("--deploy-path", "path", "--work-dir", planted, "--dry-run");
+      expect(result.exitCode, result.stderr).toBe(9);
+      expect(result.stderr).toContain(`the install's work directory ${planted} is not safe`);
+      expect(result.stderr).toContain("nodekit-other");
+    },
+  );
 });

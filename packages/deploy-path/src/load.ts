@@ -1,9 +1,10 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, resolve } from "node:path";
 import {
   decodeUtf8,
   type LocatedDocument,
   parseYamlWith,
+  readInputFile,
   readYamlDocuments,
   validateDocument,
 } from "@nodekit/documents";
@@ -38,9 +39,9 @@ const absent = (error: unknown) => {
   throw error;
 };
 
-/** The real file system. */
+/** The real file system; a file over 8 MiB (or a device, a pipe that never ends) is INPUT_TOO_LARGE. */
 export const nodeFs: DeployPathFs = {
-  readFile: (path) => readFile(path).catch(absent),
+  readFile: (path) => readInputFile(path).catch(absent),
   list: (path) =>
     readdir(path, { withFileTypes: true })
       .then((entries) => entries.map((entry) => ({ name: entry.name, directory: entry.isDirectory() })))

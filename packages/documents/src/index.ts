@@ -1,3 +1,11 @@
+export { errorCodes as documentsErrorCodes } from "./errors.ts";
+export {
+  DEFAULT_MAX_INPUT_BYTES,
+  inputTooLarge,
+  type ReadInputOptions,
+  readInputFile,
+  readInputStream,
+} from "./input.ts";
 export type { FieldPath } from "./locate.ts";
 export { readableMessage } from "./messages.ts";
 export { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN, DNS_LABEL_RULE, dnsLabelFault, isDnsLabel } from "./names.ts";

@@ -1,6 +1,9 @@
-import { resolve } from "node:path";
+import { access as accessCallback, constants } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
+import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
 import { errorCodes } from "./errors.ts";
 import { assertKubeconfig } from "./kubeconfig.ts";
@@ -26,6 +29,11 @@ export interface KubeClient {
 
 export interface ConnectOptions {
   requestTimeoutMs: number;
+  /**
+   * The environment a kubeconfig's exec plugin is started from (default process.env): it
+   * gets only the part every child gets (@nodekit/process INHERITED_ENV) and its own `env`.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -49,6 +57,7 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
         facts: { kubeconfig: kubeconfigPath },
       });
     }
+    await narrowExecPlugins(kc, options.env ?? process.env);
   } else {
     kc = source;
   }
@@ -78,6 +87,67 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
     server: cluster.server,
     userName: kc.getCurrentUser()?.name,
   };
+}
+
+/** Where env(1) is on every Linux distribution (NixOS keeps this one path too). */
+const ENV_PROGRAM = "/usr/bin/env";
+
+/**
+ * @kubernetes/client-node starts a user's exec plugin with the whole environment of this
+ * process, and so with every secret in it (an API token, a registry password, the NICo
+ * key). Each exec plugin of a kubeconfig this module loaded is started through env(1)
+ * instead, with every variable unset that no child gets: the same environment a plugin
+ * started by kubectl through the process runner sees. Only names are in its argv, never
+ * values. What the plugin needs is the kubeconfig's to say, in the plugin's `env`. A
+ * plugin that is not installed is left as it is: nothing runs, and client-node's own
+ * error names it (KUBE_CREDENTIAL_PLUGIN_MISSING).
+ */
+async function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const narrow = async (exec: unknown): Promise<unknown> => {
+    if (exec === null || typeof exec !== "object") return exec;
+    const { command, args, env } = exec as { command?: unknown; args?: unknown; env?: unknown };
+    if (typeof command !== "string" || command === "" || !(await installed(command, parent.PATH))) return exec;
+    const own = new Set(
+      Array.isArray(env) ? env.flatMap((entry) => (typeof entry?.name === "string" ? [entry.name as string] : [])) : [],
+    );
+    const unset = Object.keys(parent).filter(
+      (name) => parent[name] !== undefined && !own.has(name) && !matchesEnvName(name, INHERITED_ENV),
+    );
+    return {
+      ...exec,
+      command: ENV_PROGRAM,
+      args: [...unset.flatMap((name) => ["-u", name]), "--", command, ...(Array.isArray(args) ? args : [])],
+    };
+  };
+  kc.users = await Promise.all(
+    kc.users.map(async (user) => {
+      const config = user.authProvider?.config as Record<string, unknown> | undefined;
+      if (user.exec !== undefined) return { ...user, exec: await narrow(user.exec) };
+      if (config?.exec !== undefined) {
+        return {
+          ...user,
+          authProvider: { ...user.authProvider, config: { ...config, exec: await narrow(config.exec) } },
+        };
+      }
+      return user;
+    }),
+  );
+}
+
+const access = promisify(accessCallback);
+
+/** Whether `command` runs: a path (with a slash) that is executable, or a name found on `path`, as spawn looks it up. */
+async function installed(command: string, path: string | undefined): Promise<boolean> {
+  const executable = (file: string) =>
+    access(file, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+  if (command.includes("/")) return executable(command);
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir !== "" && (await executable(join(dir, command)))) return true;
+  }
+  return false;
 }
 
 /** js-yaml's "bad indentation (3:5)" without the excerpt of the file it appends. */

@@ -16,7 +16,11 @@ export interface KubeTarget {
 
 export const DEFAULT_REQUEST_TIMEOUT = "30s";
 
-/** `kubectl --kubeconfig K [--context C] --request-timeout=T ARGS…` */
+/**
+ * `kubectl --kubeconfig K [--context C] --request-timeout=T ARGS…`. kubectl, and the exec
+ * plugin a kubeconfig names, get only what every child gets (@nodekit/process
+ * INHERITED_ENV: PATH, HOME, locale, proxies, …), never KUBECONFIG: the kubeconfig is named.
+ */
 export function kubectlCall(
   target: KubeTarget,
   args: readonly string[],
@@ -38,7 +42,10 @@ export function kubectlCall(
 /**
  * The environment helm and clusterctl get: a HOME and XDG directories of their own under
  * `dir`, so that a user's repositories, registries, plugins and clusterctl overrides cannot
- * change what is installed, and clusterctl's version check (a call to GitHub) off.
+ * change what is installed, and clusterctl's version check (a call to GitHub) off. Over
+ * what every child gets (@nodekit/process INHERITED_ENV): no HELM_* or CLUSTERCTL_* of the
+ * user's reaches them (HELM_KUBETOKEN would point helm at another cluster); a call adds the
+ * ones it needs (HELM_REGISTRY_CONFIG).
  */
 export function isolatedToolEnv(dir: string): Record<string, string> {
   return {

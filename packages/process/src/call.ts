@@ -5,8 +5,17 @@ export interface CommandCall {
   command: string;
   args: readonly string[];
   cwd?: string;
-  /** Extra environment for the child; merged over the parent's. */
+  /**
+   * Environment values the call sets (shown in its echoed line). The child gets these over
+   * the few variables of the parent's every call receives (see INHERITED_ENV), never the
+   * parent's whole environment.
+   */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Names of further variables of the parent's this call receives when they are set (not
+   * shown: they are the user's own settings, as PATH is); `PREFIX*` names a prefix.
+   */
+  inheritEnv?: readonly string[];
   /** Names in `env` whose values are secrets: echoed as `NAME=[REDACTED]`. */
   secretEnv?: readonly string[];
   /** Text written to the child's stdin (secrets go here or in env, never in args). */

@@ -1,4 +1,5 @@
 export { type CommandCall, type CommandResult, formatCall, shellQuote } from "./call.ts";
+export { childEnv, INHERITED_ENV, matchesEnvName } from "./env.ts";
 export { errorCodes as processErrorCodes } from "./errors.ts";
 export { REDACTED, Redactor } from "./redactor.ts";
 export {

@@ -1,5 +1,12 @@
-import { describe, expect, it } from "vitest";
-import { CommandFailedError, createExecaRunner, createRecordingRunner, formatCall, Redactor } from "./index.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  CommandFailedError,
+  childEnv,
+  createExecaRunner,
+  createRecordingRunner,
+  formatCall,
+  Redactor,
+} from "./index.ts";
 
 describe("Redactor", () => {
   it("removes every registered secret, longest first", () => {
@@ -99,5 +106,62 @@ describe("shellQuote", () => {
     expect(shellQuote("--set=a.b=c")).toBe("--set=a.b=c");
     expect(shellQuote("")).toBe("''");
     expect(shellQuote("it's here")).toBe(`'it'\\''s here'`);
+  });
+});
+
+describe("the environment a child gets (issue 22, item 4)", () => {
+  // The secrets nr and nvkectl read from their environment, as canaries.
+  const CANARIES = {
+    NR_API_TOKEN: "canary-nr-api-token-4f1c",
+    NR_PROXMOX_TOKEN_SECRET: "canary-proxmox-secret-77a2",
+    NODEKIT_REGISTRY_PASSWORD: "canary-registry-password-9d0e",
+    NVKE_NICO_API_KEY: "canary-nico-key-31b8",
+    HELM_KUBETOKEN: "canary-helm-kubetoken-c5e7",
+    KUBECONFIG: "/canary/other-cluster.kubeconfig",
+  };
+  const printEnv = ["-e", "process.stdout.write(JSON.stringify(process.env))"];
+  afterEach(() => vi.unstubAllEnvs());
+
+  it("holds none of the parent's secrets, and what every call and this call need", async () => {
+    for (const [name, value] of Object.entries(CANARIES)) vi.stubEnv(name, value);
+    vi.stubEnv("HTTPS_PROXY", "http://proxy.invalid:3128");
+    vi.stubEnv("LC_ALL", "C.UTF-8");
+    vi.stubEnv("CONTAINERD_HTTP_PROXY", "http://proxy.invalid:3128");
+
+    const result = await createExecaRunner().run({
+      command: process.execPath,
+      args: printEnv,
+      env: { INSTALL_K3S_VERSION: "v1.33.5+k3s1", HOME: "/tmp/helm-home" },
+      inheritEnv: ["CONTAINERD_*"],
+    });
+    const seen = JSON.parse(result.stdout) as Record<string, string>;
+
+    for (const [name, value] of Object.entries(CANARIES)) {
+      expect(seen[name], name).toBeUndefined();
+      expect(result.stdout).not.toContain(value);
+    }
+    expect(seen.PATH).toBe(process.env.PATH);
+    expect(seen).toMatchObject({
+      HTTPS_PROXY: "http://proxy.invalid:3128",
+      LC_ALL: "C.UTF-8",
+      CONTAINERD_HTTP_PROXY: "http://proxy.invalid:3128",
+      INSTALL_K3S_VERSION: "v1.33.5+k3s1",
+      HOME: "/tmp/helm-home",
+    });
+  });
+
+  it("starts from the environment the runner is given", async () => {
+    const runner = createExecaRunner({ env: { PATH: process.env.PATH, NR_API_TOKEN: "x-secret", TZ: "UTC" } });
+    const seen = JSON.parse((await runner.run({ command: process.execPath, args: printEnv })).stdout);
+    expect(Object.keys(seen).sort()).toEqual(["PATH", "TZ"]);
+  });
+
+  it("childEnv: prefixes, exact names, and the call's values over the parent's", () => {
+    const parent = { XDG_RUNTIME_DIR: "/run/user/0", LCX: "no", LC_TIME: "C", HOME: "/root", SECRET: "s" };
+    expect(childEnv(parent, { env: { HOME: "/h" }, inheritEnv: ["SECRET_NOT"] })).toEqual({
+      XDG_RUNTIME_DIR: "/run/user/0",
+      LC_TIME: "C",
+      HOME: "/h",
+    });
   });
 });

@@ -3,21 +3,23 @@
 import { createExecaRunner, createRecordingRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 
 async function install(runner: ProcessRunner, kubeconfig: string) {
-  await runner.run({ command: "kubectl", args: ["apply", "-f", "storageclass.yaml"], env: { KUBECONFIG: kubeconfig } });
+  await runner.run({ command: "kubectl", args: ["--kubeconfig", kubeconfig, "apply", "-f", "storageclass.yaml"] });
   await runner.run({
     command: "helm",
-    args: ["upgrade", "--install", "nvke", "./chart"],
-    env: { KUBECONFIG: kubeconfig },
+    args: ["upgrade", "--install", "nvke", "./chart", "--kubeconfig", kubeconfig],
+    env: { HOME: "/var/lib/nvke/helm-home" }, // what this call sets, over what every call gets
   });
 }
 
 const redactor = new Redactor();
-const dryRun = createRecordingRunner({ redactor }); // answers every call with exit 0 and empty output
-await install(dryRun, "/tmp/site.kubeconfig");
-for (const { line } of dryRun.calls) console.log(line); // KUBECONFIG=/tmp/site.kubeconfig kubectl apply -f storageclass.yaml …
 await install(
   createExecaRunner({ redactor, onCall: (line) => console.error(`running ${line}`) }),
   "/tmp/site.kubeconfig",
 );
+
+// In a test: a witness that records each call (and, without `inner`, answers it with exit 0).
+const witness = createRecordingRunner({ redactor });
+await install(witness, "/tmp/site.kubeconfig");
+for (const { line } of witness.calls) console.log(line); // kubectl --kubeconfig /tmp/site.kubeconfig apply -f storageclass.yaml …
 
 export {};

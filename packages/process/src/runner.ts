@@ -1,4 +1,5 @@
 import { type CommandCall, type CommandResult, formatCall } from "./call.ts";
+import { childEnv } from "./env.ts";
 import type { Redactor } from "./redactor.ts";
 
 export interface RunOptions {
@@ -35,6 +36,11 @@ export interface ExecaRunnerOptions {
   redactor?: Redactor;
   /** Called with the redacted command line before each call (the CLI logs it under -v). */
   onCall?: (commandLine: string) => void;
+  /**
+   * The environment children are started from (default process.env). A child gets only its
+   * allow-listed part plus what the call asks for: see INHERITED_ENV.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The real runner. execa is imported on first use, so commands that run nothing never load it. */
@@ -47,7 +53,8 @@ export function createExecaRunner(options: ExecaRunnerOptions = {}): ProcessRunn
       const result = await execa(call.command, [...call.args], {
         reject: false,
         ...(call.cwd === undefined ? {} : { cwd: call.cwd }),
-        ...(call.env === undefined ? {} : { env: call.env }),
+        env: childEnv(options.env ?? process.env, call),
+        extendEnv: false,
         ...(call.input === undefined ? { stdin: "ignore" as const } : { input: call.input }),
         stripFinalNewline: false,
       });

@@ -1,8 +1,7 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { parseYamlWith } from "@nodekit/documents";
-import { invalidInput, type Problem } from "@nodekit/errors";
+import { parseYamlWith, readInputFile } from "@nodekit/documents";
+import { invalidInput, type Problem, UserError } from "@nodekit/errors";
 import { TrustedRoot } from "@sigstore/protobuf-specs";
 import * as z from "zod";
 import { RELEASE_API_VERSION } from "./description.ts";
@@ -169,8 +168,9 @@ export async function loadReleasePolicy(path: string, options: { source?: string
   const source = options.source ?? path;
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = (await readInputFile(path, { source, what: "release policy" })).toString("utf8");
   } catch (error) {
+    if (error instanceof UserError) throw error;
     throw invalidInput(
       errorCodes.RELEASE_POLICY_INVALID,
       source,
@@ -193,8 +193,9 @@ export async function loadReleasePolicy(path: string, options: { source?: string
   if (parsed.value.trustedRoot !== undefined) {
     const rootPath = resolve(dirname(path), parsed.value.trustedRoot);
     try {
-      rootText = await readFile(rootPath, "utf8");
-    } catch {
+      rootText = (await readInputFile(rootPath, { what: "the trusted root" })).toString("utf8");
+    } catch (error) {
+      if (error instanceof UserError) throw error;
       throw invalidInput(
         errorCodes.RELEASE_POLICY_INVALID,
         source,

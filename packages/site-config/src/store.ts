@@ -1,7 +1,6 @@
-import { readFile } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { readInputFile } from "@nodekit/documents/input";
 import { decodePlainYaml } from "@nodekit/documents/plain-yaml";
 import { decodeUtf8 } from "@nodekit/documents/text";
 import { invalidInput, UserError } from "@nodekit/errors";
@@ -73,8 +72,9 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
   await assertTrustedFile(path, { what: WHAT });
   let bytes: Buffer;
   try {
-    bytes = await promisify(readFile)(path);
+    bytes = await readInputFile(path, { what: WHAT });
   } catch (error) {
+    if (error instanceof UserError) throw error;
     if (errorCode(error) === "ENOENT") return { path, config: emptyConfig(), exists: false };
     throw new UserError(errorCodes.CONFIG_UNREADABLE, `cannot read the site configuration ${path}`, {
       why: errorCode(error) ?? String(error),

@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { decodeUtf8, readYamlDocuments, validateDocument } from "@nodekit/documents";
+import { decodeUtf8, readInputFile, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { BugError, invalidInput, type Problem, UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
 import { PLACEHOLDER_PREFIX, type StackConfig, StackConfigSchema } from "./schema.ts";
@@ -64,8 +63,9 @@ export async function readStackConfig(path: string, options: { source?: string }
   const source = options.source ?? path;
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(path);
+    bytes = await readInputFile(path, { source, what: "stack config" });
   } catch (error) {
+    if (error instanceof UserError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UserError(errorCodes.STACK_CONFIG_NOT_FOUND, `stack config ${source} cannot be read`, {
       why: code === "ENOENT" ? "there is no such file" : `reading it failed (${code ?? String(error)})`,

@@ -15,6 +15,16 @@ export {
   type ParsedLine,
 } from "./command-lines.ts";
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
+export {
+  type BoundedRun,
+  type BoundedRunOptions,
+  type FaultInput,
+  FILE_FAULTS,
+  runBounded,
+  STDIN_FAULTS,
+  type StdinFault,
+  summarize,
+} from "./input-faults.ts";
 export { portOpen, processAlive } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";

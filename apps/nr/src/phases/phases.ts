@@ -220,6 +220,14 @@ const prechecks = define({
   },
 });
 
+/**
+ * What the k3s installer takes from nr's environment beyond what every program gets
+ * (PATH, HOME, the proxies: see @nodekit/process INHERITED_ENV): containerd's own proxy
+ * settings, which the installer copies into k3s's service environment. Never K3S_* or
+ * INSTALL_K3S_*: those would change what is installed behind the printed plan.
+ */
+const K3S_INSTALLER_ENV = ["CONTAINERD_HTTP_PROXY", "CONTAINERD_HTTPS_PROXY", "CONTAINERD_NO_PROXY"];
+
 const k3s = define({
   id: "k3s",
   title: "k3s",
@@ -262,6 +270,8 @@ const k3s = define({
             `--node-name=${seen.nodeName}`,
           ],
           env: { INSTALL_K3S_VERSION: version },
+          // The installer copies these into k3s's service environment: containerd's way out.
+          inheritEnv: K3S_INSTALLER_ENV,
         },
         { mutates: true, reads: [seen.installer.path] },
       ),

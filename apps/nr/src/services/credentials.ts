@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { parseYamlWith } from "@nodekit/documents";
+import { parseYamlWith, readInputFile, readInputStream } from "@nodekit/documents";
 import { invalidInput, type Problem, UserError } from "@nodekit/errors";
 import * as z from "zod";
 import { errorCodes } from "../errors.ts";
@@ -39,11 +38,8 @@ export interface CredentialsOptions {
   onSecret: (secret: string) => void;
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-  return Buffer.concat(chunks).toString("utf8");
-}
+/** Standard input, never more than 8 MiB of it (INPUT_TOO_LARGE). */
+const readStdin = async () => (await readInputStream(process.stdin, { source: "standard input" })).toString("utf8");
 
 /**
  * The credentials, from (in order) a file or standard input, the environment
@@ -59,9 +55,10 @@ export async function readProxmoxCredentials(options: CredentialsOptions): Promi
     let text: string;
     try {
       text = fromStdin
-        ? await (options.readStdin ?? (() => readAll(process.stdin)))()
-        : await readFile(options.file, "utf8");
+        ? await (options.readStdin ?? readStdin)()
+        : (await readInputFile(options.file, { what: "the Proxmox credentials file" })).toString("utf8");
     } catch (error) {
+      if (error instanceof UserError) throw error;
       throw new UserError(
         errorCodes.PROXMOX_CREDENTIALS_MISSING,
         `cannot read the Proxmox credentials from ${source}`,

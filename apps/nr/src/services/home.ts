@@ -1,7 +1,7 @@
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
+import { type LocatedDocument, readInputFile, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
 import { assertTrustedDir, assertTrustedFile, ensurePrivateDir } from "@nodekit/fs-safe";
 import * as z from "zod";
@@ -138,8 +138,12 @@ export async function loadNrConfig(paths: NrPaths): Promise<LoadedNrConfig> {
   let text: string;
   let mode: number;
   try {
-    [text, mode] = await Promise.all([readFile(paths.config, "utf8"), stat(paths.config).then((s) => s.mode & 0o777)]);
+    [text, mode] = await Promise.all([
+      readInputFile(paths.config, { what: "nr's config" }).then((bytes) => bytes.toString("utf8")),
+      stat(paths.config).then((s) => s.mode & 0o777),
+    ]);
   } catch (error) {
+    if (error instanceof UserError) throw error;
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       return { path: paths.config, exists: false, config: {}, document: undefined };
     }

@@ -67,6 +67,21 @@ async function checkHosts(site: SiteSpec, timeoutMs: number): Promise<string[]> 
 }
 
 /** The bootstrap as a plan: create the kind cluster on nerdctl (unless it exists) and restrict its kubeconfig. */
+/**
+ * What kind (through nerdctl) takes from the environment beyond what every program gets
+ * (@nodekit/process INHERITED_ENV): which containerd and how nerdctl is configured, and
+ * where registry logins are, never their contents.
+ */
+const KIND_ENV = [
+  "CONTAINERD_ADDRESS",
+  "CONTAINERD_NAMESPACE",
+  "CONTAINERD_SNAPSHOTTER",
+  "NERDCTL_TOML",
+  "CNI_PATH",
+  "NETCONFPATH",
+  "DOCKER_CONFIG",
+];
+
 function planBootstrap(site: SiteSpec, kubeconfig: string, existing: readonly string[]): Plan {
   const name = site.metadata.name;
   const exists = existing.includes(name);
@@ -84,6 +99,7 @@ function planBootstrap(site: SiteSpec, kubeconfig: string, existing: readonly st
                   command: "kind",
                   args: ["create", "cluster", "--name", name, "--kubeconfig", kubeconfig, "--wait", "5m"],
                   env: { KIND_EXPERIMENTAL_PROVIDER: "nerdctl" },
+                  inheritEnv: KIND_ENV,
                 },
                 { mutates: true },
               ),
@@ -139,6 +155,7 @@ export async function bootstrapSite(options: BootstrapOptions): Promise<{ plan: 
     command: "kind",
     args: ["get", "clusters"],
     env: { KIND_EXPERIMENTAL_PROVIDER: "nerdctl" },
+    inheritEnv: KIND_ENV,
   });
   const existing = listed.stdout
     .split("\n")

@@ -1,11 +1,7 @@
-import { readFile as readFileCallback } from "node:fs";
-import { promisify } from "node:util";
 import { cliKitErrorCodes } from "@nodekit/cli-kit";
+import { readInputFile } from "@nodekit/documents/input";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
-
-// Not node:fs/promises: it loads eight more of Node's modules on every read command.
-const readFile = promisify(readFileCallback);
 
 export interface ConnectionFlags {
   /** --request-timeout, in ms. */
@@ -81,8 +77,9 @@ export async function connectionOptions(flags: ConnectionFlags): Promise<Connect
 async function readCertificateAuthority(file: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = (await readInputFile(file, { what: "--certificate-authority" })).toString("utf8");
   } catch (error) {
+    if (error instanceof UserError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UserError(
       code === "ENOENT" ? errorCodes.CA_FILE_NOT_FOUND : errorCodes.CA_FILE_INVALID,

@@ -1,6 +1,10 @@
-import { readFile } from "node:fs/promises";
-import { buffer } from "node:stream/consumers";
-import { type LocatedDocument, readYamlDocuments, validateDocument } from "@nodekit/documents";
+import {
+  type LocatedDocument,
+  readInputFile as readBoundedFile,
+  readInputStream,
+  readYamlDocuments,
+  validateDocument,
+} from "@nodekit/documents";
 import type { Problem } from "@nodekit/errors";
 import { UserError } from "@nodekit/errors";
 import type * as z from "zod";
@@ -12,13 +16,15 @@ export const inputSource = (path: string): string => (path === "-" ? "stdin" : p
 
 /**
  * Reads a request file, or standard input for `-` (as kubectl's `-f -`); a missing file is
- * NotFound, an unreadable one InvalidInput, and so is one that is not UTF-8 text (located).
+ * NotFound, an unreadable one InvalidInput, and so is one that is not UTF-8 text (located)
+ * or one larger than 8 MiB (INPUT_TOO_LARGE: reading stops there, /dev/zero included).
  */
 export async function readInputFile(path: string, flag: string): Promise<string> {
   let bytes: Uint8Array;
   try {
-    bytes = path === "-" ? await buffer(process.stdin) : await readFile(path);
+    bytes = path === "-" ? await readInputStream(process.stdin) : await readBoundedFile(path);
   } catch (error) {
+    if (error instanceof UserError) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     const errorCode = code === "ENOENT" ? errorCodes.INPUT_FILE_NOT_FOUND : errorCodes.INPUT_FILE_UNREADABLE;
     throw new UserError(errorCode, `cannot read ${inputSource(path)}: ${code}`, {

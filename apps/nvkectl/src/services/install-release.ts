@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import type { ChartItem, DeployPath, DeployPathItem } from "@nodekit/deploy-path";
+import { readInputFile } from "@nodekit/documents";
 import { invalidInput, type Problem, UserError } from "@nodekit/errors";
 import type { ReleaseDescription } from "@nodekit/release";
 import { dump, load } from "js-yaml";
@@ -37,8 +37,9 @@ export interface ReleasePinning {
 export async function readReleaseFile(path: string, cwd: string, lib: Lib): Promise<ReleaseDescription> {
   let text: string;
   try {
-    text = await readFile(resolve(cwd, path), "utf8");
+    text = (await readInputFile(resolve(cwd, path), { source: path, what: "release description" })).toString("utf8");
   } catch (error) {
+    if (error instanceof UserError) throw error;
     throw new UserError(errorCodes.RELEASE_FILE_UNREADABLE, `release description ${path} cannot be read`, {
       why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
       facts: { file: path },
@@ -99,7 +100,9 @@ function imagePinner(release: ReleaseDescription, lib: Lib, problems: Problem[])
 async function chartName(item: ChartItem): Promise<string> {
   if (item.localChart === undefined) return basename(item.pin.chart);
   try {
-    const chart = load(await readFile(join(item.localChart, "Chart.yaml"), "utf8")) as { name?: unknown };
+    const chart = load((await readInputFile(join(item.localChart, "Chart.yaml"))).toString("utf8")) as {
+      name?: unknown;
+    };
     if (typeof chart?.name === "string") return chart.name;
   } catch {
     // The deploy path reader checked the chart; a chart without a readable name falls back to its pin.
@@ -142,7 +145,7 @@ export async function pinDeployPath(
     const valuesFiles: string[] = [];
     for (const file of item.valuesFiles) {
       const shown = relative(dirname(deployPath.root), file);
-      const tree = load(await readFile(file, "utf8")) ?? {};
+      const tree = load((await readInputFile(file, { source: shown, what: "values file" })).toString("utf8")) ?? {};
       const pins: PinnedValuesFile["pins"] = [];
       const pinned = pinTree(tree, [], (reference, path) => {
         const to = pinImage(shown, reference, path);

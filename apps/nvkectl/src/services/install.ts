@@ -1,10 +1,10 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
-import { decodeUtf8 } from "@nodekit/documents";
+import { decodeUtf8, readInputFile } from "@nodekit/documents";
 import { BugError, UserError } from "@nodekit/errors";
-import { ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
+import { assertTrustedDir, ensurePrivateDir, writeFileSafe } from "@nodekit/fs-safe";
 import {
   assertKubeconfig,
   clusterctlCall,
@@ -137,8 +137,9 @@ export interface InstallContext {
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(resolve(cwd, path));
+    bytes = await readInputFile(resolve(cwd, path), { source: path, what: "site spec" });
   } catch (error) {
+    if (error instanceof UserError) throw error;
     throw new UserError(errorCodes.SITE_SPEC_UNREADABLE, `site spec ${path} cannot be read`, {
       why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
       facts: { file: path },
@@ -189,10 +190,46 @@ async function readDocuments(inputs: InstallInputs) {
   inputs.redactor.add(nicoApiKey);
   const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
   const workDir = resolve(cwd, inputs.workDir ?? join(stateHome, "nvkectl", "install", site.metadata.name));
+  await checkWorkDir(workDir, inputs.workDir);
   const stackDir = dirname(resolve(cwd, inputs.stackConfig));
   if (inputs.release === undefined) return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
   const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir, redactor: inputs.redactor });
   return { site, stack, stackDir, deployPath: release.deployPath, workDir, nicoApiKey, release };
+}
+
+const WORK_DIR = "the install's work directory";
+
+/**
+ * The work directory, checked with the other inputs (in the dry run too, creating nothing):
+ * what the install writes there is applied with the site's admin kubeconfig, and helm and
+ * clusterctl keep their HOME there (plugins, repositories), so one that is not a directory,
+ * or that another user owns or may write to (it or a directory above it), is refused
+ * before anything runs (INSTALL_WORK_DIR_UNUSABLE, DIR_UNSAFE). A missing one is created
+ * 0700 by the first step that writes there, and checked again then.
+ */
+async function checkWorkDir(workDir: string, given: string | undefined): Promise<void> {
+  const unusable = (why: string) =>
+    new UserError(errorCodes.INSTALL_WORK_DIR_UNUSABLE, `${WORK_DIR} ${workDir} cannot be used`, {
+      why,
+      next:
+        given === undefined
+          ? `remove ${workDir}, or name another directory with --work-dir`
+          : "name a directory with --work-dir",
+      facts: { path: workDir },
+    });
+  const isDirectory = await stat(workDir).then(
+    (info) => info.isDirectory(),
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw unusable(`it cannot be read (${error.code ?? String(error)})`);
+    },
+  );
+  if (isDirectory === false) {
+    throw unusable(
+      "it is not a directory: the install writes the files it renders there, and helm and clusterctl keep their HOME in it",
+    );
+  }
+  await assertTrustedDir(workDir, { own: true, what: WORK_DIR });
 }
 
 /** The release file, checked against the deploy path: every chart and provider it installs must be in it. */
@@ -816,7 +853,7 @@ const installActions = (context: InstallContext, redactor: Redactor): Readonly<R
       );
     }
     const dir = String(step.params?.dir);
-    await ensurePrivateDir(dir, { mode: 0o700, what: "the install's work directory" });
+    await ensurePrivateDir(dir, { mode: 0o700, what: WORK_DIR });
     for (const name of wanted) {
       await writeFileSafe(join(dir, name), files.get(name) ?? new Uint8Array(), {
         mode: 0o600,
@@ -837,7 +874,7 @@ const installActions = (context: InstallContext, redactor: Redactor): Readonly<R
   observed: async () => {},
   "write-file": async (step) => {
     const path = String(step.params?.path);
-    await ensurePrivateDir(dirname(path), { mode: 0o700, what: "the install's work directory" });
+    await ensurePrivateDir(dirname(path), { mode: 0o700, what: WORK_DIR });
     await writeFileSafe(path, String(step.params?.content), { mode: 0o600, what: "the rendered file" });
   },
 });

@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { readInputFile } from "@nodekit/documents/input";
 import { UserError } from "@nodekit/errors";
 import type { OciClient } from "@nodekit/oci";
 import type { Redactor } from "@nodekit/process";
@@ -27,8 +27,14 @@ export async function openRegistry(access: RegistryAccess): Promise<OciClient> {
   let ca: string | undefined;
   if (access.caFile !== undefined) {
     try {
-      ca = await readFile(resolve(access.cwd ?? process.cwd(), access.caFile), "utf8");
+      ca = (
+        await readInputFile(resolve(access.cwd ?? process.cwd(), access.caFile), {
+          source: access.caFile,
+          what: "the CA file",
+        })
+      ).toString("utf8");
     } catch (error) {
+      if (error instanceof UserError) throw error;
       throw new UserError(errorCodes.REGISTRY_CA_UNREADABLE, `the CA file ${access.caFile} cannot be read`, {
         why: (error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : String(error),
         next: "name a PEM file of CA certificates with --ca-file",

@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
+import { readInputFile } from "@nodekit/documents/input";
 import { formatProblem, invalidInput, UserError } from "@nodekit/errors";
 import { generateSiteSpec } from "@nodekit/sitespec/generate";
 import { errorCodes } from "../errors.ts";
@@ -23,15 +23,18 @@ export interface GenerateSiteSpecFileResult {
 
 /** Read the CSV, generate the spec, and write it only when there is no error at all. */
 export async function generateSiteSpecFile(options: GenerateSiteSpecFileOptions): Promise<GenerateSiteSpecFileResult> {
-  const bytes = await readFile(options.hostsPath).catch((error: NodeJS.ErrnoException) => {
-    throw new UserError(
-      error.code === "ENOENT" ? errorCodes.HOSTS_FILE_NOT_FOUND : errorCodes.HOSTS_FILE_UNREADABLE,
-      `cannot read the hosts CSV ${options.hostsPath}: ${error.code ?? error.message}`,
-      {
-        next: "check the path given to --hosts",
-      },
-    );
-  });
+  const bytes = await readInputFile(options.hostsPath, { what: "the hosts CSV" }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error instanceof UserError) throw error;
+      throw new UserError(
+        error.code === "ENOENT" ? errorCodes.HOSTS_FILE_NOT_FOUND : errorCodes.HOSTS_FILE_UNREADABLE,
+        `cannot read the hosts CSV ${options.hostsPath}: ${error.code ?? error.message}`,
+        {
+          next: "check the path given to --hosts",
+        },
+      );
+    },
+  );
   const csvText = textOf(bytes, options.hostsPath, (problems) =>
     invalidInput(errorCodes.SITESPEC_INVALID, options.hostsPath, problems, ["save the hosts CSV as UTF-8 text"]),
   );
