@@ -95,8 +95,8 @@ export function enableCompileCacheIn(dir: string | undefined): CompileCacheState
     return { kind: "environment", directory: fromEnvironment, private: privateDir(fs, fromEnvironment, 0o022) };
   }
   if (process.env.NODE_DISABLE_COMPILE_CACHE === "1") return { kind: "off", reason: "NODE_DISABLE_COMPILE_CACHE=1" };
-  if (dir === undefined || module.enableCompileCache === undefined)
-    return { kind: "off", reason: "no cache directory" };
+  if (dir === undefined) return { kind: "off", reason: "no cache directory" };
+  if (module.enableCompileCache === undefined) return { kind: "off", reason: "this Node.js has no compile cache" };
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch {
