@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Every nodekit CLI's bin is these lines; the body is @nodekit/cli-kit/bin's launch()
-// (the engine check, the compile cache), then the bundle's entry, dist/run.js. The bin and
+// (the engine check), then the bundle's entry, dist/run.js. The bin and
 // the bundle are CommonJS (bin/package.json, dist/package.json): Node loads them without
 // its ES module loader, a few milliseconds less on every start (tooling/tsup/hot-chunk.ts).
 const { launch } = require("../dist/launch.js");

@@ -115,7 +115,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     return openController({
       site,
       ...connection,
-      onToken: (token) => this.redactor.add(token),
+      onToken: (token) => this.redactor.add(token, "the controller token"),
       debug: (message, fields) => this.logger.debug(message, fields),
       warn: (message) => this.logger.warn(message),
     });

@@ -53,11 +53,11 @@ export const patchFlags = {
   patch: Flags.string({
     char: "p",
     description:
-      'The JSON merge patch as text: JSON (YAML is read too, as kubectl reads it), such as \'{"labels": {"team": "a"}}\'.',
+      'The JSON merge patch as text, JSON or YAML (as kubectl patch -p takes it), such as \'{"labels": {"team": "a"}}\' or \'labels: {team: a}\'.',
     exactlyOne: ["patch", "patch-file"],
   }),
   "patch-file": Flags.string({
-    description: "A file holding the JSON merge patch, as YAML or JSON (one document), or - to read it from stdin.",
+    description: "A file holding the JSON merge patch, as JSON or YAML (one document), or - to read it from stdin.",
     exactlyOne: ["patch", "patch-file"],
   }),
 };

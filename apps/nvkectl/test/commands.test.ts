@@ -1,7 +1,8 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliHome, cliHome } from "./helpers.ts";
 
@@ -215,6 +216,33 @@ describe("patch and scale check their input before sending", () => {
     expect(empty.stderr).toContain("  --patch: is an empty patch: name at least one field to change");
     const list = await home.nvkectl(["patch", "nodepool", "a", "--cluster", "c", "--patch", "[1]"]);
     expect(list.stderr).toContain("  --patch: must be a merge patch (a mapping of fields), not a list");
+  });
+
+  // Issue 22 item 13: --patch read YAML while its help and docs said JSON. It takes both, as
+  // kubectl's patch -p does, and every place that says what it takes says so.
+  it("--patch takes JSON or YAML, as kubectl patch -p does, and its help and docs/clusters.md say so", async () => {
+    const yaml = await home.nvkectl(["patch", "cluster", "a", "--patch", "id: x\nlabels: {team: a}\nname: other"]);
+    expect(yaml.exitCode).toBe(3);
+    expect(yaml.stderr).toContain("error: --patch has 2 problems; nothing was sent to the controller");
+    expect(yaml.stderr).toContain("  --patch: field id: is set by the controller and cannot be patched");
+    expect(yaml.stderr).toContain("  --patch: field name: cannot be changed once the cluster exists");
+    const broken = await home.nvkectl(["patch", "cluster", "a", "-p", "labels: [unclosed"]);
+    expect(broken.exitCode).toBe(3);
+    expect(broken.stderr).toMatch(/ {2}--patch:1: column \d+: is not valid YAML or JSON: /);
+    const flat = (text: string) => text.replace(/\s+/g, " ");
+    const docs = flat(await readFile(join(repoRoot, "docs", "clusters.md"), "utf8"));
+    for (const command of [
+      ["patch", "cluster"],
+      ["patch", "nodepool"],
+    ]) {
+      const help = flat((await home.nvkectl([...command, "--help"])).stdout);
+      expect(help).toContain("given as JSON or YAML text with --patch (as kubectl patch -p takes it)");
+      expect(help).toContain("text that is not valid JSON or YAML, or a field it may not change, exits 3");
+      expect(help).toContain("The JSON merge patch as text, JSON or YAML (as kubectl patch -p takes it)");
+      for (const said of [help, docs]) expect(said).not.toMatch(/JSON text with `?--patch|YAML,? in a file/);
+    }
+    expect(docs).toContain("given as JSON or YAML text with `--patch` (`-p`), as kubectl's `patch -p` takes it");
+    expect(docs).toContain("A patch that is not valid JSON or YAML, is empty,");
   });
 
   it("refuses fields a patch may not change, naming why", async () => {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type CliResult, otherUser, runCli, tempDir } from "@nodekit/test-utils";
+import { type CliResult, otherUser, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 // Issue 9, from the outside: the built CLI as a subprocess, against files a second local user
@@ -296,6 +296,96 @@ describe("a kubeconfig with a YAML syntax error (security 2)", () => {
   });
 });
 
+describe.skipIf(other.skip !== undefined)(
+  `Node's compile cache in a directory another user made first (issue 22 item 1; ${other.skip ?? "as root, against nodekit-other"})`,
+  () => {
+    const user = other.user ?? { uid: -1, gid: -1 };
+
+    // What another user can do when Node's compile cache is turned on without a directory:
+    // create $TMPDIR/node-compile-cache before anyone else, writable by all, with a cache entry
+    // for a CLI's file whose V8 code is theirs. Node checks the entry's CRC-32 of the source it
+    // was made from (which they can read), V8 only the source's length: the CLI runs their code.
+    it.each([
+      ["nvkectl", "@nodekit/nvkectl/"],
+      ["nr", "@nodekit/nr/"],
+    ] as const)("%s never loads code from it, and never writes there", async (cli, version) => {
+      const tmp = join(home.path, "tmp");
+      await mkdir(tmp, { mode: 0o1777 });
+      await chmod(tmp, 0o1777);
+      const shared = join(tmp, "node-compile-cache");
+      // The file Node compiled first after `module.enableCompileCache()`: the bundle's entry.
+      const planted = await plantCompileCache(join(repoRoot, "apps", cli, "dist", "run.js"), shared, user);
+      const before = await snapshot(shared);
+
+      const result = await runCli(cli, ["--version"], {
+        env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), TMPDIR: tmp },
+        cwd: home.path,
+      });
+
+      expect(result.stdout).not.toContain(PLANTED);
+      expect(result).toMatchObject({ exitCode: 0, stderr: "" });
+      expect(result.stdout).toMatch(new RegExp(`^${version.replace("/", "\\/")}`));
+      expect(await snapshot(shared)).toEqual(before);
+      expect(before).toContain(planted);
+      // A command that loads more than the entry: still nothing from (or to) the shared directory.
+      const help = await runCli(cli, ["--help"], {
+        env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), TMPDIR: tmp },
+        cwd: home.path,
+      });
+      expect(help.exitCode, help.stderr).toBe(0);
+      expect(help.stdout).not.toContain(PLANTED);
+      expect(await snapshot(shared)).toEqual(before);
+      // Node's compile cache went to the CLI's own private cache directory instead.
+      const own = join(home.path, ".cache", cli, "code-cache");
+      expect((await stat(own)).mode & 0o777).toBe(0o700);
+      expect((await readdir(own)).some((entry) => entry.startsWith(`v${process.versions.node}-`))).toBe(true);
+    });
+
+    it("NODE_COMPILE_CACHE naming a directory others can write: Node's choice, and nvkectl warns", async () => {
+      const shared = join(home.path, "shared-cache");
+      await mkdir(shared, { mode: 0o777 });
+      await chmod(shared, 0o777);
+      await chown(shared, user.uid, user.gid);
+      const result = await nvkectl(["config", "get-sites"], { NODE_COMPILE_CACHE: shared });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stderr).toContain(
+        `warning: NODE_COMPILE_CACHE puts Node.js's compile cache in ${shared}/v${process.versions.node}-`,
+      );
+      expect(result.stderr).toContain("next: unset NODE_COMPILE_CACHE");
+      const own = join(home.path, "own-cache");
+      const quiet = await nvkectl(["config", "get-sites"], { NODE_COMPILE_CACHE: own });
+      expect(quiet.exitCode, quiet.stderr).toBe(0);
+      expect(quiet.stderr).not.toContain("NODE_COMPILE_CACHE");
+      expect((await readdir(own)).some((entry) => entry.startsWith(`v${process.versions.node}-`))).toBe(true);
+    });
+  },
+);
+
+describe("a secret too short to redact (issue 22 item 6)", () => {
+  it("is not redacted (the output stays readable) and the command warns, naming it, never its value", async () => {
+    // A one-character registry password: redacting it would turn every "1" of every line into [REDACTED].
+    for (const extra of [[], ["-v"], ["--json-logs"]]) {
+      const result = await nvkectl(["release", "export", "127.0.0.1:9/nvke/release:1", "--plain-http", ...extra], {
+        NODEKIT_REGISTRY_USERNAME: "ops",
+        NODEKIT_REGISTRY_PASSWORD: "1",
+      });
+      expect(result.exitCode).toBe(6);
+      expect(result.stderr).toContain("127.0.0.1:9");
+      expect(result.stderr).not.toContain("[REDACTED]");
+      expect(result.stderr).toContain("NODEKIT_REGISTRY_PASSWORD is shorter than 8 characters, so it is not hidden");
+      expect(result.stderr.match(/NODEKIT_REGISTRY_PASSWORD is shorter/g)).toHaveLength(1);
+    }
+    // Eight characters are redacted as ever, without a warning.
+    const long = await nvkectl(["release", "export", "127.0.0.1:9/nvke/release:1", "--plain-http"], {
+      NODEKIT_REGISTRY_USERNAME: "ops",
+      NODEKIT_REGISTRY_PASSWORD: "127.0.0.",
+    });
+    expect(long.exitCode).toBe(6);
+    expect(long.stderr).not.toContain("shorter than");
+    expect(long.stderr).toContain("[REDACTED]1:9");
+  });
+});
+
 describe("YAML alias bombs (limits 14)", () => {
   const request = (spec: string) =>
     `name: bomb\nprovider: capd\nclusterReleaseName: nvke-1-31\ncontrolPlaneConfig: {replicas: 1}\nnetwork: {podCIDR: 10.244.0.0/16, serviceCIDR: 10.96.0.0/12}\ninfra:\n  machineTemplate:\n    spec:\n${spec}`;
@@ -475,6 +565,72 @@ async function killDuring(args: string[], ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 150 + ms));
   child.kill("SIGKILL");
   await exited;
+}
+
+/** What the planted code prints (and exits 42) when a CLI runs it. */
+const PLANTED = "planted code ran";
+
+/**
+ * Plants, as `user` would, a Node compile cache entry in `shared` (made 0777, theirs) for
+ * `victim`: V8 code of another source of the same length, under the victim's CRC-32. Returns
+ * the entry's path relative to `shared`.
+ */
+async function plantCompileCache(victim: string, shared: string, user: { uid: number; gid: number }): Promise<string> {
+  const { crc32 } = await import("node:zlib");
+  const { execFileSync } = await import("node:child_process");
+  const source = await readFile(victim, "utf8");
+  // ASCII, so that the CRC-32 Node keeps is that of these bytes, and a length is one in characters.
+  expect(Buffer.byteLength(source)).toBe(source.length);
+  const payload = `'use strict';if(!globalThis.__compileOnly){process.stdout.write(${JSON.stringify(`${PLANTED}\n`)});process.exit(42)}/*`;
+  const theirs = `${payload}${"x".repeat(source.length - payload.length - 2)}*/`;
+  const work = join(home.path, "attacker");
+  await mkdir(work);
+  await writeFile(join(work, "package.json"), '{ "type": "commonjs" }\n');
+  await writeFile(join(work, "theirs.js"), theirs);
+  // Node names an entry by the file's path and keeps it in a directory named by Node's version:
+  // a run of each file with the cache on (their code only compiled, not run) says both.
+  const compile = (file: string, dir: string) =>
+    execFileSync(process.execPath, [
+      "-e",
+      `globalThis.__compileOnly = true; require("node:module").enableCompileCache(${JSON.stringify(dir)}); try { require(${JSON.stringify(file)}) } catch {}`,
+    ]);
+  compile(victim, join(work, "victim-cache"));
+  compile(join(work, "theirs.js"), join(work, "their-cache"));
+  const [tag = ""] = await readdir(join(work, "victim-cache"));
+  const entryOf = async (dir: string, text: string) => {
+    for (const entry of await readdir(join(dir, tag))) {
+      const bytes = await readFile(join(dir, tag, entry));
+      if (bytes.readUInt32LE(12) === crc32(text)) return { entry, bytes };
+    }
+    throw new Error(`no compile cache entry in ${dir} for the source`);
+  };
+  const victimEntry = await entryOf(join(work, "victim-cache"), source);
+  const theirEntry = await entryOf(join(work, "their-cache"), theirs);
+  theirEntry.bytes.writeUInt32LE(crc32(source), 12);
+  await mkdir(join(shared, tag), { recursive: true });
+  const planted = join(tag, victimEntry.entry);
+  await writeFile(join(shared, planted), theirEntry.bytes);
+  for (const [path, mode] of [
+    [shared, 0o777],
+    [join(shared, tag), 0o777],
+    [join(shared, planted), 0o666],
+  ] as const) {
+    await chown(path, user.uid, user.gid);
+    await chmod(path, mode);
+  }
+  return planted;
+}
+
+/** Every entry under `dir` with its owner, mode and content. */
+async function snapshot(dir: string): Promise<string[]> {
+  const entries = (await readdir(dir, { recursive: true })).map(String).sort();
+  const described = [];
+  for (const entry of entries) {
+    const info = await lstat(join(dir, entry));
+    const content = info.isFile() ? (await readFile(join(dir, entry))).toString("base64") : "";
+    described.push(`${entry} ${info.uid} ${(info.mode & 0o7777).toString(8)} ${content}`);
+  }
+  return [...entries, ...described];
 }
 
 async function deadPid(): Promise<number> {

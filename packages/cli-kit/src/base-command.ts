@@ -1,6 +1,6 @@
 import { errorCodes, escapeControl, UserError } from "@nodekit/errors";
 import type { Plan } from "@nodekit/plan";
-import { createExecaRunner, type ProcessRunner, Redactor } from "@nodekit/process";
+import { createExecaRunner, MIN_SECRET_LENGTH, type ProcessRunner, Redactor } from "@nodekit/process";
 import type { Interfaces } from "@oclif/core";
 import { Command } from "@oclif/core/command";
 import * as Errors from "@oclif/core/errors";
@@ -84,8 +84,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected flags!: BaseFlags<T>;
   protected args!: BaseArgs<T>;
-  /** Every secret the command handles is registered here; logs and echoes pass through it. */
-  protected readonly redactor = new Redactor();
+  /**
+   * Every secret the command handles is registered here; logs and echoes pass through it. A
+   * secret too short to redact (under MIN_SECRET_LENGTH characters) is not, and the command
+   * says so on stderr, naming it (never its value).
+   */
+  protected readonly redactor = new Redactor({
+    onShortSecret: (what) =>
+      this.logger.warn(
+        `${what ?? "a secret this command was given"} is shorter than ${MIN_SECRET_LENGTH} characters, so it is not hidden in logs or echoed commands (hiding so short a value would change ordinary text on every line and show the secret by its gaps); use a longer one`,
+      ),
+  });
   protected logger: Logger = createLogger({ redactor: this.redactor, json: process.argv.includes("--json-logs") });
 
   override async init(): Promise<void> {

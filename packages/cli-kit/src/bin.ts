@@ -1,8 +1,6 @@
-import module from "node:module";
-
 // The body of every nodekit CLI's bin/run.js (issue 8 item 5: one launcher body for both
-// CLIs). This module imports nothing but node:module, so that it runs (and says what is
-// wrong) on an older Node.js too: the CLI itself is loaded only after the engine check.
+// CLIs). This module imports nothing, so that it runs (and says what is wrong) on an older
+// Node.js too: the CLI itself is loaded only after the engine check.
 
 /** The oldest Node.js major the CLIs run on (package.json's engines say >=22.12.0). */
 const MINIMUM_MAJOR = 22;
@@ -20,9 +18,11 @@ export interface CliEntry {
 
 /**
  * Starts a CLI from its bin script: the engine check (exit 9 on an old Node.js; oclif's
- * own check would load semver, 47 modules, on every start), Node's compile cache (fast
- * start from the second run on), then the CLI's entry, loaded by the bin itself so that
- * the path stays relative to the CLI's package.
+ * own check would load semver, 47 modules, on every start), then the CLI's entry, loaded by
+ * the bin itself so that the path stays relative to the CLI's package. Node's compile cache
+ * is not turned on here: `module.enableCompileCache()` without a directory would put it in
+ * $TMPDIR/node-compile-cache, which another user can create first and fill with code; the
+ * entry turns it on in the CLI's own private cache directory (launch/code-cache.ts).
  */
 export async function launch(binUrl: string, load: () => Promise<CliEntry>): Promise<void> {
   // The first start-up mark (see trace.ts; inlined: this module imports nothing).
@@ -35,7 +35,6 @@ export async function launch(binUrl: string, load: () => Promise<CliEntry>): Pro
     process.exit(9); // ExitCode.Precondition (@nodekit/errors is not loaded this early)
   }
   process.env.OCLIF_DISABLE_ENGINE_WARNING ??= "1";
-  module.enableCompileCache?.();
   const { run } = await load();
   await run(binUrl);
 }

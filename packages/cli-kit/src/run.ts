@@ -1,7 +1,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { arrangeArgv, asksForHelp } from "./launch/argv.ts";
-import { codeCacheDir, codeCacheName, requireWithCodeCache } from "./launch/code-cache.ts";
+import { codeCacheDir, codeCacheName, enableCompileCacheIn, requireWithCodeCache } from "./launch/code-cache.ts";
 import {
   COMMAND_HOOKS,
   envPrefix,
@@ -116,6 +116,9 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   // The package.json first: `--version` needs nothing else (the manifest is ≈ 130 KB of JSON).
   const pkg = readShippedPackage(root);
   const early = pkg === undefined ? undefined : planEarly(pkg, argv, process.env);
+  // Node's compile cache for what loads from here on (`--version` loads nothing more): in the
+  // user's own private cache directory only (launch/code-cache.ts), never in Node's default.
+  if (pkg !== undefined && early?.kind !== "version") compileCache(codeCacheDir(pkg.dirname));
   // The launch index plans the start, runs a command and lists a topic's commands; help shows
   // what only the manifest holds (without one, oclif's full start shows it).
   const indexed = early === undefined ? readShippedCli(root, pkg, "index") : undefined;
@@ -153,6 +156,21 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   }
   const { runFast } = await import("./launch/fast.ts");
   await runFast(cli, plan);
+}
+
+/**
+ * Turns Node's compile cache on in `dir` when it is private; says on stderr when
+ * NODE_COMPILE_CACHE has put it in a directory another user could write to (Node loaded this
+ * CLI's first files from it before any of its code ran: nothing here can undo that).
+ */
+function compileCache(dir: string | undefined): void {
+  const state = enableCompileCacheIn(dir);
+  if (state.kind === "environment" && !state.private) {
+    process.stderr.write(
+      `warning: NODE_COMPILE_CACHE puts Node.js's compile cache in ${state.directory}, which is not a private directory of yours: another user who can write there can run code as you\nnext: unset NODE_COMPILE_CACHE (the CLI keeps its caches in a private directory of its own), or point it at a directory only you can write\n`,
+    );
+  }
+  traceStartup(`compile cache: ${state.kind === "off" ? `off (${state.reason})` : state.directory}`);
 }
 
 /**

@@ -5,28 +5,60 @@ import {
   createExecaRunner,
   createRecordingRunner,
   formatCall,
+  MIN_SECRET_LENGTH,
   Redactor,
 } from "./index.ts";
 
 describe("Redactor", () => {
   it("removes every registered secret, longest first", () => {
     const redactor = new Redactor();
-    redactor.add("tok");
-    redactor.add("token-abc");
+    redactor.add("token-ab");
+    redactor.add("token-abc-123");
     redactor.add("");
     expect(redactor.size).toBe(2);
-    expect(redactor.redact("Bearer token-abc and tok")).toBe("Bearer [REDACTED] and [REDACTED]");
+    expect(redactor.redact("Bearer token-abc-123 and token-ab")).toBe("Bearer [REDACTED] and [REDACTED]");
+  });
+
+  it("does not redact a value shorter than 8 characters (it would mangle every line and show the secret by its gaps): reports it once, by name, never the value", () => {
+    const reported: (string | undefined)[] = [];
+    const redactor = new Redactor({ onShortSecret: (what) => reported.push(what) });
+    const line = "GET /api/v1/clusters/a1b2 200 in 12 ms; kubectl apply -f site.yaml";
+    for (const short of ["a", "1", "e", "ab", "api", "site.ya", "s3cr3t7"]) {
+      expect(redactor.add(short, `the ${short.length}-character secret`)).toBe(false);
+    }
+    expect(redactor.add("api", "the 3-character secret")).toBe(false);
+    expect(redactor.add("YTpi")).toBe(false);
+    expect(redactor.add("YTpi")).toBe(false);
+    expect(redactor.size).toBe(0);
+    expect(redactor.redact(line)).toBe(line);
+    // Once per name, or per value when unnamed: a value is never passed on.
+    expect(reported).toEqual([
+      "the 1-character secret",
+      "the 2-character secret",
+      "the 3-character secret",
+      "the 7-character secret",
+      undefined,
+    ]);
+    // Eight characters and more are redacted, and say so.
+    expect(redactor.add("12345678", "the password")).toBe(true);
+    expect(redactor.redact("pw 12345678 and 1234567")).toBe("pw [REDACTED] and 1234567");
+    expect(reported).toHaveLength(5);
+    // Without a callback, a short value is simply not redacted.
+    const quiet = new Redactor();
+    expect(quiet.add("hunter2")).toBe(false);
+    expect(quiet.redact("hunter2 here")).toBe("hunter2 here");
+    expect(MIN_SECRET_LENGTH).toBe(8);
   });
 });
 
 describe("formatCall", () => {
   it("shell-quotes arguments and redacts secret env and registered secrets", () => {
     const redactor = new Redactor();
-    redactor.add("s3cret");
+    redactor.add("s3cret-token");
     const line = formatCall(
       {
         command: "helm",
-        args: ["upgrade", "--install", "x", "./chart dir", "--set", "token=s3cret"],
+        args: ["upgrade", "--install", "x", "./chart dir", "--set", "token=s3cret-token"],
         env: { KUBECONFIG: "/tmp/k", PVE_TOKEN: "abc" },
         secretEnv: ["PVE_TOKEN"],
         input: "hello",
@@ -65,12 +97,12 @@ describe("createExecaRunner", () => {
   it("runs a real program, passing stdin and env, and echoes the redacted line", async () => {
     const echoed: string[] = [];
     const redactor = new Redactor();
-    redactor.add("hunter2");
+    redactor.add("hunter2-hunter2");
     const runner = createExecaRunner({ redactor, onCall: (line) => echoed.push(line) });
     const result = await runner.run({
       command: process.execPath,
       args: ["-e", "process.stdin.pipe(process.stdout); process.stderr.write(process.env.X)"],
-      env: { X: "hunter2" },
+      env: { X: "hunter2-hunter2" },
       secretEnv: ["X"],
       input: "piped",
     });
@@ -80,14 +112,14 @@ describe("createExecaRunner", () => {
 
   it("rejects with the exit code and redacted stderr, or resolves when failure is allowed", async () => {
     const redactor = new Redactor();
-    redactor.add("pw-123");
+    redactor.add("pw-123456");
     const runner = createExecaRunner({ redactor });
-    const call = { command: process.execPath, args: ["-e", "console.error('bad pw-123'); process.exit(3)"] };
+    const call = { command: process.execPath, args: ["-e", "console.error('bad pw-123456'); process.exit(3)"] };
     const error = await runner.run(call).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommandFailedError);
     expect((error as CommandFailedError).exitCode).toBe(3);
     expect((error as CommandFailedError).message).toContain("bad [REDACTED]");
-    expect((error as CommandFailedError).message).not.toContain("pw-123");
+    expect((error as CommandFailedError).message).not.toContain("pw-123456");
     expect((await runner.run(call, { allowFailure: true })).exitCode).toBe(3);
   });
 

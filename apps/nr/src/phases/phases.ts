@@ -545,7 +545,7 @@ const outboundPeer = define({
         podCIDR: ctx.network.podCidr,
         serviceCIDR: ctx.network.serviceCidr,
       });
-      ctx.redactor.add(outbound.peeringUser.token);
+      ctx.redactor.add(outbound.peeringUser.token, "the peering user's token");
       await writeRunFile(ctx.paths, path, renderPeeringKubeconfig(outbound.peeringUser));
       io.set("platformClusterId", outbound.platformClusterId);
     },
@@ -817,7 +817,7 @@ const operator = define({
     "install-tool": async (ctx, _step, io) => installToolAction(ctx, decisionOf(io, "helm"), io),
     "create-credentials-secret": async (ctx, _step, io) => {
       const credentials = await ctx.operator.credentials();
-      ctx.redactor.add(credentials.tokenSecret);
+      ctx.redactor.add(credentials.tokenSecret, "the Proxmox token secret");
       // Through stdin: the secret is in no argument, no file, no log line.
       await ctx.runner.run(
         kubectlCall(ctx.kube, ["apply", "-f", "-"], {

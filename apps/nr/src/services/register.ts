@@ -134,7 +134,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   await assertNrHome(paths);
   const config = await loadNrConfig(paths);
   const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
-  if (endpoint.token !== undefined) redactor.add(endpoint.token);
+  if (endpoint.token !== undefined) redactor.add(endpoint.token, "the NodeRings API token");
   const store = createStateStore({ path: paths.state });
   const existing = await store.read(REGISTER_PHASES.map((p) => p.id));
   const identity = agentIdentity(options, options.restart ? undefined : existing);
@@ -202,7 +202,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
       tokenId: options.proxmoxTokenId,
       env,
       prompt: terminalPrompt(),
-      onSecret: (secret) => redactor.add(secret),
+      onSecret: (secret) => redactor.add(secret, "the Proxmox token secret"),
     }),
   );
   // Asked for before anything is installed when the operator is still to install (not mid-run).

@@ -54,8 +54,8 @@ export async function helmRegistryLogin(
     if (found !== undefined) auths[host] = found;
   }
   for (const { username, password } of Object.values(auths)) {
-    options.redactor.add(password);
-    options.redactor.add(Buffer.from(`${username}:${password}`, "utf8").toString("base64"));
+    options.redactor.add(password, "a registry password");
+    options.redactor.add(Buffer.from(`${username}:${password}`, "utf8").toString("base64"), "a registry password");
   }
   return { path: helmRegistryConfigPath(options.workDir), auths };
 }

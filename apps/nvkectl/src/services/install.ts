@@ -187,7 +187,7 @@ async function readDocuments(inputs: InstallInputs) {
     );
   }
   const { nicoApiKey } = stackCredentials(stack, env);
-  inputs.redactor.add(nicoApiKey);
+  inputs.redactor.add(nicoApiKey, "NVKE_NICO_API_KEY");
   const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
   const workDir = resolve(cwd, inputs.workDir ?? join(stateHome, "nvkectl", "install", site.metadata.name));
   await checkWorkDir(workDir, inputs.workDir);

@@ -42,7 +42,7 @@ export async function openRegistry(access: RegistryAccess): Promise<OciClient> {
     }
   }
   // The registry password from the environment is a secret before any request is made.
-  access.redactor.add(env.NODEKIT_REGISTRY_PASSWORD);
+  access.redactor.add(env.NODEKIT_REGISTRY_PASSWORD, "NODEKIT_REGISTRY_PASSWORD");
   return new OciClient({
     plainHttp: access.plainHttp ?? false,
     credentials: defaultCredentials({ env, ...(env.HOME ? { homedir: env.HOME } : {}) }),

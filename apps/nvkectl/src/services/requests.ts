@@ -56,7 +56,8 @@ export interface FieldFill {
 }
 
 /**
- * A JSON merge patch from `--patch` (JSON text) or `--patch-file` (YAML or JSON): one
+ * A JSON merge patch from `--patch` or `--patch-file`, JSON or YAML either way (kubectl's
+ * `patch -p` reads YAML too; JSON is YAML, so one reader serves both): one
  * object, sent as the user wrote it once it passes the schema. Fields the object may
  * never change get a message that says so. Problems with a file carry their lines; a
  * `--patch` value is the one line the user typed.

@@ -8,11 +8,11 @@ export default class PatchCluster extends NvkectlCommand<typeof PatchCluster> {
   static override aliases = ["patch:clusters"];
   static override summary = "Change fields of a tenant cluster with a JSON merge patch.";
   static override description =
-    `The patch is a JSON merge patch (RFC 7396), given as JSON text with --patch or as a YAML or JSON file with --patch-file. Only the fields in the patch are changed; every other field keeps its value. An object merges into the field's object key by key (labels: only the labels named change).
+    `The patch is a JSON merge patch (RFC 7396), given as JSON or YAML text with --patch (as kubectl patch -p takes it) or as a JSON or YAML file with --patch-file. Only the fields in the patch are changed; every other field keeps its value. An object merges into the field's object key by key (labels: only the labels named change).
 
 To clear a field, set it to null: {"description": null} removes the description, {"labels": {"team": null}} removes the label team and keeps the others, {"labels": null} removes them all.
 
-The fields a patch may change: description, clusterReleaseName or clusterReleaseID (an upgrade), controlPlaneConfig.replicas and controlPlaneConfig.nodeNamePrefix, labels. name, provider, network and the nico or infra payload cannot change once the cluster exists, and id, kubernetesVersion, status, createdAt and updatedAt belong to the controller. The patch is checked before it is sent: text that is not valid JSON (or YAML, in a file), or a field it may not change, exits 3 and changes nothing. The controller's own refusal is shown as it sent it (exit 8, or 5 for a conflict such as a cluster being deleted).`;
+The fields a patch may change: description, clusterReleaseName or clusterReleaseID (an upgrade), controlPlaneConfig.replicas and controlPlaneConfig.nodeNamePrefix, labels. name, provider, network and the nico or infra payload cannot change once the cluster exists, and id, kubernetesVersion, status, createdAt and updatedAt belong to the controller. The patch is checked before it is sent: text that is not valid JSON or YAML, or a field it may not change, exits 3 and changes nothing. The controller's own refusal is shown as it sent it (exit 8, or 5 for a conflict such as a cluster being deleted).`;
 
   static override examples = [
     {
