@@ -82,7 +82,7 @@ function statOf(pid: number): { state: string; ppid: number } | undefined {
  * Gone, or a zombie nobody reaps: a killed process whose parent never reaps it (an orphan
  * under an init that does not) still answers signal 0.
  */
-export function isGone(pid: number): boolean {
+function isGone(pid: number): boolean {
   if (!isAlive(pid)) return true;
   const stat = statOf(pid);
   if (stat !== undefined) return stat.state === "Z";
@@ -104,13 +104,14 @@ export function commandOf(pid: number): string {
   }
 }
 
+/** Waits until the process is gone for good: exited, and reaped. */
 export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (isGone(pid)) return true;
+    if (!isAlive(pid)) return true;
     await sleep(100);
   }
-  return isGone(pid);
+  return !isAlive(pid);
 }
 
 /** SIGTERM, and SIGKILL when it is still there after `graceMs`. Whether it was running. */
@@ -118,7 +119,7 @@ export async function terminate(
   pid: number,
   options: { graceMs: number; what: string; log?: (line: string) => void },
 ): Promise<boolean> {
-  if (isGone(pid)) return false;
+  if (!isAlive(pid)) return false;
   try {
     process.kill(pid, "SIGTERM");
   } catch {
@@ -160,7 +161,7 @@ export async function readPidsFile(path: string): Promise<Array<{ pid: number; n
  */
 export async function killLeftovers(pidsFile: string, log: (line: string) => void, whose = ""): Promise<void> {
   for (const { pid, name } of await readPidsFile(pidsFile)) {
-    if (isGone(pid)) continue;
+    if (!isAlive(pid)) continue;
     const command = commandOf(pid);
     if (!command || !name.startsWith(command)) continue;
     log(`killing leftover ${name}${whose} (pid ${pid})`);
@@ -208,10 +209,10 @@ export async function startDetached<T>(options: StartDetachedOptions<T>): Promis
   while (Date.now() < deadline) {
     const value = pid > 0 ? await options.ready(pid) : undefined;
     if (value !== undefined) return value;
-    if (child.exitCode !== null || child.signalCode !== null || pid === 0 || isGone(pid)) break;
+    if (child.exitCode !== null || child.signalCode !== null || pid === 0 || !isAlive(pid)) break;
     await sleep(100);
   }
-  if (pid > 0 && !isGone(pid)) process.kill(pid, "SIGTERM");
+  if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGTERM");
   throw new NotReadyError(options.logFile, await tail(options.logFile, 20));
 }
 
