@@ -147,28 +147,34 @@ describe("the control routes (/_emulator/*)", () => {
 });
 
 describe("the request log", () => {
+  const get = async (url: string) => (await fetch(url)).body?.cancel();
+
   test("keeps the last requests only, however many it answers (1,000 by default)", async () => {
     const emulator = await startNodeRingsEmulator();
     cleanups.push(() => emulator.stop());
-    for (let batch = 0; batch < 11; batch++) {
-      await Promise.all(
-        Array.from({ length: 100 }, (_, n) =>
-          fetch(`${emulator.url}/api/v1/agents/${batch * 100 + n}`).then((r) => r.body?.cancel()),
-        ),
-      );
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 100 }, (_, n) => get(`${emulator.url}/api/v1/agents/${batch * 100 + n}`)));
     }
-    const last = await fetch(`${emulator.url}/api/v1/agents/last`);
-    await last.body?.cancel();
+    await get(`${emulator.url}/api/v1/agents/next`);
+    await get(`${emulator.url}/api/v1/agents/last`);
 
-    expect(emulator.requests).toHaveLength(1_000);
+    expect([...emulator.requests]).toHaveLength(1_000);
     expect(emulator.requests.at(-1)).toMatchObject({ method: "GET", path: "/api/v1/agents/last", status: 401 });
+    // `length` still counts every request, so that a test can tell whether one was made
+    expect(emulator.requests.length).toBe(1_002);
   });
 
-  test("keeps as many as asked", async () => {
+  test("keeps as many as asked; what a test counts from a position is right past the limit, or refused", async () => {
     const emulator = await startNodeRingsEmulator({ requestLogLimit: 5 });
     cleanups.push(() => emulator.stop());
-    for (let n = 0; n < 12; n++) await (await fetch(`${emulator.url}/api/v1/agents/${n}`)).body?.cancel();
+    for (let n = 0; n < 12; n++) await get(`${emulator.url}/api/v1/agents/${n}`);
     expect(emulator.requests.map((r) => r.path)).toEqual([7, 8, 9, 10, 11].map((n) => `/api/v1/agents/${n}`));
+
+    const before = emulator.requests.length;
+    await get(`${emulator.url}/api/v1/agents/after`);
+    expect(emulator.requests.length).toBe(before + 1);
+    expect(emulator.requests.slice(before).map((r) => r.path)).toEqual(["/api/v1/agents/after"]);
+    expect(() => emulator.requests.slice(before - 5)).toThrow(/no longer kept/);
   });
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   answerChaos,
+  bearerToken,
   type EmulatorServer,
   type Exchange,
   mediaType,
@@ -35,6 +36,7 @@ import {
   requestInbound,
   startOutbound,
 } from "./controller.ts";
+import { RequestLog } from "./request-log.ts";
 import { DEFAULT_PLATFORM, DEFAULT_TIMING, type EmulatorState, type Platform, type Timing } from "./state.ts";
 import { openStateStore } from "./store.ts";
 
@@ -142,10 +144,11 @@ export interface RunningNodeRingsEmulator {
   readonly pins: PinSet;
   readonly artifacts: readonly ServedArtifact[];
   /**
-   * The last requests answered (or dropped), in order, for tests to count attempts: at most
-   * `requestLogLimit` (1,000 by default), so that memory stays bounded however long it runs.
+   * The requests answered (or dropped), in order, for tests to count attempts: only the last
+   * `requestLogLimit` (1,000 by default) are kept, so that memory stays bounded however long
+   * it runs; `length` and `slice(from)` count them all (see {@link RequestLog}).
    */
-  readonly requests: readonly RequestRecord[];
+  readonly requests: RequestLog<RequestRecord>;
   /** The token its control routes take. */
   readonly adminToken: string;
   /** Stops serving and writes the state file (and removes a default temporary one). */
@@ -188,7 +191,6 @@ export async function startNodeRingsEmulator(
     else tokens.set(spec.token, spec.account);
   }
   const adminToken = options.adminToken ?? randomBytes(32).toString("base64url");
-  const requestLogLimit = options.requestLogLimit ?? REQUEST_LOG_LIMIT;
   const temporaryDir =
     options.stateFile === undefined ? await mkdtemp(join(tmpdir(), "noderings-emulator-")) : undefined;
   const stateFile = options.stateFile ?? join(temporaryDir ?? tmpdir(), "state.json");
@@ -209,7 +211,7 @@ export async function startNodeRingsEmulator(
   const chaosQueue: ChaosEntry[] = [];
   let rateLimit: { until: number; method?: string; path: string } | undefined;
   const faults: Array<{ fault: ArtifactFault; tool?: string; remaining: number }> = [];
-  const requests: RequestRecord[] = [];
+  const requests = new RequestLog<RequestRecord>(options.requestLogLimit ?? REQUEST_LOG_LIMIT);
   const records = new WeakMap<Exchange, RequestRecord>();
   const inFlight = new Set<string>();
   let pinsOverride: { value: unknown } | undefined;
@@ -386,9 +388,9 @@ export async function startNodeRingsEmulator(
   }
 
   function authenticate(header: string | undefined): string {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-    if (match === null) throw new ApiError("unauthenticated", "no API token: send Authorization: Bearer <token>");
-    const account = tokens.get(match[1] ?? "");
+    const token = bearerToken(header);
+    if (token === undefined) throw new ApiError("unauthenticated", "no API token: send Authorization: Bearer <token>");
+    const account = tokens.get(token);
     if (account === undefined)
       throw new ApiError(
         "unauthenticated",
@@ -569,9 +571,7 @@ export async function startNodeRingsEmulator(
       if (record.account !== undefined) exchange.notes.push(`account=${record.account}`);
       if (record.replayed) exchange.notes.push("replayed");
       if (record.chaos !== undefined) exchange.notes.push(`chaos=${record.chaos}`);
-      // The last requests only: memory stays bounded however long the emulator runs.
-      if (requests.length >= requestLogLimit) requests.splice(0, requests.length - requestLogLimit + 1);
-      if (requestLogLimit > 0) requests.push(record);
+      requests.push(record);
     },
   });
   const { url } = server;
