@@ -296,7 +296,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     // A cluster that went in this pass's last advance() gets its server stopped now, not on the next request.
     if (await reconcileTenants(false)) changed = true;
     revision++;
-    if (changed) void persist();
+    // Stopping: stop() writes the state once, last.
+    if (changed && !stopped) void persist();
   }
 
   function reconcile(): Promise<void> {
