@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import {
   answerChaos,
+  type CommonChaos,
   type Exchange,
   Router,
   readJson,
@@ -90,8 +91,8 @@ export interface TenantApiServerInfo {
   pids: readonly number[];
 }
 
-/** Emulator-only fault injection: how the next requests are answered instead of normally. */
-export type ChaosMode = "html500" | "json500" | "json503" | "hang" | "reset";
+/** Emulator-only fault injection: how the next requests are answered instead of normally (the kit's common modes). */
+export type ChaosMode = CommonChaos;
 
 export interface SeedOptions {
   /** How many clusters to add. */
