@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { createExecaRunner } from "@nodekit/process";
 import { testdir } from "@nodekit/test-utils";
-import { pinSetHash } from "@nodekit/version-pins";
+import { pinSetHash, type ResolvedPins } from "@nodekit/version-pins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nrPaths } from "../../services/home.ts";
 import { resolveTool } from "../../services/tools.ts";
@@ -20,7 +20,7 @@ describe("the install-tool action", () => {
     const dir = await testdir({});
     const paths = nrPaths({ NR_HOME: dir.path(".nr") });
     const runner = createExecaRunner();
-    const pins = {
+    const pins: ResolvedPins = {
       pins: emulator.pins,
       origin: "platform",
       source: emulator.url,
