@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
 import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
@@ -83,7 +83,7 @@ The NICo API key is read from the environment variable the stack config names (n
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],
         fromItem: this.flags["from-item"],
-        ...(progress === undefined ? {} : { onEvent: planProgress(progress) }),
+        ...(progress === undefined ? {} : { onEvent: runProgress(progress) }),
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);
