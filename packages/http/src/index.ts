@@ -11,6 +11,7 @@ export { excerpt } from "./excerpt.ts";
 export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_ERROR_BODY_BYTES,
+  type AnswerHead,
   DEFAULT_TIMEOUT_MS,
   formatBytes,
   formatDuration,

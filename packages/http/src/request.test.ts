@@ -322,9 +322,9 @@ describe("a sink", () => {
   test("takes a successful body as it arrives; an error answer is read into memory instead", async () => {
     const url = await serve((req, res) => (req.url === "/gone" ? json(res, 404, { no: 1 }) : res.end("file bytes")));
     const { sink, text } = collect();
-    const answer = await request({ url, sink });
+    const answer = await request({ url, sink: () => sink });
     expect([answer.status, answer.body.length, text()]).toEqual([200, 0, "file bytes"]);
-    const missing = await request({ url: `${url}/gone`, sink: collect().sink });
+    const missing = await request({ url: `${url}/gone`, sink: () => collect().sink });
     expect([missing.status, missing.text()]).toEqual([404, '{"no":1}']);
   });
 
@@ -338,8 +338,8 @@ describe("a sink", () => {
     });
     const broken = new Error("disk full");
     const failing = new Writable({ write: (_c, _e, done) => done(Object.assign(broken, { syscall: "write" })) });
-    expect(await request({ url, sink: failing }).catch((e: unknown) => e)).toBe(broken);
-    const capped = await transportErrorOf(request({ url, sink: collect().sink, maxBodyBytes: 1024 }));
+    expect(await request({ url, sink: () => failing }).catch((e: unknown) => e)).toBe(broken);
+    const capped = await transportErrorOf(request({ url, sink: () => collect().sink, maxBodyBytes: 1024 }));
     expect(capped.class).toBe("too-large");
     let calls = 0;
     const counting = await serve((_req, res) => {
@@ -348,7 +348,7 @@ describe("a sink", () => {
       res.write("partial");
       setTimeout(() => res.socket?.destroy(), 50);
     });
-    const cut = await transportErrorOf(request({ url: counting, sink: collect().sink, ...noWait }));
+    const cut = await transportErrorOf(request({ url: counting, sink: () => collect().sink, ...noWait }));
     expect([cut.class, calls]).toEqual(["connection-lost", 1]);
   });
 });

@@ -76,15 +76,23 @@ export interface RequestOptions {
   onUnauthorized?: (response: HttpResponse) => Promise<boolean>;
   /**
    * Where a successful (2xx) answer's body goes, as it arrives, instead of into memory: a
-   * download's file. A sink's own errors are thrown as they are.
+   * download's file. Called with the answer's head before its body is read (it may refuse the
+   * answer by throwing); the sink's own errors are thrown as they are.
    */
-  sink?: Writable;
+  sink?: (head: AnswerHead) => Writable;
   /** The clock (ms since the epoch), for Retry-After dates. */
   now?: () => number;
   /** How a wait between attempts is spent (default: a timer, ended early by `signal`). */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** What happened, for a debug log: each answer, each failure, each retry. Never carries a header. */
   onEvent?: (event: HttpEvent) => void;
+}
+
+/** An answer before its body: what a sink is chosen by. */
+export interface AnswerHead {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly url: URL;
 }
 
 export type HttpEvent =
@@ -319,10 +327,10 @@ async function attempt(
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   const describe = () => `${method} ${url.origin}${url.pathname}`;
-  const timedOut = (what: string) =>
-    new TransportError("timeout", what, { stage, facts: { timeoutMs } });
+  const timedOut = (what: string, facts: Record<string, number>) =>
+    new TransportError("timeout", what, { stage, facts });
   const deadline = setTimeout(
-    () => controller.abort(timedOut(`${describe()} did not answer within ${formatDuration(timeoutMs)}`)),
+    () => controller.abort(timedOut(`${describe()} did not answer within ${formatDuration(timeoutMs)}`, { timeoutMs })),
     timeoutMs,
   );
   let stall: NodeJS.Timeout | undefined;
@@ -338,6 +346,7 @@ async function attempt(
             stage === "body"
               ? `${describe()} stalled after ${received} bytes (nothing for ${formatDuration(stallMs)})`
               : `${describe()} did not start to answer within ${formatDuration(stallMs)}`,
+            { stallTimeoutMs: stallMs },
           ),
         ),
       stallMs,
@@ -432,7 +441,14 @@ async function attempt(
             else done(null, chunk);
           },
         });
-        await pipeInto(source, counter, options.sink);
+        let sink: Writable;
+        try {
+          sink = options.sink({ status, headers: responseHeaders, url });
+        } catch (error) {
+          res.destroy();
+          throw error instanceof Error ? Object.assign(error, { fromSink: true }) : error;
+        }
+        await pipeInto(source, counter, sink);
         return { status, headers: responseHeaders, url, body: new Uint8Array(), truncated: false, sank };
       }
       const isError = status >= 400;

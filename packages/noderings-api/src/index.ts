@@ -5,9 +5,15 @@ export {
   type RetryPolicy,
   type WaitOptions,
 } from "./client.ts";
-export { type Downloaded, type DownloadOptions, type DownloadSpec, downloadArtifact } from "./download.ts";
+export {
+  DEFAULT_DOWNLOAD_CEILING_BYTES,
+  type Downloaded,
+  type DownloadOptions,
+  type DownloadSpec,
+  downloadArtifact,
+} from "./download.ts";
 export { errorCodes as nodeRingsErrorCodes } from "./errors.ts";
-export { excerpt } from "./http.ts";
+export { excerpt } from "@nodekit/http";
 export { renderPeeringKubeconfig } from "./kubeconfig.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";

@@ -71,14 +71,14 @@ function toolSteps(decision: ToolDecision, phaseTool: string): PlanStep[] {
 }
 
 async function installToolAction(
-  ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload">,
+  ctx: Pick<RegisterContext, "runner" | "transport" | "onDownload">,
   decision: ToolDecision,
   io: PhaseIo,
 ) {
   if (decision.action !== "install") return;
   await installTool(decision, {
     runner: ctx.runner,
-    ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
+    ...(ctx.transport === undefined ? {} : { transport: ctx.transport }),
     onProgress: (received, total) => {
       ctx.onDownload?.(decision.tool, received, total);
       io.report(`${decision.tool}: ${(received / 1e6).toFixed(1)}${total ? ` of ${(total / 1e6).toFixed(1)}` : ""} MB`);
@@ -218,7 +218,7 @@ const k3s = define({
   id: "k3s",
   title: "k3s",
   description: "install the pinned k3s without flannel and its network policy controller; wait for the node Ready",
-  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch"],
+  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "transport"],
   inputs: (ctx) => ({ version: ctx.pins.pins.tools.k3s.version, network: { ...ctx.network } }),
   async observe(ctx) {
     const facts = await ctx.host.facts();
@@ -273,7 +273,7 @@ const k3s = define({
     "install-installer": async (ctx) => {
       const decision = await ctx.tools.k3sInstaller();
       if (decision.action === "install") {
-        await installInstaller(decision, ctx.fetch === undefined ? {} : { fetch: ctx.fetch });
+        await installInstaller(decision, ctx.transport === undefined ? {} : { transport: ctx.transport });
       }
     },
   },
@@ -383,7 +383,7 @@ const liqo = define({
   id: "liqo",
   title: "Liqo",
   description: "install the pinned Liqo with liqoctl for k3s, with the same pod and service CIDRs",
-  needs: ["pins", "network", "kube", "wait", "tools", "runner", "fetch", "onDownload"],
+  needs: ["pins", "network", "kube", "wait", "tools", "runner", "transport", "onDownload"],
   inputs: (ctx, prior) => ({
     version: ctx.pins.pins.tools.liqo.version,
     network: { ...ctx.network },
@@ -753,7 +753,7 @@ const operator = define({
   title: "Operator",
   description:
     "create the Proxmox credentials Secret, then helm-install the pinned proxmox-operator referencing it (optional: --skip-operator-install)",
-  needs: ["operator", "kube", "tools", "helmEnv", "wait", "runner", "fetch", "onDownload", "redactor"],
+  needs: ["operator", "kube", "tools", "helmEnv", "wait", "runner", "transport", "onDownload", "redactor"],
   guard: (ctx) =>
     ctx.operator.skip ? "--skip-operator-install: VMs cannot be sold until the operator runs" : undefined,
   inputs: (ctx) => ({

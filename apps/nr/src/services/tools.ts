@@ -3,6 +3,7 @@ import { constants } from "node:fs";
 import { access, chmod, mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { UserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { downloadArtifact } from "@nodekit/noderings-api";
 import { CommandFailedError, type ProcessRunner } from "@nodekit/process";
 import { type Arch, type RequiredArtifact, type ResolvedPins, requireArtifact } from "@nodekit/version-pins";
@@ -116,7 +117,7 @@ export async function installTool(
   decision: Extract<ToolDecision, { action: "install" }>,
   options: {
     runner: ProcessRunner;
-    fetch?: typeof globalThis.fetch;
+    transport?: Transport;
     onProgress?: (received: number, total: number | undefined) => void;
   },
 ): Promise<void> {
@@ -130,7 +131,7 @@ export async function installTool(
       { ...artifact, label: `${decision.tool} ${decision.version} (${artifact.arch})` },
       downloaded,
       {
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        ...(options.transport === undefined ? {} : { transport: options.transport }),
         ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       },
     );
@@ -239,7 +240,7 @@ export async function resolveK3sInstaller(options: {
 /** Downloads the pinned installer into ~/.nr/bin (verified, atomic, mode 0755). */
 export async function installInstaller(
   decision: Extract<InstallerDecision, { action: "install" }>,
-  options: { fetch?: typeof globalThis.fetch } = {},
+  options: { transport?: Transport } = {},
 ): Promise<void> {
   const bin = join(decision.path, "..");
   await mkdir(bin, { recursive: true, mode: 0o755 });
