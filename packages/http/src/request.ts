@@ -58,6 +58,11 @@ export interface RequestOptions {
   maxBodyBytes?: number;
   /** An answer of 400 or more is read this far and the rest dropped (default 64 KiB): `truncated` says so. */
   maxErrorBodyBytes?: number;
+  /**
+   * What a successful body past `maxBodyBytes` is: a failure (HTTP_RESPONSE_TOO_LARGE, the
+   * default), or `"truncate"`: its start, the rest dropped, for a body read only to be quoted.
+   */
+  overflow?: "fail" | "truncate";
   /** Decode a gzip, deflate or br Content-Encoding (default true); false hands over the bytes as sent. */
   decode?: boolean;
   redirect?: RedirectRule;
@@ -120,7 +125,7 @@ export interface HttpResponse {
   readonly url: URL;
   /** The body (decoded); empty when it went to the sink. */
   readonly body: Uint8Array;
-  /** An error answer's body was longer than `maxErrorBodyBytes`: `body` is its start. */
+  /** The body was longer than `maxErrorBodyBytes` (or `maxBodyBytes`, with `overflow: "truncate"`): `body` is its start. */
   readonly truncated: boolean;
   /** How many times the request was sent (not counting redirects): 1 when it was not retried. */
   readonly attempts: number;
@@ -452,11 +457,12 @@ async function attempt(
         return { status, headers: responseHeaders, url, body: new Uint8Array(), truncated: false, sank };
       }
       const isError = status >= 400;
+      const cuts = isError || options.overflow === "truncate";
       const limit = isError
         ? (options.maxErrorBodyBytes ?? DEFAULT_MAX_ERROR_BODY_BYTES)
         : (options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
       const declared = declaredLength(responseHeaders, options);
-      if (!isError && declared !== undefined && declared > limit) {
+      if (!cuts && declared !== undefined && declared > limit) {
         res.destroy();
         throw tooLarge(describe(), limit);
       }
@@ -468,7 +474,7 @@ async function attempt(
         const room = limit - received;
         received += chunk.length;
         if (received > limit) {
-          if (!isError) throw tooLarge(describe(), limit);
+          if (!cuts) throw tooLarge(describe(), limit);
           chunks.push(chunk.subarray(0, room));
           truncated = true;
           return false;
