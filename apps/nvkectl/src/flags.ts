@@ -70,4 +70,9 @@ export const registryFlags = {
   "ca-file": Flags.string({
     description: "A PEM file of CA certificates to trust for the registry's TLS certificate.",
   }),
+  "allow-token-realm": Flags.string({
+    description:
+      "A host (auth.example.com, or host:port) the registry may send token requests to although it is not the registry's own host (Docker Hub's auth.docker.io): the registry's credentials go there. Repeat for more; a warning says when one is used.",
+    multiple: true,
+  }),
 };

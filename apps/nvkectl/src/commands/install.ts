@@ -77,7 +77,12 @@ The NICo API key is read from the environment variable the stack config names (n
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,
-          registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          registry: {
+            plainHttp: this.flags["plain-http"],
+            caFile: this.flags["ca-file"],
+            allowTokenRealms: this.flags["allow-token-realm"],
+            warn: (message) => this.logger.warn(message),
+          },
           requestTimeoutMs,
         },
         runner: this.processRunner(),

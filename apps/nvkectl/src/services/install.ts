@@ -89,7 +89,7 @@ export interface InstallInputs {
   /** A release description (release export wrote it): charts, images and providers pinned by digest. */
   release?: string | undefined;
   /** How the release's registry is reached (for the provider components and helm's pulls). */
-  registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
+  registry?: Pick<RegistryAccess, "plainHttp" | "caFile" | "allowTokenRealms" | "warn"> | undefined;
   /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
   requestTimeoutMs?: number | undefined;
 }

@@ -38,7 +38,13 @@ Registry credentials come from the environment or docker's and helm's config fil
       reference: this.args.ref,
       outputFile: this.flags["output-file"],
       force: this.flags.force,
-      access: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"], redactor: this.redactor },
+      access: {
+        plainHttp: this.flags["plain-http"],
+        caFile: this.flags["ca-file"],
+        allowTokenRealms: this.flags["allow-token-realm"],
+        warn: (message) => this.logger.warn(message),
+        redactor: this.redactor,
+      },
     });
     if (exported.writtenTo !== undefined)
       this.logger.info(`wrote the description of ${exported.reference} to ${exported.writtenTo}`);

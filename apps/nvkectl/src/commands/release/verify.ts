@@ -45,7 +45,13 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
     const verified = await verifyPublishedRelease({
       reference: this.args.ref,
       policyFile: this.flags.policy,
-      access: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"], redactor: this.redactor },
+      access: {
+        plainHttp: this.flags["plain-http"],
+        caFile: this.flags["ca-file"],
+        allowTokenRealms: this.flags["allow-token-realm"],
+        warn: (message) => this.logger.warn(message),
+        redactor: this.redactor,
+      },
     });
     this.logger.info(
       `verified ${verified.description.metadata.name} ${verified.description.metadata.version}: signed by ${verified.signer}; all ${verified.artifactsChecked} artifacts it lists are in the registry at their digests`,
