@@ -24,6 +24,7 @@ import {
   type HelmRegistryLogin,
   helmRegistryLogin,
   type RegistryConfigHooks,
+  removeLeftoverRegistryConfig,
   withHelmRegistryConfig,
 } from "./install-registry-login.ts";
 import {
@@ -880,6 +881,7 @@ export interface RunInstallOptions {
 
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
+  await removeLeftoverRegistryConfig(context.workDir);
   await checkProviderRepository(context, plan);
   const login = context.release?.helmRegistryLogin;
   if (login === undefined) return runPlanned(context, plan, options);
