@@ -574,9 +574,17 @@ async function exchangeOnce(
     const req = send(url, { method, headers: outgoing, agent });
     active.req = req;
     active.res = undefined;
-    req.once("error", reject);
+    let answered = false;
+    // Kept for the request's life: an error after the answer came is the body reader's to see.
+    req.on("error", (error) => {
+      if (!answered) reject(error);
+    });
     req.once("response", (res) => {
+      answered = true;
       active.res = res;
+      // The connection may close between this and the reader's first listener (a decoder is
+      // loaded in between): the error is kept on the stream (res.errored), never thrown at the process.
+      res.on("error", () => {});
       resolve(res);
     });
     req.end(body);
@@ -595,6 +603,8 @@ async function discard(res: IncomingMessage, touch: () => void): Promise<void> {
   });
 }
 
+const lost = () => Object.assign(new Error("the connection closed before the whole answer"), { code: "ECONNRESET" });
+
 /**
  * Reads a stream chunk by chunk until it ends, `onChunk` returns false (the caller stops
  * reading) or throws. Events, not `for await`: the async iterator destroys the stream when it
@@ -603,6 +613,8 @@ async function discard(res: IncomingMessage, touch: () => void): Promise<void> {
 function readEach(stream: NodeJS.ReadableStream, onChunk: (chunk: Buffer) => boolean): Promise<void> {
   const readable = stream as unknown as Readable;
   return new Promise((resolve, reject) => {
+    if (readable.readableEnded) return resolve();
+    if (readable.destroyed) return reject(readable.errored ?? lost());
     const done = (error?: Error) => {
       readable.off("data", onData);
       readable.off("end", onEnd);
@@ -624,8 +636,7 @@ function readEach(stream: NodeJS.ReadableStream, onChunk: (chunk: Buffer) => boo
     };
     const onEnd = () => done();
     const onError = (error: Error) => done(error);
-    const onClose = () =>
-      done(Object.assign(new Error("the connection closed before the whole answer"), { code: "ECONNRESET" }));
+    const onClose = () => done(readable.errored ?? lost());
     readable.on("data", onData);
     readable.once("end", onEnd);
     readable.once("error", onError);
@@ -666,8 +677,16 @@ async function decoded(
           ? zlib.createBrotliDecompress()
           : undefined;
   if (decoder === undefined) throw fail("is not gzip, deflate or br");
+  // Errors after the reader stopped listening (the connection closing later) are not the process's.
+  decoder.on("error", () => {});
+  if (res.destroyed) {
+    decoder.destroy(res.errored ?? lost());
+    return decoder;
+  }
   res.on("error", (error) => decoder.destroy(error));
-  res.on("aborted", () => decoder.destroy(Object.assign(new Error("aborted"), { code: "ECONNRESET" })));
+  res.on("close", () => {
+    if (!res.complete) decoder.destroy(res.errored ?? lost());
+  });
   res.pipe(decoder);
   return decoder;
 }
@@ -678,9 +697,10 @@ async function pipeInto(source: NodeJS.ReadableStream, counter: Transform, sink:
   const seen = (from: "source" | "sink") => () => {
     origin ??= from;
   };
-  (source as unknown as Readable).once("error", seen("source"));
-  counter.once("error", seen("source"));
-  sink.once("error", seen("sink"));
+  // Permanent listeners: an error after the pipeline settled is not the process's to crash on.
+  (source as unknown as Readable).on("error", seen("source"));
+  counter.on("error", seen("source"));
+  sink.on("error", seen("sink"));
   try {
     await pipeline(source as unknown as Readable, counter, sink);
   } catch (error) {

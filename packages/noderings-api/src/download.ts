@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Writable } from "node:stream";
@@ -32,6 +33,12 @@ export interface DownloadOptions {
   maxBytes?: number;
   /** Ends the download (Ctrl-C): nothing is kept. */
   signal?: AbortSignal;
+  /**
+   * A download answered 429, 502, 503 or 504 (or whose connection was lost before its first
+   * byte) is asked again after the wait Retry-After names, else a backoff from 500 ms: at most
+   * `attempts` times (default 3), while the wait is at most `maxWaitMs` (default 30 s).
+   */
+  retry?: { attempts?: number; maxWaitMs?: number };
   /** Called as bytes arrive: `total` is the pinned size (or the Content-Length), when known. */
   onProgress?: (received: number, total: number | undefined) => void;
 }
@@ -82,6 +89,7 @@ export async function downloadArtifact(
   let received = 0;
   let total: number | undefined;
   let file: FileHandle | undefined;
+  let sink: Writable | undefined;
   const writeFailed = (error: unknown) =>
     new UserError(
       errorCodes.DOWNLOAD_WRITE_FAILED,
@@ -100,6 +108,7 @@ export async function downloadArtifact(
       timeoutMs: options.timeoutMs ?? 3_600_000,
       stallTimeoutMs: stallMs,
       signal: options.signal,
+      retry: { ...options.retry },
       // The digest is over the file as stored: never unpacked on the way.
       decode: false,
       maxBodyBytes: limit,
@@ -113,30 +122,56 @@ export async function downloadArtifact(
           );
         }
         total = spec.size ?? declared;
-        return new Writable({
-          async write(chunk: Buffer, _encoding, done) {
-            try {
-              file ??= await open(temporary, "wx", 0o600);
-              await file.write(chunk);
-              hash.update(chunk);
-              received += chunk.length;
-              options.onProgress?.(received, total);
-              done();
-            } catch (error) {
-              done(Object.assign(error as Error, { writing: true }));
-            }
+        // The file is opened when the body starts, and closed however the body ends (after a
+        // write under way): only the file system's own failure of a live sink is a write failure.
+        let ended = false;
+        let pending: Promise<unknown> = Promise.resolve();
+        const mark = (error: unknown) => (ended ? error : Object.assign(error as Error, { writing: true }));
+        sink = new Writable({
+          construct(done) {
+            open(temporary, "wx", 0o600).then(
+              (handle) => {
+                file = handle;
+                done();
+              },
+              (error: unknown) => done(mark(error) as Error),
+            );
           },
-          async final(done) {
-            try {
-              file ??= await open(temporary, "wx", 0o600);
-              await file.close();
-              file = undefined;
-              done();
-            } catch (error) {
-              done(Object.assign(error as Error, { writing: true }));
-            }
+          write(chunk: Buffer, _encoding, done) {
+            const handle = file;
+            if (handle === undefined) return done();
+            pending = handle.write(chunk).then(
+              () => {
+                hash.update(chunk);
+                received += chunk.length;
+                options.onProgress?.(received, total);
+                done();
+              },
+              (error: unknown) => done(mark(error) as Error),
+            );
+          },
+          final(done) {
+            const handle = file;
+            file = undefined;
+            (handle?.close() ?? Promise.resolve()).then(
+              () => done(),
+              (error: unknown) => done(mark(error) as Error),
+            );
+          },
+          destroy(error, done) {
+            ended = true;
+            const handle = file;
+            file = undefined;
+            pending
+              .catch(() => {})
+              .then(() => handle?.close())
+              .then(
+                () => done(error),
+                () => done(error),
+              );
           },
         });
+        return sink;
       },
     });
     if (answer.status < 200 || answer.status >= 300) {
@@ -146,7 +181,8 @@ export async function downloadArtifact(
       );
     }
   } catch (error) {
-    await file?.close().catch(() => {});
+    // The sink closes its file as it is destroyed (after its open, if that was under way): wait for it.
+    if (sink !== undefined && !sink.closed) await once(sink, "close").catch(() => {});
     await rm(temporary, { force: true });
     throw downloadFailure(error);
   }
