@@ -104,7 +104,9 @@ for (const [name, code] of Object.entries(variants)) {
   bundles.set(name, join(work, `${slug}.cjs`));
 }
 
-const payload = Buffer.from(JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `c-${i}` })) }));
+const payload = Buffer.from(
+  JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, name: `c-${i}` })) }),
+);
 const chunk = Buffer.alloc(64 * 1024, 120);
 const server = createServer((req, res) => {
   if (req.url === "/stream") {

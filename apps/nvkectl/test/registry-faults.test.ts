@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { generateSigningKeyPair } from "@nodekit/release";
 import { policyYaml } from "@nodekit/release-publisher/testing";
@@ -21,7 +21,10 @@ let home: CliHome;
 beforeAll(async () => {
   home = await cliHome("nvkectl-registry-faults-");
   const key = generateSigningKeyPair();
-  await writeFile(join(home.path, "policy.yaml"), policyYaml({ keys: [{ name: "k", publicKeyPem: key.publicKeyPem }] }));
+  await writeFile(
+    join(home.path, "policy.yaml"),
+    policyYaml({ keys: [{ name: "k", publicKeyPem: key.publicKeyPem }] }),
+  );
 });
 afterAll(() => home?.cleanup());
 
@@ -85,7 +88,9 @@ describe("a token realm on another host (issue 22 item 3)", () => {
       { env },
     );
     expect(allowed.exitCode, allowed.stderr).toBe(4);
-    expect(allowed.stderr).toContain(`warning: ${host} fetches its tokens from http://${realm} (on another host, as allowed)`);
+    expect(allowed.stderr).toContain(
+      `warning: ${host} fetches its tokens from http://${realm} (on another host, as allowed)`,
+    );
     expect(asked).toHaveLength(1);
     expect(`${refused.stderr}${allowed.stderr}`).not.toContain(env.NODEKIT_REGISTRY_PASSWORD);
   });

@@ -35,8 +35,7 @@ export const errorCodes = defineErrorCodes("http", {
   },
   HTTP_BAD_RESPONSE: {
     exitCode: ExitCode.Unreachable,
-    meaning:
-      "The answer is not valid HTTP, or its body cannot be decoded (a corrupt or unsupported Content-Encoding).",
+    meaning: "The answer is not valid HTTP, or its body cannot be decoded (a corrupt or unsupported Content-Encoding).",
   },
   HTTP_ABORTED: {
     exitCode: ExitCode.Interrupted,

@@ -9,9 +9,9 @@ export {
 export { errorCodes as httpErrorCodes } from "./errors.ts";
 export { excerpt } from "./excerpt.ts";
 export {
+  type AnswerHead,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_ERROR_BODY_BYTES,
-  type AnswerHead,
   DEFAULT_TIMEOUT_MS,
   formatBytes,
   formatDuration,

@@ -155,6 +155,36 @@ describe("body caps", () => {
     }
   });
 
+  test("a compressed body that ends before its answer, then a cut connection: a lost answer, never the process's", async () => {
+    // Found by the fault tier: ';' alone is a whole (empty) brotli stream, so the decoder ended
+    // while the answer still owed 100 bytes; the cut that followed reached the process, and a
+    // 200 came back empty as if complete.
+    const body = Buffer.from(';JA 7ls"-');
+    const url = await serve((req, res) => {
+      res.writeHead(req.url === "/ok" ? 200 : 403, {
+        "content-encoding": "br",
+        "content-length": String(body.length + 100),
+      });
+      res.write(body.subarray(0, body.length >> 1), () => res.socket?.destroy());
+    });
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", record);
+    try {
+      for (let i = 0; i < 10; i++) {
+        for (const path of ["/ok", "/denied"]) {
+          const failure = await request({ url: `${url}${path}`, retry: false }).catch((error: unknown) => error);
+          expect(failure, path).toBeInstanceOf(TransportError);
+          expect((failure as TransportError).class).toBe("connection-lost");
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      process.off("uncaughtException", record);
+    }
+    expect(uncaught).toEqual([]);
+  });
+
   test("decode: false hands over the bytes as sent", async () => {
     const body = gzipSync("packed");
     const url = await serve((_req, res) => res.writeHead(200, { "content-encoding": "gzip" }).end(body));
@@ -177,7 +207,11 @@ describe("redirects", () => {
       else json(res, 200, { at: req.url });
     });
     const followed = await request({ url: `${url}/old` });
-    expect([JSON.parse(followed.text()), followed.url.pathname, seen]).toEqual([{ at: "/new" }, "/new", ["/old", "/new"]]);
+    expect([JSON.parse(followed.text()), followed.url.pathname, seen]).toEqual([
+      { at: "/new" },
+      "/new",
+      ["/old", "/new"],
+    ]);
     const error = await transportErrorOf(request({ url: `${url}/away`, headers: { authorization: "Bearer t0ken" } }));
     expect([error.class, error.facts.redirectOrigin]).toEqual(["redirect", elsewhere]);
     expect(error.message).toBe(

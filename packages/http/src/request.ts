@@ -285,9 +285,7 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
       authorized[authorized.length - 1] = withAuth;
       const response = finish(answer);
       const retryable =
-        !answer.sank &&
-        retry < attempts &&
-        (statuses.includes(answer.status) || policy?.retryIf?.(response) === true);
+        !answer.sank && retry < attempts && (statuses.includes(answer.status) || policy?.retryIf?.(response) === true);
       if (!retryable) return answer;
       const asked = response.retryAfterMs;
       if (asked !== undefined && asked > maxWaitMs) return answer;
@@ -454,6 +452,7 @@ async function attempt(
           throw error instanceof Error ? Object.assign(error, { fromSink: true }) : error;
         }
         await pipeInto(source, counter, sink);
+        if (source !== res) await rest(res, touch);
         return { status, headers: responseHeaders, url, body: new Uint8Array(), truncated: false, sank };
       }
       const isError = status >= 400;
@@ -483,6 +482,7 @@ async function attempt(
         return true;
       });
       if (truncated) res.destroy();
+      else if (source !== res) await rest(res, touch);
       const bytes = Buffer.concat(chunks);
       return {
         status,
@@ -603,6 +603,18 @@ async function discard(res: IncomingMessage, touch: () => void): Promise<void> {
   });
 }
 
+/**
+ * After a decoder's end: the answer itself must have ended too. A compressed stream can end
+ * before the bytes the answer declared (a brotli stream can be one byte long); a connection cut
+ * after that is a lost answer, not a short one. What follows the compressed stream is dropped.
+ */
+async function rest(res: IncomingMessage, touch: () => void): Promise<void> {
+  if (res.complete) return;
+  res.unpipe();
+  await discard(res, touch);
+  if (!res.complete) throw res.errored ?? lost();
+}
+
 const lost = () => Object.assign(new Error("the connection closed before the whole answer"), { code: "ECONNRESET" });
 
 /**
@@ -651,7 +663,8 @@ async function decoded(
   headers: Record<string, string>,
   method: Method,
 ): Promise<NodeJS.ReadableStream> {
-  const empty = method === "HEAD" || res.statusCode === 204 || res.statusCode === 304 || headers["content-length"] === "0";
+  const empty =
+    method === "HEAD" || res.statusCode === 204 || res.statusCode === 304 || headers["content-length"] === "0";
   if (options.decode === false || empty) return res;
   const encodings = (headers["content-encoding"] ?? "")
     .split(",")

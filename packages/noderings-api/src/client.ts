@@ -7,8 +7,8 @@ import {
   excerpt,
   formatBytes,
   type HttpResponse,
-  request as httpRequest,
   type RetryPolicy as HttpRetryPolicy,
+  request as httpRequest,
   type Transport,
   TransportError,
 } from "@nodekit/http";
@@ -234,7 +234,11 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     const value = parseJson(response);
     const result = value === undefined ? undefined : spec.schema.safeParse(value.json);
     if (result === undefined || !result.success) {
-      throw badResponse(spec, response, value === undefined ? "is not JSON" : "does not match the NodeRings API contract");
+      throw badResponse(
+        spec,
+        response,
+        value === undefined ? "is not JSON" : "does not match the NodeRings API contract",
+      );
     }
     return result.data;
   }
@@ -417,11 +421,15 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
           },
         );
       case "redirect":
-        return new UserError(errorCodes.NODERINGS_REDIRECTED, `${error instanceof Error ? error.message : String(error)}`, {
-          why: "the NodeRings API never redirects to another origin: the URL may point at a proxy or a login page; the token was not sent there",
-          next: ["check the API URL", "check this machine's proxy settings"],
-          facts,
-        });
+        return new UserError(
+          errorCodes.NODERINGS_REDIRECTED,
+          `${error instanceof Error ? error.message : String(error)}`,
+          {
+            why: "the NodeRings API never redirects to another origin: the URL may point at a proxy or a login page; the token was not sent there",
+            next: ["check the API URL", "check this machine's proxy settings"],
+            facts,
+          },
+        );
       case "bad-response":
         return new UserError(
           errorCodes.NODERINGS_BAD_RESPONSE,
@@ -447,7 +455,8 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     const { status, url } = response;
     const parsed = parseJson(response);
     const body = parsed === undefined ? undefined : ApiErrorBodySchema.safeParse(parsed.json);
-    if (body === undefined || !body.success) return badResponse(spec, response, "is not the NodeRings API's error body");
+    if (body === undefined || !body.success)
+      return badResponse(spec, response, "is not the NodeRings API's error body");
     const { code, message, details, requestId } = body.data.error;
     const facts = { status, serviceCode: code, ...(requestId === undefined ? {} : { requestId }) };
     const problems = detailsToProblems(spec, url, details);

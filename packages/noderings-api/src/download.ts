@@ -4,7 +4,7 @@ import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { UserError } from "@nodekit/errors";
-import { classifyTransportError, type Transport, request } from "@nodekit/http";
+import { classifyTransportError, request, type Transport } from "@nodekit/http";
 import { isDownloadUrl } from "@nodekit/version-pins";
 import { errorCodes } from "./errors.ts";
 
@@ -49,7 +49,8 @@ export interface Downloaded {
   bytes: number;
 }
 
-const PIN_RULE = "the pins allow https only (plain http only to this machine: 127.0.0.1, ::1, localhost), with no credentials in the URL";
+const PIN_RULE =
+  "the pins allow https only (plain http only to this machine: 127.0.0.1, ::1, localhost), with no credentials in the URL";
 
 /**
  * Downloads `spec.url` to `destination`, hashing while streaming, and keeps the file only
@@ -207,15 +208,21 @@ export async function downloadArtifact(
               },
             );
       case "timeout":
-        if (failure.stage !== "body") return fail(`the download of ${label} from ${spec.url} did not start within ${stallMs} ms`);
+        if (failure.stage !== "body")
+          return fail(`the download of ${label} from ${spec.url} did not start within ${stallMs} ms`);
         if (error instanceof UserError && error.facts.stallTimeoutMs !== undefined) {
-          return fail(`the download of ${label} from ${spec.url} stalled after ${received} bytes (nothing for ${stallMs} ms)`);
+          return fail(
+            `the download of ${label} from ${spec.url} stalled after ${received} bytes (nothing for ${stallMs} ms)`,
+          );
         }
         return fail(`the download of ${label} from ${spec.url} did not finish in time (${received} bytes)`);
       case "connection-lost":
         return truncated(spec, label, received, total, failure.reason);
       case "redirect":
-        return fail(`the download of ${label} from ${spec.url} was redirected where it may not go`, (error as Error).message);
+        return fail(
+          `the download of ${label} from ${spec.url} was redirected where it may not go`,
+          (error as Error).message,
+        );
       case "aborted":
         return error;
       default:

@@ -1,3 +1,4 @@
+export { excerpt } from "@nodekit/http";
 export {
   createNodeRingsClient,
   type NodeRingsClient,
@@ -13,7 +14,6 @@ export {
   downloadArtifact,
 } from "./download.ts";
 export { errorCodes as nodeRingsErrorCodes } from "./errors.ts";
-export { excerpt } from "@nodekit/http";
 export { renderPeeringKubeconfig } from "./kubeconfig.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";

@@ -552,10 +552,14 @@ function transportError(error: unknown, method: Method, url: URL, timeoutMs: num
           },
         );
       }
-      return new UserError(errorCodes.CONTROLLER_REDIRECTED, `the answer to ${describe(method, url)} redirected too many times`, {
-        why: "a controller API does not redirect; a proxy in front of it may be misconfigured",
-        next: SITE_NEXT_STEPS,
-      });
+      return new UserError(
+        errorCodes.CONTROLLER_REDIRECTED,
+        `the answer to ${describe(method, url)} redirected too many times`,
+        {
+          why: "a controller API does not redirect; a proxy in front of it may be misconfigured",
+          next: SITE_NEXT_STEPS,
+        },
+      );
     }
     case "tls":
       return new UserError(
@@ -584,7 +588,11 @@ function transportError(error: unknown, method: Method, url: URL, timeoutMs: num
       return new UserError(
         errorCodes.CONTROLLER_UNREACHABLE,
         `cannot reach the NVKE controller at ${url.origin}: ${failure.reason}`,
-        { next: isDnsFailure(failure) ? ["check the host name in the controller URL", ...SITE_NEXT_STEPS] : SITE_NEXT_STEPS },
+        {
+          next: isDnsFailure(failure)
+            ? ["check the host name in the controller URL", ...SITE_NEXT_STEPS]
+            : SITE_NEXT_STEPS,
+        },
       );
   }
 }

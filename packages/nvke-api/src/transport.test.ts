@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { ExitCode } from "@nodekit/errors";
+import { createTransport } from "@nodekit/http";
 import { loopbackServers, userErrorOf } from "@nodekit/test-utils";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
 import { describe, expect, test } from "vitest";
-import { createTransport } from "@nodekit/http";
 import { createNvkeClient, type NvkeClientOptions } from "./client.ts";
 import { cluster, errorBody } from "./test-support.ts";
 

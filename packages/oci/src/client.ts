@@ -13,8 +13,8 @@ import { type Challenge, parseChallenges } from "./challenge.ts";
 import { anonymous, type Credential, type CredentialStore } from "./credentials.ts";
 import { digestOf, isDigest } from "./digest.ts";
 import { errorCodes } from "./errors.ts";
-import { MANIFEST_MEDIA_TYPES, MediaType } from "./media-types.ts";
 import { checkManifest } from "./manifest.ts";
+import { MANIFEST_MEDIA_TYPES, MediaType } from "./media-types.ts";
 import { formatReference, manifestIdentifier, parseReference, type Reference } from "./reference.ts";
 
 /** A content descriptor, as the image spec defines it. */
@@ -573,7 +573,8 @@ export class OciClient {
           const retrying = authorization !== undefined;
           this.#challenges.set(exchange.registry, challenge);
           const fresh = await this.#authorization(exchange.registry, challenge, exchange.scope, true);
-          if (fresh === undefined) throw this.#refused(exchange, "it asks for credentials and none were found for it", text);
+          if (fresh === undefined)
+            throw this.#refused(exchange, "it asks for credentials and none were found for it", text);
           // The same Basic credential again would only be refused again.
           if (retrying && fresh === authorization && challenge.scheme === "basic") return false;
           authorization = fresh;
@@ -843,11 +844,15 @@ function mismatch(what: string, expected: string, actual: string): UserError {
 }
 
 function tooLarge(what: string, cap: number): UserError {
-  return new UserError(errorCodes.OCI_TOO_LARGE, `the ${what} is larger than ${formatBytes(cap)}, the most read of it`, {
-    why: "Content past the size cap is not read, so that a registry cannot exhaust this process's memory.",
-    next: "Check that the reference names what you meant; a manifest is normally a few kilobytes.",
-    facts: { limitBytes: cap },
-  });
+  return new UserError(
+    errorCodes.OCI_TOO_LARGE,
+    `the ${what} is larger than ${formatBytes(cap)}, the most read of it`,
+    {
+      why: "Content past the size cap is not read, so that a registry cannot exhaust this process's memory.",
+      next: "Check that the reference names what you meant; a manifest is normally a few kilobytes.",
+      facts: { limitBytes: cap },
+    },
+  );
 }
 
 function registryError(status: number, text: string, what: string, reason?: string): UserError {

@@ -124,7 +124,9 @@ describe("a busy or failing registry (issue 22 item 10)", () => {
     let calls = 0;
     const host = await serve((_req, res) => {
       calls++;
-      res.writeHead(503, { "content-type": "application/json" }).end('{"errors":[{"code":"UNAVAILABLE","message":"down for maintenance"}]}');
+      res
+        .writeHead(503, { "content-type": "application/json" })
+        .end('{"errors":[{"code":"UNAVAILABLE","message":"down for maintenance"}]}');
     });
     const { seen, sleep } = waits();
     const error = await userErrorOf(new OciClient({ plainHttp: true, sleep }).getManifest(`${host}/x/y:v1`));
@@ -145,7 +147,11 @@ describe("a busy or failing registry (issue 22 item 10)", () => {
       res.writeHead(503, { "retry-after": "1" }).end();
     });
     const error = await userErrorOf(
-      new OciClient({ plainHttp: true, sleep: async () => {} }).putManifest(`${host}/x/y`, { schemaVersion: 2 }, { tag: "v1" }),
+      new OciClient({ plainHttp: true, sleep: async () => {} }).putManifest(
+        `${host}/x/y`,
+        { schemaVersion: 2 },
+        { tag: "v1" },
+      ),
     );
     expect([error.code, puts]).toEqual(["OCI_REGISTRY_UNAVAILABLE", 1]);
   });
@@ -170,7 +176,9 @@ describe("an endless error body (issue 22 item 8)", () => {
     });
     const before = process.memoryUsage().rss;
     const started = Date.now();
-    const error = await userErrorOf(new OciClient({ plainHttp: true, sleep: async () => {}, retry: { attempts: 0 } }).getManifest(`${host}/x/y:v1`));
+    const error = await userErrorOf(
+      new OciClient({ plainHttp: true, sleep: async () => {}, retry: { attempts: 0 } }).getManifest(`${host}/x/y:v1`),
+    );
     expect(error.code).toBe("OCI_REGISTRY_UNAVAILABLE");
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(offered).toBeLessThan(64 * 1024 ** 2);

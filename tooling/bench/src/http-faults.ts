@@ -16,8 +16,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -138,15 +138,13 @@ export const FAULTS: Record<string, Answer> = {
     res.writeHead(200, { "content-type": "application/json" }).end('{"items": {"0": 1}, "status": 7}');
   },
   "malformed manifest (layers not a list)": (_req, res) => {
-    res
-      .writeHead(200, { "content-type": "application/vnd.oci.image.manifest.v1+json" })
-      .end(
-        JSON.stringify({
-          schemaVersion: 2,
-          config: { mediaType: "x", digest: `sha256:${"0".repeat(64)}`, size: 2 },
-          layers: { a: 1 },
-        }),
-      );
+    res.writeHead(200, { "content-type": "application/vnd.oci.image.manifest.v1+json" }).end(
+      JSON.stringify({
+        schemaVersion: 2,
+        config: { mediaType: "x", digest: `sha256:${"0".repeat(64)}`, size: 2 },
+        layers: { a: 1 },
+      }),
+    );
   },
   "HTML error page": (_req, res) => {
     res.writeHead(502, { "content-type": "text/html" }).end("<html><body><h1>502 Bad Gateway</h1></body></html>");
@@ -182,8 +180,13 @@ function clients(workDir: string, timeoutMs: number): Record<ClientName, (base: 
     "http request()": (base) =>
       request({ url: `${base}/x`, timeoutMs: TIMEOUT_MS, maxBodyBytes: 4 * MiB, retry, sleep: instant }),
     "nvke-api": (base) =>
-      createNvkeClient({ baseUrl: base, timeoutMs: TIMEOUT_MS, maxResponseBytes: 4 * MiB, retry, sleep: instant })
-        .listClustersPage(),
+      createNvkeClient({
+        baseUrl: base,
+        timeoutMs: TIMEOUT_MS,
+        maxResponseBytes: 4 * MiB,
+        retry,
+        sleep: instant,
+      }).listClustersPage(),
     "noderings-api": (base) =>
       createNodeRingsClient({
         baseUrl: base,
@@ -202,17 +205,19 @@ function clients(workDir: string, timeoutMs: number): Record<ClientName, (base: 
       }).getManifest(`${new URL(base).host}/x/y:v1`),
     download: async (base) => {
       const at = join(workDir, randomUUID());
-      try {
-        return await downloadArtifact({ url: `${base}/tool.tar.gz`, sha256: "0".repeat(64) }, at, {
-          timeoutMs: 3 * TIMEOUT_MS,
-          stallTimeoutMs: TIMEOUT_MS,
-          maxBytes: 4 * MiB,
-          retry,
-        });
-      } finally {
-        const left = (await readdir(workDir)).filter((name) => name.includes("partial"));
-        if (left.length > 0) throw new Error(`the download left ${left.join(", ")}`);
-      }
+      const outcome = await downloadArtifact({ url: `${base}/tool.tar.gz`, sha256: "0".repeat(64) }, at, {
+        timeoutMs: 3 * TIMEOUT_MS,
+        stallTimeoutMs: TIMEOUT_MS,
+        maxBytes: 4 * MiB,
+        retry,
+      }).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      const left = (await readdir(workDir)).filter((name) => name.includes("partial"));
+      if (left.length > 0) throw new Error(`the download left ${left.join(", ")}`);
+      if ("error" in outcome) throw outcome.error;
+      return outcome.value;
     },
   };
 }
@@ -286,7 +291,11 @@ function generatedAnswer(sample: GeneratedSample): Answer {
             : sample.location;
     }
     const declared =
-      sample.length === "right" ? body.length : sample.length === "less" ? Math.max(0, body.length - 3) : body.length + 100;
+      sample.length === "right"
+        ? body.length
+        : sample.length === "less"
+          ? Math.max(0, body.length - 3)
+          : body.length + 100;
     if (sample.length !== "absent" && sample.status !== 204) headers["content-length"] = String(declared);
     res.on("error", () => {});
     res.writeHead(sample.status, headers);
@@ -399,7 +408,9 @@ export async function runHttpFaultTier(
     for (const [i, sample] of samples.entries()) {
       current = generatedAnswer(sample);
       for (const [name, run] of Object.entries(all) as Array<[ClientName, (base: string) => Promise<unknown>]>) {
-        exchanges.push(await checked(name, `generated #${i}: ${JSON.stringify(sample).slice(0, 160)}`, () => run(self)));
+        exchanges.push(
+          await checked(name, `generated #${i}: ${JSON.stringify(sample).slice(0, 160)}`, () => run(self)),
+        );
       }
     }
   } finally {
@@ -417,7 +428,8 @@ export async function runHttpFaultTier(
   const byClient: TierReport["byClient"] = {};
   const codes: Record<string, number> = {};
   for (const e of exchanges) {
-    const row = (byClient[e.client] ??= { exchanges: 0, values: 0, documentedErrors: 0, crashes: 0 });
+    const row = byClient[e.client] ?? { exchanges: 0, values: 0, documentedErrors: 0, crashes: 0 };
+    byClient[e.client] = row;
     row.exchanges++;
     if (e.outcome === "value") row.values++;
     else if (e.outcome === "documented error") row.documentedErrors++;

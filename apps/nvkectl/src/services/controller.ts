@@ -1,6 +1,6 @@
 import { traceStartup } from "@nodekit/cli-kit";
-import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
 import { createTransport } from "@nodekit/http";
+import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
 import { createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
 import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
 
