@@ -7,6 +7,7 @@ import { cliKitErrorCodes } from "@nodekit/cli-kit";
 import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
+import { httpErrorCodes } from "@nodekit/http";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
@@ -29,6 +30,7 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   cliKitErrorCodes,
   fsSafeErrorCodes,
   kubeErrorCodes,
+  httpErrorCodes,
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,
   siteConfigErrorCodes,

@@ -85,8 +85,13 @@ export async function downloadArtifact(
     });
   if (!isDownloadUrl(spec.url)) throw fail(`the download of ${label} from ${spec.url} was not started`, PIN_RULE);
 
-  const temporary = join(dirname(destination), `.${basename(destination)}.${randomBytes(6).toString("hex")}.partial`);
-  const hash = createHash("sha256");
+  // A fresh temporary file for each attempt (a retry before the first byte starts over); the
+  // last one is the download, every one is removed on failure.
+  const temporaries: string[] = [];
+  let temporary = "";
+  const removeTemporaries = (but?: string) =>
+    Promise.all(temporaries.filter((path) => path !== but).map((path) => rm(path, { force: true })));
+  let hash = createHash("sha256");
   let received = 0;
   let total: number | undefined;
   let file: FileHandle | undefined;
@@ -123,6 +128,11 @@ export async function downloadArtifact(
           );
         }
         total = spec.size ?? declared;
+        temporary = join(dirname(destination), `.${basename(destination)}.${randomBytes(6).toString("hex")}.partial`);
+        temporaries.push(temporary);
+        const path = temporary;
+        hash = createHash("sha256");
+        received = 0;
         // The file is opened when the body starts, and closed however the body ends (after a
         // write under way): only the file system's own failure of a live sink is a write failure.
         let ended = false;
@@ -130,7 +140,7 @@ export async function downloadArtifact(
         const mark = (error: unknown) => (ended ? error : Object.assign(error as Error, { writing: true }));
         sink = new Writable({
           construct(done) {
-            open(temporary, "wx", 0o600).then(
+            open(path, "wx", 0o600).then(
               (handle) => {
                 file = handle;
                 done();
@@ -184,7 +194,7 @@ export async function downloadArtifact(
   } catch (error) {
     // The sink closes its file as it is destroyed (after its open, if that was under way): wait for it.
     if (sink !== undefined && !sink.closed) await once(sink, "close").catch(() => {});
-    await rm(temporary, { force: true });
+    await removeTemporaries();
     throw downloadFailure(error);
   }
 
@@ -231,12 +241,12 @@ export async function downloadArtifact(
   }
 
   if (total !== undefined && received !== total) {
-    await rm(temporary, { force: true });
+    await removeTemporaries();
     throw truncated(spec, label, received, total);
   }
   const actual = hash.digest("hex");
   if (actual !== expected) {
-    await rm(temporary, { force: true });
+    await removeTemporaries();
     throw new UserError(
       errorCodes.DOWNLOAD_DIGEST_MISMATCH,
       `the download of ${label} from ${spec.url} does not match its pinned digest; nothing was kept`,
@@ -247,10 +257,11 @@ export async function downloadArtifact(
       },
     );
   }
+  await removeTemporaries(temporary);
   try {
     await rename(temporary, destination);
   } catch (error) {
-    await rm(temporary, { force: true });
+    await removeTemporaries();
     throw new UserError(
       errorCodes.DOWNLOAD_WRITE_FAILED,
       `cannot move the download of ${label} into ${destination}: ${classifyTransportError(error).reason}`,

@@ -156,6 +156,25 @@ describe("downloads", () => {
     expect(await readdir(at)).toEqual([]);
   });
 
+  test("a connection lost before the first byte is asked again, into a fresh file, and completes", async () => {
+    const bytes = Buffer.from("the real tool");
+    let calls = 0;
+    const url = await serve((_req, res) => {
+      calls++;
+      if (calls === 1) {
+        res.writeHead(200, { "content-length": String(bytes.length) });
+        res.flushHeaders();
+        setTimeout(() => res.socket?.destroy(), 50);
+      } else res.end(bytes);
+    });
+    const at = await scratch();
+    const done = await downloadArtifact({ url: `${url}/tool`, sha256: sha256(bytes) }, join(at, "tool"), {
+      retry: { attempts: 1 },
+    });
+    expect([done.bytes, calls]).toEqual([bytes.length, 2]);
+    expect(await readdir(at)).toEqual(["tool"]);
+  });
+
   test("a redirect that keeps to the rule is followed, and the digest still decides", async () => {
     const bytes = Buffer.from("the real tool");
     const storage = await serve((_req, res) => res.end(bytes));

@@ -9,7 +9,7 @@
  * within its bound with a documented error (a UserError whose exit code is not 70) or a
  * value, never a crash; the tier counts them and reports the peak RSS and the longest time.
  *
- *   node --conditions=source tooling/bench/src/http-faults.ts [--generated N] [--json]
+ *   node --conditions=source tooling/bench/src/http-faults.ts [--generated N] [--seed N] [--json]
  *
  * tooling/bench/src/http-faults.test.ts runs it with small counts in the unit suite.
  */
@@ -451,8 +451,9 @@ export async function runHttpFaultTier(
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
   const generatedPerClient = Number(args[args.indexOf("--generated") + 1] ?? "") || 200;
+  const seed = args.includes("--seed") ? Number(args[args.indexOf("--seed") + 1]) : undefined;
   const started = Date.now();
-  const report = await runHttpFaultTier({ generatedPerClient });
+  const report = await runHttpFaultTier({ generatedPerClient, ...(seed === undefined ? {} : { seed }) });
   if (args.includes("--json")) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     const lines = [
