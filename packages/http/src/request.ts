@@ -27,8 +27,8 @@ export interface RetryPolicy {
   attempts?: number;
   /** The statuses that are retried (default 429, 502, 503, 504). */
   statuses?: readonly number[];
-  /** The transport failures that are retried (default: a connection reset or closed early). */
-  failures?: readonly TransportClass[];
+  /** The transport failures that are retried (default: a connection reset or closed early), or a rule. */
+  failures?: readonly TransportClass[] | ((failure: TransportError) => boolean);
   /** An answer retried besides `statuses` (NodeRings' "your first attempt is still running"). */
   retryIf?: (response: HttpResponse) => boolean;
   /** The first wait without Retry-After; each retry doubles it, up to 8 s (default 500 ms). */
@@ -230,6 +230,8 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
   const attempts = policy === undefined || !idempotent ? 0 : (policy.attempts ?? 3);
   const statuses = policy?.statuses ?? DEFAULT_RETRY_STATUSES;
   const failures = policy?.failures ?? ["connection-lost"];
+  const retriesFailure =
+    typeof failures === "function" ? failures : (failure: TransportError) => failures.includes(failure.class);
   const maxWaitMs = policy?.maxWaitMs ?? 30_000;
   const backoffMs = policy?.backoffMs ?? 500;
   const authorized: boolean[] = [];
@@ -267,7 +269,7 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
       } catch (error) {
         const failure = error instanceof TransportError ? error : undefined;
         const sank = (error as { sank?: boolean }).sank === true;
-        if (failure === undefined || sank || retry >= attempts || !failures.includes(failure.class)) throw error;
+        if (failure === undefined || sank || retry >= attempts || !retriesFailure(failure)) throw error;
         const waitMs = Math.min(backoffMs * 2 ** retry, 8_000);
         options.onEvent?.({
           type: "retry",

@@ -183,7 +183,9 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return {
       attempts: limit,
       statuses: RETRY_STATUS,
-      failures: ["connection-lost", "timeout"],
+      // A lost connection or no answer in time, before the answer began; once it has, never.
+      failures: (failure) =>
+        (failure.class === "connection-lost" || failure.class === "timeout") && failure.stage !== "body",
       backoffMs,
       maxWaitMs: maxRetryAfterMs,
       // The first attempt (timed out here) is still running there: wait, then the answer is replayed.
