@@ -76,3 +76,20 @@ export const registryFlags = {
     multiple: true,
   }),
 };
+
+/** The registry flags as the services take them, with where a warning goes. */
+export function registryAccess(
+  flags: {
+    "plain-http"?: boolean | undefined;
+    "ca-file"?: string | undefined;
+    "allow-token-realm"?: string[] | undefined;
+  },
+  warn: (message: string) => void,
+) {
+  return {
+    plainHttp: flags["plain-http"],
+    caFile: flags["ca-file"],
+    allowTokenRealms: flags["allow-token-realm"],
+    warn,
+  };
+}

@@ -270,18 +270,7 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
         const failure = error instanceof TransportError ? error : undefined;
         const sank = (error as { sank?: boolean }).sank === true;
         if (failure === undefined || sank || retry >= attempts || !retriesFailure(failure)) throw error;
-        const waitMs = Math.min(backoffMs * 2 ** retry, 8_000);
-        options.onEvent?.({
-          type: "retry",
-          method,
-          url: first,
-          retry: retry + 1,
-          of: attempts,
-          waitMs,
-          reason: classifyTransportError(failure).reason,
-          asked: false,
-        });
-        await wait(waitMs);
+        await retryIn(retry, undefined, classifyTransportError(failure).reason);
         continue;
       }
       authorized[authorized.length - 1] = withAuth;
@@ -291,19 +280,24 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
       if (!retryable) return answer;
       const asked = response.retryAfterMs;
       if (asked !== undefined && asked > maxWaitMs) return answer;
-      const waitMs = asked ?? Math.min(backoffMs * 2 ** retry, 8_000);
-      options.onEvent?.({
-        type: "retry",
-        method,
-        url: first,
-        retry: retry + 1,
-        of: attempts,
-        waitMs,
-        reason: `HTTP ${answer.status}`,
-        asked: asked !== undefined,
-      });
-      await wait(waitMs);
+      await retryIn(retry, asked, `HTTP ${answer.status}`);
     }
+  }
+
+  /** The wait before retry number `retry + 1`: what the server asked for, else the backoff. */
+  async function retryIn(retry: number, asked: number | undefined, reason: string): Promise<void> {
+    const waitMs = asked ?? Math.min(backoffMs * 2 ** retry, 8_000);
+    options.onEvent?.({
+      type: "retry",
+      method,
+      url: first,
+      retry: retry + 1,
+      of: attempts,
+      waitMs,
+      reason,
+      asked: asked !== undefined,
+    });
+    await wait(waitMs);
   }
 
   authorized.push(false);
