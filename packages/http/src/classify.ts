@@ -64,18 +64,9 @@ export interface TransportFailure {
 }
 
 const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL", "EAI_NODATA"]);
-const TLS_CODES = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_UNTRUSTED",
-  "CERT_REVOKED",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-]);
+/** OpenSSL's verify codes (CERT_HAS_EXPIRED, UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …) and Node's TLS errors. */
+const TLS_CODE = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH)/;
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 const LOST_CODES = new Set([
   "ECONNRESET",
   "EPIPE",
@@ -92,18 +83,27 @@ const UNREACHABLE_REASONS: Record<string, string> = {
   ETIMEDOUT: "connecting timed out",
 };
 
-/** The system or TLS error code anywhere down the cause chain (fetch and undici wrap it; AggregateError holds several). */
-function codeOf(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 8; depth++) {
-    const code = (current as { code?: unknown }).code;
+/** The error and its causes, outermost first (fetch and undici wrap the system error; AggregateError holds several). */
+function chainOf(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let current = error; current instanceof Error && chain.length < 8; ) {
+    chain.push(current);
+    const aggregate = current instanceof AggregateError ? current.errors[0] : undefined;
+    current = aggregate ?? current.cause;
+  }
+  return chain;
+}
+
+/** The system or TLS error code anywhere down the cause chain. */
+function codeOf(chain: readonly Error[]): string | undefined {
+  for (const link of chain) {
+    const code = (link as { code?: unknown }).code;
     if (
       typeof code === "string" &&
-      (/^(E[A-Z_]+|UND_ERR_[A-Z_]+|HPE_[A-Z_]+|Z_[A-Z_]+)$/.test(code) || TLS_CODES.has(code))
+      (/^(E[A-Z_]+|UND_ERR_[A-Z_]+|HPE_[A-Z_]+|Z_[A-Z_]+)$/.test(code) || TLS_CODE.test(code))
     ) {
       return code;
     }
-    const aggregate = current instanceof AggregateError ? current.errors[0] : undefined;
-    current = aggregate ?? current.cause;
   }
   return undefined;
 }
@@ -132,7 +132,8 @@ export function classifyTransportError(error: unknown): TransportFailure {
       limitBytes: error.limitBytes,
     };
   }
-  const code = codeOf(error);
+  const chain = chainOf(error);
+  const code = codeOf(chain);
   const failure = (kind: TransportClass, reason: string): TransportFailure => ({
     class: kind,
     code,
@@ -140,12 +141,14 @@ export function classifyTransportError(error: unknown): TransportFailure {
     stage: "connect",
     limitBytes: undefined,
   });
-  const name = error instanceof Error ? error.name : "";
-  if (code !== undefined && TLS_CODES.has(code)) return failure("tls", `${rootMessage(error)} (${code})`);
-  if (name === "TimeoutError" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+  const names = new Set(chain.map((link) => link.name));
+  if (code !== undefined && TLS_CODE.test(code)) return failure("tls", `${rootMessage(error)} (${code})`);
+  if (names.has("TimeoutError") || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return failure("timeout", "no answer in time");
   }
-  if (name === "AbortError" || code === "ABORT_ERR") return failure("aborted", "the request was aborted");
+  if (names.has("AbortError") || chain.some((link) => (link as { code?: unknown }).code === "ABORT_ERR")) {
+    return failure("aborted", "the request was aborted");
+  }
   if (code !== undefined && LOST_CODES.has(code)) return failure("connection-lost", reasonFor(code, error));
   if (code !== undefined && (code.startsWith("HPE_") || code.startsWith("Z_"))) {
     return failure("bad-response", reasonFor(code, error));
@@ -165,7 +168,7 @@ function reasonFor(code: string, error: unknown): string {
   if (LOST_CODES.has(code)) return "the connection was closed before the whole answer";
   if (code.startsWith("HPE_")) return `the answer is not valid HTTP (${code})`;
   if (code.startsWith("Z_")) return `the answer's compressed body is corrupt: ${rootMessage(error)} (${code})`;
-  if (TLS_CODES.has(code)) return `${rootMessage(error)} (${code})`;
+  if (TLS_CODE.test(code)) return `${rootMessage(error)} (${code})`;
   return code;
 }
 
