@@ -33,7 +33,7 @@ export const k3s = registerPhase({
   id: "k3s",
   title: "k3s",
   description: "install the pinned k3s without flannel and its network policy controller; wait for the node Ready",
-  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
+  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "transport", "paths"],
   uses: { tools: ["k3sInstaller"] },
   outputs: K3sOutputs,
   inputs: (ctx) => ({ version: ctx.pins.pins.tools.k3s.version, network: { ...ctx.network } }),
@@ -88,7 +88,7 @@ export const k3s = registerPhase({
     "install-installer": async (ctx, _step, io) => {
       const { installer } = io.observation;
       if (installer.action === "install") {
-        await installInstaller(installer, { paths: ctx.paths, fetch: ctx.fetch, signal: io.signal });
+        await installInstaller(installer, { paths: ctx.paths, transport: ctx.transport, signal: io.signal });
       }
     },
   },

@@ -17,7 +17,7 @@ export const liqo = registerPhase({
   id: "liqo",
   title: "Liqo",
   description: "install the pinned Liqo with liqoctl for k3s, with the same pod and service CIDRs",
-  needs: ["pins", "network", "kube", "wait", "tools", "runner", "fetch", "onDownload", "onInstalled", "paths"],
+  needs: ["pins", "network", "kube", "wait", "tools", "runner", "transport", "onDownload", "onInstalled", "paths"],
   uses: { tools: ["liqoctl"] },
   outputs: z.strictObject({
     version: z.string(),
