@@ -1,2 +1,2 @@
 // The bin's entry in the bundle: it and the commands share one bundled copy of oclif.
-export { run } from "@nodekit/cli-kit/run";
+export { run } from "@nodekit/cli-kit";

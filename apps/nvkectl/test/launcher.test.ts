@@ -189,7 +189,10 @@ describe("one launcher body (issue 8 item 5)", () => {
       outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string }[] }>;
     };
     const launch = meta.outputs["dist/launch.js"];
-    expect(Object.keys(launch?.inputs ?? {}).sort()).toEqual(["../../packages/cli-kit/src/bin.ts", "src/launch.ts"]);
+    expect(Object.keys(launch?.inputs ?? {}).sort()).toEqual([
+      "../../packages/cli-kit/src/launch/bin.ts",
+      "src/launch.ts",
+    ]);
     for (const { path } of launch?.imports ?? []) {
       if (path.startsWith("dist/")) expect(Object.keys(meta.outputs[path]?.inputs ?? {}), path).toEqual([]);
     }

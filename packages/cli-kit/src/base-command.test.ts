@@ -1,30 +1,19 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDir } from "@nodekit/test-utils";
-import type { Interfaces } from "@oclif/core";
 import { Config } from "@oclif/core/config";
 import { afterEach, describe, expect, it } from "vitest";
 import { BaseCommand } from "./base-command.ts";
 import { outputFlag } from "./flags.ts";
 
-// BaseCommand.init takes the fast parser's answer only when nothing of oclif's init and parse
-// would matter: here on oclif's own Config of a CLI root, with and without a plugin's preparse hook.
+// BaseCommand.init parses with oclif's parser: on oclif's own Config of a CLI root, a plugin's
+// preparse hook applies and a deprecated command is warned about, as in any oclif CLI.
 
 class Read extends BaseCommand<typeof Read> {
   static override flags = { output: outputFlag() };
-  parsedByOclif = false;
 
-  protected override async parse<
-    F extends Interfaces.OutputFlags<Interfaces.FlagInput>,
-    B extends Interfaces.OutputFlags<Interfaces.FlagInput>,
-    A extends Interfaces.OutputArgs<Interfaces.ArgInput>,
-  >(options?: Interfaces.Input<F, B, A>, argv?: string[]): Promise<Interfaces.ParserOutput<F, B, A>> {
-    this.parsedByOclif = true;
-    return super.parse(options, argv);
-  }
-
-  async run(): Promise<{ flags: unknown; oclif: boolean }> {
-    return { flags: this.flags, oclif: this.parsedByOclif };
+  async run(): Promise<{ flags: unknown }> {
+    return { flags: this.flags };
   }
 }
 
@@ -56,27 +45,23 @@ async function configWith(hooks: Record<string, string>): Promise<Config> {
 }
 
 const run = (Class: typeof Read, argv: string[], config: Config) =>
-  (new Class(argv, config) as unknown as { _run(): Promise<{ flags: unknown; oclif: boolean }> })._run();
+  (new Class(argv, config) as unknown as { _run(): Promise<{ flags: unknown }> })._run();
 
 describe("BaseCommand.init", () => {
-  it("parses a plain command line without oclif's parser, with the same flags", async () => {
+  it("parses the command's flags and the global ones", async () => {
     const config = await configWith({});
-    expect(await run(Read, ["-o", "json"], config)).toEqual({ flags: { output: "json" }, oclif: false });
-    // A line the fast parser declines is oclif's.
-    expect(await run(Read, ["-vv", "-o", "json"], config)).toEqual({
-      flags: { verbose: true, output: "json" },
-      oclif: true,
-    });
+    expect(await run(Read, ["-o", "json"], config)).toEqual({ flags: { output: "json" } });
+    expect(await run(Read, ["-vv", "-o", "json"], config)).toEqual({ flags: { verbose: true, output: "json" } });
   });
 
-  it("leaves the parse to oclif when a plugin declares a preparse hook (it may rewrite argv)", async () => {
+  it("runs a plugin's preparse hook before the parse (it may rewrite argv)", async () => {
     const config = await configWith({
       preparse: 'export default async function ({ argv }) { return argv.map((a) => (a === "json" ? "yaml" : a)); }\n',
     });
-    expect(await run(Read, ["-o", "json"], config)).toEqual({ flags: { output: "yaml" }, oclif: true });
+    expect(await run(Read, ["-o", "json"], config)).toEqual({ flags: { output: "yaml" } });
   });
 
-  it("leaves the parse to oclif for a deprecated command (oclif's init warns)", async () => {
+  it("warns of a deprecated command (oclif's init)", async () => {
     class Old extends Read {
       static override id = "old";
       static override state = "deprecated";
@@ -87,7 +72,7 @@ describe("BaseCommand.init", () => {
     const error = console.error;
     console.error = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
     try {
-      expect((await run(Old, ["-o", "json"], config)).oclif).toBe(true);
+      expect(await run(Old, ["-o", "json"], config)).toEqual({ flags: { output: "json" } });
     } finally {
       console.error = error;
     }

@@ -5,7 +5,6 @@ import type { Interfaces } from "@oclif/core";
 import { Command } from "@oclif/core/command";
 import * as Errors from "@oclif/core/errors";
 import { globalFlags } from "./flags.ts";
-import { type FastParseInput, parseFast } from "./launch/parse-fast.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import {
   type Columns,
@@ -26,7 +25,6 @@ import {
 } from "./output.ts";
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
 import { describeFailure, type Hints } from "./render-error.ts";
-import { traceStartup } from "./trace.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -42,37 +40,6 @@ export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T["args
 function argsFromArgvOnly(args: Interfaces.ArgInput | undefined): Interfaces.ArgInput | undefined {
   if (args === undefined) return undefined;
   return Object.fromEntries(Object.entries(args).map(([name, arg]) => [name, { ...arg, ignoreStdin: true }]));
-}
-
-/**
- * What a command's `init` parses its command line with: its own flags and args (a missing
- * argument is never read from stdin), the base flags, `strict`; no --json flag.
- */
-export function commandParseInput(ctor: typeof Command) {
-  return {
-    flags: ctor.flags,
-    baseFlags: ctor.baseFlags,
-    args: argsFromArgvOnly(ctor.args),
-    strict: ctor.strict,
-    enableJsonFlag: false,
-  } satisfies FastParseInput;
-}
-
-/**
- * Whether a command line the fast parser accepts may skip oclif's `parse` and the rest of
- * `Command.init`: nothing there would print or change it. oclif's init warns of a deprecated
- * command (or alias); its parse runs the `preparse` hooks, which only a plugin's package.json
- * can declare (the launcher's manifest Config has none; oclif's own Config lists every plugin's).
- */
-function mayParseFast(command: Command): boolean {
-  const ctor = command.constructor as typeof Command;
-  if (ctor.state === "deprecated" || ctor.deprecateAliases) return false;
-  const plugins = (command.config as { plugins?: unknown }).plugins;
-  if (!(plugins instanceof Map)) return false;
-  for (const plugin of plugins.values() as Iterable<{ hooks?: Record<string, unknown[] | undefined> }>) {
-    if ((plugin.hooks?.preparse?.length ?? 0) > 0) return false;
-  }
-  return true;
 }
 
 /**
@@ -98,25 +65,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected logger: Logger = createLogger({ redactor: this.redactor, json: process.argv.includes("--json-logs") });
 
   override async init(): Promise<void> {
-    const input = commandParseInput(this.ctor);
-    // A plain command line is parsed as oclif would parse it, without oclif's parser (whose
-    // first call V8 compiles in every process: launch/parse-fast.ts); anything else is oclif's.
-    const fast = mayParseFast(this) ? await parseFast(this.argv, { ...input, context: this }) : undefined;
-    let parsed: { args: Record<string, unknown>; flags: Record<string, unknown> };
-    if (fast === undefined) {
-      await super.init();
-      parsed = await this.parse(input);
-      traceStartup("flags parsed (oclif's parser)");
-    } else {
-      // What Command.init and Command.parse do besides parsing (no warning: mayParseFast).
-      const global = globalThis as { "http-call"?: { userAgent?: string } };
-      global["http-call"] = global["http-call"] || {};
-      global["http-call"].userAgent = this.config.userAgent;
-      this.parsed = true;
-      parsed = fast;
-      traceStartup("flags parsed (fast parser)");
-    }
-    const { args, flags } = parsed;
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: this.ctor.baseFlags,
+      args: argsFromArgvOnly(this.ctor.args),
+      strict: this.ctor.strict,
+      enableJsonFlag: false,
+    });
     this.flags = flags as BaseFlags<T>;
     this.args = args as BaseArgs<T>;
     const base = flags as { verbose?: boolean; "json-logs"?: boolean };

@@ -1,8 +1,10 @@
-export { type BaseArgs, BaseCommand, type BaseFlags, commandParseInput } from "./base-command.ts";
+export { type BaseArgs, BaseCommand, type BaseFlags } from "./base-command.ts";
 export { parseDuration } from "./duration.ts";
 export { errorCodes as cliKitErrorCodes } from "./errors.ts";
 export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
-export { type FastParseInput, type FastParseOutput, parseFast } from "./launch/parse-fast.ts";
+export { type CliEntry, engineProblem, launch } from "./launch/bin.ts";
+export { run } from "./launch/run.ts";
+export { traceStartup } from "./launch/trace.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
 export { commandNotFound, suggestCommands } from "./not-found.ts";
 export { Args, Flags } from "./oclif.ts";
@@ -39,4 +41,3 @@ export {
   runProgress,
 } from "./progress.ts";
 export { describeFailure, type Failure, type FailureContext, type Hints } from "./render-error.ts";
-export { traceStartup } from "./trace.ts";

@@ -1,10 +1,6 @@
+import { styleText } from "node:util";
 import { escapeControl, escapeJsonControl } from "@nodekit/errors";
 import type { Redactor } from "@nodekit/process";
-
-// node:util through process.getBuiltinModule, not `import … from "node:util"`: an ES import of
-// a built-in reads every export, and node:util's load worker_threads, its diff and parseArgs
-// (a dozen of Node's modules, a few ms of every command; the start-up guard checks it).
-const { styleText } = process.getBuiltinModule("node:util");
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;

@@ -1,12 +1,8 @@
+import { styleText } from "node:util";
 import { escapeControl } from "@nodekit/errors";
 import type { PhaseEvent } from "@nodekit/phase-runner";
 import type { PlanEvent } from "@nodekit/plan";
 import type { Logger } from "./logger.ts";
-
-// node:util through process.getBuiltinModule, not `import … from "node:util"`: an ES import of
-// a built-in reads every export, and node:util's load worker_threads, its diff and parseArgs
-// (a dozen of Node's modules, a few ms of every command; the start-up guard checks it).
-const { styleText } = process.getBuiltinModule("node:util");
 
 export type ProgressState = "running" | "done" | "failed" | "skipped";
 

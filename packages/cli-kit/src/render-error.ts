@@ -1,10 +1,6 @@
+import { stripVTControlCharacters } from "node:util";
 import { BugError, ExitCode, errorCodes, formatProblem, isUserError, type UserError } from "@nodekit/errors";
 import { CommandFailedError, processErrorCodes } from "@nodekit/process";
-
-// node:util through process.getBuiltinModule, not `import … from "node:util"`: an ES import of
-// a built-in reads every export, and node:util's load worker_threads, its diff and parseArgs
-// (a dozen of Node's modules, a few ms of every command; the start-up guard checks it).
-const { stripVTControlCharacters } = process.getBuiltinModule("node:util");
 
 export interface Failure {
   exitCode: number;

@@ -5,15 +5,6 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 
-export {
-  type CliParsers,
-  type CommandDefinitions,
-  checkFastParser,
-  commandClassesIn,
-  describeFastParserOverCommands,
-  onlyOclifParses,
-  type ParsedLine,
-} from "./command-lines.ts";
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export {
   type BoundedRun,

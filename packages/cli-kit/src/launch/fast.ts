@@ -2,10 +2,10 @@ import type { Command } from "@oclif/core";
 import { ExitError } from "@oclif/core/errors";
 import type { Logger } from "@oclif/core/interfaces";
 import { setLogger } from "@oclif/core/logger";
-import type { StartPlan } from "../run.ts";
-import { traceStartup } from "../trace.ts";
 import { manifestConfig } from "./manifest-config.ts";
+import type { StartPlan } from "./plan.ts";
 import type { ShippedCli } from "./shipped.ts";
+import { traceStartup } from "./trace.ts";
 
 /**
  * Runs one of the CLI's own commands (or its --help) on a Config built from the shipped

@@ -11,7 +11,7 @@ export function engineProblem(version: string): string | undefined {
   return `error: this CLI needs Node.js ${MINIMUM_MAJOR} or newer; this is v${version}\nnext: install Node.js ${MINIMUM_MAJOR} LTS or newer and run it again\n`;
 }
 
-/** A CLI's bundled entry (its dist/run.js), which re-exports @nodekit/cli-kit/run's `run`. */
+/** A CLI's bundled entry (its dist/run.js), which re-exports @nodekit/cli-kit's `run`. */
 export interface CliEntry {
   run(binUrl: string): Promise<void>;
 }

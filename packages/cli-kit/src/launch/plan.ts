@@ -1,0 +1,81 @@
+import { arrangeArgv, asksForHelp } from "./argv.ts";
+import {
+  COMMAND_HOOKS,
+  envPrefix,
+  hasUserPlugins,
+  knowsEveryFlag,
+  type ManifestCommand,
+  type ShippedCli,
+  type ShippedPackage,
+} from "./shipped.ts";
+
+// Decides, from the shipped package.json and manifest alone, whether a command line can start
+// without oclif's Config.load (which loads every plugin): `--version`, `--help` of one of the
+// CLI's own commands, and any of its own commands whose flags are all known. Anything unusual
+// takes oclif's full start: a user or linked plugin (its init and prerun hooks must run), a
+// hook in the CLI's own package.json, oclif's debug variables, an unknown command or flag
+// (oclif's messages and suggestions), a plugin's command, the root help.
+
+/** What the launcher does with a command line. */
+export type StartPlan =
+  | { kind: "version"; userAgent: string }
+  | { kind: "help"; argv: string[] }
+  | { kind: "command"; command: ManifestCommand; argv: string[] }
+  | { kind: "topic"; topic: string; argv: string[] }
+  | { kind: "full"; reason: string };
+
+/**
+ * What the package.json alone decides, before the manifest is read: oclif's full start for
+ * anything unusual, or `--version`. Undefined when the command line needs the manifest.
+ */
+export function planEarly(
+  cli: ShippedPackage,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Extract<StartPlan, { kind: "full" | "version" }> | undefined {
+  const prefix = envPrefix(cli.bin);
+  if (env[`${prefix}FULL_START`] === "1") return { kind: "full", reason: `${prefix}FULL_START=1` };
+  if (env.DEBUG || env[`${prefix}DEBUG`] || env.NODE_ENV === "development") return { kind: "full", reason: "debug" };
+  // The CLI's own command_not_found hook runs only for a command line the fast path never
+  // takes (an unknown command goes to the full start), so it does not turn the fast path off.
+  const hooks = Object.keys(cli.pjson.oclif.hooks ?? {}).filter(
+    (hook) => hook !== "command_not_found" && (COMMAND_HOOKS as readonly string[]).includes(hook),
+  );
+  if (hooks.length > 0) return { kind: "full", reason: `hooks: ${hooks.join(", ")}` };
+  if (hasUserPlugins(cli, env)) return { kind: "full", reason: "user plugins" };
+  const { oclif } = cli.pjson;
+  if ([...(oclif.additionalVersionFlags ?? []), "--version"].includes(argv[0] ?? "")) {
+    const arch = process.arch === "ia32" ? "x86" : process.arch;
+    return {
+      kind: "version",
+      userAgent: `${cli.pjson.name}/${cli.pjson.version} ${process.platform}-${arch} node-${process.version}`,
+    };
+  }
+  return undefined;
+}
+
+/** The plan for a command line that is not `--version`, from the manifest. */
+export function planCommand(cli: ShippedCli, argv: readonly string[]): StartPlan {
+  const { oclif } = cli.pjson;
+  const arranged = arrangeArgv(argv, cli.table);
+  const command = arranged.id === undefined ? undefined : cli.commands.get(arranged.id);
+  if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
+    return command === undefined
+      ? { kind: "full", reason: "help of no command of the CLI's own" }
+      : {
+          kind: "help",
+          argv: arranged.argv.slice(0, arranged.words),
+        };
+  }
+  if (command === undefined) {
+    // Only the CLI's own commands are known here, so a topic is one when no plugin is installed.
+    if (arranged.topic !== undefined) return { kind: "topic", topic: arranged.topic, argv: arranged.argv };
+    return { kind: "full", reason: "no command of the CLI's own" };
+  }
+  if (command.pluginName !== cli.pjson.name || command.relativePath === undefined) {
+    return { kind: "full", reason: "a plugin's command" };
+  }
+  const args = arranged.argv.slice(arranged.words);
+  if (!knowsEveryFlag(command, args)) return { kind: "full", reason: "a flag the command does not declare" };
+  return { kind: "command", command, argv: args };
+}
