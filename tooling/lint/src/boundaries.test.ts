@@ -16,8 +16,8 @@ interface Diagnostic {
   location: { path: string; start: { line: number } };
 }
 
-/** The noRestrictedImports findings for `files`, as "path:line message". */
-async function restrictedImports(files: Record<string, string>): Promise<string[]> {
+/** The findings of one rule (`lint/<group>/<rule>`) for `files`, as "path:line message". */
+async function findings(category: string, files: Record<string, string>): Promise<string[]> {
   const config = JSON.parse(await readFile(join(repoRoot, "biome.json"), "utf8")) as Record<string, unknown>;
   delete config.$schema;
   config.vcs = { enabled: false }; // the temp dir is no git checkout
@@ -31,10 +31,13 @@ async function restrictedImports(files: Record<string, string>): Promise<string[
   });
   const report = JSON.parse(stdout) as { diagnostics: Diagnostic[] };
   return report.diagnostics
-    .filter((diagnostic) => diagnostic.category === "lint/style/noRestrictedImports")
+    .filter((diagnostic) => diagnostic.category === category)
     .map((d) => `${d.location.path}:${d.location.start.line} ${d.message.split(":")[0]}`) // the message up to its first colon
     .sort();
 }
+
+/** The noRestrictedImports findings for `files`. */
+const restrictedImports = (files: Record<string, string>) => findings("lint/style/noRestrictedImports", files);
 
 const oclif = [
   'import type { Config } from "@oclif/core";',
@@ -94,5 +97,21 @@ describe("biome: libraries (packages/*) import neither oclif nor cli-kit", () =>
       "packages/lib/src/schema.ts": 'import { z } from "zod";\nexport { z };\n',
     });
     expect(found).toEqual(['packages/lib/src/schema.ts:1 Import zod as `import * as z from "zod"`']);
+  });
+});
+
+describe("biome: no import circles", () => {
+  test("a circle is reported, also when one side is a type import and the other a dynamic import", async () => {
+    const found = await findings("lint/suspicious/noImportCycles", {
+      "packages/lib/src/run.ts":
+        'export async function run() {\n  const { fast } = await import("./fast.ts");\n  return fast;\n}\nexport type Plan = { kind: "fast" };\n',
+      "packages/lib/src/fast.ts":
+        'import type { Plan } from "./run.ts";\nexport const fast: Plan = { kind: "fast" };\n',
+      "packages/lib/src/alone.ts": 'import { fast } from "./fast.ts";\nexport const alone = fast;\n',
+    });
+    expect(found.map((line) => line.split(" ")[0])).toEqual([
+      "packages/lib/src/fast.ts:1",
+      "packages/lib/src/run.ts:2",
+    ]);
   });
 });
