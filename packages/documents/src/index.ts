@@ -1,4 +1,5 @@
 export { errorCodes as documentsErrorCodes } from "./errors.ts";
+export { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "./fields.ts";
 export {
   DEFAULT_MAX_INPUT_BYTES,
   inputTooLarge,

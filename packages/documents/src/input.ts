@@ -1,14 +1,6 @@
-import { close as closeCallback, fstat as fstatCallback, open as openCallback, read as readCallback } from "node:fs";
-import { promisify } from "node:util";
+import { open } from "node:fs/promises";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-
-// node:fs callbacks, not node:fs/promises: a few readers sit on start-up paths that
-// load nothing they do not need.
-const open = promisify(openCallback);
-const fstat = promisify(fstatCallback);
-const close = promisify(closeCallback);
-const read = promisify(readCallback);
 
 /**
  * The most an input file or standard input is read, by default: 8 MiB, as many bytes as
@@ -50,15 +42,15 @@ export function inputTooLarge(source: string, maxBytes: number, what?: string): 
 export async function readInputFile(path: string, options: ReadInputOptions = {}): Promise<Buffer> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const source = options.source ?? path;
-  const fd = await open(path, "r");
+  const file = await open(path, "r");
   try {
-    const info = await fstat(fd);
+    const info = await file.stat();
     if (info.isFile() && info.size > maxBytes) throw inputTooLarge(source, maxBytes, options.what);
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
       const chunk = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1 - total));
-      const { bytesRead } = await read(fd, chunk, 0, chunk.length, null);
+      const { bytesRead } = await file.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       total += bytesRead;
       if (total > maxBytes) throw inputTooLarge(source, maxBytes, options.what);
@@ -66,7 +58,7 @@ export async function readInputFile(path: string, options: ReadInputOptions = {}
     }
     return Buffer.concat(chunks, total);
   } finally {
-    await close(fd);
+    await file.close();
   }
 }
 

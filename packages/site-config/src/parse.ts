@@ -1,6 +1,5 @@
 import { parseYamlWith, validateDocument } from "@nodekit/documents";
 import type { Problem } from "@nodekit/errors";
-import { dump } from "js-yaml";
 import { emptyConfig, type SiteConfig, siteConfigSchema } from "./schema.ts";
 
 export interface ParseOptions {
@@ -38,11 +37,13 @@ export function validateConfig(value: unknown, options: ParseOptions): Problem[]
   return validateDocument(siteConfigSchema, { value }, { source: options.source }).problems;
 }
 
-/** The text nvkectl writes: the same fields in a fixed order, YAML that parses back to the same value. */
+/**
+ * The text nvkectl writes: JSON (which is YAML too, so the file reads as it always did), the
+ * same fields in a fixed order. A person may rewrite it as YAML: it is read either way.
+ */
 export function formatConfig(config: SiteConfig): string {
   const ordered: Record<string, unknown> = { apiVersion: config.apiVersion, kind: config.kind };
   if (config.activeSite !== undefined) ordered.activeSite = config.activeSite;
   ordered.sites = config.sites.map((site) => ({ name: site.name, url: site.url, kubeconfig: site.kubeconfig }));
-  // names-cli: the header of nvkectl's own config file, not a message.
-  return `# nvkectl site configuration; change it with \`nvkectl config\` (see docs/sites.md).\n${dump(ordered, { noRefs: true, lineWidth: -1 })}`;
+  return `${JSON.stringify(ordered, null, 2)}\n`;
 }

@@ -1,9 +1,65 @@
+import { isAbsolute } from "node:path";
+import { isDnsLabel } from "@nodekit/documents";
 import * as z from "zod";
-import { API_VERSION, checkKubeconfigPath, checkSiteName, checkSiteUrl, KIND } from "./checks.ts";
 
-// The zod schema of the config file. The plain values, types and checks are in checks.ts
-// (no zod), with the fast check that lets a valid file be read without loading zod.
-export { API_VERSION, emptyConfig, KIND, type Site, type SiteConfig } from "./checks.ts";
+// nvkectl's config file: its types, the rules for each field, and the zod schema.
+
+export const API_VERSION = "nvkectl.nvke.io/v1";
+export const KIND = "Config";
+
+/** A management plane the CLI can talk to (NV-8). */
+export interface Site {
+  /** A DNS-1123 label: how commands and `--site` name it. */
+  name: string;
+  /** The NVKE controller API, http:// or https://. */
+  url: string;
+  /** Absolute path of the site cluster's kubeconfig. */
+  kubeconfig: string;
+}
+
+/** The content of nvkectl's config file. */
+export interface SiteConfig {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  /** The site commands use when `--site` is not given. */
+  activeSite?: string;
+  sites: Site[];
+}
+
+/** Why a site name is not acceptable, or undefined when it is. */
+export function checkSiteName(name: string): string | undefined {
+  if (!isDnsLabel(name)) {
+    return 'must be a DNS-1123 label: lowercase letters, digits and "-", starting and ending with a letter or digit, at most 63 characters';
+  }
+  return undefined;
+}
+
+/** Why a site URL is not acceptable, or undefined when it is. */
+export function checkSiteUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an http:// or https:// URL, e.g. https://nvke.example.com";
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "must be an http:// or https:// URL";
+  if (parsed.hostname === "") return "must name a host";
+  // The config file is not a place for secrets; the CLI authenticates with a minted token.
+  if (parsed.username !== "" || parsed.password !== "") return "must not carry a user name or password";
+  return undefined;
+}
+
+/** Why a kubeconfig path is not acceptable in the file, or undefined when it is. */
+export function checkKubeconfigPath(path: string): string | undefined {
+  if (path === "") return "must not be empty";
+  if (!isAbsolute(path)) return "must be an absolute path";
+  return undefined;
+}
+
+/** A configuration with no sites: what a missing file means. */
+export function emptyConfig(): SiteConfig {
+  return { apiVersion: API_VERSION, kind: KIND, sites: [] };
+}
 
 const refined = (check: (value: string) => string | undefined) =>
   z.string().superRefine((value, ctx) => {

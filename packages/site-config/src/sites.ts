@@ -1,6 +1,6 @@
 import { type Problem, UserError } from "@nodekit/errors";
-import { checkKubeconfigPath, checkSiteName, checkSiteUrl, type Site, type SiteConfig } from "./checks.ts";
 import { errorCodes } from "./errors.ts";
+import { checkKubeconfigPath, checkSiteName, checkSiteUrl, type Site, type SiteConfig } from "./schema.ts";
 
 /** A site as `get-sites` shows it. */
 export interface SiteListing extends Site {

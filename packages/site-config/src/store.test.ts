@@ -2,8 +2,9 @@ import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promis
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
 import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { load } from "js-yaml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "./parse.ts";
+import { formatConfig, parseConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./schema.ts";
 import { setSite } from "./sites.ts";
 import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
@@ -40,18 +41,35 @@ describe("loadConfig", () => {
     expect(await loadConfig(location)).toEqual({ path: file, config: emptyConfig(), exists: false });
   });
 
-  it("reads a file the plain decoder declines (flow style, an anchor) with the full YAML reader", async () => {
+  it("reads the YAML earlier versions wrote and a person's hand-edited YAML (anchors, flow style)", async () => {
     await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
     const kubeconfig = join(root, "lab.kubeconfig");
     const site = { name: "lab", url: "https://lab.example.com", kubeconfig };
     const expected = { apiVersion: "nvkectl.nvke.io/v1", kind: "Config", activeSite: "lab", sites: [site] };
-    await writeFile(file, JSON.stringify(expected));
+    // What nvkectl wrote before its config file became JSON (js-yaml's dump, a comment first).
+    await writeFile(
+      file,
+      `# nvkectl site configuration; change it with \`nvkectl config\` (see docs/sites.md).\napiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: lab\nsites:\n  - name: lab\n    url: https://lab.example.com\n    kubeconfig: ${kubeconfig}\n`,
+    );
     expect((await loadConfig(location)).config).toEqual(expected);
     await writeFile(
       file,
-      `apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: &active lab\nsites:\n  - name: *active\n    url: https://lab.example.com\n    kubeconfig: ${kubeconfig}\n`,
+      `apiVersion: nvkectl.nvke.io/v1\nkind: Config\nactiveSite: &active lab\nsites:\n  - {name: *active, url: "https://lab.example.com", kubeconfig: ${kubeconfig}}\n`,
     );
     expect((await loadConfig(location)).config).toEqual(expected);
+    await writeFile(file, JSON.stringify(expected));
+    expect((await loadConfig(location)).config).toEqual(expected);
+  });
+
+  it("names the line of a problem in the JSON it writes", async () => {
+    await mkdir(join(root, "xdg", "nvkectl"), { recursive: true });
+    const text = formatConfig(
+      setSite(emptyConfig(), { name: "lab", url: "https://lab.example.com", kubeconfig: "/k/lab" }).config,
+    );
+    await writeFile(file, text.replace('"url": "https://lab.example.com"', '"url": "ftp://lab.example.com"'));
+    const error = await userErrorOf(loadConfig(location));
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.problems.map((p) => [p.line, p.path])).toEqual([[8, ["sites", 0, "url"]]]);
   });
 
   it("fails on a corrupt file, naming the file, every problem and what to do", async () => {
@@ -72,6 +90,18 @@ describe("loadConfig", () => {
 });
 
 describe("saveConfig", () => {
+  it("writes JSON (YAML too, so every version reads it), the fields in a fixed order", async () => {
+    const { config } = setSite(emptyConfig(), { name: "lab", url: "https://lab.example.com", kubeconfig: "/k/lab" });
+    await saveConfig(config, location);
+
+    const text = await readFile(file, "utf8");
+    expect(JSON.parse(text)).toEqual(config);
+    expect(load(text)).toEqual(config);
+    expect(text).toBe(
+      '{\n  "apiVersion": "nvkectl.nvke.io/v1",\n  "kind": "Config",\n  "activeSite": "lab",\n  "sites": [\n    {\n      "name": "lab",\n      "url": "https://lab.example.com",\n      "kubeconfig": "/k/lab"\n    }\n  ]\n}\n',
+    );
+  });
+
   it("creates the directory 0700 and the file 0600", async () => {
     const path = await saveConfig(emptyConfig(), location);
 

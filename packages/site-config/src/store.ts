@@ -1,20 +1,15 @@
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { readInputFile } from "@nodekit/documents/input";
-import { decodePlainYaml } from "@nodekit/documents/plain-yaml";
-import { decodeUtf8 } from "@nodekit/documents/text";
+import { decodeUtf8, readInputFile } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
 import { assertTrustedFile, ensurePrivateDir, type LockOptions, withFileLock, writeFileSafe } from "@nodekit/fs-safe";
-import { assertKubeconfig } from "@nodekit/kube/access";
-import { emptyConfig, isSiteConfig, type SiteConfig } from "./checks.ts";
+import { assertKubeconfig } from "@nodekit/kube";
 import { errorCodes } from "./errors.ts";
+import { emptyConfig, type SiteConfig, siteConfigSchema } from "./schema.ts";
 
-// The zod schema and the writer load only when needed: a valid file passes the fast check
-// (checks.ts), so a read-only command never loads zod.
+// The YAML reader (js-yaml, with every problem's line) loads only for a file that is not the
+// JSON nvkectl writes: one a person wrote or edited as YAML, or one with a problem to report.
 const parsing = () => import("./parse.ts");
-// js-yaml likewise: the file nvkectl writes is read by the plain decoder, so a read loads
-// neither js-yaml (≈ 15 ms to load and first run) nor node:fs/promises (eight more of Node's modules).
-const yamlReading = () => import("./yaml-read.ts");
 
 /**
  * Where the config file is, from the environment. Everything has a real default, so
@@ -60,7 +55,8 @@ export function configPath(location: ConfigLocation = {}): string {
 const WHAT = "the site configuration";
 
 /**
- * Read the config file. A missing file is an empty configuration. A file that is not
+ * Read the config file: the JSON nvkectl writes, or YAML a person wrote (JSON.parse first,
+ * js-yaml for anything else). A missing file is an empty configuration. A file that is not
  * valid YAML (or not UTF-8 text) or breaks the schema is a CONFIG_INVALID user error
  * (InvalidInput) naming the file and every problem; such a file is never written over.
  * The file names the clusters tokens are minted for and the URLs they are sent to, so one
@@ -87,12 +83,11 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
     throw invalidInput(errorCodes.CONFIG_INVALID, path, decoded.problems, [`save ${path} as UTF-8 text`]);
   }
   const text = decoded.text;
-  const plain = decodePlainYaml(text);
-  if (plain !== undefined && isSiteConfig(plain)) return { path, config: plain, exists: true };
-  const { readYamlDocuments } = await yamlReading();
-  const read = readYamlDocuments(text, { source: path, fileKind: "the config file" });
-  const only = read.documents.length === 1 && read.problems.length === 0 ? read.documents[0] : undefined;
-  if (only !== undefined && isSiteConfig(only.value)) return { path, config: only.value, exists: true };
+  const json = parseJson(text);
+  if (json !== undefined) {
+    const checked = siteConfigSchema.safeParse(json.value);
+    if (checked.success) return { path, config: checked.data as SiteConfig, exists: true };
+  }
   const { parseConfig } = await parsing();
   const { config, problems } = parseConfig(text, { source: path });
   if (config === undefined) {
@@ -155,6 +150,15 @@ export async function resolveKubeconfig(file: string, options: { cwd?: string } 
   const path = resolve(options.cwd ?? process.cwd(), file);
   await assertKubeconfig(path);
   return path;
+}
+
+/** The value of a JSON text, or undefined when it is not JSON (YAML, or empty). */
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
 }
 
 function errorCode(error: unknown): string | undefined {
