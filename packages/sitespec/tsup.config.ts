@@ -1,4 +1,4 @@
 import { defineConfig } from "tsup";
 import { library } from "../../tooling/tsup/base.ts";
 
-export default defineConfig(library({ entry: ["src/index.ts", "src/generate.ts"] }));
+export default defineConfig(library());

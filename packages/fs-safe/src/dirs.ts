@@ -1,8 +1,8 @@
 import type { Stats } from "node:fs";
+import { chmod, lstat, mkdir, realpath } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-import { chmod, lstat, mkdir, realpath } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, isTrustedOwner, octal, ownerName } from "./owner.ts";
 
 export interface TrustOptions extends Identity {

@@ -1,9 +1,10 @@
-import { constants, type Stats } from "node:fs";
+import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
+import { constants, type FileHandle, lstat, open, realpath, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { assertTrustedDir, type TrustOptions } from "./dirs.ts";
 import { errorCodes } from "./errors.ts";
-import { close, fstat, lstat, open, read, readFile, realpath, stat } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, isTrustedOwner, octal, ownerName } from "./owner.ts";
 
 export type PrivateFileRead =
@@ -15,7 +16,7 @@ export type PrivateFileRead =
 
 type Fault = "link" | "not-file" | "owner" | "mode";
 type Opened =
-  | { readonly kind: "open"; readonly fd: number }
+  | { readonly kind: "open"; readonly file: FileHandle }
   | { readonly kind: "missing" }
   | { readonly kind: "unsafe"; readonly fault: Fault; readonly reason: string }
   | { readonly kind: "unreadable"; readonly code: string };
@@ -23,12 +24,12 @@ type Opened =
 /**
  * Opens `path` without following a link and checks the open file (so nothing can be
  * swapped in between): a regular file, the user's own, no mode bit of `forbidden` set.
- * The caller closes the descriptor of an "open" answer.
+ * The caller closes the handle of an "open" answer.
  */
 async function openChecked(path: string, uid: number | undefined, forbidden: number): Promise<Opened> {
-  let fd: number;
+  let file: FileHandle;
   try {
-    fd = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    file = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = errnoCode(error) ?? String(error);
     if (code === "ENOENT") return { kind: "missing" };
@@ -37,7 +38,7 @@ async function openChecked(path: string, uid: number | undefined, forbidden: num
   }
   let fault: Opened | undefined;
   try {
-    const info = await fstat(fd);
+    const info = await file.stat();
     if (!info.isFile()) fault = { kind: "unsafe", fault: "not-file", reason: `${path} is not a regular file` };
     else if (uid !== undefined && info.uid !== uid) {
       fault = { kind: "unsafe", fault: "owner", reason: `${path} belongs to ${ownerName(info.uid)}` };
@@ -47,11 +48,11 @@ async function openChecked(path: string, uid: number | undefined, forbidden: num
         fault: "mode",
         reason: `${path} is ${forbidden & 0o044 ? "readable or writable" : "writable"} by other users (mode ${octal(info.mode)})`,
       };
-    } else return { kind: "open", fd };
+    } else return { kind: "open", file };
   } catch (error) {
     fault = { kind: "unreadable", code: errnoCode(error) ?? String(error) };
   }
-  await close(fd);
+  await file.close();
   return fault;
 }
 
@@ -65,11 +66,11 @@ export async function readPrivateFile(path: string, options: Identity = {}): Pro
   const opened = await openChecked(path, currentUid(options), 0o077);
   if (opened.kind !== "open") return opened;
   try {
-    return { kind: "read", data: await readFile(opened.fd) };
+    return { kind: "read", data: await opened.file.readFile() };
   } catch (error) {
     return { kind: "unreadable", code: errnoCode(error) ?? String(error) };
   } finally {
-    await close(opened.fd);
+    await opened.file.close();
   }
 }
 
@@ -90,13 +91,12 @@ export type OwnFileDigest =
 export async function digestOwnFile(path: string, options: Identity = {}): Promise<OwnFileDigest> {
   const opened = await openChecked(path, currentUid(options), 0o022);
   if (opened.kind !== "open") return opened;
-  // node:crypto only here: the token cache's reads, on every short command, do not need it.
-  const hash = process.getBuiltinModule("node:crypto").createHash("sha256");
+  const hash = createHash("sha256");
   const buffer = Buffer.allocUnsafe(1 << 20);
   let bytes = 0;
   try {
     for (;;) {
-      const count = await read(opened.fd, buffer, 0, buffer.length, null);
+      const { bytesRead: count } = await opened.file.read(buffer, 0, buffer.length, null);
       if (count === 0) break;
       hash.update(buffer.subarray(0, count));
       bytes += count;
@@ -105,7 +105,7 @@ export async function digestOwnFile(path: string, options: Identity = {}): Promi
   } catch (error) {
     return { kind: "unreadable", code: errnoCode(error) ?? String(error) };
   } finally {
-    await close(opened.fd);
+    await opened.file.close();
   }
 }
 

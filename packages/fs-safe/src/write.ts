@@ -1,8 +1,9 @@
-import { constants, type Stats } from "node:fs";
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { constants, type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-import { close, fchmod, fsync, lstat, open, readdir, rename, unlink, writeFile } from "./fs.ts";
 import { currentUid, errnoCode, type Identity, ownerName } from "./owner.ts";
 
 export interface WriteFileSafeOptions extends Identity {
@@ -90,20 +91,17 @@ export async function writeFileSafe(
   const dir = dirname(path);
   const base = basename(path);
   await removeStaleTemps(dir, base, uid, options.now ?? Date.now);
-  const temp = join(
-    dir,
-    `.${base}.${process.pid}.${process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex")}.tmp`,
-  );
+  const temp = join(dir, `.${base}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     // O_EXCL: a name someone else made (a link, a file) fails instead of being written through.
-    const fd = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
+    const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
     try {
       // The umask may have narrowed the mode, and a wider one must never be left.
-      await fchmod(fd, options.mode);
-      await writeFile(fd, data);
-      await fsync(fd);
+      await file.chmod(options.mode);
+      await file.writeFile(data);
+      await file.sync();
     } finally {
-      await close(fd);
+      await file.close();
     }
     // rename replaces whatever is at `path` now (a link put there since: the link itself, not its target).
     await rename(temp, path);
@@ -173,11 +171,11 @@ function isAlive(pid: number): boolean {
 
 async function syncDir(dir: string): Promise<void> {
   try {
-    const fd = await open(dir, constants.O_RDONLY);
+    const handle = await open(dir, constants.O_RDONLY);
     try {
-      await fsync(fd);
+      await handle.sync();
     } finally {
-      await close(fd);
+      await handle.close();
     }
   } catch {
     // Not every file system lets a directory be synced; the rename is done either way.
@@ -193,9 +191,9 @@ async function syncDir(dir: string): Promise<void> {
 export async function restrictFile(path: string, mode: number, options: Identity & { what?: string } = {}) {
   const what = options.what ?? "the file";
   await checkWriteTarget(path, options);
-  let fd: number;
+  let file: FileHandle;
   try {
-    fd = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+    file = await open(path, constants.O_RDONLY | O_NOFOLLOW);
   } catch (error) {
     if (errnoCode(error) === "ELOOP") {
       throw new UserError(errorCodes.FILE_IS_SYMLINK, `${what} ${path} is a symbolic link; its mode was not changed`, {
@@ -207,10 +205,10 @@ export async function restrictFile(path: string, mode: number, options: Identity
     throw writeFailed(path, what, error);
   }
   try {
-    await fchmod(fd, mode);
+    await file.chmod(mode);
   } catch (error) {
     throw writeFailed(path, what, error);
   } finally {
-    await close(fd);
+    await file.close();
   }
 }

@@ -1,25 +1,35 @@
 import * as z from "zod";
-import type { CacheFile } from "./cache.ts";
 
-// The token cache file's schema: what readCache falls back to when the fast check
-// (readCacheFile in cache.ts) does not accept a file, so that the problem names its fields.
+// The token cache file's schema: readCache checks every file with it (a file it does not
+// accept is replaced; the reason names its fields, never its contents).
 
 const ref = z.object({ namespace: z.string().min(1), name: z.string().min(1) });
 const instant = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
-export const cacheFileSchema: z.ZodType<CacheFile> = z.object({
+const entrySchema = z.discriminatedUnion("auth", [
+  z.object({
+    auth: z.literal("on"),
+    audience: z.string().min(1),
+    /** The auth ConfigMap the audience came from. */
+    configMap: ref,
+    token: z.string().min(1),
+    issuedAt: instant,
+    expiresAt: instant,
+  }),
+  /** No auth ConfigMap existed when this was written; believed until expiresAt. */
+  z.object({ auth: z.literal("off"), checkedAt: instant, expiresAt: instant }),
+]);
+
+export const cacheFileSchema = z.object({
   version: z.literal(1),
   site: z.string(),
+  /**
+   * Which cluster credentials the entry came from ("file:/abs/path" or "server:… user:…").
+   * An entry written for another kubeconfig is not used.
+   */
   source: z.string(),
   serviceAccount: ref,
-  state: z.discriminatedUnion("auth", [
-    z.object({
-      auth: z.literal("on"),
-      audience: z.string().min(1),
-      configMap: ref,
-      token: z.string().min(1),
-      issuedAt: instant,
-      expiresAt: instant,
-    }),
-    z.object({ auth: z.literal("off"), checkedAt: instant, expiresAt: instant }),
-  ]),
+  state: entrySchema,
 });
+
+/** A cached answer: a token (auth on), or that no auth ConfigMap existed (auth off). */
+export type CacheEntry = Readonly<z.output<typeof entrySchema>>;

@@ -1,13 +1,13 @@
-import { rm as rmCallback } from "node:fs";
+import { createHash } from "node:crypto";
+import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { promisify } from "node:util";
 import { isUserError } from "@nodekit/errors";
 import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
+import { type CacheEntry, cacheFileSchema } from "./cache-schema.ts";
 import type { ObjectRef } from "./constants.ts";
 
-// Not node:fs/promises: it loads eight more of Node's modules on every cached read.
-const rm = promisify(rmCallback);
+export type { CacheEntry } from "./cache-schema.ts";
 
 /** Token files hold bearer tokens: only their owner may read them. */
 export const CACHE_FILE_MODE = 0o600;
@@ -28,23 +28,6 @@ export interface CacheKey {
   readonly source: string;
 }
 
-export type CacheEntry =
-  | {
-      readonly auth: "on";
-      readonly audience: string;
-      /** The auth ConfigMap the audience came from. */
-      readonly configMap: ObjectRef;
-      readonly token: string;
-      readonly issuedAt: Date;
-      readonly expiresAt: Date;
-    }
-  | {
-      /** No auth ConfigMap existed when this was written; believed until expiresAt. */
-      readonly auth: "off";
-      readonly checkedAt: Date;
-      readonly expiresAt: Date;
-    };
-
 export type CacheLookup =
   | { readonly kind: "hit"; readonly entry: CacheEntry }
   | { readonly kind: "miss" }
@@ -55,111 +38,6 @@ export type CacheLookup =
    * loose mode, another owner): it is not used, and a file of ours with a loose mode was removed.
    */
   | { readonly kind: "unsafe"; readonly reason: string };
-
-/** The cache file as read: the entry's dates parsed. */
-export interface CacheFile {
-  version: 1;
-  site: string;
-  source: string;
-  serviceAccount: ObjectRef;
-  state: CacheEntry;
-}
-
-/** The number written by the two ASCII digits at `at`, or -1 (NaN past the end fails both comparisons). */
-function twoDigits(value: string, at: number): number {
-  const tens = value.charCodeAt(at) - 48;
-  const ones = value.charCodeAt(at + 1) - 48;
-  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
-}
-
-const DAYS_IN_MONTH = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/**
- * zod's `z.iso.datetime({ offset: true })`, which the schema (cache-schema.ts) uses, by
- * character code: `YYYY-MM-DDTHH:MM:SS[.fraction]` then `Z` or `±HH:MM`, a real calendar day.
- * zod's pattern costs ≈ 0.7 ms to compile on first use; cache-file.test.ts holds the two equal.
- */
-export function isInstantText(value: string): boolean {
-  const century = twoDigits(value, 0);
-  const yy = twoDigits(value, 2);
-  const month = twoDigits(value, 5);
-  const day = twoDigits(value, 8);
-  if (century < 0 || yy < 0 || month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month] as number)) {
-    return false;
-  }
-  if (month === 2 && day === 29) {
-    const year = century * 100 + yy;
-    if (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0)) return false;
-  }
-  if (value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(10) !== 84 /* T */) return false;
-  const hour = twoDigits(value, 11);
-  const minute = twoDigits(value, 14);
-  const second = twoDigits(value, 17);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
-  if (value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 /* : */) return false;
-  let at = 19;
-  if (value.charCodeAt(at) === 46 /* . */) {
-    const digits = ++at;
-    for (let code = value.charCodeAt(at); code >= 48 && code <= 57; code = value.charCodeAt(at)) at++;
-    if (at === digits) return false;
-  }
-  const zone = value.charCodeAt(at);
-  if (zone === 90 /* Z */) return at + 1 === value.length;
-  if (zone !== 43 && zone !== 45 /* + - */) return false;
-  const hours = twoDigits(value, at + 1);
-  const minutes = twoDigits(value, at + 4);
-  return (
-    hours >= 0 &&
-    hours <= 23 &&
-    value.charCodeAt(at + 3) === 58 &&
-    minutes >= 0 &&
-    minutes <= 59 &&
-    at + 6 === value.length
-  );
-}
-
-type Fields = Record<string, unknown>;
-const isObject = (value: unknown): value is Fields =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0;
-const instant = (value: unknown): Date | undefined =>
-  typeof value === "string" && isInstantText(value) ? new Date(value) : undefined;
-const ref = (value: unknown): ObjectRef | undefined =>
-  isObject(value) && nonEmpty(value.namespace) && nonEmpty(value.name)
-    ? { namespace: value.namespace, name: value.name }
-    : undefined;
-
-/**
- * The cache file without zod: what the schema in cache-schema.ts returns for `json`, or
- * undefined for anything the schema might not accept (that then goes to zod, which names
- * the fields). A cache hit, the common case, so never loads zod; cache.test.ts holds the two equal.
- */
-export function readCacheFile(json: unknown): CacheFile | undefined {
-  if (!isObject(json) || json.version !== 1 || typeof json.site !== "string" || typeof json.source !== "string") {
-    return undefined;
-  }
-  const serviceAccount = ref(json.serviceAccount);
-  const state = json.state;
-  if (serviceAccount === undefined || !isObject(state)) return undefined;
-  const expiresAt = instant(state.expiresAt);
-  if (expiresAt === undefined) return undefined;
-  let entry: CacheEntry;
-  if (state.auth === "on") {
-    const configMap = ref(state.configMap);
-    const issuedAt = instant(state.issuedAt);
-    if (!nonEmpty(state.audience) || configMap === undefined || !nonEmpty(state.token) || issuedAt === undefined) {
-      return undefined;
-    }
-    entry = { auth: "on", audience: state.audience, configMap, token: state.token, issuedAt, expiresAt };
-  } else if (state.auth === "off") {
-    const checkedAt = instant(state.checkedAt);
-    if (checkedAt === undefined) return undefined;
-    entry = { auth: "off", checkedAt, expiresAt };
-  } else {
-    return undefined;
-  }
-  return { version: 1, site: json.site, source: json.source, serviceAccount, state: entry };
-}
 
 /**
  * nvkectl's token cache directory: `$XDG_CACHE_HOME/nvkectl/tokens`, else
@@ -181,8 +59,6 @@ export function cacheFilePath(cacheDir: string, key: Pick<CacheKey, "site" | "se
 
 function siteDirName(site: string): string {
   if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(site)) return site;
-  // node:crypto is loaded only for such names: most runs do not need it (≈2 ms at start-up).
-  const { createHash } = process.getBuiltinModule("node:crypto");
   return `_${createHash("sha256").update(site).digest("hex").slice(0, 32)}`;
 }
 
@@ -243,7 +119,7 @@ export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheL
 }
 
 /** A token cache file's bytes as a lookup for `key`; `path` names it in reasons. Never throws, never quotes the bytes. */
-export async function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): Promise<CacheLookup> {
+export function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): CacheLookup {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   let json: unknown;
   try {
@@ -252,19 +128,12 @@ export async function parseCacheFile(bytes: Uint8Array, path: string, key: Cache
     // JSON.parse's message quotes the text, which holds a token: say only that it is not JSON.
     return { kind: "ignored", reason: `${path} is not valid JSON; it will be replaced` };
   }
-  let file = readCacheFile(json);
-  if (file === undefined) {
-    const { cacheFileSchema } = await import("./cache-schema.ts");
-    const parsed = cacheFileSchema.safeParse(json);
-    if (!parsed.success) {
-      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
-      return {
-        kind: "ignored",
-        reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced`,
-      };
-    }
-    file = parsed.data;
+  const parsed = cacheFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
+    return { kind: "ignored", reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced` };
   }
+  const file = parsed.data;
   if (
     file.site !== key.site ||
     file.serviceAccount.namespace !== key.serviceAccount.namespace ||

@@ -7,7 +7,7 @@ import {
   kubectlFor,
   kubeError,
   whereOf,
-} from "@nodekit/kube/access";
+} from "@nodekit/kube";
 import {
   AUDIENCE_KEY,
   AUTH_CONFIGMAP_CANDIDATES,

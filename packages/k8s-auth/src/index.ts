@@ -1,7 +1,7 @@
 // Importing this module does not load @kubernetes/client-node: only the functions that talk
 // to the cluster import it, when they do.
 
-export type { KubeconfigSource } from "@nodekit/kube/access";
+export type { KubeconfigSource } from "@nodekit/kube";
 export {
   CACHE_DIR_MODE,
   CACHE_FILE_MODE,

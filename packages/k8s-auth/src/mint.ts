@@ -7,7 +7,7 @@ import {
   kubectlFor,
   kubeError,
   whereOf,
-} from "@nodekit/kube/access";
+} from "@nodekit/kube";
 import {
   CLIENT_SERVICE_ACCOUNT,
   DEFAULT_EXPIRATION_SECONDS,

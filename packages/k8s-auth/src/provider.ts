@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { isUserError } from "@nodekit/errors";
-import { connect, type KubeconfigSource } from "@nodekit/kube/access";
+import { connect, type KubeconfigSource } from "@nodekit/kube";
 import {
   type CacheEntry,
   type CacheKey,

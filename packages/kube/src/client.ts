@@ -1,6 +1,5 @@
-import { access as accessCallback, constants } from "node:fs";
+import { access, constants } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
-import { promisify } from "node:util";
 import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
@@ -133,8 +132,6 @@ async function narrowExecPlugins(kc: KubeConfig, parent: Readonly<Record<string,
     }),
   );
 }
-
-const access = promisify(accessCallback);
 
 /** Whether `command` runs: a path (with a slash) that is executable, or a name found on `path`, as spawn looks it up. */
 async function installed(command: string, path: string | undefined): Promise<boolean> {

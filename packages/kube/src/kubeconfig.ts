@@ -1,11 +1,7 @@
-import { stat as statCallback } from "node:fs";
-import { promisify } from "node:util";
-import { DEFAULT_MAX_INPUT_BYTES, inputTooLarge } from "@nodekit/documents/input";
+import { stat } from "node:fs/promises";
+import { DEFAULT_MAX_INPUT_BYTES, inputTooLarge } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-
-// Not node:fs/promises: it loads eight more of Node's modules on every cached read.
-const stat = promisify(statCallback);
 
 /**
  * The one check that a kubeconfig path names a file, before anything is run with it.

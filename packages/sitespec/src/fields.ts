@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents/names";
+import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents";
 
 // The rules for one host's fields, shared by the CSV parser and the YAML schema so that
 // both say the same thing about the same value. Each check returns the reason a value is

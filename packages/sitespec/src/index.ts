@@ -1,5 +1,20 @@
-// Everything `@nodekit/sitespec/generate` has (hosts CSV → site spec YAML), plus reading a
-// site spec back, which needs the zod schema.
-export * from "./generate.ts";
+export { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
+export {
+  HOSTS_CSV_COLUMNS,
+  type Host,
+  type ParsedHosts,
+  type ParseHostsCsvOptions,
+  parseHostsCsv,
+} from "./hosts-csv.ts";
 export { type ParsedSiteSpec, type ParseSiteSpecOptions, parseSiteSpec } from "./parse-site-spec.ts";
+export type { SiteSpec, SiteSpecHost } from "./schema.ts";
 export { SiteSpecHostSchema, type SiteSpecInput, SiteSpecSchema } from "./schema.ts";
+export {
+  type BuildSiteSpecOptions,
+  buildSiteSpec,
+  type GeneratedSiteSpec,
+  type GenerateSiteSpecOptions,
+  generateSiteSpec,
+  type RenderSiteSpecOptions,
+  renderSiteSpec,
+} from "./site-spec.ts";

@@ -4,7 +4,7 @@ import { formatProblem } from "@nodekit/errors";
 import { FUZZ_RUNS, fuzzText, problemsAreLocated, repoRoot } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { generateSiteSpec } from "./generate.ts";
+import { generateSiteSpec } from "./index.ts";
 import { parseSiteSpec } from "./parse-site-spec.ts";
 
 // Issue 9, "done when": at least 10,000 generated inputs through each document reader, with

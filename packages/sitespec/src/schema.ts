@@ -1,4 +1,4 @@
-import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents/fields";
+import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents";
 import * as z from "zod";
 import { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
 import {
