@@ -12,7 +12,9 @@ import { httpErrorCodes } from "@nodekit/http";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
+import { errorCodes as nrErrorCodes } from "@nodekit/nr/errors";
 import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
+import { errorCodes as nvkectlErrorCodes } from "@nodekit/nvkectl/errors";
 import { ociErrorCodes } from "@nodekit/oci";
 import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { planErrorCodes } from "@nodekit/plan";
@@ -21,8 +23,6 @@ import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
 import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
-import { errorCodes as nrErrorCodes } from "../../apps/nr/src/errors.ts";
-import { errorCodes as nvkectlErrorCodes } from "../../apps/nvkectl/src/errors.ts";
 
 const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   errorCodes,

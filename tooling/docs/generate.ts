@@ -2,7 +2,8 @@
  * Writes docs/commands/<cli>.md, docs/exit-codes.md and docs/errors.md from the built CLIs,
  * the exit-code table and the error-code tables (catalogue.ts), and each library's README
  * example as packages/<name>/src/readme.example.ts, which `pnpm typecheck` compiles: a README
- * whose example no longer matches the package's API fails CI. Each command section is the command's own `--help` output (run as a
+ * whose example no longer matches the package's API fails CI; and the checks generated from zod
+ * schemas (validators.ts). Each command section is the command's own `--help` output (run as a
  * subprocess at a fixed width), so the reference says exactly what `--help` says.
  *
  *   node tooling/docs/generate.ts           regenerate
@@ -17,6 +18,7 @@ import { ExitCode, type ExitCodeName, exitCodeDescriptions } from "@nodekit/erro
 import { stackConfigKeys } from "@nodekit/stack-config";
 import { allErrorCodes } from "./catalogue.ts";
 import { troubleshootingReference } from "./troubleshooting.ts";
+import { answerChecks } from "./validators.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const run = promisify(execFile);
@@ -185,6 +187,7 @@ async function main(): Promise<void> {
     ["docs/errors.md", errorReference()],
     ["docs/troubleshooting.md", troubleshootingReference(allErrorCodes())],
     ["deploy/README.md", deployReadme()],
+    answerChecks(),
     ...(await readmeExamples()),
     ...(await Promise.all(
       ["nr", "nvkectl"].map(

@@ -2,7 +2,6 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { join } from "node:path";
-import { cluster } from "@nodekit/nvke-api/testing";
 import { loopbackServers } from "@nodekit/test-utils";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,7 +66,22 @@ describe("deadlines", () => {
   });
 
   it("--timeout bounds a whole --wait, a request that never finishes included", async () => {
-    const tenant = { ...cluster("tenant"), status: { phase: "Provisioning", controlPlaneReady: false } };
+    const now = new Date().toISOString();
+    const tenant = {
+      id: "6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60",
+      name: "tenant",
+      provider: "capd",
+      clusterReleaseID: "0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70",
+      clusterReleaseName: "r1",
+      kubernetesVersion: "v1.31.4",
+      controlPlaneConfig: { replicas: 1, nodeNamePrefix: "tenant-cp" },
+      network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
+      infra: { machineTemplate: { apiVersion: "x/v1", kind: "DockerMachineTemplate", spec: {} } },
+      labels: {},
+      status: { phase: "Provisioning", controlPlaneReady: false },
+      createdAt: now,
+      updatedAt: now,
+    };
     const url = await serve((req, res) => {
       // The lookup by name answers; the polls by ID send headers and then nothing.
       if (req.url?.includes("name=")) json(res, { items: [tenant] });

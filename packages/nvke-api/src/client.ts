@@ -13,16 +13,7 @@ import {
   TransportError,
 } from "@nodekit/http";
 import type * as z from "zod";
-import {
-  type Check,
-  isCluster,
-  isClusterRelease,
-  isHealth,
-  isMachineImage,
-  isNodePool,
-  isNodePoolRelease,
-  listOf,
-} from "./checks.ts";
+import * as answers from "./answers.generated.ts";
 import { MERGE_PATCH_CONTENT_TYPE } from "./constants.ts";
 import { errorCodes } from "./errors.ts";
 import type {
@@ -152,10 +143,14 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 type Schemas = typeof import("./schemas.ts");
-// The zod schemas load only when a fast check does not accept an answer (or for an error body).
+// The zod schemas load only when the check generated from them does not accept an answer (or
+// for an error body): building them costs a short-lived process more than the request itself.
 const loadSchemas = (): Promise<Schemas> => import("./schemas.ts");
 
-/** How an answer is checked: the fast check first, the zod schema for anything it does not accept. */
+/** True only when the schema would return `value` unchanged (answers.generated.ts). */
+type Check<T> = (value: unknown) => value is T;
+
+/** How an answer is checked: the generated check first, the zod schema for anything it does not accept. */
 interface Shape<T> {
   check: Check<T>;
   schema: (schemas: Schemas) => z.ZodType<T>;
@@ -168,28 +163,43 @@ interface Kind<T> {
   page: Shape<List<T>>;
 }
 
-function kind<T>(path: string, check: Check<T>, schema: (s: Schemas) => z.ZodType<T>): Kind<T> {
-  const listCheck = listOf(check);
+function kind<T>(
+  path: string,
+  check: Check<T>,
+  pageCheck: Check<List<T>>,
+  schema: (s: Schemas) => z.ZodType<T>,
+): Kind<T> {
   return {
     path,
     one: { check, schema },
-    page: { check: listCheck, schema: (s) => s.listSchema(schema(s)) as unknown as z.ZodType<List<T>> },
+    page: { check: pageCheck, schema: (s) => s.listSchema(schema(s)) as unknown as z.ZodType<List<T>> },
   };
 }
 
 const KINDS = {
-  clusters: kind<Cluster>("/api/v1/clusters", isCluster, (s) => s.ClusterSchema),
-  nodePools: kind<NodePool>("/api/v1/nodepools", isNodePool, (s) => s.NodePoolSchema),
-  machineImages: kind<MachineImage>("/api/v1/machineimages", isMachineImage, (s) => s.MachineImageSchema),
-  clusterReleases: kind<ClusterRelease>("/api/v1/clusterreleases", isClusterRelease, (s) => s.ClusterReleaseSchema),
-  nodePoolReleases: kind<NodePoolRelease>(
+  clusters: kind("/api/v1/clusters", answers.isCluster, answers.isClusterList, (s) => s.ClusterSchema),
+  nodePools: kind("/api/v1/nodepools", answers.isNodePool, answers.isNodePoolList, (s) => s.NodePoolSchema),
+  machineImages: kind(
+    "/api/v1/machineimages",
+    answers.isMachineImage,
+    answers.isMachineImageList,
+    (s) => s.MachineImageSchema,
+  ),
+  clusterReleases: kind(
+    "/api/v1/clusterreleases",
+    answers.isClusterRelease,
+    answers.isClusterReleaseList,
+    (s) => s.ClusterReleaseSchema,
+  ),
+  nodePoolReleases: kind(
     "/api/v1/nodepoolreleases",
-    isNodePoolRelease,
+    answers.isNodePoolRelease,
+    answers.isNodePoolReleaseList,
     (s) => s.NodePoolReleaseSchema,
   ),
 };
 
-const HEALTH: Shape<{ status: "ok" }> = { check: isHealth, schema: (s) => s.HealthSchema };
+const HEALTH: Shape<{ status: "ok" }> = { check: answers.isHealth, schema: (s) => s.HealthSchema };
 /** Any JSON object (the OpenAPI document is checked only for being one). */
 const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,4 +1,4 @@
-import { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN } from "@nodekit/documents/names";
+import { DNS_LABEL_MAX_LENGTH, DNS_LABEL_PATTERN } from "@nodekit/documents";
 import * as z from "zod";
 import { labelKeyFault, labelValueFault } from "./labels.ts";
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Cluster } from "./schemas.ts";
 
-// What a controller stand-in answers with, for tests of this package and of the apps that use
-// it (@nodekit/nvke-api/testing): a cluster as the controller returns it, and its error body.
+// What a controller stand-in answers with, for this package's tests: a cluster as the
+// controller returns it, and its error body.
 // Where a stand-in listens is @nodekit/test-utils' loopbackServers.
 
 /** A Ready capd cluster as the controller returns it: fresh IDs, created and updated now. */
