@@ -12,7 +12,7 @@ const EXTERNAL = ["typescript", "ts-node", "tsx", "@kubernetes/client-node"];
 
 export default defineConfig({
   ...base,
-  entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
+  entry: ["src/launch.ts", "src/run.ts", "src/errors.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
   splitting: true,
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "ipaddr.js", "semver", /^@oclif\/core/],

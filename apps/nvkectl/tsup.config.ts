@@ -17,7 +17,14 @@ const EXTERNAL = ["typescript", "ts-node", "tsx"];
 
 export default defineConfig({
   ...base,
-  entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "src/hooks/*.ts", "!src/**/*.test.ts"],
+  entry: [
+    "src/launch.ts",
+    "src/run.ts",
+    "src/errors.ts",
+    "src/commands/**/*.ts",
+    "src/hooks/*.ts",
+    "!src/**/*.test.ts",
+  ],
   splitting: true,
   dts: false,
   // dist/metafile-esm.json: which source modules each chunk holds (the start-up guard test reads it).

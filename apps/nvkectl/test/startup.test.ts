@@ -75,6 +75,8 @@ afterAll(async () => {
 interface Loads {
   /** Source modules of the chunks loaded, by package: "@oclif/core", "js-yaml", "@nodekit/cli-kit", … */
   packages: string[];
+  /** The source modules themselves, relative to the checkout. */
+  sources: string[];
   /** Node's internal modules loaded (NativeModule …). */
   internal: string[];
   files: string[];
@@ -91,13 +93,18 @@ async function loadsOf(argv: string[]): Promise<Loads> {
     outputs: Record<string, { inputs: Record<string, unknown> }>;
   };
   const packages = new Set<string>();
+  const sources = new Set<string>();
   for (const file of files) {
     const output = meta.outputs[relative(join(repoRoot, "apps/nvkectl"), file)];
     const inputs = output === undefined ? [relative(repoRoot, file)] : Object.keys(output.inputs);
-    for (const input of inputs) packages.add(packageOf(input));
+    for (const input of inputs) {
+      packages.add(packageOf(input));
+      sources.add(relative(repoRoot, join(repoRoot, "apps/nvkectl", input)));
+    }
   }
   return {
     packages: [...packages].sort(),
+    sources: [...sources].sort(),
     internal: lines.filter((line) => line.startsWith("internal ")).map((line) => line.slice("internal ".length)),
     files,
   };
@@ -156,11 +163,15 @@ describe("what the hot paths load", () => {
     expect(files.map((file) => relative(repoRoot, file)).every((file) => file.startsWith("apps/nvkectl/"))).toBe(true);
   });
 
-  it("get clusters -o json with a cached token: no zod, ky, undici, execa or client-node; exactly these packages", async () => {
-    const { packages, internal, files } = await loadsOf(["get", "clusters", "-o", "json"]);
-    for (const slow of ["zod", "ky", "execa", "@kubernetes/client-node", "write-file-atomic", "log-update"]) {
+  it("get clusters -o json with a cached token: no ky, undici, execa, client-node or API schemas; exactly these packages", async () => {
+    const { packages, internal, files, sources } = await loadsOf(["get", "clusters", "-o", "json"]);
+    for (const slow of ["ky", "execa", "@kubernetes/client-node", "write-file-atomic", "log-update", "js-yaml"]) {
       expect(packages, slow).not.toContain(slow);
     }
+    // The controller's answer is checked by the code generated from its zod schemas
+    // (nvke-api/src/answers.generated.ts): building the ~150 schemas costs more than the request.
+    expect(sources).toContain("packages/nvke-api/src/answers.generated.ts");
+    expect(sources).not.toContain("packages/nvke-api/src/schemas.ts");
     // Node's fetch (undici) is ≈ 30 ms a short-lived process never needs; node:http taken
     // with process.getBuiltinModule does not load it, `import "node:http"` does.
     expect(internal.filter((m) => m.includes("undici"))).toEqual([]);
@@ -169,14 +180,11 @@ describe("what the hot paths load", () => {
     // built-ins only they need stay unloaded (child_process: util/os.js; readline: the
     // parser's stdin read). The global `performance` (perf_hooks, eleven modules) and an ES
     // import of node:util (its namespace loads worker_threads) are not on the path either.
-    // node:fs/promises loads eight more of Node's modules (its FileHandle, readline, fs/dir,
-    // the watchers): the reads use node:fs's callbacks, promisified (both loaded by Node's bootstrap).
     // The bin and the bundle are CommonJS (tooling/tsup/hot-chunk.ts): Node's ES module loader
     // (its module jobs, its translators, import.meta) never starts.
     for (const unused of [
       "internal/modules/esm/module_job",
       "internal/modules/esm/translators",
-      "fs/promises",
       "child_process",
       "readline",
       "perf_hooks",
@@ -205,6 +213,8 @@ describe("what the hot paths load", () => {
       "@oclif/core",
       // cli-kit's closest-command suggestion (the command_not_found hook): one small pure module in cli-kit's chunk.
       "fastest-levenshtein",
+      // The site config's and the token cache's own schemas (a few small ones).
+      "zod",
     ]);
     // None of what oclif's core depends on: the plugin loader (minimatch, picomatch, tinyglobby,
     // lilconfig), the help renderer (ejs), the spinners, debug are in dist/oclif-heavy.js's half
@@ -228,19 +238,6 @@ describe("what the hot paths load", () => {
       "dist/run-imports.js",
       "dist/run.js",
     ]);
-  });
-
-  it("the cached read's flags are parsed without oclif's parser; a line it leaves to oclif, by oclif's", async () => {
-    const trace = { env: { NODEKIT_TRACE_STARTUP: "1" } };
-    const parsedBy = (stderr: string) => stderr.match(/^startup [\d.]+ flags parsed \((.+)\)$/m)?.[1];
-    const read = await home.nvkectl(["get", "clusters", "-o", "json"], trace);
-    expect(read.exitCode, read.stderr).toBe(0);
-    expect(parsedBy(read.stderr)).toBe("fast parser");
-    // Grouped short flags (-vv) are oclif's to parse (cli-kit's launch/parse-fast.ts declines them).
-    const grouped = await home.nvkectl(["get", "clusters", "-o", "json", "-vv"], trace);
-    expect(grouped.exitCode, grouped.stderr).toBe(0);
-    expect(parsedBy(grouped.stderr)).toBe("oclif's parser");
-    expect(JSON.parse(grouped.stdout)).toEqual(JSON.parse(read.stdout));
   });
 
   it("the full start, a plugin command and --help reach oclif's heavy half when they need it", async () => {

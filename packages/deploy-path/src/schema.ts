@@ -1,5 +1,12 @@
-import { apiVersionField, checkedString, kindField, strictMapping, typeMessage } from "@nodekit/documents/fields";
-import { DNS_LABEL_RULE, dnsLabelFault } from "@nodekit/documents/names";
+import {
+  apiVersionField,
+  checkedString,
+  DNS_LABEL_RULE,
+  dnsLabelFault,
+  kindField,
+  strictMapping,
+  typeMessage,
+} from "@nodekit/documents";
 import valid from "semver/functions/valid.js";
 import * as z from "zod";
 

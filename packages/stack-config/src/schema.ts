@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { apiVersionField, kindField, strictMapping, typeMessage } from "@nodekit/documents/fields";
+import { apiVersionField, kindField, strictMapping, typeMessage } from "@nodekit/documents";
 import * as z from "zod";
 
 export const STACK_CONFIG_API_VERSION = "nvke.io/v1alpha1";

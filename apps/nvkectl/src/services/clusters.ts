@@ -6,7 +6,7 @@ import {
   type NvkeClient,
   nvkeApiErrorCodes,
   type Requirement,
-} from "@nodekit/nvke-api/client";
+} from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { apiSchemas, readPatch, readRequestFile } from "./requests.ts";

@@ -1,5 +1,5 @@
 import { cliKitErrorCodes } from "@nodekit/cli-kit";
-import { readInputFile } from "@nodekit/documents/input";
+import { readInputFile } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
 

@@ -1,8 +1,8 @@
 import { traceStartup } from "@nodekit/cli-kit";
 import { createTransport } from "@nodekit/http";
 import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
-import { createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
-import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
+import { createNvkeClient, type NvkeClient } from "@nodekit/nvke-api";
+import { plainHttpWarning, type Site } from "@nodekit/site-config";
 
 // What a command needs to reach the controller, in one module (each module is one more
 // file to load on every read): the connection flags and the client.

@@ -1,4 +1,4 @@
-import { isDnsLabel } from "@nodekit/documents/names";
+import { isDnsLabel } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "../errors.ts";
 import { writeOutputFile } from "./files.ts";

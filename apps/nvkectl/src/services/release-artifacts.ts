@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { readInputFile } from "@nodekit/documents/input";
+import { readInputFile } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import type { OciClient } from "@nodekit/oci";
 import type { Redactor } from "@nodekit/process";

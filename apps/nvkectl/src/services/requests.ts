@@ -6,7 +6,7 @@ import type * as z from "zod";
 const reading = () => import("./documents.ts");
 
 /** The API's zod schemas, loaded when a request or patch is checked: a read never loads zod. */
-export const apiSchemas = () => import("@nodekit/nvke-api/schemas");
+export const apiSchemas = () => import("@nodekit/nvke-api");
 
 /**
  * Reads a create request from a YAML or JSON file holding exactly one document and checks

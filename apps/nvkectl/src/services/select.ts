@@ -1,5 +1,5 @@
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
-import { matchesSelector, parseSelector, type Requirement } from "@nodekit/nvke-api/client";
+import { matchesSelector, parseSelector, type Requirement } from "@nodekit/nvke-api";
 
 /** `-l SELECTOR` → its requirements; a selector that does not parse is a usage error (exit 2). */
 export function selectorOf(text: string | undefined): Requirement[] | undefined {

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import type { Site } from "@nodekit/site-config/store";
+import type { Site } from "@nodekit/site-config";
 import {
   assertValidSite,
   type ConfigLocation,
@@ -14,7 +14,7 @@ import {
   setSite,
   updateConfig,
   useSite,
-} from "@nodekit/site-config/store";
+} from "@nodekit/site-config";
 
 // One function per `nvkectl config` command: each loads the file and applies one pure
 // operation; those that change the configuration save it. Each returns what its command prints.

@@ -1,7 +1,7 @@
 import { basename, extname } from "node:path";
-import { readInputFile } from "@nodekit/documents/input";
+import { readInputFile } from "@nodekit/documents";
 import { formatProblem, invalidInput, UserError } from "@nodekit/errors";
-import { generateSiteSpec } from "@nodekit/sitespec/generate";
+import { generateSiteSpec } from "@nodekit/sitespec";
 import { errorCodes } from "../errors.ts";
 import { textOf, writeOutputFile } from "./files.ts";
 
