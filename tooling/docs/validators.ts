@@ -68,7 +68,7 @@ export function answerChecks(): [string, string] {
   // Lengths as zod counts them (UTF-16 code units), patterns as zod runs them (no `u` flag),
   // formats left to the patterns zod writes beside them: the checks run no runtime of ajv's.
   const ajv = new Ajv({
-    code: { source: true, esm: true, lines: true },
+    code: { source: true, esm: true, lines: false },
     strict: true,
     unicode: false,
     unicodeRegExp: false,
@@ -112,7 +112,11 @@ export function answerChecks(): [string, string] {
       "// output compiled by ajv's standalone mode): run ./run pnpm docs:gen after changing a schema.",
       "// Each check says yes only when the schema would return the value unchanged.",
       `import type { ${types} } from "./schemas.ts";`,
-      code.replace(/^"use strict";/, "").replace(/^export const (\w+Code) = /gm, "const $1 = "),
+      code
+        .replace(/^"use strict";/, "")
+        .replace(/export const (\w+Code) = /g, "const $1 = ")
+        // One line per function and constant (ajv writes the code as one line).
+        .replace(/;(?=function validate|const \w+ = )/g, ";\n"),
       ...typed,
       "",
     ].join("\n"),
