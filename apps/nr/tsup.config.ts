@@ -3,6 +3,7 @@ import { base } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
+import { importsPastIndexes } from "../../tooling/tsup/past-indexes.ts";
 
 // Built the way nvkectl is (see apps/nvkectl/tsup.config.ts): each command its own entry,
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
@@ -20,8 +21,9 @@ export default defineConfig({
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],
-  // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
-  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
+  // oclif's modules are evaluated when first used (lazy-requires.ts); a library's names are
+  // imported from the files that define them, not its index (past-indexes.ts).
+  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL }), importsPastIndexes()],
   // dist/metafile-esm.json: which source modules each file holds (written by hotChunk below).
   metafile: true,
   // What every command's start loads (the launcher's fast path: oclif's command class and the

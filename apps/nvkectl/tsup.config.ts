@@ -3,6 +3,7 @@ import { base } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
+import { importsPastIndexes } from "../../tooling/tsup/past-indexes.ts";
 
 // Each command is its own entry so oclif (through the manifest) imports only the one
 // that runs; shared code lands in chunks. The workspace libraries, the small pure
@@ -33,8 +34,9 @@ export default defineConfig({
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],
-  // oclif's modules are evaluated when first used, not all at a command's start (tooling/tsup/lazy-requires.ts).
-  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL })],
+  // oclif's modules are evaluated when first used (lazy-requires.ts); a library's names are
+  // imported from the files that define them, not its index (past-indexes.ts).
+  esbuildPlugins: [lazyOclifRequires({ external: EXTERNAL }), importsPastIndexes()],
   // What a cached read loads, merged into one file after esbuild (tooling/tsup/hot-chunk.ts):
   // the launcher's fast path, the site and controller services, and `get clusters`.
   onSuccess: hotChunk({
