@@ -99,7 +99,9 @@ async function importPastIndexes(
       if (origin === undefined) left.push(written);
       else byFile.set(origin.file, [...(byFile.get(origin.file) ?? []), written]);
     }
-    const lines = [...byFile].map(([file, names]) => `${keyword} { ${names.join(", ")} } from ${JSON.stringify(file)};`);
+    const lines = [...byFile].map(
+      ([file, names]) => `${keyword} { ${names.join(", ")} } from ${JSON.stringify(file)};`,
+    );
     if (left.length > 0) lines.push(`${keyword} { ${left.join(", ")} } from "${specifier}";`);
     const at = statement.index ?? 0;
     out = out.slice(0, at) + lines.join("\n") + out.slice(at + text.length);
