@@ -9,14 +9,7 @@ export {
 } from "./description.ts";
 export { errorCodes as releaseErrorCodes } from "./errors.ts";
 export { generateSigningKeyPair, keyHint, localKeySigner } from "./keys.ts";
-export {
-  COSIGN_SIGN_PREDICATE_TYPE,
-  IN_TOTO_PAYLOAD_TYPE,
-  IN_TOTO_STATEMENT_TYPE,
-  RELEASE_ARTIFACT_TYPE,
-  RELEASE_DESCRIPTION_MEDIA_TYPE,
-  SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-} from "./media-types.ts";
+export * from "./media-types.ts";
 export {
   componentsFileName,
   fetchProviderFiles,
