@@ -64,9 +64,13 @@ describe("nvkectl config set-site", () => {
     expect(result).toEqual({ exitCode: 0, stdout: 'Site "lab" created.\nSwitched to site "lab".\n', stderr: "" });
     expect(await mode(configFile)).toBe(0o600);
     expect(await mode(join(home.path, "xdg", "nvkectl"))).toBe(0o700);
-    const text = await readFile(configFile, "utf8");
-    expect(text).toContain(`kubeconfig: ${join(home.path, "lab.kubeconfig")}`);
-    expect(text).toContain("activeSite: lab");
+    // Written as JSON (which is YAML too: a hand-edited YAML file still reads), the kubeconfig's path made absolute.
+    expect(JSON.parse(await readFile(configFile, "utf8"))).toEqual({
+      apiVersion: "nvkectl.nvke.io/v1",
+      kind: "Config",
+      activeSite: "lab",
+      sites: [{ name: "lab", url: "https://lab.example.com", kubeconfig: join(home.path, "lab.kubeconfig") }],
+    });
   });
 
   it("warns on stderr only about plain HTTP to a non-loopback address", async () => {
