@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { access, mkdir, readFile, realpath, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import * as tar from "tar";
+import { execa } from "execa";
 import type { Manifest, WorkspacePackage } from "./workspace.ts";
 
 // The third-party packages the published packages need at install time, taken from this
@@ -96,17 +96,22 @@ export async function mirrorTarballs(found: readonly Found[], cacheDir: string):
     const file = join(cacheDir, `${pkg.name.replace("/", "+")}-${pkg.version}.tgz`);
     if (!(await exists(file))) {
       const tmp = `${file}.${process.pid}.tmp`;
-      await tar.create(
-        {
-          gzip: true,
-          portable: true,
-          cwd: pkg.dir,
-          prefix: "package",
-          file: tmp,
-          filter: (path) => !/(^|\/)node_modules(\/|$)/.test(path),
-        },
-        ["."],
-      );
+      // GNU tar: pnpm's store hard-links files of equal content, and a registry's tarball holds
+      // each file in full (--hard-dereference), owned by nobody in particular, in name order.
+      await execa("tar", [
+        "--create",
+        "--gzip",
+        `--file=${tmp}`,
+        `--directory=${pkg.dir}`,
+        "--exclude=./node_modules",
+        "--hard-dereference",
+        "--owner=0",
+        "--group=0",
+        "--numeric-owner",
+        "--sort=name",
+        "--transform=s,^\\.,package,",
+        ".",
+      ]);
       await rename(tmp, file).catch(async (error) => {
         await rm(tmp, { force: true });
         throw error;

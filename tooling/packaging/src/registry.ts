@@ -1,8 +1,9 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
-import { rcompare } from "semver";
+import { compare } from "semver";
 import type { MirroredPackage } from "./mirror.ts";
 import { tarballName } from "./mirror.ts";
 
@@ -18,8 +19,6 @@ export interface LocalRegistry {
   token: string;
   /** An .npmrc naming only this registry, with the token; for npm_config_userconfig. */
   npmrc: string;
-  /** Publishes mirrored third-party tarballs with the registry's publish API (one PUT per version). */
-  publishMirrored(packages: readonly MirroredPackage[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,8 +44,12 @@ log: { type: stdout, format: json, level: error }
 `;
 }
 
-/** Starts verdaccio (from this package's devDependencies) with everything under `dir`. */
-export async function startLocalRegistry(dir: string): Promise<LocalRegistry> {
+/**
+ * Starts verdaccio (from this package's devDependencies) with everything under `dir`, its
+ * storage holding `seed` (third-party packages, mirror.ts) from the start.
+ */
+export async function startLocalRegistry(dir: string, seed: readonly MirroredPackage[] = []): Promise<LocalRegistry> {
+  await seedStorage(join(dir, "storage"), seed);
   const configFile = `${dir}/config.yaml`;
   await writeFile(configFile, config(dir));
   const child: ResultPromise = execa(process.execPath, [MAIN, configFile], {
@@ -79,7 +82,6 @@ export async function startLocalRegistry(dir: string): Promise<LocalRegistry> {
       url,
       token,
       npmrc,
-      publishMirrored: (packages) => publishMirrored(url, token, packages),
       stop,
     };
   } catch (error) {
@@ -95,55 +97,61 @@ async function addUser(url: string, name: string, password: string): Promise<str
     body: JSON.stringify({ _id: `org.couchdb.user:${name}`, name, password, type: "user", roles: [] }),
   });
   const body = (await response.json()) as { token?: string };
-  if (!response.ok || body.token === undefined) throw new Error(`verdaccio refused a new user: HTTP ${response.status}`);
+  if (!response.ok || body.token === undefined)
+    throw new Error(`verdaccio refused a new user: HTTP ${response.status}`);
   return body.token;
 }
 
-/** Strips what npm adds to an installed package.json that a published version does not carry. */
-function publishedManifest(pkg: MirroredPackage, url: string): Record<string, unknown> {
+/**
+ * Lays mirrored packages into verdaccio's storage as its local storage keeps a published
+ * package (<storage>/<name>/package.json beside its tarballs, the names listed in
+ * .verdaccio-db.json), before it starts: a registry of a few hundred packages is ready in a
+ * second, where publishing them one PUT at a time takes minutes. verdaccio serves them as it
+ * serves what was published to it (it rewrites each tarball URL to the address asked).
+ */
+async function seedStorage(storage: string, packages: readonly MirroredPackage[]): Promise<void> {
+  const byName = new Map<string, MirroredPackage[]>();
+  for (const pkg of packages) byName.set(pkg.name, [...(byName.get(pkg.name) ?? []), pkg]);
+  const now = new Date().toISOString();
+  for (const [name, versions] of byName) {
+    const dir = join(storage, name);
+    await mkdir(dir, { recursive: true });
+    const sorted = [...versions].sort((a, b) => compare(a.version, b.version));
+    const packument = {
+      name,
+      versions: Object.fromEntries(sorted.map((pkg) => [pkg.version, publishedManifest(pkg)])),
+      time: { modified: now, created: now, ...Object.fromEntries(sorted.map((pkg) => [pkg.version, now])) },
+      users: {},
+      "dist-tags": { latest: sorted.at(-1)?.version },
+      _uplinks: {},
+      _distfiles: {},
+      _attachments: Object.fromEntries(
+        sorted.map((pkg) => [tarballName(pkg.name, pkg.version), { shasum: pkg.shasum, version: pkg.version }]),
+      ),
+      _rev: `1-${sorted
+        .map((pkg) => pkg.shasum)
+        .join("")
+        .slice(0, 16)}`,
+      _id: name,
+      readme: "",
+    };
+    for (const pkg of sorted) await copyFile(pkg.tarball, join(dir, tarballName(pkg.name, pkg.version)));
+    await writeFile(join(dir, "package.json"), JSON.stringify(packument));
+  }
+  await writeFile(join(storage, ".verdaccio-db.json"), JSON.stringify({ list: [...byName.keys()], secret: "" }));
+}
+
+/** A mirrored package's manifest as a registry serves it: npm's install-time fields left out, `dist` added. */
+function publishedManifest(pkg: MirroredPackage): Record<string, unknown> {
   const manifest: Record<string, unknown> = { ...pkg.manifest };
   for (const key of Object.keys(manifest)) if (key.startsWith("_")) delete manifest[key];
   return {
     ...manifest,
     _id: `${pkg.name}@${pkg.version}`,
     dist: {
-      tarball: new URL(`${pkg.name}/-/${tarballName(pkg.name, pkg.version)}`, url).href,
+      tarball: `http://127.0.0.1/${pkg.name}/-/${tarballName(pkg.name, pkg.version)}`,
       integrity: pkg.integrity,
       shasum: pkg.shasum,
     },
   };
-}
-
-async function publishMirrored(url: string, token: string, packages: readonly MirroredPackage[]): Promise<void> {
-  const byName = new Map<string, MirroredPackage[]>();
-  for (const pkg of packages) byName.set(pkg.name, [...(byName.get(pkg.name) ?? []), pkg]);
-  const names = [...byName.keys()];
-  // A few at a time; within a name, the newest version last, so it ends as "latest".
-  const worker = async () => {
-    for (let name = names.pop(); name !== undefined; name = names.pop()) {
-      const versions = (byName.get(name) ?? []).sort((a, b) => rcompare(b.version, a.version));
-      for (const pkg of versions) await publishOne(url, token, pkg);
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-}
-
-async function publishOne(url: string, token: string, pkg: MirroredPackage): Promise<void> {
-  const data = await readFile(pkg.tarball);
-  const file = tarballName(pkg.name, pkg.version);
-  const body = {
-    _id: pkg.name,
-    name: pkg.name,
-    "dist-tags": { latest: pkg.version },
-    versions: { [pkg.version]: publishedManifest(pkg, url) },
-    _attachments: { [file]: { content_type: "application/octet-stream", data: data.toString("base64"), length: data.length } },
-  };
-  const response = await fetch(new URL(pkg.name.replace("/", "%2f"), url), {
-    method: "PUT",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) {
-    throw new Error(`publishing ${pkg.name}@${pkg.version} to ${url}: HTTP ${response.status} ${await response.text()}`);
-  }
 }

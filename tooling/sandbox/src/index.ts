@@ -28,3 +28,4 @@ export {
   SANDBOX_SITE,
   type Subject,
 } from "./site-objects.ts";
+export { providerRepository } from "./release.ts";
