@@ -49,7 +49,9 @@ describe("every public package", async () => {
   const license = await readFile(join(repoRoot, "LICENSE"), "utf8");
 
   it("is found (the two CLIs and the libraries)", () => {
-    expect(packages.map((pkg) => pkg.manifest.name)).toEqual(expect.arrayContaining(["@nodekit/nvkectl", "@nodekit/nr"]));
+    expect(packages.map((pkg) => pkg.manifest.name)).toEqual(
+      expect.arrayContaining(["@nodekit/nvkectl", "@nodekit/nr"]),
+    );
     expect(packages.length).toBeGreaterThan(10);
   });
 
@@ -97,7 +99,9 @@ describe("changesets", () => {
       expect(result.exitCode).toBe(0);
       const nvkectl = JSON.parse(await readFile(join(dir.path, "apps/nvkectl/package.json"), "utf8"));
       expect(nvkectl.version).not.toBe("0.1.0");
-      await expect(readFile(join(dir.path, "apps/nvkectl/CHANGELOG.md"), "utf8")).resolves.toContain("@nodekit/nvkectl");
+      await expect(readFile(join(dir.path, "apps/nvkectl/CHANGELOG.md"), "utf8")).resolves.toContain(
+        "@nodekit/nvkectl",
+      );
     } finally {
       await dir.cleanup();
     }
