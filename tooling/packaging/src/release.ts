@@ -54,10 +54,15 @@ if (values["dry-run"]) {
   const registryArgs = values.registry === undefined ? [] : ["--registry", values.registry];
   const unpublished = [];
   for (const pkg of packed) {
-    const seen = await execa(process.execPath, [NPM_CLI, "view", `${pkg.name}@${pkg.version}`, "version", ...registryArgs], {
-      reject: false,
-    });
-    if (seen.exitCode === 0 && seen.stdout.trim() === pkg.version) log(`${pkg.name}@${pkg.version} is published already`);
+    const seen = await execa(
+      process.execPath,
+      [NPM_CLI, "view", `${pkg.name}@${pkg.version}`, "version", ...registryArgs],
+      {
+        reject: false,
+      },
+    );
+    if (seen.exitCode === 0 && seen.stdout.trim() === pkg.version)
+      log(`${pkg.name}@${pkg.version} is published already`);
     else unpublished.push(pkg);
   }
   await publishTarballs(unpublished, {

@@ -40,6 +40,14 @@ async function exists(path: string): Promise<boolean> {
 
 /** The node binary of `node-linux-<arch>@version` from the npm registry, fetched once. */
 export async function nodeBinary(arch: Arch, version: string): Promise<string> {
+  // The Node.js running this, when it is that package's binary of that version (./run's toolchain is).
+  if (
+    arch === process.arch &&
+    version === process.versions.node &&
+    process.execPath.endsWith(`/node-linux-${arch}/bin/node`)
+  ) {
+    return process.execPath;
+  }
   const dir = join(cacheBase, `node-linux-${arch}-${version}`);
   const bin = join(dir, "package", "bin", "node");
   if (await exists(bin)) return bin;
@@ -47,7 +55,9 @@ export async function nodeBinary(arch: Arch, version: string): Promise<string> {
   const tmp = `${dir}.${process.pid}.tmp`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
-  const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], { cwd: tmp });
+  const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], {
+    cwd: tmp,
+  });
   const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
   await execa("tar", ["-xzf", filename], { cwd: tmp });
   await rm(dir, { recursive: true, force: true });
@@ -67,12 +77,22 @@ async function filesUnder(dir: string): Promise<string[]> {
 async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob: string; version: string }> {
   const tree = join(work, `${app.bin}-tree`);
   await rm(tree, { recursive: true, force: true });
-  await execa("pnpm", ["--filter", app.name, "deploy", "--prod", "--config.node-linker=hoisted", tree], { cwd: root });
-  for (const leftover of ["pnpm-lock.yaml", "pnpm-workspace.yaml", "node_modules/.modules.yaml", "node_modules/.pnpm"]) {
+  await execa("pnpm", ["--filter", app.name, "deploy", "--prod", "--offline", "--config.node-linker=hoisted", tree], {
+    cwd: root,
+  });
+  for (const leftover of [
+    "pnpm-lock.yaml",
+    "pnpm-workspace.yaml",
+    "node_modules/.modules.yaml",
+    "node_modules/.pnpm",
+  ]) {
     await rm(join(tree, leftover), { recursive: true, force: true });
   }
   if (app.bin === "nvkectl") await cp(join(root, "deploy", "nico"), join(tree, "deploy", "nico"), { recursive: true });
-  const manifest = JSON.parse(await readFile(join(tree, "package.json"), "utf8")) as { version: string; bin: Record<string, string> };
+  const manifest = JSON.parse(await readFile(join(tree, "package.json"), "utf8")) as {
+    version: string;
+    bin: Record<string, string>;
+  };
   const staged = join(work, `${app.bin}-assets`);
   await rm(staged, { recursive: true, force: true });
   await mkdir(staged, { recursive: true });
@@ -130,7 +150,7 @@ export async function buildExecutables(out: string, arches: readonly Arch[] = AR
       await copyFile(await nodeBinary(arch, version), file);
       await chmod(file, 0o755);
       // The registry's binaries carry their debug symbols: ~18 MB nobody running the CLI needs.
-      await execa("strip", [file], { reject: false });
+      await execa("strip", [file], { reject: false, stdio: "ignore" });
       await inject(file, "NODE_SEA_BLOB", data, { sentinelFuse: SENTINEL });
       const sha256 = createHash("sha256")
         .update(await readFile(file))

@@ -1,5 +1,5 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { providerRepository } from "@nodekit/sandbox";
 import { repoRoot, tempDir } from "@nodekit/test-utils";
@@ -7,8 +7,8 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mirrorTarballs, thirdPartyClosure } from "../src/mirror.ts";
-import { type PackedPackage, packPackages } from "../src/pack.ts";
-import { NPM_CLI, publishTarballs } from "../src/publish.ts";
+import type { PackedPackage } from "../src/pack.ts";
+import { NPM_CLI } from "../src/publish.ts";
 import { type LocalRegistry, startLocalRegistry } from "../src/registry.ts";
 import { publicPackages } from "../src/workspace.ts";
 
@@ -65,37 +65,73 @@ async function footprint(dir: string): Promise<{ bytes: number; packages: number
       }
     }
   };
-  await walk(dir, false, false);
+  await walk(dir, basename(dir) === "node_modules", false);
   return { bytes, packages };
 }
 
 const MB = 1024 * 1024;
 const figures: string[] = [];
 
+const LIBRARIES = ["@nodekit/documents", "@nodekit/deploy-path"];
+const MANAGERS = ["npm", "pnpm"] as const;
+
+/** A consumer project of the two libraries, installed with `manager`. */
+async function installLibraries(manager: (typeof MANAGERS)[number]) {
+  const project = join(work, `project-${manager}`);
+  const home = join(work, `home-${manager}-project`);
+  await mkdir(project, { recursive: true });
+  await writeFile(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  const result =
+    manager === "npm"
+      ? await npm(["install", ...LIBRARIES], home, project)
+      : await execa("pnpm", ["add", ...LIBRARIES, "--store-dir", join(work, "pnpm-store")], {
+          cwd: project,
+          env: { ...cleanEnv(home), PATH: process.env.PATH ?? "" },
+          extendEnv: false,
+          reject: false,
+        });
+  installed[`project-${manager}`] = { prefix: project, log: `${result.stdout}\n${result.stderr}` };
+  expect(result.exitCode, result.stderr).toBe(0);
+}
+
 beforeAll(async () => {
   ({ path: work, cleanup } = await tempDir("install-tier-"));
   const packages = await publicPackages(repoRoot);
-  packed = await packPackages(packages, join(work, "tarballs"));
   const mirrored = await mirrorTarballs(await thirdPartyClosure(packages), join(CACHE, "mirror"));
   await mkdir(join(work, "registry"));
   registry = await startLocalRegistry(join(work, "registry"), mirrored);
-  await publishTarballs(packed, {
-    registry: registry.url,
-    env: { ...cleanEnv(join(work, "publisher")), HOME: join(work, "publisher") },
-  });
-  // The installs, at once: each in a clean prefix of its own, with a HOME of its own.
-  const jobs = {
-    nvkectl: ["@nodekit/nvkectl"],
-    nr: ["@nodekit/nr"],
-  };
-  await Promise.all(
-    Object.entries(jobs).map(async ([name, specs]) => {
+  // `pnpm release` as a maintainer runs it, less the versioning, the build (./run test built
+  // everything) and the git tags: pack every public package, publish each with npm.
+  const out = join(work, "tarballs");
+  const release = await execa(
+    process.execPath,
+    [join(repoRoot, "tooling/packaging/src/release.ts"), "--no-version", "--no-build", "--no-tag", "--out", out],
+    {
+      cwd: repoRoot,
+      env: { ...cleanEnv(join(work, "publisher")), PATH: process.env.PATH ?? "" },
+      extendEnv: false,
+      reject: false,
+    },
+  );
+  expect(release.exitCode, release.stderr).toBe(0);
+  packed = packages.map((pkg) => ({
+    name: pkg.manifest.name,
+    version: pkg.manifest.version,
+    tarball: join(out, `${pkg.manifest.name.replace("@", "").replace("/", "-")}-${pkg.manifest.version}.tgz`),
+  }));
+  // The installs, at once: each in a clean prefix or project of its own, with a HOME of its own.
+  await Promise.all([
+    ...["nvkectl", "nr"].map(async (name) => {
       const prefix = join(work, `npm-${name}`);
-      const result = await npm(["install", "--global", "--prefix", prefix, ...specs], join(work, `home-${name}`));
+      const result = await npm(
+        ["install", "--global", "--prefix", prefix, `@nodekit/${name}`],
+        join(work, `home-${name}`),
+      );
       installed[name] = { prefix, log: `${result.stdout}\n${result.stderr}` };
       expect(result.exitCode, result.stderr).toBe(0);
     }),
-  );
+    ...MANAGERS.map(installLibraries),
+  ]);
 }, 15 * 60_000);
 
 afterAll(async () => {
@@ -154,7 +190,10 @@ describe("npm install --global @nodekit/nvkectl, in a clean prefix", () => {
   it("install --dry-run with the deploy path the package ships (no --deploy-path), against a real cluster", async () => {
     const plane = await useControlPlane({ dedicated: true });
     const kubectl = (...args: string[]) =>
-      execa(join(plane.binDir, "kubectl"), ["--kubeconfig", plane.adminKubeconfigPath, ...args], { reject: false });
+      execa("kubectl", ["--kubeconfig", plane.adminKubeconfigPath, ...args], {
+        env: { PATH: `${plane.binDir}:${process.env.PATH}` },
+        reject: false,
+      });
     const node = {
       apiVersion: "v1",
       kind: "Node",
@@ -234,7 +273,6 @@ describe("npm install --global @nodekit/nr, in a clean prefix", () => {
 });
 
 describe("two libraries, installed into a project with npm and with pnpm", () => {
-  const LIBRARIES = ["@nodekit/documents", "@nodekit/deploy-path"];
   // Each library used for real: the repository's deploy path read and validated, its name checked as a DNS label.
   const script = `import { isDnsLabel } from "@nodekit/documents";
 import { readDeployPath } from "@nodekit/deploy-path";
@@ -242,26 +280,10 @@ const path = await readDeployPath(process.argv[2], { cwd: process.cwd() });
 console.log(isDnsLabel(path.name), path.items.length);
 `;
 
-  for (const manager of ["npm", "pnpm"] as const) {
+  for (const manager of MANAGERS) {
     it(manager, async () => {
-      const project = join(work, `project-${manager}`);
-      const home = join(work, `home-${manager}-project`);
-      await mkdir(project, { recursive: true });
-      await writeFile(
-        join(project, "package.json"),
-        JSON.stringify({ name: "consumer", private: true, type: "module" }),
-      );
+      const project = installed[`project-${manager}`]?.prefix ?? "";
       await writeFile(join(project, "use.js"), script);
-      const result =
-        manager === "npm"
-          ? await npm(["install", ...LIBRARIES], home, project)
-          : await execa("pnpm", ["add", ...LIBRARIES, "--store-dir", join(work, "pnpm-store")], {
-              cwd: project,
-              env: { ...cleanEnv(home), PATH: process.env.PATH ?? "" },
-              extendEnv: false,
-              reject: false,
-            });
-      expect(result.exitCode, result.stderr).toBe(0);
       const { bytes, packages } = await footprint(join(project, "node_modules"));
       figures.push(`${LIBRARIES.join(" + ")} (${manager}): ${(bytes / MB).toFixed(1)} MB, ${packages} packages`);
       const run = await execa(process.execPath, ["use.js", join(repoRoot, "deploy/nico")], {
@@ -270,6 +292,6 @@ console.log(isDnsLabel(path.name), path.items.length);
       });
       expect(run.stderr).toBe("");
       expect(run.stdout.trim()).toMatch(/^true [1-9]\d*$/);
-    }, 300_000);
+    });
   }
 });
