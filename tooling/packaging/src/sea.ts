@@ -58,8 +58,9 @@ export async function nodeBinary(arch: Arch, version: string): Promise<string> {
   const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], {
     cwd: tmp,
   });
-  const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
-  await execa("tar", ["-xzf", filename], { cwd: tmp });
+  const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+  if (tarball === undefined) throw new Error(`npm pack node-linux-${arch}@${version} packed nothing`);
+  await execa("tar", ["-xzf", tarball.filename], { cwd: tmp });
   await rm(dir, { recursive: true, force: true });
   await execa("mv", [tmp, dir]);
   return bin;
@@ -103,7 +104,7 @@ async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob
     const content = await readFile(file);
     const path = relative(tree, file);
     digest.update(`${path}\0${content.length}\0`).update(content);
-    await writeFile(join(staged, String(i)), gzipSync(content, { level: 9 }));
+    await writeFile(join(staged, String(i)), gzipSync(content));
     assets[String(i)] = join(staged, String(i));
     files.push({ path, mode: (await stat(file)).mode & 0o755 });
   }
