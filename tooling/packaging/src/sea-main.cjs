@@ -2,8 +2,9 @@
 // them). Node runs it from inside the executable, where `require` reaches only Node's
 // built-ins; the CLI's package (its bundle, its few dependencies, nvkectl's deploy path) rides
 // along as assets. On the first start they are written, once, to a private directory under
-// the user's cache (~/.cache/nodekit/sea/<name>-<version>-<digest>/, made 0700 and checked
-// to be the user's own, as ssh checks its directory), and the CLI's bin is loaded from there
+// the user's cache (~/.cache/nodekit/executables/<name>-<version>-<digest>/; executables/ made 0700 and checked
+// to be the user's own, its parents writable by nobody else, as ssh checks its directory; else
+// a fresh private directory for this run), and the CLI's bin is loaded from there
 // with a real require: later starts load it as an installed package loads.
 "use strict";
 const sea = require("node:sea");
@@ -15,13 +16,20 @@ const { createRequire } = require("node:module");
 
 const index = JSON.parse(sea.getAsset("index.json", "utf8"));
 
+const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+
+/** A directory nobody else can change: not a symlink, ours (or root's), writable by no group or other. */
+function safeDir(dir) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const info = fs.lstatSync(dir);
+  return info.isDirectory() && (uid === undefined || info.uid === uid || info.uid === 0) && (info.mode & 0o022) === 0;
+}
+
 /** A directory that is ours alone: not a symlink, owned by us, no access for others. */
 function privateDir(dir) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const info = fs.lstatSync(dir);
-  const uid = typeof process.getuid === "function" ? process.getuid() : info.uid;
-  if (!info.isDirectory() || info.uid !== uid || (info.mode & 0o077) !== 0) return false;
-  return true;
+  return info.isDirectory() && (uid === undefined || info.uid === uid) && (info.mode & 0o077) === 0;
 }
 
 function extract(target) {
@@ -45,14 +53,15 @@ function extract(target) {
 
 function home() {
   const cacheBase = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-  const base = path.join(cacheBase, "nodekit", "sea");
+  const base = path.join(cacheBase, "nodekit", "executables");
   const target = path.join(base, `${index.name.replace("/", "+")}-${index.version}-${index.digest.slice(0, 16)}`);
-  if (privateDir(path.join(cacheBase, "nodekit")) && privateDir(base)) {
+  if (safeDir(cacheBase) && safeDir(path.join(cacheBase, "nodekit")) && privateDir(base)) {
     if (!fs.existsSync(path.join(target, ".complete"))) extract(target);
     return target;
   }
   // A cache directory that is not ours alone is never run from: a fresh private one instead.
   const fresh = fs.mkdtempSync(path.join(os.tmpdir(), "nodekit-sea-"));
+  process.on("exit", () => fs.rmSync(fresh, { recursive: true, force: true }));
   const dir = path.join(fresh, "app");
   extract(dir);
   return dir;

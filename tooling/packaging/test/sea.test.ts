@@ -52,7 +52,7 @@ describe.runIf(process.arch === "x64")("single executables, linux-x64", () => {
   }
 
   it("nvkectl's executable carries its deploy path, written to a private directory of the user's cache", async () => {
-    const sea = join(work, "home", ".cache", "nodekit", "sea");
+    const sea = join(work, "home", ".cache", "nodekit", "executables");
     const [extracted] = (await readdir(sea)).filter((name) => name.startsWith("@nodekit+nvkectl-"));
     expect(extracted).toBeDefined();
     expect((await stat(join(sea, extracted ?? "", "deploy/nico/nvke-deploy.yaml"))).isFile()).toBe(true);
