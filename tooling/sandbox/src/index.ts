@@ -1,5 +1,6 @@
 export { SandboxError } from "./errors.ts";
 export { defaultSandboxDir, type SandboxLayout, sandboxLayout } from "./layout.ts";
+export { providerRepository } from "./release.ts";
 export {
   type ControllerAuth,
   down,
@@ -28,4 +29,3 @@ export {
   SANDBOX_SITE,
   type Subject,
 } from "./site-objects.ts";
-export { providerRepository } from "./release.ts";

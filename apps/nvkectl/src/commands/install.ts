@@ -36,7 +36,9 @@ The NICo API key is read from the environment variable the stack config names (n
       description: "The stack config beside the site spec (deploy/README.md lists its keys).",
       required: true,
     }),
-    "deploy-path": Flags.string({ description: "The deploy path directory. Default: the deploy path shipped with nvkectl (deploy/nico)." }),
+    "deploy-path": Flags.string({
+      description: "The deploy path directory. Default: the deploy path shipped with nvkectl (deploy/nico).",
+    }),
     kubeconfig: Flags.string({
       description: "The site cluster's kubeconfig. Default: the active site's (or --site's).",
     }),
