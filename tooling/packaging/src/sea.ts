@@ -151,7 +151,10 @@ export async function buildExecutables(out: string, arches: readonly Arch[] = AR
       await copyFile(await nodeBinary(arch, version), file);
       await chmod(file, 0o755);
       // The registry's binaries carry their debug symbols: ~18 MB nobody running the CLI needs.
-      await execa("strip", [file], { reject: false, stdio: "ignore" });
+      // llvm-strip reads every architecture; binutils' strip only the machine's own.
+      const stripped = await execa("llvm-strip", [file], { reject: false, stdio: "ignore" });
+      if (stripped.exitCode !== 0 && arch === process.arch)
+        await execa("strip", [file], { reject: false, stdio: "ignore" });
       await inject(file, "NODE_SEA_BLOB", data, { sentinelFuse: SENTINEL });
       const sha256 = createHash("sha256")
         .update(await readFile(file))
