@@ -1,40 +1,13 @@
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readDeployPath } from "@nodekit/deploy-path";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { formatPlan, planCallLines } from "@nodekit/plan";
 import { createRecordingRunner, Redactor } from "@nodekit/process";
-import { parseSiteSpec } from "@nodekit/sitespec";
-import { parseStackConfig } from "@nodekit/stack-config";
-import { otherUser, repoRoot } from "@nodekit/test-utils";
+import { otherUser } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
-import { type InstallContext, planInstall, runInstall } from "./install.ts";
-
-async function shippedContext(providers: Record<string, string> = {}): Promise<InstallContext> {
-  const site = parseSiteSpec(await readFile(join(repoRoot, "examples/sitespec.yaml"), "utf8"), { source: "s" }).spec;
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8")).replace(
-    /REPLACE_[A-Z_]+/g,
-    (placeholder) =>
-      ({
-        REPLACE_NICO_API_ENDPOINT: "https://nico.example.net/api",
-        REPLACE_PROFILES_IMAGE: "registry.example.net/nvke/profiles:v1",
-        REPLACE_PROVIDER_REPOSITORY_DIR: "/srv/providers",
-      })[placeholder] ?? "filled",
-  );
-  const stack = parseStackConfig(filled, { source: "stack.yaml" }).config;
-  if (site === undefined || stack === undefined) throw new Error("the examples do not validate");
-  return {
-    site,
-    stack,
-    stackDir: "/srv",
-    deployPath: await readDeployPath(join(repoRoot, "deploy/nico")),
-    target: { kubeconfig: "/srv/my-tier0-site.kubeconfig" },
-    workDir: "/srv/state",
-    nicoApiKey: "k3y-not-printed",
-    observations: { architecture: "amd64", nodes: 4, providers },
-  };
-}
+import { shippedContext } from "../../test/shipped-context.ts";
+import { planInstall, runInstall } from "./install.ts";
 
 test("the shipped deploy path parses, validates and dry-runs in the order the seed gives", async () => {
   const plan = planInstall(await shippedContext());
