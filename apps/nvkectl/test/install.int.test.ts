@@ -3,10 +3,13 @@ import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
 import { runCli, userErrorOf } from "@nodekit/test-utils";
-import { buildProviderRepository } from "@nodekit/testenv/capi-repository";
+import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/capi-repository";
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
+import { type NicoProviderStandIn, startNicoProviderStandIn } from "@nodekit/testenv/nico-provider-standin";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import { PROVIDERS } from "../src/services/provider-catalogue.ts";
+import { getProviders } from "../src/services/providers.ts";
 import {
   deployPathYaml,
   type InstallFixture,
@@ -22,11 +25,11 @@ import {
 // Cluster API, the StorageClass, the Nodes and the namespaces it installs reach no other file.
 
 const API_KEY = "nico-key-Zq81xv";
-const INFRA = { name: "nico", version: "v0.3.0", namespace: "nico-system", deployment: "nico-controller-manager" };
 
 let fixture: InstallFixture;
 let work: string;
 let standIn: ControllerStandIn;
+let nicoProvider: NicoProviderStandIn;
 let admin: string;
 let inputs: InstallInputs;
 
@@ -37,8 +40,16 @@ const json = (...args: string[]) => fixture.json(...args);
 beforeAll(async () => {
   fixture = await installFixture("nvkectl-install-");
   ({ work, admin } = fixture);
-  await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
+  await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   standIn = startControllerStandIn(admin);
+  // NICo, as far as this test knows it, accepts the one key the install is given.
+  nicoProvider = startNicoProviderStandIn(admin, {
+    intervalMs: 200,
+    check: (key) =>
+      key === API_KEY
+        ? { state: "HEALTHY", message: "authenticated as organization org-42" }
+        : { state: "INVALID", message: "NICo refused the API key" },
+  });
   await fixture.addNodes("arm64", "site-node-1", "site-node-2");
   await write({
     "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
@@ -145,6 +156,7 @@ data: { done: "yes" }
 
 afterAll(async () => {
   await standIn?.stop();
+  await nicoProvider?.stop();
   await fixture?.cleanup();
 });
 
@@ -156,6 +168,7 @@ async function versions(): Promise<Record<string, string>> {
     ["deployments.apps", "--all-namespaces"],
     ["configmaps", "--namespace=nke-controller"],
     ["secrets", "--namespace=nke-controller", "--selector=!owner"],
+    ["secrets", "--namespace=nico-system"],
     ["networkpolicies", "--all-namespaces"],
     ["storageclasses"],
     ["customresourcedefinitions"],
@@ -226,11 +239,43 @@ describe("nvkectl install against the real API server", () => {
     expect(policy.spec.ingress).toEqual([
       { from: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ protocol: "TCP", port: 8080 }] },
     ]);
-    const secret = await json("get", "secret", "nvke-nico-credentials", "--namespace", "nke-controller");
-    expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
+    for (const [name, namespace] of [
+      ["nico-credentials", "nico-system"],
+      ["nvke-nico-credentials", "nke-controller"],
+    ]) {
+      const secret = await json("get", "secret", name ?? "", "--namespace", namespace ?? "");
+      expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
+    }
+    const identity = await json(
+      "get",
+      "nicoidentities.infrastructure.cluster.x-k8s.io",
+      "default",
+      "-n",
+      "nico-system",
+    );
+    expect(identity.spec).toEqual({ secretRef: { name: "nico-credentials", namespace: "nico-system" } });
     expect(JSON.stringify(witness.calls.map((call) => [call.line, call.call.args]))).not.toContain(API_KEY);
     const written = await readFile(join(work, "state", "stack-values.yaml"), "utf8");
     expect(written).not.toContain(API_KEY);
+  });
+
+  test("after the install, get providers reads nico CONFIGURED, and HEALTHY once the provider checked its credentials", async () => {
+    // The provider's credential check (its stand-in here) reads the Secret the NicoIdentity names.
+    await nicoProvider.reconcile();
+    const [nico] = await getProviders({
+      cluster: { kubeconfig: admin, runner: createExecaRunner() },
+      providers: PROVIDERS.filter((p) => p.name === "nico"),
+    });
+    expect(nico).toMatchObject({
+      name: "nico",
+      state: "CONFIGURED",
+      reason: "",
+      credentials: "HEALTHY",
+      identity: "nico-system/default",
+      credentialsSecret: "nico-system/nico-credentials",
+      credentialsMessage: "authenticated as organization org-42",
+    });
+    expect(Date.now() - Date.parse(nico?.lastCheckTime ?? "")).toBeLessThan(60_000);
   });
 
   test("a second run changes nothing: clusterctl is not run again and no object's resourceVersion moves", async () => {

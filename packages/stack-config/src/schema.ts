@@ -78,7 +78,7 @@ export const StackConfigSchema = strictMapping({
     apiKeyFromEnv: envName
       .default("NVKE_NICO_API_KEY")
       .describe(
-        "The environment variable that holds the NICo API key when the install runs. The key is stored as the Secret nke-controller/nvke-nico-credentials; it is never written to a file, printed or logged.",
+        "The environment variable that holds the NICo API key when the install runs. The key is stored as the Secret nico-system/nico-credentials, which the NicoIdentity nico-system/default names for the NICo provider, and as the controller's copy nvke-nico-credentials in its namespace; it is never written to a file, printed or logged.",
       ),
   }).describe("The NICo API the controller provisions machines through."),
   images: strictMapping({

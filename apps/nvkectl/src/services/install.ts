@@ -33,13 +33,16 @@ import {
   type ReleasePinning,
   readReleaseFile,
 } from "./install-release.ts";
+import { type ObjectKey, PROVIDERS } from "./provider-catalogue.ts";
 import type { RegistryAccess } from "./release-artifacts.ts";
 import { kubectlRequestTimeout } from "./time.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
-/** The Secret the NICo API key is kept in (in the controller's namespace). */
+/** The controller's copy of the NICo API key, in its own namespace (a pod reads Secrets of its namespace only). */
 const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
+/** The NicoIdentity the install creates for the NICo provider's credentials Secret. */
+const NICO_IDENTITY_NAME = "default";
 const ARCHITECTURES = ["amd64", "arm64"] as const;
 type Architecture = (typeof ARCHITECTURES)[number];
 /** The plan items the install adds around the deploy path's; a deploy path item may not use these names. */
@@ -643,15 +646,28 @@ export function planInstall(context: InstallContext): Plan {
     volumeBindingMode: "WaitForFirstConsumer",
   };
   const namespace = stack.controllerApi.namespace;
+  const nico = nicoProviderCredentials(context.deployPath);
+  const apiKeySecret = (ref: ObjectKey) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: ref.name, namespace: ref.namespace },
+    type: "Opaque",
+    stringData: { apiKey: context.nicoApiKey },
+  });
   const credentials = manifest(
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
-    {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: NICO_CREDENTIALS_SECRET, namespace },
-      type: "Opaque",
-      stringData: { apiKey: context.nicoApiKey },
-    },
+    apiKeySecret({ namespace, name: NICO_CREDENTIALS_SECRET }),
+    ...(nico === undefined
+      ? []
+      : [
+          apiKeySecret(nico.secret),
+          {
+            apiVersion: nico.identity.apiVersion,
+            kind: nico.identity.kind,
+            metadata: { name: NICO_IDENTITY_NAME, namespace: nico.secret.namespace },
+            spec: { secretRef: { name: nico.secret.name, namespace: nico.secret.namespace } },
+          },
+        ]),
   );
   const valuesFile = join(workDir, "stack-values.yaml");
   const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
@@ -713,7 +729,10 @@ export function planInstall(context: InstallContext): Plan {
     },
     {
       id: "nico-credentials",
-      title: `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`,
+      title:
+        nico === undefined
+          ? `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`
+          : `the NICo API key as Secret ${nico.secret.namespace}/${nico.secret.name}, named by ${nico.identity.kind} ${nico.secret.namespace}/${NICO_IDENTITY_NAME}, and the controller's copy ${namespace}/${NICO_CREDENTIALS_SECRET}`,
       steps: [
         // The key goes on stdin, never in argv or a file.
         exec(
@@ -786,6 +805,17 @@ export function planInstall(context: InstallContext): Plan {
           },
         }),
   });
+}
+
+/**
+ * The NICo provider's credentials Secret and identity kind, as `get providers` reads them
+ * (the provider catalogue, docs/providers.md), when the deploy path installs the NICo
+ * infrastructure provider; undefined otherwise.
+ */
+function nicoProviderCredentials(deployPath: DeployPath) {
+  const installs = deployPath.clusterAPI?.infrastructure.some((p) => p.name === "nico") ?? false;
+  const credentials = PROVIDERS.find((p) => p.name === "nico")?.credentials;
+  return installs ? credentials : undefined;
 }
 
 function stackValuesSummary(context: InstallContext): string {
