@@ -137,6 +137,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The deploy path is valid but cannot be installed: it pins no Cluster API (spec.clusterAPI), or an item uses a name the install keeps for its own steps.",
   },
+  INSTALL_PREREQUISITES_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The install found kubectl, helm or clusterctl missing, too old, or (clusterctl) of another Cluster API release series than the deploy path pins; each is listed with the version found and needed, and nothing was changed.",
+  },
   PROVIDER_VERSION_MISMATCH: {
     exitCode: ExitCode.Conflict,
     meaning:

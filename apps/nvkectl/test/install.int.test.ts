@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
@@ -7,7 +7,7 @@ import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/c
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
 import { type NicoProviderStandIn, startNicoProviderStandIn } from "@nodekit/testenv/nico-provider-standin";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import { type InstallInputs, install, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
 import { PROVIDERS } from "../src/services/provider-catalogue.ts";
 import { getProviders } from "../src/services/providers.ts";
 import {
@@ -383,6 +383,86 @@ describe("nvkectl install against the real API server", () => {
     const noKey = await runCli("nvkectl", base, { env: { ...env, NVKE_NICO_API_KEY: "" } });
     expect(noKey.exitCode).toBe(9);
     expect(noKey.stderr).toContain("NVKE_NICO_API_KEY is not set");
+  });
+});
+
+// Issue 26 §1 item 3: every tool, and every input, before the first change; item 7: the dry
+// run makes every check the run makes, and honours --from-item.
+describe("no partial installs: everything is checked before the first change, in the dry run too", () => {
+  /** A PATH of kubectl and a clusterctl that says `clusterctlVersion`, and no helm. */
+  async function pathWithoutHelm(name: string, clusterctlVersion: string): Promise<string> {
+    const bin = join(work, name);
+    await mkdir(bin);
+    const kubectlPath = (await createExecaRunner().run({ command: "sh", args: ["-c", "command -v kubectl"] })).stdout;
+    await symlink(kubectlPath.trim(), join(bin, "kubectl"));
+    await writeFile(join(bin, "clusterctl"), `#!/bin/sh\necho ${clusterctlVersion}\n`);
+    await chmod(join(bin, "clusterctl"), 0o755);
+    return bin;
+  }
+
+  test("without helm, and with a clusterctl of another Cluster API series, nothing runs but the version questions", async () => {
+    const bin = await pathWithoutHelm("no-helm", "v1.12.1");
+    for (const dryRun of [true, false]) {
+      const witness = createRecordingRunner({ inner: createExecaRunner({ env: { ...process.env, PATH: bin } }) });
+      const error = await userErrorOf(install({ inputs, runner: witness, dryRun }));
+      expect(error.code).toBe("INSTALL_PREREQUISITES_MISSING");
+      expect(error.exitCode).toBe(9);
+      expect(error.message).toBe(
+        [
+          "the install needs 2 tools this host lacks; nothing was changed:",
+          "  helm: not found on PATH (need v3.12.0 or newer)",
+          "  clusterctl: found v1.12.1, need the v1.11 series (v1.11.x, v1.11.7 or newer): the deploy path pins Cluster API v1.11.7",
+        ].join("\n"),
+      );
+      // Only the versions were asked: no observation, nothing applied.
+      expect(witness.calls.map((call) => call.call.args.filter((arg) => arg.startsWith("version")))).toEqual([
+        ["version"],
+        ["version"],
+        ["version"],
+      ]);
+    }
+    const older = await pathWithoutHelm("old-clusterctl", "clusterctl version: v1.11.2");
+    const error = await userErrorOf(
+      install({ inputs, runner: createExecaRunner({ env: { ...process.env, PATH: older } }), dryRun: true }),
+    );
+    expect(error.message).toContain("clusterctl: found v1.11.2, need v1.11.7 or newer");
+  });
+
+  test("an incomplete provider repository fails the dry run as it fails the run", async () => {
+    // Given a deploy path that adds a provider the repository lacks
+    await cp(join(work, "path"), join(work, "path-extra"), { recursive: true });
+    const path = await readFile(join(work, "path", "nvke-deploy.yaml"), "utf8");
+    await write({
+      "path-extra/nvke-deploy.yaml": path.replace(
+        "        controller: nico-system/nico-controller-manager\n",
+        "        controller: nico-system/nico-controller-manager\n      - name: extra\n        version: v0.1.0\n        controller: extra-system/extra-controller-manager\n",
+      ),
+    });
+    const extra = { ...inputs, deployPath: join(work, "path-extra") };
+    for (const dryRun of [true, false]) {
+      const witness = createRecordingRunner({ inner: createExecaRunner() });
+      const error = await userErrorOf(install({ inputs: extra, runner: witness, dryRun }));
+      expect(error.code).toBe("PROVIDER_REPOSITORY_INCOMPLETE");
+      expect(error.why).toContain(join("infrastructure-extra", "v0.1.0", "infrastructure-components.yaml"));
+      expect(witness.calls.filter((call) => call.line.includes(" apply ") || call.line.includes(" init "))).toEqual([]);
+    }
+  });
+
+  test("the dry run honours --from-item: the items before it are skipped, and an unknown one is refused", async () => {
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const { plan } = await install({ inputs, runner: witness, dryRun: true, fromItem: "controller" });
+    const printed = formatPlan(plan);
+    expect(printed).toContain("# [4/9] nico-credentials: ");
+    expect(printed).toContain("(skipped: before --from-item controller)\n# [5/9] widgets: ");
+    expect(printed).not.toContain("nvkectl --force-conflicts --filename -");
+    expect(printed.split("\n").find((line) => !line.startsWith("#"))).toMatch(
+      /^HOME=.* helm upgrade --install controller /,
+    );
+    const unknown = await userErrorOf(install({ inputs, runner: witness, dryRun: true, fromItem: "spire" }));
+    expect(unknown.code).toBe("PLAN_ITEM_UNKNOWN");
+    expect(unknown.why).toBe(
+      "its items are, in order: cluster-api, storage-class, node-architecture, nico-credentials, widgets, controller, finish, spire-patch, client-networks",
+    );
   });
 });
 

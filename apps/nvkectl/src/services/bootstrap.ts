@@ -2,23 +2,21 @@ import { connect } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { checkWriteTarget, restrictFile } from "@nodekit/fs-safe";
-import { KUBE_TOOLS, probeTool, type ToolSpec, toolProblem } from "@nodekit/kube";
 import { action, createPlan, exec, type Plan, runPlan } from "@nodekit/plan";
 import type { ProcessRunner } from "@nodekit/process";
 import type { SiteSpec } from "@nodekit/sitespec";
 import { errorCodes } from "../errors.ts";
 import { readSiteSpec } from "./install.ts";
+import { type RequiredTool, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 const semverIn = (text: string): string | undefined => /v?(\d+\.\d+\.\d+)/.exec(text)?.[0];
 
 /** What site bootstrap needs on the host (NV-4), with the oldest version it works with. */
-const BOOTSTRAP_TOOLS: ReadonlyArray<{ spec: ToolSpec; minimum: string }> = [
+const BOOTSTRAP_TOOLS: readonly RequiredTool[] = [
   { spec: { command: "nerdctl", versionArgs: ["--version"], parse: semverIn }, minimum: "v1.7.0" },
   { spec: { command: "containerd", versionArgs: ["--version"], parse: semverIn }, minimum: "v1.7.0" },
   { spec: { command: "kind", versionArgs: ["version"], parse: semverIn }, minimum: "v0.20.0" },
-  { spec: KUBE_TOOLS.helm, minimum: "v3.12.0" },
-  { spec: KUBE_TOOLS.kubectl, minimum: "v1.30.0" },
-  { spec: KUBE_TOOLS.clusterctl, minimum: "v1.11.0" },
+  ...SITE_KUBE_TOOLS,
 ];
 
 export interface BootstrapOptions {
@@ -47,11 +45,8 @@ function reachable(host: string, port: number, timeoutMs: number): Promise<strin
 }
 
 /** Every missing or too old tool, each with what was found and what is needed. */
-async function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
-  const probes = await Promise.all(
-    BOOTSTRAP_TOOLS.map(async (tool) => toolProblem(await probeTool(runner, tool.spec), tool.minimum)),
-  );
-  return probes.filter((problem): problem is string => problem !== undefined);
+function checkPrerequisites(runner: ProcessRunner): Promise<string[]> {
+  return toolProblems(runner, BOOTSTRAP_TOOLS);
 }
 
 /** The hosts whose nvke-agent port does not answer, checked concurrently. */

@@ -14,7 +14,16 @@ import {
   kubeToolError,
   runKube,
 } from "@nodekit/kube";
-import { type ActionHandler, action, createPlan, exec, type Plan, type PlanItem, runPlan } from "@nodekit/plan";
+import {
+  type ActionHandler,
+  action,
+  createPlan,
+  exec,
+  type Plan,
+  type PlanItem,
+  planFrom,
+  runPlan,
+} from "@nodekit/plan";
 import { formatCall, type ProcessRunner, type Redactor } from "@nodekit/process";
 import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
@@ -36,6 +45,7 @@ import {
 import { type ObjectKey, PROVIDERS } from "./provider-catalogue.ts";
 import type { RegistryAccess } from "./release-artifacts.ts";
 import { kubectlRequestTimeout } from "./time.ts";
+import { clusterctlFor, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
@@ -354,6 +364,30 @@ async function observeProviders(runner: ProcessRunner, target: KubeTarget): Prom
   return Object.fromEntries((items ?? []).map((p) => [`${p.type}/${p.providerName}`, p.version ?? ""]));
 }
 
+/**
+ * kubectl, helm and clusterctl, every one asked its version before the cluster is asked
+ * anything (in the dry run too), every problem at once: the install never starts a change
+ * it cannot finish for want of a tool. clusterctl must be of the Cluster API release series
+ * the deploy path (or the release) pins.
+ */
+async function checkTools(runner: ProcessRunner, deployPath: DeployPath, release: ReleaseContext | undefined) {
+  const core = providersOf(deployPath, release).find((p) => p.type === "CoreProvider");
+  const tools = SITE_KUBE_TOOLS.map((tool) =>
+    tool.spec.command === "clusterctl" && core !== undefined ? clusterctlFor(core.version) : tool,
+  );
+  const problems = await toolProblems(runner, tools);
+  if (problems.length === 0) return;
+  throw new UserError(
+    errorCodes.INSTALL_PREREQUISITES_MISSING,
+    `the install needs ${problems.length === 1 ? "a tool" : `${problems.length} tools`} this host lacks; nothing was changed:\n  ${problems.join("\n  ")}`,
+    {
+      why: "the install runs kubectl, helm and clusterctl; all are checked before the first change, so a missing one never leaves a half-installed site",
+      next: "install what is listed, on PATH, then run the install again",
+      facts: { missing: problems.length },
+    },
+  );
+}
+
 /** Reads the documents, then observes the cluster (read-only, in both modes). */
 export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunner): Promise<InstallContext> {
   const requestTimeout =
@@ -361,6 +395,8 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const documents = await readDocuments(inputs);
   const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
   await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
+  // The files first, then the tools, then the cluster.
+  await checkTools(runner, documents.deployPath, documents.release);
   const target: KubeTarget = {
     kubeconfig,
     ...(requestTimeout === undefined ? {} : { requestTimeout }),
@@ -945,9 +981,18 @@ export interface RunInstallOptions {
   registryConfigHooks?: RegistryConfigHooks;
 }
 
+/**
+ * What a run checks before its first change, and a dry run checks the same way: the item to
+ * start from exists (PLAN_ITEM_UNKNOWN), and clusterctl will find every file it needs.
+ */
+export async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
+  // Only what runs is checked: the items before --from-item have no steps in planFrom's plan.
+  await checkProviderRepository(context, planFrom(plan, fromItem));
+}
+
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
-  await checkProviderRepository(context, plan);
+  await preflightInstall(context, plan, options.fromItem);
   const login = context.release?.helmRegistryLogin;
   if (login === undefined) return runPlanned(context, plan, options);
   return withHelmRegistryConfig(login, () => runPlanned(context, plan, options), options.registryConfigHooks);
@@ -978,7 +1023,9 @@ export interface InstallOptions {
 export async function install(options: InstallOptions): Promise<{ plan: Plan; ran: readonly string[] }> {
   const context = await prepareInstall(options.inputs, options.runner);
   const plan = planInstall(context);
-  if (options.dryRun) return { plan, ran: [] };
+  // The dry run runs every check the run makes, and shows the plan as --from-item runs it.
+  await preflightInstall(context, plan, options.fromItem);
+  if (options.dryRun) return { plan: planFrom(plan, options.fromItem), ran: [] };
   const result = await runInstall(context, plan, {
     runner: options.runner,
     fromItem: options.fromItem,
