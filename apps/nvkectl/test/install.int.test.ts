@@ -353,6 +353,7 @@ describe("nvkectl install against the real API server", () => {
       "finish",
       "spire-patch",
       "client-networks",
+      "prune",
     ]);
     expect(dry.stdout).not.toContain(API_KEY);
 
@@ -383,6 +384,91 @@ describe("nvkectl install against the real API server", () => {
     const noKey = await runCli("nvkectl", base, { env: { ...env, NVKE_NICO_API_KEY: "" } });
     expect(noKey.exitCode).toBe(9);
     expect(noKey.stderr).toContain("NVKE_NICO_API_KEY is not set");
+  });
+});
+
+// Issue 26 §1 item 5: what the install no longer renders is pruned, through its inventory and
+// server-side apply's owner record; the dry run names each deletion the run makes.
+describe("a re-run prunes what the stack config no longer renders", () => {
+  const stackWith = async (file: string, edit: (text: string) => string) => {
+    await write({ [file]: edit(await readFile(inputs.stackConfig, "utf8")) });
+    return { ...inputs, stackConfig: join(work, file) };
+  };
+
+  test("emptied clientNetworks and a renamed StorageClass: the dry run names both deletions, the run makes them, a re-run prunes nothing", async () => {
+    // Given the installed site (the policy and lab-local are in the inventory)
+    const inventory = await json("get", "configmap", "nvkectl-install-inventory", "-n", "kube-system");
+    expect(JSON.parse(inventory.data.objects)).toContainEqual({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      name: "nvke-controller-api-clients",
+      namespace: "nke-controller",
+      item: "client-networks",
+    });
+    // When the stack config empties clientNetworks and renames the StorageClass
+    const changed = await stackWith(
+      "stack-changed.yaml",
+      (text) => `${text.replace("clientNetworks: [192.0.2.0/24]\n", "")}storageClass:\n  name: lab-fast\n`,
+    );
+    const dry = await install({ inputs: changed, runner: createExecaRunner(), dryRun: true });
+    const printed = formatPlan(dry.plan);
+    // Then the dry run names each deletion, as the last item
+    expect(printed).toContain(
+      "# [9/9] prune: prune 2 objects no longer rendered: NetworkPolicy nke-controller/nvke-controller-api-clients, StorageClass lab-local",
+    );
+    const deletions = printed.split("\n").filter((line) => line.includes(" delete "));
+    expect(deletions.map((line) => line.replace(/^kubectl --kubeconfig \S+ --request-timeout=30s /, ""))).toEqual([
+      "delete NetworkPolicy.v1.networking.k8s.io nvke-controller-api-clients --namespace nke-controller --ignore-not-found",
+      "delete StorageClass.v1.storage.k8s.io lab-local --ignore-not-found",
+    ]);
+    expect((await json("get", "networkpolicies", "-n", "nke-controller")).items).toHaveLength(1);
+
+    // When it runs for real (the recorder as witness)
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    await install({ inputs: changed, runner: witness, dryRun: false });
+    expect(witness.calls.filter((call) => call.line.includes(" delete ")).map((call) => call.line)).toEqual(deletions);
+    // Then one default StorageClass is left, and no client-networks policy
+    const classes = (await json("get", "storageclasses")).items as Array<{
+      metadata: { name: string; annotations?: Record<string, string> };
+    }>;
+    expect(classes.map((c) => c.metadata.name)).toEqual(["lab-fast"]);
+    expect((await json("get", "networkpolicies", "-n", "nke-controller")).items).toEqual([]);
+
+    // And a re-run prunes nothing
+    const again = await install({ inputs: changed, runner: createExecaRunner(), dryRun: true });
+    expect(formatPlan(again.plan)).toMatch(
+      /# \[9\/9\] prune: nothing to prune; the \d+ objects applied recorded in ConfigMap kube-system\/nvkectl-install-inventory/,
+    );
+    expect(formatPlan(again.plan)).not.toContain(" delete ");
+  });
+
+  test("an object no longer rendered that nvkectl did not apply is left in place, and the plan says so", async () => {
+    // Given the policy back in the inventory, then replaced by one another tool made
+    await install({ inputs, runner: createExecaRunner(), dryRun: false });
+    await kubectl("delete", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    await createExecaRunner().run({
+      command: "kubectl",
+      args: ["--kubeconfig", admin, "create", "-f", "-"],
+      input: JSON.stringify({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "nvke-controller-api-clients", namespace: "nke-controller" },
+        spec: { podSelector: {}, policyTypes: ["Ingress"] },
+      }),
+    });
+    const changed = await stackWith("stack-no-clients.yaml", (text) =>
+      text.replace("clientNetworks: [192.0.2.0/24]\n", ""),
+    );
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const { plan } = await install({ inputs: changed, runner: witness, dryRun: false });
+    expect(formatPlan(plan)).toContain(
+      "# NetworkPolicy nke-controller/nvke-controller-api-clients (client-networks) is no longer rendered, but left in place: nvkectl did not apply it (its field managers: kubectl-create)",
+    );
+    expect(witness.calls.some((call) => call.line.includes(" delete "))).toBe(false);
+    await json("get", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    await kubectl("delete", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    // The site as the other tests expect it: the shipped stack config again.
+    await install({ inputs, runner: createExecaRunner(), dryRun: false });
   });
 });
 
@@ -452,8 +538,8 @@ describe("no partial installs: everything is checked before the first change, in
     const witness = createRecordingRunner({ inner: createExecaRunner() });
     const { plan } = await install({ inputs, runner: witness, dryRun: true, fromItem: "controller" });
     const printed = formatPlan(plan);
-    expect(printed).toContain("# [4/9] nico-credentials: ");
-    expect(printed).toContain("(skipped: before --from-item controller)\n# [5/9] widgets: ");
+    expect(printed).toContain("# [4/10] nico-credentials: ");
+    expect(printed).toContain("(skipped: before --from-item controller)\n# [5/10] widgets: ");
     expect(printed).not.toContain("nvkectl --force-conflicts --filename -");
     expect(printed.split("\n").find((line) => !line.startsWith("#"))).toMatch(
       /^HOME=.* helm upgrade --install controller /,
@@ -461,7 +547,7 @@ describe("no partial installs: everything is checked before the first change, in
     const unknown = await userErrorOf(install({ inputs, runner: witness, dryRun: true, fromItem: "spire" }));
     expect(unknown.code).toBe("PLAN_ITEM_UNKNOWN");
     expect(unknown.why).toBe(
-      "its items are, in order: cluster-api, storage-class, node-architecture, nico-credentials, widgets, controller, finish, spire-patch, client-networks",
+      "its items are, in order: cluster-api, storage-class, node-architecture, nico-credentials, widgets, controller, finish, spire-patch, client-networks, prune",
     );
   });
 });

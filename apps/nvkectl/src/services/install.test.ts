@@ -22,6 +22,7 @@ test("the shipped deploy path parses, validates and dry-runs in the order the se
     "nvke-config",
     "spire-patch",
     "client-networks",
+    "prune",
   ]);
   const text = formatPlan(plan);
   expect(text).not.toContain("k3y-not-printed");

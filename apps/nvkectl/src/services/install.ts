@@ -30,6 +30,14 @@ import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials }
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
 import {
+  manifestObjects,
+  type OwnedObject,
+  observePrune,
+  type PruneObservation,
+  prunable,
+  pruneItem,
+} from "./install-prune.ts";
+import {
   type HelmRegistryLogin,
   helmRegistryLogin,
   type RegistryConfigHooks,
@@ -63,6 +71,7 @@ const OWN_ITEMS = [
   "nico-credentials",
   "spire-patch",
   "client-networks",
+  "prune",
 ] as const;
 
 /** Mount the SPIRE agent's Workload API socket (SPIFFE CSI driver) into a Cluster API controller. */
@@ -130,6 +139,8 @@ interface InstallObservations {
   nodes: number;
   /** Installed Cluster API providers, `type/name` → version (the clusterctl inventory). */
   providers: Record<string, string>;
+  /** The install's inventory and what it lists that is no longer rendered (absent: nothing recorded). */
+  prune?: PruneObservation;
 }
 
 /** Everything read before planning: the documents, then the cluster. */
@@ -403,7 +414,8 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   };
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
-  const observations = { architecture, nodes, providers };
+  const prune = await observePrune(runner, target, inventoryOf(documents), FIELD_MANAGER);
+  const observations = { architecture, nodes, providers, prune };
   const registry = { ...inputs.registry, env: inputs.env ?? process.env };
   if (documents.release === undefined) return { ...documents, target, observations, registry };
   // The stack's images, pinned by the release, for the architecture just read.
@@ -660,16 +672,26 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
   };
 }
 
+/** What renderOwnObjects needs: the documents alone (the inventory is computed before the cluster is observed). */
+type OwnInputs = Pick<InstallContext, "stack" | "deployPath" | "nicoApiKey">;
+
 /**
- * The install as a plan, from what was read and observed (pure): clusterctl init, the lab
- * StorageClass, the NICo credentials Secret, the deploy path item by item (images chosen
- * for the nodes' architecture), the SPIRE patch of the Cluster API controllers, and the
- * NetworkPolicy for the client networks. The dry run prints it; a real run executes it.
+ * The objects the install applies itself, outside the deploy path: the lab StorageClass, the
+ * NICo credentials (the controller's namespace and Secret, and the NICo provider's Secret and
+ * NicoIdentity when the deploy path installs that provider), and the client-networks
+ * NetworkPolicy (none without client networks).
  */
-export function planInstall(context: InstallContext): Plan {
-  const { target, workDir, stack, observations } = context;
-  const toolEnv = isolatedToolEnv(join(workDir, "home"));
-  const storageClassFile = join(workDir, "storage-class.yaml");
+function renderOwnObjects(context: OwnInputs) {
+  const { stack } = context;
+  const namespace = stack.controllerApi.namespace;
+  const nico = nicoProviderCredentials(context.deployPath);
+  const apiKeySecret = (ref: ObjectKey) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: ref.name, namespace: ref.namespace },
+    type: "Opaque",
+    stringData: { apiKey: context.nicoApiKey },
+  });
   const storageClass = {
     apiVersion: "storage.k8s.io/v1",
     kind: "StorageClass",
@@ -681,16 +703,7 @@ export function planInstall(context: InstallContext): Plan {
     reclaimPolicy: "Delete",
     volumeBindingMode: "WaitForFirstConsumer",
   };
-  const namespace = stack.controllerApi.namespace;
-  const nico = nicoProviderCredentials(context.deployPath);
-  const apiKeySecret = (ref: ObjectKey) => ({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: ref.name, namespace: ref.namespace },
-    type: "Opaque",
-    stringData: { apiKey: context.nicoApiKey },
-  });
-  const credentials = manifest(
+  const credentials = [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
     apiKeySecret({ namespace, name: NICO_CREDENTIALS_SECRET }),
     ...(nico === undefined
@@ -704,7 +717,63 @@ export function planInstall(context: InstallContext): Plan {
             spec: { secretRef: { name: nico.secret.name, namespace: nico.secret.namespace } },
           },
         ]),
-  );
+  ];
+  const policy =
+    stack.clientNetworks.length === 0
+      ? undefined
+      : {
+          apiVersion: "networking.k8s.io/v1",
+          kind: "NetworkPolicy",
+          metadata: { name: "nvke-controller-api-clients", namespace },
+          spec: {
+            podSelector: { matchLabels: stack.controllerApi.podSelector },
+            policyTypes: ["Ingress"],
+            ingress: [
+              {
+                from: stack.clientNetworks.map((cidr) => ({ ipBlock: { cidr } })),
+                ports: [{ protocol: "TCP", port: stack.controllerApi.port }],
+              },
+            ],
+          },
+        };
+  return { storageClass, credentials, policy };
+}
+
+/** Every object the install applies itself (its own and the deploy path's manifests), as its inventory records them. */
+function inventoryOf(context: OwnInputs): OwnedObject[] {
+  const own = renderOwnObjects(context);
+  const entry =
+    (item: string) =>
+    (object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }) => ({
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: object.metadata.name,
+      item,
+      ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }),
+    });
+  return prunable([
+    entry("storage-class")(own.storageClass),
+    ...own.credentials.map(entry("nico-credentials")),
+    ...manifestObjects(context.deployPath),
+    ...(own.policy === undefined ? [] : [entry("client-networks")(own.policy)]),
+  ]);
+}
+
+/**
+ * The install as a plan, from what was read and observed (pure): clusterctl init, the lab
+ * StorageClass, the NICo credentials Secret, the deploy path item by item (images chosen
+ * for the nodes' architecture), the SPIRE patch of the Cluster API controllers, and the
+ * NetworkPolicy for the client networks. The dry run prints it; a real run executes it.
+ */
+export function planInstall(context: InstallContext): Plan {
+  const { target, workDir, stack, observations } = context;
+  const toolEnv = isolatedToolEnv(join(workDir, "home"));
+  const storageClassFile = join(workDir, "storage-class.yaml");
+  const own = renderOwnObjects(context);
+  const { storageClass, policy } = own;
+  const namespace = stack.controllerApi.namespace;
+  const nico = nicoProviderCredentials(context.deployPath);
+  const credentials = manifest(...own.credentials);
   const valuesFile = join(workDir, "stack-values.yaml");
   const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
   const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
@@ -729,21 +798,6 @@ export function planInstall(context: InstallContext): Plan {
     .map((item) => (release === undefined ? item : pinnedItem(item, release, context.registry)));
   const controllers = providersOf(context.deployPath, context.release).map((p) => p.controller);
   const policyFile = join(workDir, "client-networks.yaml");
-  const policy = {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "NetworkPolicy",
-    metadata: { name: "nvke-controller-api-clients", namespace },
-    spec: {
-      podSelector: { matchLabels: stack.controllerApi.podSelector },
-      policyTypes: ["Ingress"],
-      ingress: [
-        {
-          from: stack.clientNetworks.map((cidr) => ({ ipBlock: { cidr } })),
-          ports: [{ protocol: "TCP", port: stack.controllerApi.port }],
-        },
-      ],
-    },
-  };
   const items: PlanItem[] = [
     clusterApiItem(context, toolEnv),
     {
@@ -815,7 +869,7 @@ export function planInstall(context: InstallContext): Plan {
         ),
       ]),
     },
-    ...(stack.clientNetworks.length === 0
+    ...(policy === undefined
       ? []
       : [
           {
@@ -824,6 +878,14 @@ export function planInstall(context: InstallContext): Plan {
             steps: [writeStep(policyFile, manifest(policy), "NetworkPolicy"), applyFile(target, policyFile)],
           },
         ]),
+    pruneItem({
+      target,
+      fieldManager: FIELD_MANAGER,
+      inventoryFile: join(workDir, "inventory.yaml"),
+      rendered: inventoryOf(context),
+      observed: observations.prune,
+      writeStep,
+    }),
   ];
   return createPlan(`install the NVKE controller stack on site ${context.site.metadata.name}`, items, {
     site: context.site.metadata.name,
@@ -831,6 +893,20 @@ export function planInstall(context: InstallContext): Plan {
     architecture: observations.architecture,
     nodes: observations.nodes,
     installedProviders: observations.providers,
+    ...(observations.prune === undefined
+      ? {}
+      : {
+          inventory: {
+            recorded: observations.prune.recorded.length,
+            noLongerRendered: observations.prune.stale.map((o) => ({
+              apiVersion: o.apiVersion,
+              kind: o.kind,
+              ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+              name: o.name,
+              state: o.state,
+            })),
+          },
+        }),
     ...(release === undefined
       ? {}
       : {
