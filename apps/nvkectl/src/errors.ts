@@ -156,6 +156,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "Site bootstrap found missing tools (nerdctl, containerd, kind, helm, kubectl, clusterctl); each is listed with the version found and needed.",
   },
+  BOOTSTRAP_API_SERVER_ADDRESS_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "--api-server-address is not one IP address of this host, or none was given and no site host was reached to tell which address this host has on the site's network.",
+  },
   HOSTS_UNREACHABLE: {
     exitCode: ExitCode.Unreachable,
     meaning:
