@@ -256,6 +256,8 @@ export const FIXES: Record<string, string> = {
     "Install on a site cluster whose nodes are all amd64 or all arm64: the message lists the nodes of each; move the odd ones out of the site cluster.",
   NODE_ARCHITECTURE_UNKNOWN:
     "Check that the kubeconfig names the site cluster and that its nodes have joined (`kubectl get nodes -L kubernetes.io/arch`); the stack has images for amd64 and arm64.",
+  INSTALL_CONTROLLER_API_MISMATCH:
+    "Make the stack config's `controllerApi.namespace` the namespace of the deploy path's controller item (or leave it out), and leave `app.kubernetes.io/name` out of `controllerApi.podSelector`.",
   INSTALL_PREREQUISITES_MISSING:
     "Install each tool the message lists at the version it names (clusterctl of the Cluster API series the deploy path pins), on PATH, then run the install again; nothing was changed.",
   PROVIDER_REPOSITORY_INCOMPLETE:

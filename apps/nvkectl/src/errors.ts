@@ -137,6 +137,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The deploy path is valid but cannot be installed: it pins no Cluster API (spec.clusterAPI), or an item uses a name the install keeps for its own steps.",
   },
+  INSTALL_CONTROLLER_API_MISMATCH: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The stack config's controllerApi names another namespace than the deploy path installs the controller in, or a pod label the controller chart sets otherwise; nothing was changed.",
+  },
   INSTALL_PREREQUISITES_MISSING: {
     exitCode: ExitCode.Precondition,
     meaning:

@@ -124,9 +124,15 @@ function written(plan: ReturnType<typeof planInstall>, item: string, file: strin
 }
 
 /** The shipped chart with the values the install renders, then the install's client-networks policy; what the server holds. */
-async function installChartAndPolicy(clientNetworks: string[]) {
+async function installChartAndPolicy(
+  clientNetworks: string[],
+  controllerApi?: { port: number; podSelector: Record<string, string> },
+) {
   const context = await shippedContext({}, { workDir: work });
-  const plan = planInstall({ ...context, stack: { ...context.stack, clientNetworks } });
+  const plan = planInstall({
+    ...context,
+    stack: { ...context.stack, clientNetworks, controllerApi: controllerApi ?? context.stack.controllerApi },
+  });
   await writeFile(join(work, "stack-values.yaml"), written(plan, "nvke-controller", "stack-values.yaml"));
   const chart = join(repoRoot, "deploy/nico/nvke-controller");
   await runner.run({
@@ -214,5 +220,19 @@ describe("the controller API is guarded as the seed says (NV-7)", () => {
     expect(admits(policies, target, monitoringPod, apiPort)).toBe(true);
     expect(admits(policies, target, { ip: "10.20.0.7" }, apiPort)).toBe(false);
     expect(admits(policies, target, { ip: "203.0.113.9" }, apiPort)).toBe(false);
+  });
+
+  test("another controllerApi port and pod label: the chart's pods and port and the install's policy still agree", async () => {
+    const { target, policies, service, apiPort } = await installChartAndPolicy(["10.20.0.0/24"], {
+      port: 9443,
+      podSelector: { "app.kubernetes.io/name": "nvke-controller", "nvke.io/tier": "api" },
+    });
+    expect(apiPort).toBe(9443);
+    expect(target.labels).toMatchObject({ "nvke.io/tier": "api" });
+    expect(service.spec.ports[0]).toMatchObject({ port: 9443, targetPort: "api" });
+    for (const policy of policies) expect(matches(policy.spec.podSelector, target.labels)).toBe(true);
+    expect(admits(policies, target, monitoringPod, 9443)).toBe(true);
+    expect(admits(policies, target, { ip: "10.20.0.7" }, 9443)).toBe(true);
+    expect(admits(policies, target, { ip: "10.20.0.7" }, 8080)).toBe(false);
   });
 });

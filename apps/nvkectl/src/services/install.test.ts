@@ -5,6 +5,7 @@ import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { formatPlan, planCallLines } from "@nodekit/plan";
 import { createRecordingRunner, Redactor } from "@nodekit/process";
 import { otherUser } from "@nodekit/test-utils";
+import { load } from "js-yaml";
 import { afterEach, describe, expect, test } from "vitest";
 import { shippedContext } from "../../test/shipped-context.ts";
 import { planInstall, runInstall } from "./install.ts";
@@ -125,5 +126,35 @@ describe("the install's work dir and rendered files", () => {
     expect((await stat(workDir)).mode & 0o777).toBe(0o700);
     expect((await stat(join(workDir, "storage-class.yaml"))).mode & 0o777).toBe(0o600);
     expect(calls.length).toBeGreaterThan(0);
+  });
+});
+
+// Issue 26 §1 item 7: controllerApi.port and podSelector reach the chart as well as the
+// NetworkPolicy, so the two cannot select different pods or ports.
+test("the controller API's port and pod labels go to the chart and to the NetworkPolicy alike", async () => {
+  const context = await shippedContext();
+  const plan = planInstall({
+    ...context,
+    stack: {
+      ...context.stack,
+      controllerApi: { port: 9443, podSelector: { "app.kubernetes.io/name": "nvke-controller", tier: "api" } },
+    },
+  });
+  const written = (item: string, file: string) => {
+    const step = plan.items
+      .find((candidate) => candidate.id === item)
+      ?.steps.find((s) => s.kind === "action" && String(s.params?.path).endsWith(file));
+    return step?.kind === "action" ? (load(String(step.params?.content)) as Record<string, unknown>) : undefined;
+  };
+  expect(written("nvke-controller", "stack-values.yaml")).toMatchObject({
+    service: { port: 9443 },
+    podLabels: { "app.kubernetes.io/name": "nvke-controller", tier: "api" },
+  });
+  expect(written("client-networks", "client-networks.yaml")).toMatchObject({
+    metadata: { namespace: "nke-controller" },
+    spec: {
+      podSelector: { matchLabels: { "app.kubernetes.io/name": "nvke-controller", tier: "api" } },
+      ingress: [{ ports: [{ protocol: "TCP", port: 9443 }] }],
+    },
   });
 });

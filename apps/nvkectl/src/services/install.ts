@@ -57,6 +57,8 @@ import { clusterctlFor, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
+/** The label the shipped controller chart gives its pods itself (its Deployment selects by it). */
+const CONTROLLER_NAME_LABEL = { key: "app.kubernetes.io/name", value: "nvke-controller" } as const;
 /** The controller's copy of the NICo API key, in its own namespace (a pod reads Secrets of its namespace only). */
 const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
 /** The NicoIdentity the install creates for the NICo provider's credentials Secret. */
@@ -210,6 +212,7 @@ async function readDocuments(inputs: InstallInputs) {
       { why: `the install's own steps are ${OWN_ITEMS.join(", ")}`, next: "rename the item in nvke-deploy.yaml" },
     );
   }
+  checkControllerApi(stack, deployPath, inputs);
   const { nicoApiKey } = stackCredentials(stack, env);
   inputs.redactor.add(nicoApiKey, "NVKE_NICO_API_KEY");
   const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
@@ -219,6 +222,51 @@ async function readDocuments(inputs: InstallInputs) {
   if (inputs.release === undefined) return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
   const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir, redactor: inputs.redactor });
   return { site, stack, stackDir, deployPath: release.deployPath, workDir, nicoApiKey, release };
+}
+
+/**
+ * The stack config's controllerApi against the deploy path: the NetworkPolicy goes to the
+ * namespace of the item that takes the stack's values (the controller chart), and selects
+ * pods by labels the chart gives them (the install passes the port and the labels to it).
+ */
+function checkControllerApi(stack: StackConfig, deployPath: DeployPath, inputs: InstallInputs): void {
+  const { podSelector } = stack.controllerApi;
+  const namespace = controllerNamespace({ stack, deployPath });
+  const controller = deployPath.items.find((item) => item.stackValues);
+  const problems: string[] = [];
+  if (controller?.namespace !== undefined && controller.namespace !== namespace) {
+    problems.push(
+      `controllerApi.namespace is ${namespace}, but the deploy path installs the controller (item ${controller.name}) in ${controller.namespace}`,
+    );
+  }
+  const name = podSelector[CONTROLLER_NAME_LABEL.key];
+  if (name !== undefined && name !== CONTROLLER_NAME_LABEL.value) {
+    problems.push(
+      `controllerApi.podSelector sets ${CONTROLLER_NAME_LABEL.key}=${name}, but the controller chart labels its pods ${CONTROLLER_NAME_LABEL.key}=${CONTROLLER_NAME_LABEL.value}`,
+    );
+  }
+  if (problems.length === 0) return;
+  throw new UserError(
+    errorCodes.INSTALL_CONTROLLER_API_MISMATCH,
+    `stack config ${inputs.stackConfig} and deploy path ${inputs.deployPath} disagree about the controller API; nothing was changed:\n  ${problems.join("\n  ")}`,
+    {
+      why: "the client-networks NetworkPolicy must select the controller's pods, in their namespace, on their port",
+      next:
+        controller?.namespace !== undefined && controller.namespace !== namespace
+          ? `set controllerApi.namespace to ${controller.namespace} (or leave it out)`
+          : `leave out controllerApi.podSelector's ${CONTROLLER_NAME_LABEL.key}`,
+      facts: { stackConfig: inputs.stackConfig },
+    },
+  );
+}
+
+/** The controller's namespace: the stack config's controllerApi.namespace, else the controller item's, else nke-controller. */
+function controllerNamespace(context: Pick<InstallContext, "stack" | "deployPath">): string {
+  return (
+    context.stack.controllerApi.namespace ??
+    context.deployPath.items.find((item) => item.stackValues)?.namespace ??
+    "nke-controller"
+  );
 }
 
 const WORK_DIR = "the install's work directory";
@@ -581,6 +629,10 @@ function stackValues(context: InstallContext): Record<string, unknown> {
       credentialsSecret: NICO_CREDENTIALS_SECRET,
     },
     images: { profiles, ...(controller === undefined ? {} : { controller }) },
+    // The controller API's port and pod labels come from the stack config, which the
+    // client-networks NetworkPolicy selects by, so the chart and the policy cannot diverge.
+    service: { port: stack.controllerApi.port },
+    podLabels: stack.controllerApi.podSelector,
   };
 }
 
@@ -683,7 +735,7 @@ type OwnInputs = Pick<InstallContext, "stack" | "deployPath" | "nicoApiKey">;
  */
 function renderOwnObjects(context: OwnInputs) {
   const { stack } = context;
-  const namespace = stack.controllerApi.namespace;
+  const namespace = controllerNamespace(context);
   const nico = nicoProviderCredentials(context.deployPath);
   const apiKeySecret = (ref: ObjectKey) => ({
     apiVersion: "v1",
@@ -771,7 +823,7 @@ export function planInstall(context: InstallContext): Plan {
   const storageClassFile = join(workDir, "storage-class.yaml");
   const own = renderOwnObjects(context);
   const { storageClass, policy } = own;
-  const namespace = stack.controllerApi.namespace;
+  const namespace = controllerNamespace(context);
   const nico = nicoProviderCredentials(context.deployPath);
   const credentials = manifest(...own.credentials);
   const valuesFile = join(workDir, "stack-values.yaml");
