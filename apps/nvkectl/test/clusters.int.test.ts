@@ -545,6 +545,17 @@ describe("a tenant cluster's life, command by command", () => {
       expect(lines.filter((line) => line.startsWith("habits-b "))).toHaveLength(2);
       const column = (lines[0] ?? "").indexOf("PHASE");
       for (const line of lines.slice(1)) expect(line.slice(column)).toMatch(/^(Ready|Provisioning)\s/);
+      // AGE is the age when the row is printed, as kubectl's -w shows it, not the one at the start.
+      const ageAt = (line: string) => {
+        const text = line.slice((lines[0] ?? "").indexOf("AGE")).split(/\s+/)[0] ?? "";
+        const units: Record<string, number> = { d: 86400, h: 3600, m: 60, s: 1 };
+        return [...text.matchAll(/(\d+)([dhms])/g)].reduce(
+          (sum, [, n, unit]) => sum + Number(n) * (units[unit ?? "s"] ?? 0),
+          0,
+        );
+      };
+      const [first, changed] = lines.filter((line) => line.startsWith("habits-b "));
+      expect(ageAt(changed ?? "")).toBeGreaterThan(ageAt(first ?? ""));
     });
 
     test("describe cluster shows its conditions and the tree of its pools and nodes; explain reads /api/docs", async () => {

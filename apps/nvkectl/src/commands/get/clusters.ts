@@ -75,7 +75,7 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
     const requirements = selectorOf(selector);
     const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
-    const view = clusterView(new Date());
+    const view = clusterView();
 
     if (names.length === 0 && watch) {
       const printer = await this.watchPrinter(output, view);
@@ -110,10 +110,10 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
         });
         if (last !== undefined) ready.push(last);
       }
-      if (wait) await this.printFound(output, () => clusterView(new Date()), ready, names.length);
+      if (wait) await this.printFound(output, () => clusterView(), ready, names.length);
       return;
     }
-    await this.printFound(output, () => clusterView(new Date()), found, names.length);
+    await this.printFound(output, () => clusterView(), found, names.length);
     if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
   }
 }
