@@ -304,6 +304,22 @@ describe("nvkectl install against the real API server", () => {
     expect(error.facts.planItem).toBe("controller");
     expect(witness.calls.at(-1)?.call.command).toBe("helm");
     expect(witness.calls.some((call) => call.line.includes("finish/config.yaml"))).toBe(false);
+    // and the built CLI says how to continue from there, as docs/install.md promises
+    const cli = await runCli(
+      "nvkectl",
+      [
+        "install",
+        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
+        ...["--kubeconfig", admin, "--work-dir", join(work, "state")],
+      ],
+      { env: { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH }, timeoutMs: 110_000 },
+    );
+    expect(cli.exitCode).not.toBe(0);
+    expect(cli.stderr).toContain("error: controller: ");
+    expect(cli.stderr).toContain(
+      `next: after fixing the cause, continue from controller: nvkectl install --sitespec ${inputs.siteSpec} --stack-config ${inputs.stackConfig} --deploy-path ${inputs.deployPath} --kubeconfig ${admin} --work-dir ${join(work, "state")} --from-item controller`,
+    );
+    expect(cli.stderr).not.toContain("running helm runs helm");
     // Then, once the cause is fixed, --from-item finishes the rest
     await kubectl("create", "namespace", "not-yet");
     const resumed = await runInstall(context, plan, {

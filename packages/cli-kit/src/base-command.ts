@@ -27,6 +27,7 @@ import {
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
 import { describeFailure, type Hints } from "./render-error.ts";
 import { traceStartup } from "./trace.ts";
+import { type CommandShape, usageError } from "./usage-errors.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -105,7 +106,20 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     let parsed: { args: Record<string, unknown>; flags: Record<string, unknown> };
     if (fast === undefined) {
       await super.init();
-      parsed = await this.parse(input);
+      try {
+        parsed = await this.parse(input);
+      } catch (error) {
+        // A missing argument or a mistyped flag, said as the user would fix it.
+        throw (
+          usageError(error, {
+            bin: this.config.bin,
+            id: this.id ?? this.ctor.id,
+            flags: { ...this.ctor.baseFlags, ...this.ctor.flags },
+            args: this.ctor.args,
+            examples: this.ctor.examples as CommandShape["examples"],
+          }) ?? error
+        );
+      }
       traceStartup("flags parsed (oclif's parser)");
     } else {
       // What Command.init and Command.parse do besides parsing (no warning: mayParseFast).

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
+import { isUserError, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../base.ts";
 import { registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
@@ -87,8 +88,35 @@ The NICo API key is read from the environment variable the stack config names (n
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);
+    } catch (error) {
+      throw resumeHint(error, this.config.bin, this.argv);
     } finally {
       progress?.close();
     }
   }
+}
+
+/**
+ * A failure in an item of the plan, with the command that continues from it (what
+ * docs/install.md promises): the same command line, its --from-item that item.
+ */
+function resumeHint(error: unknown, bin: string, argv: readonly string[]): unknown {
+  if (!isUserError(error) || typeof error.facts.planItem !== "string") return error;
+  const item = error.facts.planItem;
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--from-item") i++;
+    else if (!arg.startsWith("--from-item=")) kept.push(arg);
+  }
+  const quoted = [...kept, "--from-item", item].map((arg) =>
+    /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`,
+  );
+  return new UserError(error.errorCode, error.message, {
+    why: error.why,
+    problems: error.problems,
+    facts: error.facts,
+    cause: error,
+    next: [...error.next, `after fixing the cause, continue from ${item}: ${bin} install ${quoted.join(" ")}`],
+  });
 }

@@ -158,3 +158,39 @@ test("the controller API's port and pod labels go to the chart and to the Networ
     },
   });
 });
+
+// Issue 26 §1 item 7: a failed call says what the install was doing, not "running helm runs helm".
+test("a tool that fails mid-run is named with the item that ran it", async () => {
+  const { CommandFailedError } = await import("@nodekit/process");
+  const context = await shippedContext({
+    "CoreProvider/cluster-api": "v1.11.7",
+    "BootstrapProvider/kubeadm": "v1.11.7",
+    "ControlPlaneProvider/kubeadm": "v1.11.7",
+    "InfrastructureProvider/nico": "v0.3.0",
+  });
+  const dir = await mkdtemp(join(tmpdir(), "install-tool-"));
+  try {
+    const workContext = { ...context, workDir: join(dir, "state") };
+    const runner = {
+      async run(call: { command: string; args: readonly string[] }) {
+        if (call.command === "helm") throw new CommandFailedError(`helm ${call.args.join(" ")}`, undefined, "", true);
+        return { exitCode: 0, stdout: "", stderr: "" };
+      },
+    };
+    const failure = await runInstall(workContext, planInstall(workContext), {
+      runner,
+      redactor: new Redactor(),
+    }).then(
+      () => undefined,
+      (error: unknown) => error as { code: string; message: string; why: string; facts: Record<string, unknown> },
+    );
+    expect(failure).toMatchObject({
+      code: "KUBE_TOOL_MISSING",
+      message: "spire-crds: helm was not found on PATH",
+      why: "installing spire-crds runs helm",
+      facts: { planItem: "spire-crds" },
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

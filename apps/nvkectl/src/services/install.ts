@@ -1133,8 +1133,9 @@ function runPlanned(context: InstallContext, plan: Plan, options: RunInstallOpti
     fromItem: options.fromItem,
     redactor: options.redactor,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      kubeToolError(error, step.call, where(context.target.kubeconfig, `running ${step.call.command}`)),
+    // "installing nvke-controller runs helm", not "running helm runs helm".
+    describeFailure: (error, step, item) =>
+      kubeToolError(error, step.call, where(context.target.kubeconfig, `installing ${item.id}`)),
   });
 }
 
