@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../base.ts";
-import { registryFlags } from "../flags.ts";
+import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
@@ -78,13 +78,13 @@ The NICo API key is read from the environment variable the stack config names (n
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,
-          registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
           requestTimeoutMs,
         },
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],
         fromItem: this.flags["from-item"],
-        ...(progress === undefined ? {} : { onEvent: planProgress(progress) }),
+        ...(progress === undefined ? {} : { onEvent: runProgress(progress) }),
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);

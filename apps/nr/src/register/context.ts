@@ -1,5 +1,7 @@
+import type { Transport } from "@nodekit/http";
 import type { KubeTarget } from "@nodekit/kube";
 import type { NodeRingsClient } from "@nodekit/noderings-api";
+import { type DefinedPhase, type Phase, type PhaseOutputs, phase } from "@nodekit/phase-runner";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
 import type { Arch, ResolvedPins } from "@nodekit/version-pins";
 import type { ProxmoxCredentials } from "../services/credentials.ts";
@@ -52,7 +54,32 @@ export interface RegisterContext {
   /** The User-Agent-like name in health reports, e.g. `nr/0.1.0`. */
   reporter: string;
   clock: () => Date;
-  fetch: typeof globalThis.fetch | undefined;
+  transport: Transport | undefined;
   /** Progress of downloads, for a TTY. */
   onDownload: ((tool: string, received: number, total: number | undefined) => void) | undefined;
+  /** A companion tool installed into ~/.nr/bin by this run (the CLI then gives the PATH advice). */
+  onInstalled: (tool: string) => void;
+}
+
+/** What a phase's work needs besides its context: asked for before the run, only for the phases that will run. */
+export interface PhaseUses {
+  /** The companion tools it runs or installs: resolved (found, or planned for download) up front. */
+  tools?: readonly ("helm" | "liqoctl" | "k3sInstaller")[];
+  /** The secrets it writes: read (file, environment or prompt) up front, never in a dry run. */
+  secrets?: readonly "proxmox"[];
+}
+
+/** One phase of `nr cluster register`: its definition, and what it uses. */
+export type RegisterPhase<Out> = DefinedPhase<RegisterContext, Out> & { readonly uses: PhaseUses };
+
+const define = phase<RegisterContext>();
+
+/**
+ * Defines a register phase (`apps/nr/src/register/phases/<id>.ts`): the phase runner's
+ * definition, given only the context keys it `needs`, plus what it `uses`.
+ */
+export function registerPhase<K extends keyof RegisterContext, Obs = undefined, Out = PhaseOutputs>(
+  definition: Phase<Pick<RegisterContext, K>, Obs, Out> & { readonly needs: readonly K[]; readonly uses: PhaseUses },
+): RegisterPhase<Out> {
+  return { ...define(definition), uses: definition.uses };
 }
