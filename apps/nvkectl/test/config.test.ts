@@ -271,7 +271,9 @@ describe("nvkectl config use-site, current-site and --site", () => {
     // oclif alone would read "edge" from stdin as the site name and switch to it.
     const piped = await nvkectl(["config", "use-site"], {}, "edge\n");
     expect(piped.exitCode).toBe(2);
-    expect(piped.stderr).toContain("error: nvkectl config use-site needs NAME, a configured site (see config get-sites)\n");
+    expect(piped.stderr).toContain(
+      "error: nvkectl config use-site needs NAME, a configured site (see config get-sites)\n",
+    );
     expect((await nvkectl(["config", "current-site"], {}, "edge\n")).stdout).toBe("lab\n");
   });
 

@@ -7,7 +7,7 @@ import { repoRoot } from "@nodekit/test-utils";
 import type { InstallContext } from "../src/services/install.ts";
 
 /** examples/stack.yaml with every REPLACE_* filled in; `edit` changes the text before it is parsed. */
-export async function shippedStackConfig(edit: (text: string) => string = (text) => text) {
+async function shippedStackConfig(edit: (text: string) => string = (text) => text) {
   const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8")).replace(
     /REPLACE_[A-Z_]+/g,
     (placeholder) =>

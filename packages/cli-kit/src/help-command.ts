@@ -24,5 +24,21 @@ export async function showHelpFor(config: Config, words: readonly string[]): Pro
   }
   // The help class (and oclif's help formatting) loads only for help.
   const { NodekitHelp } = await import("./help.ts");
-  await new NodekitHelp(config).showHelp([...words]);
+  await new NodekitHelp(await withHelpText(config)).showHelp([...words]);
+}
+
+/**
+ * A config that holds what help shows. A command started on the fast path has its config
+ * from the launch index, which leaves out the summaries, descriptions, arguments and flag
+ * help; help reads them from the shipped manifest, as `COMMAND --help` does.
+ */
+async function withHelpText(config: Config): Promise<Config> {
+  if (config.commands.some((command) => command.summary !== undefined || command.description !== undefined)) {
+    return config;
+  }
+  const { readShippedCli } = await import("./launch/shipped.ts");
+  const shipped = readShippedCli(config.root);
+  if (shipped === undefined) return config;
+  const { manifestConfig } = await import("./launch/manifest-config.ts");
+  return manifestConfig(shipped);
 }

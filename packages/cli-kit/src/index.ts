@@ -2,9 +2,9 @@ export { type BaseArgs, BaseCommand, type BaseFlags, commandParseInput } from ".
 export { parseDuration } from "./duration.ts";
 export { errorCodes as cliKitErrorCodes } from "./errors.ts";
 export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
+export { showHelpFor } from "./help-command.ts";
 export { type FastParseInput, type FastParseOutput, parseFast } from "./launch/parse-fast.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
-export { showHelpFor } from "./help-command.ts";
 export { commandNotFound, suggestCommands } from "./not-found.ts";
 export { Args, Flags } from "./oclif.ts";
 export {

@@ -149,7 +149,7 @@ async function checkHosts(site: SiteSpec, timeoutMs: number) {
  * host's address instead of kind's default 127.0.0.1 (kind also names that address in the
  * API server's certificate and in the kubeconfig it writes).
  */
-export function kindConfig(apiServerAddress: string): string {
+function kindConfig(apiServerAddress: string): string {
   return dump(
     {
       kind: "Cluster",

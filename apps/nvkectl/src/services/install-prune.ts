@@ -19,7 +19,7 @@ import { dump } from "js-yaml";
 //   pruned (deleting them deletes everything in them): they are not recorded.
 
 /** Where the install records what it applied. */
-export const INVENTORY = { namespace: "kube-system", name: "nvkectl-install-inventory" } as const;
+const INVENTORY = { namespace: "kube-system", name: "nvkectl-install-inventory" } as const;
 
 const NEVER_PRUNED = new Set(["Namespace", "CustomResourceDefinition"]);
 
@@ -35,7 +35,7 @@ export interface OwnedObject {
 }
 
 /** A recorded object the install no longer renders, as found on the cluster. */
-export interface StaleObject extends OwnedObject {
+interface StaleObject extends OwnedObject {
   /** owned: there, applied by nvkectl (it is deleted); gone: not there; foreign: there, but not nvkectl's. */
   state: "owned" | "gone" | "foreign";
   /** For a foreign object: its field managers. */
@@ -64,7 +64,7 @@ const namespaceArgs = (object: OwnedObject) =>
   object.namespace === undefined ? [] : ["--namespace", object.namespace];
 
 /** `kind namespace/name`, as the plan and the docs name an object. */
-export const describeObject = (object: OwnedObject) =>
+const describeObject = (object: OwnedObject) =>
   `${object.kind} ${object.namespace === undefined ? "" : `${object.namespace}/`}${object.name}`;
 
 /** The objects of the deploy path's manifest items that may be pruned, each with its item. */

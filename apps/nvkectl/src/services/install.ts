@@ -45,6 +45,7 @@ import {
   withHelmRegistryConfig,
 } from "./install-registry-login.ts";
 import {
+  checkReleaseContent,
   type PinnedValuesFile,
   pinDeployPath,
   pinStackImages,
@@ -471,6 +472,8 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const lib = await import("@nodekit/release");
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
+  // What the install pulls and pins, hashed from the registry before anything changes (dry run too).
+  await checkReleaseContent(documents.release, { ...registry, redactor: inputs.redactor });
   return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
 }
 
@@ -1114,7 +1117,7 @@ export interface RunInstallOptions {
  * What a run checks before its first change, and a dry run checks the same way: the item to
  * start from exists (PLAN_ITEM_UNKNOWN), and clusterctl will find every file it needs.
  */
-export async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
+async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
   // Only what runs is checked: the items before --from-item have no steps in planFrom's plan.
   await checkProviderRepository(context, planFrom(plan, fromItem));
 }
