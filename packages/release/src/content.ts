@@ -28,7 +28,7 @@ export interface ContentFailure {
 }
 
 export interface ContentCheckOptions {
-  /** Reads at once (manifests first, then blobs); default 8. */
+  /** Reads in flight at once, manifests and blobs together (a blob's read starts once its manifest is read); default 16. */
   concurrency?: number;
   /** How deep an index of indexes is followed; default 2. */
   maxDepth?: number;
@@ -38,17 +38,27 @@ interface BlobUse {
   ref: Reference;
   descriptor: Descriptor;
   users: Array<{ artifact: ListedArtifact; part: string }>;
+  /** Its read: the bytes hashed, or what went wrong (recorded for every user once all is read). */
+  read: Promise<{ size: number } | { error: unknown }>;
 }
 
 /** Layers that are never pushed to a registry (Windows base layers): their content is elsewhere. */
 const nonDistributable = (mediaType: string) => /nondistributable|foreign/.test(mediaType);
 
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
+/** At most `limit` reads in flight, manifests and blobs alike; the others wait their turn in order. */
+function limiter(limit: number) {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await fn();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 const kindOf = (error: unknown): "missing" | "corrupt" | undefined => {
@@ -71,7 +81,7 @@ export async function checkArtifactContent(
   artifacts: readonly ListedArtifact[],
   options: ContentCheckOptions = {},
 ): Promise<ContentReport> {
-  const concurrency = options.concurrency ?? 8;
+  const limit = limiter(options.concurrency ?? 16);
   const maxDepth = options.maxDepth ?? 2;
   const missing: ContentFailure[] = [];
   const corrupt: ContentFailure[] = [];
@@ -84,16 +94,23 @@ export async function checkArtifactContent(
   const useBlob = (ref: Reference, descriptor: Descriptor, artifact: ListedArtifact, part: string) => {
     if (nonDistributable(descriptor.mediaType)) return;
     const key = `${ref.registry}/${ref.repository}@${descriptor.digest}`;
-    const use = blobs.get(key) ?? { ref, descriptor, users: [] };
+    let use = blobs.get(key);
+    if (use === undefined) {
+      // Read as soon as it is known (the registry is asked while other manifests are read).
+      const read = limit(() => client.verifyBlob(ref, descriptor.digest, { size: descriptor.size })).catch(
+        (error: unknown) => ({ error }),
+      );
+      use = { ref, descriptor, users: [], read };
+      blobs.set(key, use);
+    }
     use.users.push({ artifact, part });
-    blobs.set(key, use);
   };
 
   // Manifests: the artifact's own, then what an index lists.
   const walk = async (artifact: ListedArtifact, ref: Reference, part: string, depth: number): Promise<void> => {
     let manifest: Readonly<Record<string, unknown>>;
     try {
-      manifest = (await client.getManifest(ref)).manifest;
+      manifest = (await limit(() => client.getManifest(ref))).manifest;
     } catch (error) {
       record(error, artifact, part);
       return;
@@ -113,24 +130,25 @@ export async function checkArtifactContent(
       corrupt.push({ artifact, part, reason: `it nests indexes deeper than ${maxDepth} levels` });
       return;
     }
-    for (const [i, child] of children.entries()) {
-      await walk(artifact, { ...ref, digest: child.digest }, `manifest ${i} (${child.digest}) of ${part}`, depth + 1);
-    }
+    await Promise.all(
+      children.map((child, i) =>
+        walk(artifact, { ...ref, digest: child.digest }, `manifest ${i} (${child.digest}) of ${part}`, depth + 1),
+      ),
+    );
   };
-  await pool(artifacts, concurrency, async (artifact) => {
-    await walk(artifact, parseReference(`${artifact.repository}@${artifact.digest}`), "its manifest", 0);
-  });
+  await Promise.all(
+    artifacts.map((artifact) =>
+      walk(artifact, parseReference(`${artifact.repository}@${artifact.digest}`), "its manifest", 0),
+    ),
+  );
 
+  // Every blob was found by now, and its read started; each failure is recorded for each user.
   let bytes = 0;
-  await pool([...blobs.values()], concurrency, async (use) => {
-    try {
-      // (read after the await: `bytes += await …` would add to the value before it)
-      const { size } = await client.verifyBlob(use.ref, use.descriptor.digest, { size: use.descriptor.size });
-      bytes += size;
-    } catch (error) {
-      for (const user of use.users) record(error, user.artifact, user.part);
-    }
-  });
+  for (const use of blobs.values()) {
+    const outcome = await use.read;
+    if ("error" in outcome) for (const user of use.users) record(outcome.error, user.artifact, user.part);
+    else bytes += outcome.size;
+  }
   return { missing, corrupt, blobs: blobs.size, bytes };
 }
 

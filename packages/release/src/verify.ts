@@ -50,7 +50,7 @@ export interface VerifiedRelease extends FetchedRelease {
 
 export interface VerifyReleaseOptions extends FetchReleaseOptions {
   policy: ReleasePolicy;
-  /** How many artifact reads run at once; default 8. */
+  /** How many reads (manifests and blobs) are in flight at once; default 16. */
   concurrency?: number;
 }
 
