@@ -251,7 +251,9 @@ export const FIXES: Record<string, string> = {
   VERIFY_FAILED:
     "Each failed check is listed: fix it, then `nr cluster register --resume --only-phase verify` runs the gate again.",
   BOOTSTRAP_PREREQUISITES_MISSING:
-    "Install each tool the message lists at (at least) the version it names — nerdctl and containerd on the host; kind, helm, kubectl and clusterctl on PATH — then run `site bootstrap` again; `--dry-run` checks without changing anything.",
+    "Install each tool the message lists at (at least) the version it names — nerdctl on the host and containerd running (`systemctl start containerd`); kind, helm, kubectl and clusterctl on PATH — then run `site bootstrap` again; `--dry-run` checks without changing anything.",
+  BOOTSTRAP_API_SERVER_ADDRESS_INVALID:
+    "Name this host's IP address on the site's network with `--api-server-address IP` (not `0.0.0.0`: the API server's certificate and the kubeconfig name it).",
   DEPLOY_PATH_INVALID:
     "Fix each problem listed (file, line, field) in `nvke-deploy.yaml` or its item directories ([deploy-path.md](deploy-path.md)); nothing was applied.",
   HOSTS_UNREACHABLE:
@@ -266,6 +268,10 @@ export const FIXES: Record<string, string> = {
     "Install on a site cluster whose nodes are all amd64 or all arm64: the message lists the nodes of each; move the odd ones out of the site cluster.",
   NODE_ARCHITECTURE_UNKNOWN:
     "Check that the kubeconfig names the site cluster and that its nodes have joined (`kubectl get nodes -L kubernetes.io/arch`); the stack has images for amd64 and arm64.",
+  INSTALL_CONTROLLER_API_MISMATCH:
+    "Make the stack config's `controllerApi.namespace` the namespace of the deploy path's controller item (or leave it out), and leave `app.kubernetes.io/name` out of `controllerApi.podSelector`.",
+  INSTALL_PREREQUISITES_MISSING:
+    "Install each tool the message lists at the version it names (clusterctl of the Cluster API series the deploy path pins), on PATH, then run the install again; nothing was changed.",
   PROVIDER_REPOSITORY_INCOMPLETE:
     "Lay out the provider repository the stack config names as `{provider}/{version}/{components, metadata.yaml}` and `cert-manager/{version}/cert-manager.yaml`, with every file the message lists.",
   PROVIDER_VERSION_MISMATCH:

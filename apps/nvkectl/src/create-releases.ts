@@ -8,7 +8,7 @@ export interface CreateReleaseSpec<K extends ReleaseKind> {
   kind: K;
   /** The kind as the API names it: MachineImage, ClusterRelease, NodePoolRelease. */
   label: string;
-  view: (now: Date) => View<ReleaseObjects[K]>;
+  view: (now?: () => Date) => View<ReleaseObjects[K]>;
   /** What an object of the kind is, in a sentence; the rest of the description is the same for every kind. */
   about: string;
 }
@@ -38,7 +38,7 @@ The file holds one ${request}, as YAML or JSON; the schema is served at /api/doc
 
     override async run(): Promise<void> {
       const created = await createRelease({ client: await this.controller(), kind, file: this.flags.file });
-      if (this.flags.output) await this.printOne(this.flags.output, view(new Date()), created);
+      if (this.flags.output) await this.printOne(this.flags.output, view(), created);
       else await this.out(`${kind} "${created.name}" created: ID ${created.id}, version ${created.version}`);
     }
   };

@@ -137,6 +137,16 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The deploy path is valid but cannot be installed: it pins no Cluster API (spec.clusterAPI), or an item uses a name the install keeps for its own steps.",
   },
+  INSTALL_CONTROLLER_API_MISMATCH: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The stack config's controllerApi names another namespace than the deploy path installs the controller in, or a pod label the controller chart sets otherwise; nothing was changed.",
+  },
+  INSTALL_PREREQUISITES_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The install found kubectl, helm or clusterctl missing, too old, or (clusterctl) of another Cluster API release series than the deploy path pins; each is listed with the version found and needed, and nothing was changed.",
+  },
   PROVIDER_VERSION_MISMATCH: {
     exitCode: ExitCode.Conflict,
     meaning:
@@ -150,6 +160,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.Precondition,
     meaning:
       "Site bootstrap found missing tools (nerdctl, containerd, kind, helm, kubectl, clusterctl); each is listed with the version found and needed.",
+  },
+  BOOTSTRAP_API_SERVER_ADDRESS_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "--api-server-address is not one IP address of this host, or none was given and no site host was reached to tell which address this host has on the site's network.",
   },
   HOSTS_UNREACHABLE: {
     exitCode: ExitCode.Unreachable,

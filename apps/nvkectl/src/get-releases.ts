@@ -9,7 +9,7 @@ export interface GetReleasesSpec<K extends ReleaseKind> {
   kind: K;
   /** The kind as the API names it: MachineImage, ClusterRelease, NodePoolRelease. */
   label: string;
-  view: (now: Date) => View<ReleaseObjects[K]>;
+  view: (now?: () => Date) => View<ReleaseObjects[K]>;
   summary: string;
   /** What an object of the kind is, in a sentence; the rest of the description is the same for every kind. */
   about: string;
@@ -48,7 +48,7 @@ export function getReleasesCommand<K extends ReleaseKind>(spec: GetReleasesSpec<
       const selector = selectorOf(this.flags.selector);
       const client = await this.controller();
       let missing: string[] = [];
-      await this.printList(this.flags.output, view(new Date()), async (add) => {
+      await this.printList(this.flags.output, view(), async (add) => {
         ({ missing } = await listReleases({ client, kind, names, selector, onPage: add }));
       });
       if (missing.length > 0) throw releasesNotFound(kind, missing);

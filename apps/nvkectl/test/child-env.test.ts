@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -29,6 +29,7 @@ let port: number;
 beforeAll(async () => {
   home = await cliHome("nvkectl-child-env-");
   dumps = join(home.path, "dumps");
+  tools = join(home.path, "tools");
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as { port: number }).port;
@@ -69,6 +70,19 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
     { mode: 0o600 },
   );
   await writeInstallInputs(home.path);
+  // The install asks helm and clusterctl their versions first: stand-ins that answer, and
+  // write down the environment they got as the plugin does.
+  await mkdir(tools, { recursive: true });
+  for (const [name, version] of [
+    ["helm", "v3.18.6+g0000000"],
+    ["clusterctl", "v1.11.7"],
+  ] as const) {
+    await writeFile(
+      join(tools, name),
+      `#!/bin/sh\nmkdir -p "${dumps}-tools"\nenv > "${dumps}-tools/${name}-$$"\necho ${version}\n`,
+      { mode: 0o755 },
+    );
+  }
 });
 afterAll(() => home.cleanup());
 beforeEach(async () => {
@@ -76,7 +90,8 @@ beforeEach(async () => {
   await rm(dumps, { recursive: true, force: true });
 });
 
-const env = { ...CANARIES, HTTPS_PROXY: PROXY, NO_PROXY: "127.0.0.1" };
+let tools: string;
+const env = () => ({ ...CANARIES, HTTPS_PROXY: PROXY, NO_PROXY: "127.0.0.1", PATH: `${tools}:${process.env.PATH}` });
 
 /** Every environment the plugin was started with, as NAME → value. */
 async function pluginEnvironments(): Promise<Array<{ text: string; vars: Record<string, string> }>> {
@@ -103,7 +118,7 @@ function expectNoSecrets(seen: Array<{ text: string; vars: Record<string, string
       expect(text).not.toContain(value);
     }
     // What every program needs, and what the kubeconfig gives its plugin, still arrive.
-    expect(vars.PATH).toBe(process.env.PATH);
+    expect(vars.PATH).toBe(env().PATH);
     expect(vars.HOME).toBe(home.path);
     expect(vars.HTTPS_PROXY).toBe(PROXY);
     expect(vars.DUMP_DIR).toBe(dumps);
@@ -123,19 +138,26 @@ describe("the secrets in nvkectl's environment reach no program it starts (issue
         kubeconfig,
         "--dry-run",
       ],
-      { env },
+      { env: env() },
     );
     expect(result.exitCode, result.stderr).toBe(6);
     expectNoSecrets(await pluginEnvironments());
+    // helm and clusterctl, asked their versions before anything else, got none either.
+    const asked = await readdir(`${dumps}-tools`);
+    expect(asked.map((file) => file.split("-")[0]).sort()).toEqual(["clusterctl", "helm"]);
+    for (const file of asked) {
+      const text = await readFile(join(`${dumps}-tools`, file), "utf8");
+      for (const value of Object.values(CANARIES)) expect(text).not.toContain(value);
+    }
   });
 
   test("get clusters: the exec plugin @kubernetes/client-node starts for the token gets no secret", async () => {
     const set = await home.nvkectl(
       ["config", "set-site", "lab", "--url", `http://127.0.0.1:${port}`, "--kubeconfig", kubeconfig],
-      { env },
+      { env: env() },
     );
     expect(set.exitCode, set.stderr).toBe(0);
-    const result = await home.nvkectl(["get", "clusters"], { env });
+    const result = await home.nvkectl(["get", "clusters"], { env: env() });
     expect(result.exitCode, result.stderr).not.toBe(0);
     expectNoSecrets(await pluginEnvironments());
   });

@@ -286,7 +286,7 @@ describe("patch and scale check their input before sending", () => {
       "worker",
     ]);
     expect(extra.exitCode).toBe(2);
-    expect(extra.stderr).toContain("Nonexistent flag: --role");
+    expect(extra.stderr).toContain("error: nvkectl scale nodepool has no flag --role");
     expect((await home.nvkectl(["scale", "nodepool", "w", "--replicas", "2"])).exitCode).toBe(2);
   });
 
@@ -442,6 +442,33 @@ describe("errors read right", () => {
     expect(result.stderr.match(/fix every problem listed above/g)).toHaveLength(1);
     // A number is quoted back as the number it is
     expect(result.stderr).toContain(`${path}:2: field controlPlaneConfig.replicas: 2 must be odd (1, 3, 5 or 7)`);
+  });
+
+  // Issue 26 §1 item 7: oclif's "Missing 1 required arg:" and "Nonexistent flag:" as a user fixes them.
+  it("a missing argument is named with what it is and an example; a mistyped flag gets the one meant (exit 2)", async () => {
+    const missing = await home.nvkectl(["delete", "cluster"]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).not.toContain("Missing 1 required arg");
+    expect(missing.stderr).toMatch(/^error: nvkectl delete cluster needs NAME, /);
+    expect(missing.stderr).toContain("next: for example: nvkectl delete cluster ");
+    const typo = await home.nvkectl(["get", "clusters", "--no-header"]);
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toBe(
+      "error: nvkectl get clusters has no flag --no-header; did you mean --no-headers?\nnext: nvkectl get clusters --help lists its flags\n",
+    );
+  });
+
+  it("nvkectl help <command> prints that command's --help; an unknown one exits 127 with the closest", async () => {
+    const viaHelp = await home.nvkectl(["help", "get", "clusters"]);
+    const viaFlag = await home.nvkectl(["get", "clusters", "--help"]);
+    expect(viaHelp.exitCode).toBe(0);
+    expect(viaHelp.stdout).toContain("USAGE\n  $ nvkectl get clusters");
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    const unknown = await home.nvkectl(["help", "get", "cluser"]);
+    expect(unknown.exitCode).toBe(127);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toContain('error: "get cluser" is not a nvkectl command');
+    expect(unknown.stderr).toContain("nvkectl help get cluster");
   });
 
   it("a missing required flag is said in one line, without oclif's preamble", async () => {

@@ -129,7 +129,7 @@ describe("nvkectl config set-site", () => {
       "--activate",
     ]);
     expect(activated.stdout).toBe('Site "edge" modified.\nSwitched to site "edge".\n');
-    const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout);
+    const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout).items;
     expect(sites).toEqual([
       { name: "lab", url: "http://127.0.0.1:30080", kubeconfig: join(home.path, "lab.kubeconfig"), active: false },
       { name: "edge", url: "https://edge2.example.com", kubeconfig: join(home.path, "edge.kubeconfig"), active: true },
@@ -208,23 +208,30 @@ describe("nvkectl config get-sites", () => {
     await addLabAndEdge();
 
     const json = await nvkectl(["config", "get-sites", "-o", "json"]);
-    expect(JSON.parse(json.stdout).map((s: { name: string; active: boolean }) => [s.name, s.active])).toEqual([
+    // A kubectl-style List, as kubectl prints a list
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      apiVersion: "v1",
+      kind: "List",
+      metadata: { resourceVersion: "" },
+    });
+    expect(JSON.parse(json.stdout).items.map((s: { name: string; active: boolean }) => [s.name, s.active])).toEqual([
       ["lab", true],
       ["edge", false],
     ]);
 
     const yaml = await nvkectl(["config", "get-sites", "-o", "yaml"]);
-    expect(yaml.stdout).toContain("- name: lab\n  url: http://127.0.0.1:30080\n");
-    expect(yaml.stdout).toContain("  active: true\n");
+    expect(yaml.stdout).toContain("kind: List\n");
+    expect(yaml.stdout).toContain("  - name: lab\n    url: http://127.0.0.1:30080\n");
+    expect(yaml.stdout).toContain("    active: true\n");
   });
 
-  it("with no config file: an empty table says so on stderr, json prints []", async () => {
+  it("with no config file: an empty table says so on stderr, json prints an empty List", async () => {
     const table = await nvkectl(["config", "get-sites"]);
     expect(table).toMatchObject({ exitCode: 0, stdout: "" });
     expect(table.stderr).toContain("No sites configured");
 
     const json = await nvkectl(["config", "get-sites", "-o", "json"]);
-    expect(JSON.parse(json.stdout)).toEqual([]);
+    expect(JSON.parse(json.stdout).items).toEqual([]);
     await expect(stat(configFile)).rejects.toMatchObject({ code: "ENOENT" });
   });
 });
@@ -268,7 +275,9 @@ describe("nvkectl config use-site, current-site and --site", () => {
     // oclif alone would read "edge" from stdin as the site name and switch to it.
     const piped = await nvkectl(["config", "use-site"], {}, "edge\n");
     expect(piped.exitCode).toBe(2);
-    expect(piped.stderr).toContain("Missing 1 required arg");
+    expect(piped.stderr).toContain(
+      "error: nvkectl config use-site needs NAME, a configured site (see config get-sites)\n",
+    );
     expect((await nvkectl(["config", "current-site"], {}, "edge\n")).stdout).toBe("lab\n");
   });
 
@@ -294,7 +303,7 @@ describe("nvkectl config delete-site", () => {
     expect(active.stderr).toContain('warning: "lab" was the active site; no site is active now');
 
     expect((await nvkectl(["config", "current-site"])).exitCode).toBe(4);
-    expect(JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout)).toEqual([]);
+    expect(JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout).items).toEqual([]);
   });
 
   it("fails with exit 4 for an unknown site", async () => {

@@ -140,7 +140,7 @@ describe("an https:// controller behind a private certificate authority", () => 
       "json",
     ]);
     expect(trusted.exitCode, trusted.stderr).toBe(0);
-    expect(JSON.parse(trusted.stdout)).toEqual([]);
+    expect(JSON.parse(trusted.stdout).items).toEqual([]);
 
     const untrusted = await home.nvkectl(["get", "clusters", "--site", "tls"]);
     expect(untrusted.exitCode).toBe(6);

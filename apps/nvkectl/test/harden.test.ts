@@ -41,7 +41,9 @@ describe("concurrent writers (correctness 7)", () => {
     for (const result of results) expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     const created = results.filter((result) => /^Site "site-\d+" created\.\n/.test(result.stdout)).length;
     expect(created).toBe(20);
-    const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout) as Array<{ name: string }>;
+    const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout).items as Array<{
+      name: string;
+    }>;
     expect(sites.map((site) => site.name).sort()).toEqual([...names].sort());
     expect((await readdir(configDir)).sort()).toEqual(["config.yaml"]);
   }, 120_000);

@@ -322,4 +322,96 @@ describe("nvkectl install --release", () => {
       await write({ "path/pinned/overlay.yaml": "{}\n" });
     }
   });
+
+  // Issue 26 §1 item 4: the content, not the presence. A chart whose stored bytes were changed
+  // (same digest, same size, other bytes) used to pass and fail in helm midway ("mismatched digest").
+  test("a chart blob changed in the registry's storage: install --release fails before its first change, naming the artifact", async () => {
+    const chart = published.description.charts[0];
+    if (chart === undefined) throw new Error("no chart");
+    const client = new OciClient({
+      plainHttp: true,
+      credentials: envCredentials({ NODEKIT_REGISTRY_USERNAME: "ops", NODEKIT_REGISTRY_PASSWORD: PASSWORD }),
+    });
+    const chartRepository = chart.reference.replace(/^oci:\/\//, "").replace(/:[^/:]+$/, "");
+    const manifest = await client.getManifest(`${chartRepository}@${chart.digest}`);
+    const layer = (manifest.manifest.layers as Array<{ digest: string; size: number }>)[0];
+    if (layer === undefined) throw new Error("no layer");
+    const original = await client.getBlob(chartRepository, layer.digest);
+    const changed = Uint8Array.from(original);
+    changed[changed.length - 1] = (changed[changed.length - 1] ?? 0) ^ 0xff;
+    await write({ "release-content.json": `${JSON.stringify(published.description, null, 2)}\n` });
+    await registry.tamperBlob(layer.digest, changed);
+    try {
+      // Presence alone still passes: the registry has the blob, at its size.
+      expect(await client.headBlob(chartRepository, layer.digest)).toMatchObject({ size: layer.size });
+      const contentInputs = {
+        ...inputs,
+        release: join(work, "release-content.json"),
+        workDir: join(work, "state-content"),
+      };
+      const witness = createRecordingRunner({ inner: createExecaRunner() });
+      const error = await userErrorOf(prepareInstall(contentInputs, witness));
+      expect(error.code).toBe("RELEASE_ARTIFACT_CORRUPT");
+      expect(error.exitCode).toBe(1);
+      expect(error.message).toBe(
+        `the content of charts[0] ${chartRepository}@${chart.digest} does not match its digest; nothing was changed`,
+      );
+      expect(error.problems).toEqual([
+        expect.objectContaining({
+          path: ["charts", 0],
+          message: expect.stringContaining(`layer 0 (${layer.digest}) of its manifest does not match its digest`),
+        }),
+      ]);
+      // Only reads ran: the tools' versions and the cluster's state, no helm install, no apply
+      const verbs = ["apply", "create", "delete", "patch", "replace", "label", "annotate", "upgrade", "init", "pull"];
+      const mutating = witness.calls.filter((call) => call.call.args.some((arg) => verbs.includes(arg)));
+      expect(mutating.map((call) => call.line)).toEqual([]);
+      expect(witness.calls.some((call) => call.call.args.includes("get"))).toBe(true);
+      // The built CLI says the same, and its dry run too (the dry run makes the run's checks)
+      for (const extra of [[], ["--dry-run"]]) {
+        const cli = await runCli(
+          "nvkectl",
+          [
+            "install",
+            ...[
+              "--sitespec",
+              inputs.siteSpec,
+              "--stack-config",
+              inputs.stackConfig,
+              "--deploy-path",
+              inputs.deployPath,
+            ],
+            ...[
+              "--kubeconfig",
+              admin,
+              "--release",
+              "release-content.json",
+              "--plain-http",
+              "--work-dir",
+              "state-content",
+            ],
+            ...extra,
+          ],
+          { env, cwd: work },
+        );
+        expect(cli.exitCode).toBe(1);
+        expect(cli.stdout).toBe("");
+        expect(cli.stderr).toContain(
+          `error: the content of charts[0] ${chartRepository}@${chart.digest} does not match its digest; nothing was changed`,
+        );
+      }
+      // release verify finds it too, naming the same artifact
+      const verify = await runCli(
+        "nvkectl",
+        ["release", "verify", published.tagReference, "--policy", "policy.yaml", "--plain-http"],
+        { env, cwd: work },
+      );
+      expect(verify.exitCode).toBe(1);
+      expect(verify.stderr).toContain(
+        `error: the content of charts[0] ${chartRepository}@${chart.digest} does not match its digest`,
+      );
+    } finally {
+      await registry.tamperBlob(layer.digest, original);
+    }
+  });
 });

@@ -1,12 +1,15 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
 import { runCli, userErrorOf } from "@nodekit/test-utils";
-import { buildProviderRepository } from "@nodekit/testenv/capi-repository";
+import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/capi-repository";
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
+import { type NicoProviderStandIn, startNicoProviderStandIn } from "@nodekit/testenv/nico-provider-standin";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import { type InstallInputs, install, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import { PROVIDERS } from "../src/services/provider-catalogue.ts";
+import { getProviders } from "../src/services/providers.ts";
 import {
   deployPathYaml,
   type InstallFixture,
@@ -22,11 +25,11 @@ import {
 // Cluster API, the StorageClass, the Nodes and the namespaces it installs reach no other file.
 
 const API_KEY = "nico-key-Zq81xv";
-const INFRA = { name: "nico", version: "v0.3.0", namespace: "nico-system", deployment: "nico-controller-manager" };
 
 let fixture: InstallFixture;
 let work: string;
 let standIn: ControllerStandIn;
+let nicoProvider: NicoProviderStandIn;
 let admin: string;
 let inputs: InstallInputs;
 
@@ -37,8 +40,16 @@ const json = (...args: string[]) => fixture.json(...args);
 beforeAll(async () => {
   fixture = await installFixture("nvkectl-install-");
   ({ work, admin } = fixture);
-  await buildProviderRepository(join(work, "providers"), { infrastructure: INFRA });
+  await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   standIn = startControllerStandIn(admin);
+  // NICo, as far as this test knows it, accepts the one key the install is given.
+  nicoProvider = startNicoProviderStandIn(admin, {
+    intervalMs: 200,
+    check: (key) =>
+      key === API_KEY
+        ? { state: "HEALTHY", message: "authenticated as organization org-42" }
+        : { state: "INVALID", message: "NICo refused the API key" },
+  });
   await fixture.addNodes("arm64", "site-node-1", "site-node-2");
   await write({
     "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
@@ -145,6 +156,7 @@ data: { done: "yes" }
 
 afterAll(async () => {
   await standIn?.stop();
+  await nicoProvider?.stop();
   await fixture?.cleanup();
 });
 
@@ -156,6 +168,7 @@ async function versions(): Promise<Record<string, string>> {
     ["deployments.apps", "--all-namespaces"],
     ["configmaps", "--namespace=nke-controller"],
     ["secrets", "--namespace=nke-controller", "--selector=!owner"],
+    ["secrets", "--namespace=nico-system"],
     ["networkpolicies", "--all-namespaces"],
     ["storageclasses"],
     ["customresourcedefinitions"],
@@ -226,11 +239,43 @@ describe("nvkectl install against the real API server", () => {
     expect(policy.spec.ingress).toEqual([
       { from: [{ ipBlock: { cidr: "192.0.2.0/24" } }], ports: [{ protocol: "TCP", port: 8080 }] },
     ]);
-    const secret = await json("get", "secret", "nvke-nico-credentials", "--namespace", "nke-controller");
-    expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
+    for (const [name, namespace] of [
+      ["nico-credentials", "nico-system"],
+      ["nvke-nico-credentials", "nke-controller"],
+    ]) {
+      const secret = await json("get", "secret", name ?? "", "--namespace", namespace ?? "");
+      expect(Buffer.from(secret.data.apiKey, "base64").toString()).toBe(API_KEY);
+    }
+    const identity = await json(
+      "get",
+      "nicoidentities.infrastructure.cluster.x-k8s.io",
+      "default",
+      "-n",
+      "nico-system",
+    );
+    expect(identity.spec).toEqual({ secretRef: { name: "nico-credentials", namespace: "nico-system" } });
     expect(JSON.stringify(witness.calls.map((call) => [call.line, call.call.args]))).not.toContain(API_KEY);
     const written = await readFile(join(work, "state", "stack-values.yaml"), "utf8");
     expect(written).not.toContain(API_KEY);
+  });
+
+  test("after the install, get providers reads nico CONFIGURED, and HEALTHY once the provider checked its credentials", async () => {
+    // The provider's credential check (its stand-in here) reads the Secret the NicoIdentity names.
+    await nicoProvider.reconcile();
+    const [nico] = await getProviders({
+      cluster: { kubeconfig: admin, runner: createExecaRunner() },
+      providers: PROVIDERS.filter((p) => p.name === "nico"),
+    });
+    expect(nico).toMatchObject({
+      name: "nico",
+      state: "CONFIGURED",
+      reason: "",
+      credentials: "HEALTHY",
+      identity: "nico-system/default",
+      credentialsSecret: "nico-system/nico-credentials",
+      credentialsMessage: "authenticated as organization org-42",
+    });
+    expect(Date.now() - Date.parse(nico?.lastCheckTime ?? "")).toBeLessThan(60_000);
   });
 
   test("a second run changes nothing: clusterctl is not run again and no object's resourceVersion moves", async () => {
@@ -259,6 +304,22 @@ describe("nvkectl install against the real API server", () => {
     expect(error.facts.planItem).toBe("controller");
     expect(witness.calls.at(-1)?.call.command).toBe("helm");
     expect(witness.calls.some((call) => call.line.includes("finish/config.yaml"))).toBe(false);
+    // and the built CLI says how to continue from there, as docs/install.md promises
+    const cli = await runCli(
+      "nvkectl",
+      [
+        "install",
+        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
+        ...["--kubeconfig", admin, "--work-dir", join(work, "state")],
+      ],
+      { env: { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH }, timeoutMs: 110_000 },
+    );
+    expect(cli.exitCode).not.toBe(0);
+    expect(cli.stderr).toContain("error: controller: ");
+    expect(cli.stderr).toContain(
+      `next: after fixing the cause, continue from controller: nvkectl install --sitespec ${inputs.siteSpec} --stack-config ${inputs.stackConfig} --deploy-path ${inputs.deployPath} --kubeconfig ${admin} --work-dir ${join(work, "state")} --from-item controller`,
+    );
+    expect(cli.stderr).not.toContain("running helm runs helm");
     // Then, once the cause is fixed, --from-item finishes the rest
     await kubectl("create", "namespace", "not-yet");
     const resumed = await runInstall(context, plan, {
@@ -308,6 +369,7 @@ describe("nvkectl install against the real API server", () => {
       "finish",
       "spire-patch",
       "client-networks",
+      "prune",
     ]);
     expect(dry.stdout).not.toContain(API_KEY);
 
@@ -338,6 +400,171 @@ describe("nvkectl install against the real API server", () => {
     const noKey = await runCli("nvkectl", base, { env: { ...env, NVKE_NICO_API_KEY: "" } });
     expect(noKey.exitCode).toBe(9);
     expect(noKey.stderr).toContain("NVKE_NICO_API_KEY is not set");
+  });
+});
+
+// Issue 26 §1 item 5: what the install no longer renders is pruned, through its inventory and
+// server-side apply's owner record; the dry run names each deletion the run makes.
+describe("a re-run prunes what the stack config no longer renders", () => {
+  const stackWith = async (file: string, edit: (text: string) => string) => {
+    await write({ [file]: edit(await readFile(inputs.stackConfig, "utf8")) });
+    return { ...inputs, stackConfig: join(work, file) };
+  };
+
+  test("emptied clientNetworks and a renamed StorageClass: the dry run names both deletions, the run makes them, a re-run prunes nothing", async () => {
+    // Given the installed site (the policy and lab-local are in the inventory)
+    const inventory = await json("get", "configmap", "nvkectl-install-inventory", "-n", "kube-system");
+    expect(JSON.parse(inventory.data.objects)).toContainEqual({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      name: "nvke-controller-api-clients",
+      namespace: "nke-controller",
+      item: "client-networks",
+    });
+    // When the stack config empties clientNetworks and renames the StorageClass
+    const changed = await stackWith(
+      "stack-changed.yaml",
+      (text) => `${text.replace("clientNetworks: [192.0.2.0/24]\n", "")}storageClass:\n  name: lab-fast\n`,
+    );
+    const dry = await install({ inputs: changed, runner: createExecaRunner(), dryRun: true });
+    const printed = formatPlan(dry.plan);
+    // Then the dry run names each deletion, as the last item
+    expect(printed).toContain(
+      "# [9/9] prune: prune 2 objects no longer rendered: NetworkPolicy nke-controller/nvke-controller-api-clients, StorageClass lab-local",
+    );
+    const deletions = printed.split("\n").filter((line) => line.includes(" delete "));
+    expect(deletions.map((line) => line.replace(/^kubectl --kubeconfig \S+ --request-timeout=30s /, ""))).toEqual([
+      "delete NetworkPolicy.v1.networking.k8s.io nvke-controller-api-clients --namespace nke-controller --ignore-not-found",
+      "delete StorageClass.v1.storage.k8s.io lab-local --ignore-not-found",
+    ]);
+    expect((await json("get", "networkpolicies", "-n", "nke-controller")).items).toHaveLength(1);
+
+    // When it runs for real (the recorder as witness)
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    await install({ inputs: changed, runner: witness, dryRun: false });
+    expect(witness.calls.filter((call) => call.line.includes(" delete ")).map((call) => call.line)).toEqual(deletions);
+    // Then one default StorageClass is left, and no client-networks policy
+    const classes = (await json("get", "storageclasses")).items as Array<{
+      metadata: { name: string; annotations?: Record<string, string> };
+    }>;
+    expect(classes.map((c) => c.metadata.name)).toEqual(["lab-fast"]);
+    expect((await json("get", "networkpolicies", "-n", "nke-controller")).items).toEqual([]);
+
+    // And a re-run prunes nothing
+    const again = await install({ inputs: changed, runner: createExecaRunner(), dryRun: true });
+    expect(formatPlan(again.plan)).toMatch(
+      /# \[9\/9\] prune: nothing to prune; the \d+ objects applied recorded in ConfigMap kube-system\/nvkectl-install-inventory/,
+    );
+    expect(formatPlan(again.plan)).not.toContain(" delete ");
+  });
+
+  test("an object no longer rendered that nvkectl did not apply is left in place, and the plan says so", async () => {
+    // Given the policy back in the inventory, then replaced by one another tool made
+    await install({ inputs, runner: createExecaRunner(), dryRun: false });
+    await kubectl("delete", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    await createExecaRunner().run({
+      command: "kubectl",
+      args: ["--kubeconfig", admin, "create", "-f", "-"],
+      input: JSON.stringify({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "nvke-controller-api-clients", namespace: "nke-controller" },
+        spec: { podSelector: {}, policyTypes: ["Ingress"] },
+      }),
+    });
+    const changed = await stackWith("stack-no-clients.yaml", (text) =>
+      text.replace("clientNetworks: [192.0.2.0/24]\n", ""),
+    );
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const { plan } = await install({ inputs: changed, runner: witness, dryRun: false });
+    expect(formatPlan(plan)).toContain(
+      "# NetworkPolicy nke-controller/nvke-controller-api-clients (client-networks) is no longer rendered, but left in place: nvkectl did not apply it (its field managers: kubectl-create)",
+    );
+    expect(witness.calls.some((call) => call.line.includes(" delete "))).toBe(false);
+    await json("get", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    await kubectl("delete", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
+    // The site as the other tests expect it: the shipped stack config again.
+    await install({ inputs, runner: createExecaRunner(), dryRun: false });
+  });
+});
+
+// Issue 26 §1 item 3: every tool, and every input, before the first change; item 7: the dry
+// run makes every check the run makes, and honours --from-item.
+describe("no partial installs: everything is checked before the first change, in the dry run too", () => {
+  /** A PATH of kubectl and a clusterctl that says `clusterctlVersion`, and no helm. */
+  async function pathWithoutHelm(name: string, clusterctlVersion: string): Promise<string> {
+    const bin = join(work, name);
+    await mkdir(bin);
+    const kubectlPath = (await createExecaRunner().run({ command: "sh", args: ["-c", "command -v kubectl"] })).stdout;
+    await symlink(kubectlPath.trim(), join(bin, "kubectl"));
+    await writeFile(join(bin, "clusterctl"), `#!/bin/sh\necho ${clusterctlVersion}\n`);
+    await chmod(join(bin, "clusterctl"), 0o755);
+    return bin;
+  }
+
+  test("without helm, and with a clusterctl of another Cluster API series, nothing runs but the version questions", async () => {
+    const bin = await pathWithoutHelm("no-helm", "v1.12.1");
+    for (const dryRun of [true, false]) {
+      const witness = createRecordingRunner({ inner: createExecaRunner({ env: { ...process.env, PATH: bin } }) });
+      const error = await userErrorOf(install({ inputs, runner: witness, dryRun }));
+      expect(error.code).toBe("INSTALL_PREREQUISITES_MISSING");
+      expect(error.exitCode).toBe(9);
+      expect(error.message).toBe(
+        [
+          "the install needs 2 tools this host lacks; nothing was changed:",
+          "  helm: not found on PATH (need v3.12.0 or newer)",
+          "  clusterctl: found v1.12.1, need the v1.11 series (v1.11.x, v1.11.7 or newer): the deploy path pins Cluster API v1.11.7",
+        ].join("\n"),
+      );
+      // Only the versions were asked: no observation, nothing applied.
+      expect(witness.calls.map((call) => call.call.args.filter((arg) => arg.startsWith("version")))).toEqual([
+        ["version"],
+        ["version"],
+        ["version"],
+      ]);
+    }
+    const older = await pathWithoutHelm("old-clusterctl", "clusterctl version: v1.11.2");
+    const error = await userErrorOf(
+      install({ inputs, runner: createExecaRunner({ env: { ...process.env, PATH: older } }), dryRun: true }),
+    );
+    expect(error.message).toContain("clusterctl: found v1.11.2, need v1.11.7 or newer");
+  });
+
+  test("an incomplete provider repository fails the dry run as it fails the run", async () => {
+    // Given a deploy path that adds a provider the repository lacks
+    await cp(join(work, "path"), join(work, "path-extra"), { recursive: true });
+    const path = await readFile(join(work, "path", "nvke-deploy.yaml"), "utf8");
+    await write({
+      "path-extra/nvke-deploy.yaml": path.replace(
+        "        controller: nico-system/nico-controller-manager\n",
+        "        controller: nico-system/nico-controller-manager\n      - name: extra\n        version: v0.1.0\n        controller: extra-system/extra-controller-manager\n",
+      ),
+    });
+    const extra = { ...inputs, deployPath: join(work, "path-extra") };
+    for (const dryRun of [true, false]) {
+      const witness = createRecordingRunner({ inner: createExecaRunner() });
+      const error = await userErrorOf(install({ inputs: extra, runner: witness, dryRun }));
+      expect(error.code).toBe("PROVIDER_REPOSITORY_INCOMPLETE");
+      expect(error.why).toContain(join("infrastructure-extra", "v0.1.0", "infrastructure-components.yaml"));
+      expect(witness.calls.filter((call) => call.line.includes(" apply ") || call.line.includes(" init "))).toEqual([]);
+    }
+  });
+
+  test("the dry run honours --from-item: the items before it are skipped, and an unknown one is refused", async () => {
+    const witness = createRecordingRunner({ inner: createExecaRunner() });
+    const { plan } = await install({ inputs, runner: witness, dryRun: true, fromItem: "controller" });
+    const printed = formatPlan(plan);
+    expect(printed).toContain("# [4/10] nico-credentials: ");
+    expect(printed).toContain("(skipped: before --from-item controller)\n# [5/10] widgets: ");
+    expect(printed).not.toContain("nvkectl --force-conflicts --filename -");
+    expect(printed.split("\n").find((line) => !line.startsWith("#"))).toMatch(
+      /^HOME=.* helm upgrade --install controller /,
+    );
+    const unknown = await userErrorOf(install({ inputs, runner: witness, dryRun: true, fromItem: "spire" }));
+    expect(unknown.code).toBe("PLAN_ITEM_UNKNOWN");
+    expect(unknown.why).toBe(
+      "its items are, in order: cluster-api, storage-class, node-architecture, nico-credentials, widgets, controller, finish, spire-patch, client-networks, prune",
+    );
   });
 });
 

@@ -152,6 +152,42 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
   });
 });
 
+// Issue 26 §1 item 7: the stack config's controllerApi cannot point the NetworkPolicy
+// elsewhere than the deploy path puts the controller.
+describe("nvkectl install refuses a controllerApi the deploy path contradicts", () => {
+  test("another namespace, or a pod name label the chart does not set: INSTALL_CONTROLLER_API_MISMATCH (exit 3), before the kubeconfig", async () => {
+    const stack = await readFile(join(home.path, "stack.yaml"), "utf8");
+    await writeFile(
+      join(home.path, "stack-elsewhere.yaml"),
+      stack
+        .replace("  namespace: nke-controller\n", "  namespace: elsewhere\n")
+        .replace("    app.kubernetes.io/name: nvke-controller\n", "    app.kubernetes.io/name: my-controller\n"),
+    );
+    const result = await home.nvkectl(
+      [
+        "install",
+        "--sitespec",
+        "sitespec.yaml",
+        "--stack-config",
+        "stack-elsewhere.yaml",
+        "--kubeconfig",
+        "missing.kubeconfig",
+        "--dry-run",
+      ],
+      { env: { NVKE_NICO_API_KEY: KEY } },
+    );
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain("disagree about the controller API; nothing was changed");
+    expect(result.stderr).toContain(
+      "controllerApi.namespace is elsewhere, but the deploy path installs the controller (item nvke-controller) in nke-controller",
+    );
+    expect(result.stderr).toContain(
+      "controllerApi.podSelector sets app.kubernetes.io/name=my-controller, but the controller chart labels its pods app.kubernetes.io/name=nvke-controller",
+    );
+    expect(result.stderr).not.toContain("missing.kubeconfig");
+  });
+});
+
 const other = otherUser();
 
 // Issue 22, item 12: the work directory is checked with the other inputs, before the

@@ -110,7 +110,12 @@ async function providers(): Promise<
   const result = await home.nvkectl(["get", "providers", "-o", "json"]);
   expect(result.stderr).toBe("");
   expect(result.exitCode).toBe(0);
-  const list = JSON.parse(result.stdout) as Array<{ name: string; state: string; credentials: string; reason: string }>;
+  const list = JSON.parse(result.stdout).items as Array<{
+    name: string;
+    state: string;
+    credentials: string;
+    reason: string;
+  }>;
   return Object.fromEntries(list.map((p) => [p.name, p]));
 }
 

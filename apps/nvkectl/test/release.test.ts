@@ -151,7 +151,9 @@ describe("nvkectl release verify", () => {
     expect(result.stderr).toContain("signed by key nvkr-release");
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
-    expect(result.stderr).toContain("all 6 artifacts it lists are in the registry at their digests");
+    expect(result.stderr).toMatch(
+      /all 6 artifacts it lists match their digests, every byte \(\d+ blobs, \d+\.\d MiB\)/,
+    );
     expect(result.stdout + result.stderr).not.toContain(PASSWORD);
   });
 
@@ -181,6 +183,8 @@ describe("nvkectl release verify", () => {
       digest: published.digest,
       signer: "key nvkr-release",
       artifactsChecked: 6,
+      blobsChecked: expect.any(Number),
+      bytesChecked: expect.any(Number),
     });
     expect(result.stdout + result.stderr).not.toContain(PASSWORD);
   });

@@ -245,7 +245,7 @@ describe("what the hot paths load", () => {
     expect(help.packages).toContain("ejs");
     const full = await home.nvkectl(["get", "clusters", "-o", "json"], { env: { NVKECTL_FULL_START: "1" } });
     expect(full.exitCode, full.stderr).toBe(0);
-    expect(JSON.parse(full.stdout)).toEqual([]);
+    expect(JSON.parse(full.stdout)).toMatchObject({ kind: "List", items: [] });
     const plugins = await home.nvkectl(["plugins"]);
     expect(plugins.exitCode, plugins.stderr).toBe(0);
     expect(plugins.stdout).toContain("No plugins installed");

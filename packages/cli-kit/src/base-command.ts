@@ -25,6 +25,7 @@ import {
 } from "./output.ts";
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
 import { describeFailure, type Hints } from "./render-error.ts";
+import { type CommandShape, usageError } from "./usage-errors.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -66,13 +67,28 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   override async init(): Promise<void> {
     await super.init();
-    const { args, flags } = await this.parse({
-      flags: this.ctor.flags,
-      baseFlags: this.ctor.baseFlags,
-      args: argsFromArgvOnly(this.ctor.args),
-      strict: this.ctor.strict,
-      enableJsonFlag: false,
-    });
+    let parsed: { args: Record<string, unknown>; flags: Record<string, unknown> };
+    try {
+      parsed = await this.parse({
+        flags: this.ctor.flags,
+        baseFlags: this.ctor.baseFlags,
+        args: argsFromArgvOnly(this.ctor.args),
+        strict: this.ctor.strict,
+        enableJsonFlag: false,
+      });
+    } catch (error) {
+      // A missing argument or a mistyped flag, said as the user would fix it.
+      throw (
+        usageError(error, {
+          bin: this.config.bin,
+          id: this.id ?? this.ctor.id,
+          flags: { ...this.ctor.baseFlags, ...this.ctor.flags },
+          args: this.ctor.args,
+          examples: this.ctor.examples as CommandShape["examples"],
+        }) ?? error
+      );
+    }
+    const { args, flags } = parsed;
     this.flags = flags as BaseFlags<T>;
     this.args = args as BaseArgs<T>;
     const base = flags as { verbose?: boolean; "json-logs"?: boolean };

@@ -5,6 +5,7 @@ export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
 export { type CliEntry, engineProblem, launch } from "./launch/bin.ts";
 export { run } from "./launch/run.ts";
 export { traceStartup } from "./launch/trace.ts";
+export { showHelpFor } from "./help-command.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";
 export { commandNotFound, suggestCommands } from "./not-found.ts";
 export { Args, Flags } from "./oclif.ts";

@@ -106,13 +106,115 @@ function stringLiteral(action: string): string | undefined {
   return body.replace(/\\(.)/g, (_match, char: string) => escapes[char] ?? char);
 }
 
-/** A kubectl expression as jsonpath-plus takes it: `.a.b`, `@.a`, `$.a` and `a.b` all start at `$`. */
+/**
+ * Where kubectl's template parser ends a field name (k8s.io/client-go/util/jsonpath,
+ * parser.go isTerminator); a backslash before any character keeps it in the name, and every
+ * backslash is then dropped (`app\.kubernetes\.io/name` is the key `app.kubernetes.io/name`).
+ */
+const TERMINATORS = new Set([" ", "\t", "\r", "\n", ".", ",", "[", "]", "$", "@", "{", "}"]);
+
+/** A field as jsonpath-plus takes it: dot notation for a plain name, `['…']` for any other. */
+function fieldStep(name: string, expression: string): string {
+  if (name === "*" || /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `.${name}`;
+  if (name.includes("']")) throw new TemplateError(`cannot address the key ${JSON.stringify(name)} in {${expression}}`);
+  return `['${name}']`;
+}
+
+/** `[…]` from `start` (the "["), up to its "]" outside quotes; -1 when it never closes. */
+function bracketEnd(path: string, start: number): number {
+  let quote: string | undefined;
+  for (let i = start + 1; i < path.length; i++) {
+    const char = path[i];
+    if (quote !== undefined) {
+      if (char === "\\") i++;
+      else if (char === quote) quote = undefined;
+    } else if (char === "'" || char === '"') quote = char;
+    else if (char === "]") return i;
+  }
+  return -1;
+}
+
+/**
+ * A kubectl expression as jsonpath-plus takes it: `.a.b`, `@.a`, `$.a` and `a.b` all start
+ * at `$`; field names read as kubectl's parser reads them (escaped dots, `/`, `-`); `[-1]`
+ * is the last element, as kubectl has it; `['a.b']` is the path a.b, as kubectl's
+ * parser turns a quoted key into a dotted path (its `['metadata.name']` example).
+ */
 function toJsonPath(expression: string): string {
   let path = expression.trim();
   if (path.startsWith("$") || path.startsWith("@")) path = path.slice(1);
   if (path === "" || path === ".") return "$";
   if (!path.startsWith(".") && !path.startsWith("[")) path = `.${path}`;
-  return `$${path}`;
+  let out = "$";
+  let i = 0;
+  while (i < path.length) {
+    const char = path[i] as string;
+    if (char === "." && path[i + 1] === ".") {
+      out += "..";
+      i += 2;
+      // a field right after `..` is read below without a leading dot
+      if (i < path.length && !TERMINATORS.has(path[i] as string)) {
+        const read = readField(path, i);
+        out += fieldStep(read.name, expression).replace(/^\./, "");
+        i = read.end;
+      }
+      continue;
+    }
+    if (char === ".") {
+      const read = readField(path, i + 1);
+      out += read.name === "" ? "." : fieldStep(read.name, expression);
+      i = read.end;
+      continue;
+    }
+    if (char === "[") {
+      const end = bracketEnd(path, i);
+      if (end === -1) {
+        out += path.slice(i);
+        break;
+      }
+      out += bracketStep(path.slice(i + 1, end));
+      i = end + 1;
+      continue;
+    }
+    out += char;
+    i++;
+  }
+  return out;
+}
+
+function readField(path: string, start: number): { name: string; end: number } {
+  let i = start;
+  let name = "";
+  while (i < path.length) {
+    const char = path[i] as string;
+    if (char === "\\") {
+      // kubectl keeps the next character whatever it is, then drops every backslash
+      if (i + 1 < path.length) name += path[i + 1];
+      i += 2;
+      continue;
+    }
+    if (TERMINATORS.has(char)) break;
+    name += char;
+    i++;
+  }
+  return { name, end: i };
+}
+
+/** The inside of `[…]` as jsonpath-plus takes it. */
+function bracketStep(inner: string): string {
+  const trimmed = inner.trim();
+  const negative = /^-(\d+)$/.exec(trimmed);
+  if (negative !== null) {
+    const from = -Number(negative[1]);
+    return from === -1 ? "[-1:]" : `[${from}:${from + 1}]`;
+  }
+  const key = /^'([^']*)'$|^"([^"]*)"$/.exec(trimmed);
+  if (key !== null) {
+    // kubectl reads ['a.b'] as the path .a.b
+    const dotted = toJsonPath(`.${key[1] ?? key[2] ?? ""}`);
+    return dotted.slice(1);
+  }
+  return `[${inner}]`;
 }
 
 function checkPath(expression: string): string {
@@ -152,11 +254,49 @@ function renderNodes(nodes: Node[], current: unknown): string {
   return out;
 }
 
-/** A value as kubectl's jsonpath prints it: text as is, anything structured as JSON. */
+/**
+ * A number as kubectl prints it: kubectl decodes JSON integers as int64 and prints them
+ * whole; other numbers are float64, printed with Go's %v: the shortest digits, with an
+ * exponent when it is below -4 or at least 6 (strconv's 'g' rule for the shortest
+ * precision): 1.5, 1.2345675e+06, 1e-05. (An integer beyond 2^53 has lost digits in
+ * JSON.parse already; kubectl keeps them.)
+ */
+function goNumber(value: number): string {
+  if (Number.isInteger(value) && Math.abs(value) < 2 ** 63) return String(value);
+  if (!Number.isFinite(value)) return value > 0 ? "+Inf" : value < 0 ? "-Inf" : "NaN";
+  const [mantissa = "", exponentText = "0"] = value.toExponential().split("e");
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 6) {
+    return `${mantissa}e${exponent < 0 ? "-" : "+"}${String(Math.abs(exponent)).padStart(2, "0")}`;
+  }
+  return String(value);
+}
+
+/** A string as Go's encoding/json writes it: <, > and & as \u escapes, and U+2028/U+2029 too. */
+function goString(text: string): string {
+  return JSON.stringify(text).replace(
+    /[<>&\u2028\u2029]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** A structured value as kubectl's jsonpath prints it: Go's json.Marshal (map keys sorted, no spaces). */
+function goJson(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "string") return goString(value);
+  if (typeof value === "number") return goNumber(value);
+  if (typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return `[${value.map(goJson).join(",")}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, entry]) => `${goString(key)}:${goJson(entry)}`).join(",")}}`;
+}
+
+/** A value as kubectl's jsonpath prints it: text as is, a number as Go prints it, anything structured as Go's JSON. */
 function format(value: unknown): string {
   if (typeof value === "string") return value;
-  if (value === null || value === undefined) return "";
-  if (typeof value === "object") return JSON.stringify(value);
+  if (typeof value === "number") return goNumber(value);
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "object") return goJson(value);
   return String(value);
 }
 

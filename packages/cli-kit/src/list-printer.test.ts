@@ -1,8 +1,8 @@
 import { escapeJsonControl } from "@nodekit/errors";
 import fc from "fast-check";
-import { load } from "js-yaml";
+import { dump, load } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { createListPrinter } from "./output.ts";
+import { createListPrinter, kubeList } from "./output.ts";
 
 const columns = [
   { header: "name", value: (row: { name: string; n: number }) => row.name },
@@ -22,16 +22,16 @@ async function render(format: "json" | "yaml" | "table" | "wide", pages: { name:
 const item = fc.record({ name: fc.string(), n: fc.integer() });
 
 describe("createListPrinter", () => {
-  it("streams -o json page by page into exactly what printing the whole array prints", async () => {
+  it("streams -o json page by page into exactly what printing the whole List prints", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(item, { maxLength: 4 }), { maxLength: 4 }), async (pages) => {
         const { text } = await render("json", pages);
-        expect(text).toBe(`${JSON.stringify(pages.flat(), null, 2)}\n`);
+        expect(text).toBe(`${JSON.stringify(kubeList(pages.flat()), null, 2)}\n`);
       }),
     );
   });
 
-  it("streams -o json of any JSON, control characters escaped, as printing the whole array would", async () => {
+  it("streams -o json of any JSON, control characters escaped, as printing the whole List would", async () => {
     const anything = fc
       .jsonValue({ maxDepth: 3 })
       .chain((value) => fc.record({ name: fc.string({ unit: "binary" }), value: fc.constant(value) }));
@@ -47,7 +47,7 @@ describe("createListPrinter", () => {
         );
         for (const page of pages) await printer.add(page);
         await printer.end();
-        expect(text).toBe(`${escapeJsonControl(JSON.stringify(pages.flat(), null, 2))}\n`);
+        expect(text).toBe(`${escapeJsonControl(JSON.stringify(kubeList(pages.flat()), null, 2))}\n`);
       }),
     );
     // Characters JSON leaves as they are and a terminal would act on are escaped, on every page.
@@ -56,11 +56,12 @@ describe("createListPrinter", () => {
     expect(text).toContain('"\\u007f"');
   });
 
-  it("streams -o yaml into one list", async () => {
+  it("streams -o yaml into one List, as printing it whole", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(item, { maxLength: 4 }), { maxLength: 4 }), async (pages) => {
         const { text } = await render("yaml", pages);
-        expect(load(text)).toEqual(pages.flat());
+        expect(load(text)).toEqual(kubeList(pages.flat()));
+        expect(text).toBe(dump(kubeList(pages.flat()), { noRefs: true, lineWidth: -1, sortKeys: false }));
       }),
     );
   });
@@ -71,8 +72,13 @@ describe("createListPrinter", () => {
     expect((await render("wide", pages)).text).toBe("NAME          N\na             1\nlonger-name   22\n");
   });
 
-  it("prints nothing for an empty table (the command says so on stderr) and [] for empty json", async () => {
+  it("prints nothing for an empty table (the command says so on stderr) and an empty List for json", async () => {
     expect(await render("table", [])).toEqual({ text: "", count: 0 });
-    expect((await render("json", [[]])).text).toBe("[]\n");
+    expect(JSON.parse((await render("json", [[]])).text)).toEqual({
+      apiVersion: "v1",
+      items: [],
+      kind: "List",
+      metadata: { resourceVersion: "" },
+    });
   });
 });

@@ -40,14 +40,21 @@ describe("renderOutput", () => {
   it("prints the data, not the table, as JSON and YAML", async () => {
     const data = { items: rows };
     expect(JSON.parse(await renderOutput("json", { rows, columns, data }))).toEqual(data);
+    // A list prints as kubectl prints one: a List whose items are the rows.
     expect(await renderOutput("yaml", { rows, columns })).toBe(
-      "- name: node-a\n  ip: 10.0.0.1\n  tpm: abc\n- name: b\n  ip: 2001:db8::1\n",
+      "apiVersion: v1\nitems:\n  - name: node-a\n    ip: 10.0.0.1\n    tpm: abc\n  - name: b\n    ip: 2001:db8::1\nkind: List\nmetadata:\n  resourceVersion: ''\n",
     );
+    expect(JSON.parse(await renderOutput("json", { rows, columns }))).toEqual({
+      apiVersion: "v1",
+      items: rows,
+      kind: "List",
+      metadata: { resourceVersion: "" },
+    });
   });
 
   it("returns nothing for an empty table", async () => {
     expect(await renderOutput("table", { rows: [], columns })).toBe("");
-    expect(await renderOutput("json", { rows: [], columns })).toBe("[]\n");
+    expect(JSON.parse(await renderOutput("json", { rows: [], columns })).items).toEqual([]);
   });
 });
 
@@ -171,6 +178,6 @@ describe("what the controller sent cannot drive the terminal", () => {
     const json = await renderOutput("json", { rows, columns });
     // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
     expect(json).not.toMatch(/[\u001b\u202e]/);
-    expect(JSON.parse(json)).toEqual(rows);
+    expect(JSON.parse(json).items).toEqual(rows);
   });
 });

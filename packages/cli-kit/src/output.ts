@@ -160,8 +160,20 @@ function templateOf(options: PrintOptions): Template {
   return options.template;
 }
 
-/** `{ items }` for a list, as kubectl's templates expect (`{.items[*].name}`). */
-const asList = (items: unknown) => ({ items });
+/**
+ * A list as kubectl prints one with `-o json|yaml|jsonpath`: a List whose `items` are the
+ * objects (`kubectl get pods -o json | jq '.items[]'`, `{.items[*].name}`). One object
+ * prints as itself.
+ */
+export const kubeList = (items: readonly unknown[]) => ({
+  apiVersion: "v1",
+  items,
+  kind: "List",
+  metadata: { resourceVersion: "" },
+});
+
+/** What -o json|yaml|jsonpath prints for `data`: a List for an array, anything else as it is. */
+const asDocument = (data: unknown) => (Array.isArray(data) ? kubeList(data) : data);
 
 function sorted<T>(items: readonly T[], options: PrintOptions): readonly T[] {
   const { sortKey, compare } = options;
@@ -183,11 +195,11 @@ export async function renderOutput<T>(
   options: PrintOptions = {},
 ): Promise<string> {
   const rows = sorted(rendered.rows, options);
-  const data = rendered.data ?? rows;
+  const data = asDocument(rendered.data ?? rows);
   if (format === "json") return `${json(data)}\n`;
   if (format === "yaml") return yaml(data);
   if (format === "name") return rows.map((row) => nameLine(rendered, row)).join("");
-  if (jsonPathTemplate(format) !== undefined) return templateOf(options).render(asList(data));
+  if (jsonPathTemplate(format) !== undefined) return templateOf(options).render(data);
   if (rows.length === 0) return "";
   const columns = visibleColumns(rendered, format, options);
   return formatTable(
@@ -245,7 +257,7 @@ export async function formatOne<T>(
 
 /**
  * Prints a list as its pages arrive. json, yaml and name are streamed (the output is the
- * same as printing the whole array at once: `-o json` is one JSON array); a table needs
+ * same as printing the whole List at once: `-o json` is one kubectl-style List); a table needs
  * every row's width first, so it keeps the rows' cells — a few short strings each — and
  * prints at the end. `--sort-by` and `-o jsonpath` need every item, so they keep them.
  */
@@ -277,16 +289,20 @@ export function createListPrinter<T>(
   let count = 0;
   const shown = visibleColumns(view, format, options);
   const rows: string[][] = [];
+  // json and yaml stream the List kubeList makes, page by page: the same text as printing it whole.
+  const empty = kubeList([]);
   return {
     async add(items) {
       if (items.length === 0) return;
       if (format === "json") {
-        // The page as one array: its items are what each item's own JSON is, one level in
-        // (one string for the page, not several per item: 50,000 clusters are 100 pages).
-        const page = json(items);
-        await write(`${count === 0 ? "[\n" : ",\n"}${page.slice(2, -2)}`);
+        // The page's items as they sit inside the List (one string for the page, not several
+        // per item: 50,000 clusters are 100 pages).
+        const page = json({ items });
+        const inner = page.slice(page.indexOf("[") + 2, page.lastIndexOf("]") - 3);
+        await write(`${count === 0 ? '{\n  "apiVersion": "v1",\n  "items": [\n' : ",\n"}${inner}`);
       } else if (format === "yaml") {
-        await write(await yaml(items));
+        const page = await yaml({ items });
+        await write(`${count === 0 ? "apiVersion: v1\nitems:\n" : ""}${page.slice("items:\n".length)}`);
       } else if (format === "name") {
         await write(items.map((item) => nameLine(view, item)).join(""));
       } else {
@@ -295,9 +311,12 @@ export function createListPrinter<T>(
       count += items.length;
     },
     async end() {
-      if (format === "json") await write(count === 0 ? "[]\n" : "\n]\n");
-      else if (format === "yaml") {
-        if (count === 0) await write("[]\n");
+      if (format === "json") {
+        const tail = json(empty);
+        await write(count === 0 ? `${tail}\n` : `\n  ]${tail.slice(tail.indexOf("],") + 1)}\n`);
+      } else if (format === "yaml") {
+        const whole = await yaml(empty);
+        await write(count === 0 ? whole : whole.slice(whole.indexOf("kind:")));
       } else if (count > 0 && isTableFormat(format)) {
         await write(
           formatTable(

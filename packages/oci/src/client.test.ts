@@ -137,6 +137,22 @@ describe.each(matrix)("$kind registry, auth $auth", ({ kind, auth }) => {
     expect(error.why).toContain(digestOf(encode("changed content!")));
   });
 
+  test("verifyBlob hashes a blob as it streams: its size when it matches, OCI_DIGEST_MISMATCH for other bytes of the same size, OCI_NOT_FOUND when absent", async () => {
+    const client = clientFor(registry);
+    const repo = `${registry.host}/nodekit/streamed`;
+    const content = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 31) % 251);
+    const blob = await client.pushBlob(repo, content);
+    expect(await client.verifyBlob(repo, blob.digest, { size: blob.size })).toEqual({ size: content.length });
+    const changed = Uint8Array.from(content);
+    changed[content.length - 1] = (changed[content.length - 1] ?? 0) ^ 1;
+    await registry.tamperBlob(blob.digest, changed);
+    const error = await userErrorOf(client.verifyBlob(repo, blob.digest, { size: blob.size }));
+    expect(error.code).toBe("OCI_DIGEST_MISMATCH");
+    expect(error.message).toBe(`the blob ${repo}@${blob.digest} does not match its digest`);
+    expect(error.why).toContain(`hashes to ${digestOf(changed)}`);
+    expect((await userErrorOf(client.verifyBlob(repo, `sha256:${"1".repeat(64)}`))).code).toBe("OCI_NOT_FOUND");
+  });
+
   if (auth !== "none") {
     test("refuses without credentials, and with a wrong password", async () => {
       const repo = `${registry.host}/nodekit/round-trip`;
@@ -317,6 +333,22 @@ describe("transport", () => {
       const client = clientFor(registry);
       const { manifest } = await pushArtifact(client, repo, "v1", "over tls");
       expect((await client.resolve(`${repo}:v1`)).digest).toBe(manifest.digest);
+    } finally {
+      await registry.stop();
+    }
+  });
+
+  test("verifyBlob follows a blob redirect to storage, and a body longer than the blob's size is a mismatch", async () => {
+    const registry = await startRegistry({ kind: "ggcr", blobRedirect: true, auth: { type: "basic", users } });
+    try {
+      const client = clientFor(registry);
+      const repo = `${registry.host}/nodekit/redirected-verify`;
+      const { layer } = await pushArtifact(client, repo, "v1", "stored elsewhere, hashed here");
+      expect(await client.verifyBlob(repo, layer.digest, { size: layer.size })).toEqual({ size: layer.size });
+      await registry.tamperBlob(layer.digest, encode("stored elsewhere, hashed here, and more"));
+      const error = await userErrorOf(client.verifyBlob(repo, layer.digest, { size: layer.size }));
+      expect(error.code).toBe("OCI_DIGEST_MISMATCH");
+      expect(error.why).toContain(`is longer than its ${layer.size} bytes`);
     } finally {
       await registry.stop();
     }

@@ -1,3 +1,5 @@
+import { createHash, type Hash } from "node:crypto";
+import { Writable } from "node:stream";
 import { UserError } from "@nodekit/errors";
 import {
   classifyTransportError,
@@ -119,6 +121,12 @@ interface Exchange {
   what: string;
   /** The most read of a successful answer's body (default 64 KiB, cut there: a body only quoted). */
   maxBytes?: number;
+  /** Where a successful answer's body goes as it arrives, instead of into memory (one fresh sink per attempt). */
+  sink?: () => Writable;
+  /** The deadline for the whole answer, when it is not the client's (a stream of hundreds of megabytes). */
+  timeoutMs?: number;
+  /** Fails an answer that sends nothing for this long. */
+  stallTimeoutMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -359,6 +367,65 @@ export class OciClient {
     return { mediaType: "application/octet-stream", digest, size };
   }
 
+  /**
+   * Check a blob's content without keeping it: its bytes are hashed as they stream (a chunk in
+   * memory at a time, whatever the blob's size) and must hash to `digest`, and be `size` bytes
+   * when that is given. Returns how many bytes were read; OCI_NOT_FOUND when the registry lacks
+   * it, OCI_DIGEST_MISMATCH when its content is not the digest's. The answer's deadline is an
+   * hour; the client's timeout bounds a stall (nothing received for that long).
+   */
+  async verifyBlob(
+    repository: Reference | string,
+    digest: string,
+    options: { size?: number } = {},
+  ): Promise<{ size: number }> {
+    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
+    if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
+    const algorithm = digest.slice(0, digest.indexOf(":"));
+    let hash: Hash | undefined;
+    let read = 0;
+    let response: HttpResponse;
+    try {
+      response = await this.#exchange({
+        registry: ref.registry,
+        method: "GET",
+        target: `/v2/${ref.repository}/blobs/${digest}`,
+        scope: { repository: ref.repository, actions: "pull" },
+        what,
+        // A body longer than the size it should have is not read to its end.
+        maxBytes: options.size ?? Number.POSITIVE_INFINITY,
+        timeoutMs: 3_600_000,
+        stallTimeoutMs: this.#timeoutMs,
+        sink: () => {
+          const attempt = createHash(algorithm);
+          hash = attempt;
+          read = 0;
+          return new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              attempt.update(chunk);
+              read += chunk.length;
+              done();
+            },
+          });
+        },
+      });
+    } catch (error) {
+      if (options.size !== undefined && error instanceof UserError && error.code === errorCodes.OCI_TOO_LARGE.code) {
+        throw mismatch(what, digest, "", `is longer than its ${options.size} bytes`);
+      }
+      throw error;
+    }
+    if (response.status === 404) throw notFound(what);
+    if (response.status !== 200 || hash === undefined) throw registryError(response.status, response.text(), what);
+    const actual = `${algorithm}:${hash.digest("hex")}`;
+    if (actual !== digest) throw mismatch(what, digest, actual);
+    if (options.size !== undefined && read !== options.size) {
+      throw mismatch(what, digest, actual, `is ${read} bytes, not ${options.size}`);
+    }
+    return { size: read };
+  }
+
   /** Read a blob into memory (following a redirect to storage) and check it hashes to `digest`. */
   async getBlob(
     repository: Reference | string,
@@ -564,6 +631,9 @@ export class OciClient {
         ...(exchange.headers === undefined ? {} : { headers: exchange.headers }),
         ...(exchange.body === undefined ? {} : { body: exchange.body }),
         ...(exchange.maxBytes === undefined ? {} : { maxBytes: exchange.maxBytes }),
+        ...(exchange.sink === undefined ? {} : { sink: exchange.sink }),
+        ...(exchange.timeoutMs === undefined ? {} : { timeoutMs: exchange.timeoutMs }),
+        ...(exchange.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: exchange.stallTimeoutMs }),
         authorization: () => authorization,
         onUnauthorized: async (answer) => {
           const text = answer.text();
@@ -712,6 +782,9 @@ export class OciClient {
       body?: Uint8Array;
       maxBytes?: number;
       overflow?: "fail" | "truncate";
+      sink?: () => Writable;
+      timeoutMs?: number;
+      stallTimeoutMs?: number;
       authorization?: () => string | undefined;
       onUnauthorized?: (response: HttpResponse) => Promise<boolean>;
     },
@@ -725,7 +798,9 @@ export class OciClient {
         headers: { "user-agent": this.#userAgent, ...init.headers },
         ...(init.body === undefined ? {} : { body: init.body }),
         transport: this.#transport,
-        timeoutMs: this.#timeoutMs,
+        timeoutMs: init.timeoutMs ?? this.#timeoutMs,
+        ...(init.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: init.stallTimeoutMs }),
+        ...(init.sink === undefined ? {} : { sink: init.sink }),
         // Digests are over the bytes as stored: never unpacked on the way.
         decode: false,
         maxBodyBytes: init.maxBytes ?? 64 * 1024,
@@ -835,11 +910,12 @@ function notFound(what: string): UserError {
   });
 }
 
-function mismatch(what: string, expected: string, actual: string): UserError {
+/** `actual`: the digest the content hashes to, or (`served`) what else is wrong with it (its length). */
+function mismatch(what: string, expected: string, actual: string, served = `hashes to ${actual}`): UserError {
   return new UserError(errorCodes.OCI_DIGEST_MISMATCH, `the ${what} does not match its digest`, {
-    why: `Asked for ${expected}; the content served hashes to ${actual}. The registry's storage was changed, or something between here and the registry altered the content.`,
+    why: `Asked for ${expected}; the content served ${served}. The registry's storage was changed, or something between here and the registry altered the content.`,
     next: "Do not use this content. Ask the registry's operator to check its storage, or pull from a registry you trust.",
-    facts: { expected, actual },
+    facts: { expected, ...(actual === "" ? {} : { actual }) },
   });
 }
 

@@ -19,6 +19,7 @@ export {
   type ItemRef,
   type PlanEvent,
   type PlanRunResult,
+  planFrom,
   type RunPlanOptions,
   runPlan,
   unknownItem,

@@ -4,7 +4,17 @@ import { defineErrorCodes, ExitCode, UserError } from "@nodekit/errors";
 import { createExecaRunner, createRecordingRunner, type ProcessRunner, Redactor } from "@nodekit/process";
 import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { action, createPlan, exec, formatPlan, type PlanEvent, planCallLines, planDocument, runPlan } from "./index.ts";
+import {
+  action,
+  createPlan,
+  exec,
+  formatPlan,
+  type PlanEvent,
+  planCallLines,
+  planDocument,
+  planFrom,
+  runPlan,
+} from "./index.ts";
 
 const node = process.execPath;
 const ok = (text: string) =>
@@ -171,6 +181,25 @@ describe("runPlan", () => {
     expect(error).toMatchObject({ code: "PLAN_ITEM_UNKNOWN", exitCode: ExitCode.Usage });
     expect(error.why).toBe("its items are, in order: one, two");
     expect(recorder.calls).toHaveLength(0);
+  });
+
+  test("planFrom is what a run from that item runs: earlier items keep their number, without steps", async () => {
+    const plan = createPlan("p", [
+      { id: "one", title: "first", steps: [ok("1")] },
+      { id: "two", title: "second", steps: [ok("2")] },
+      { id: "three", title: "third", steps: [ok("3")] },
+    ]);
+    const from = planFrom(plan, "two");
+    expect(
+      formatPlan(from)
+        .split("\n")
+        .filter((line) => line.startsWith("# [")),
+    ).toEqual(["# [1/3] one: first (skipped: before --from-item two)", "# [2/3] two: second", "# [3/3] three: third"]);
+    const recorder = createRecordingRunner();
+    await runPlan(plan, { runner: recorder, fromItem: "two" });
+    expect(recorder.calls.map((call) => call.line)).toEqual(planCallLines(from));
+    expect(planFrom(plan, undefined)).toBe(plan);
+    expect(() => planFrom(plan, "nope")).toThrow('the plan has no item "nope"');
   });
 
   test("a classified failure keeps its own code and exit code, with the item named", async () => {

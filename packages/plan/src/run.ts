@@ -145,3 +145,25 @@ function stepFailure(
   }
   return described instanceof Error ? described : new Error(String(described));
 }
+
+/**
+ * The plan as a run from `fromItem` executes it, for a dry run to print: the items before it
+ * keep their place (and their number) with no steps, their titles saying they are skipped;
+ * the rest as they are. PLAN_ITEM_UNKNOWN for an item the plan does not have, as runPlan.
+ */
+export function planFrom(plan: Plan, fromItem: string | undefined): Plan {
+  const split = splitAt(plan, fromItem);
+  if (split === undefined) throw unknownItem(plan, fromItem ?? "");
+  if (split.skipped.length === 0) return plan;
+  return {
+    ...plan,
+    items: [
+      ...split.skipped.map((item) => ({
+        ...item,
+        title: `${item.title} (skipped: before --from-item ${fromItem})`,
+        steps: [],
+      })),
+      ...split.run,
+    ],
+  };
+}

@@ -43,6 +43,11 @@ export const errorCodes = defineErrorCodes("release", {
     exitCode: ExitCode.NotFound,
     meaning: "A chart, image or other artifact the release lists is not in the registry at its digest.",
   },
+  RELEASE_ARTIFACT_CORRUPT: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "An artifact the release lists is in the registry, but its content (its manifest, or a config or layer it references, every byte hashed) does not hash to its digest: the registry's copy was changed. Each problem names the artifact and the part.",
+  },
   RELEASE_REGISTRY_UNREACHABLE: {
     exitCode: ExitCode.Unreachable,
     meaning:

@@ -1,4 +1,11 @@
 export {
+  assertContent,
+  type ContentCheckOptions,
+  type ContentFailure,
+  type ContentReport,
+  checkArtifactContent,
+} from "./content.ts";
+export {
   type ListedArtifact,
   listedArtifacts,
   parseReleaseDescription,

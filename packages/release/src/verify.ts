@@ -11,6 +11,7 @@ import {
   VerificationError,
   Verifier,
 } from "@sigstore/verify";
+import { assertContent, type ContentReport, checkArtifactContent } from "./content.ts";
 import { listedArtifacts, parseReleaseDescription, type ReleaseDescription } from "./description.ts";
 import { errorCodes } from "./errors.ts";
 import {
@@ -39,13 +40,17 @@ export interface FetchedRelease {
 export interface VerifiedRelease extends FetchedRelease {
   /** Who signed: the trusted key's name, or the certificate identity. */
   readonly signer: string;
-  /** How many pinned artifacts were found in the registry at their digests. */
+  /** How many pinned artifacts were read and found to hash to their digests, every byte. */
   readonly artifactsChecked: number;
+  /** The distinct blobs (configs, layers) of those artifacts, each hashed as it streamed. */
+  readonly blobsChecked: number;
+  /** Their bytes. */
+  readonly bytesChecked: number;
 }
 
 export interface VerifyReleaseOptions extends FetchReleaseOptions {
   policy: ReleasePolicy;
-  /** How many artifact checks run at once; default 16. */
+  /** How many reads (manifests and blobs) are in flight at once; default 16. */
   concurrency?: number;
 }
 
@@ -331,24 +336,12 @@ export function verifyBundle(bundleJson: unknown, digest: string, policy: Releas
   return { ok: true, signer };
 }
 
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /**
  * Verify a published release fully offline under a policy: resolve the tag, read the
  * description (every read checked against its digest), find its Sigstore bundles as
- * referrers, verify them against the policy's keys or identities, then check that every
- * artifact the description pins is in the registry at its digest.
+ * referrers, verify them against the policy's keys or identities, then read every artifact
+ * the description pins, every byte (its manifests, and each config and layer as it streams),
+ * and check it hashes to its digest (checkArtifactContent).
  */
 export async function verifyRelease(options: VerifyReleaseOptions): Promise<VerifiedRelease> {
   const { client, policy } = options;
@@ -432,40 +425,26 @@ export async function verifyRelease(options: VerifyReleaseOptions): Promise<Veri
   }
 
   const artifacts = listedArtifacts(release.description);
-  let missing: typeof artifacts;
+  let report: ContentReport;
   try {
     const pinned = artifacts.map((artifact) => parseReference(`${artifact.repository}@${artifact.digest}`));
     // One token request for each registry's repositories (in batches), not one per repository.
     const byRegistry = new Map<string, string[]>();
     for (const ref of pinned) byRegistry.set(ref.registry, [...(byRegistry.get(ref.registry) ?? []), ref.repository]);
     await Promise.all([...byRegistry].map(([registry, repositories]) => client.authorizePull(registry, repositories)));
-    const found = await pool(pinned, options.concurrency ?? 16, async (ref) => {
-      return (await client.manifestExists(ref)) !== undefined;
+    // Every byte of every artifact hashed, as it streams: a changed blob is found here, not by helm midway.
+    report = await checkArtifactContent(client, artifacts, {
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     });
-    missing = artifacts.filter((_, i) => !found[i]);
   } catch (error) {
     restate(error, what);
   }
-  if (missing.length > 0) {
-    const source = `${release.reference} (release description)`;
-    throw new UserError(
-      errorCodes.RELEASE_ARTIFACT_MISSING,
-      `${missing.length} of the ${artifacts.length} artifacts ${release.reference} lists ${missing.length === 1 ? "is" : "are"} not in the registry at ${missing.length === 1 ? "its digest" : "their digests"}`,
-      {
-        problems: missing.map((m) => ({
-          severity: "error" as const,
-          source,
-          path: m.field
-            .split(/[.[\]]+/)
-            .filter(Boolean)
-            .map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
-          value: `${m.repository}@${m.digest}`,
-          message: "is not in the registry",
-        })),
-        next: "Do not install it. Ask the publisher to push the missing artifacts, or check that the registry is the one the release was published to.",
-        facts: { digest: release.digest, missing: missing.length },
-      },
-    );
-  }
-  return { ...release, signer: good.signer, artifactsChecked: artifacts.length };
+  assertContent(report, artifacts, release);
+  return {
+    ...release,
+    signer: good.signer,
+    artifactsChecked: artifacts.length,
+    blobsChecked: report.blobs,
+    bytesChecked: report.bytes,
+  };
 }

@@ -12,12 +12,12 @@ export interface ParsedStackConfig {
   unfilled: Problem[];
 }
 
-/** Every string value starting with REPLACE_, with its path. */
+/** Every string value holding REPLACE_ (at its start or inside it: https://REPLACE_HOST/api), with its path. */
 function placeholders(
   value: unknown,
   path: Array<string | number> = [],
 ): Array<{ path: Array<string | number>; value: string }> {
-  if (typeof value === "string") return value.startsWith(PLACEHOLDER_PREFIX) ? [{ path, value }] : [];
+  if (typeof value === "string") return value.includes(PLACEHOLDER_PREFIX) ? [{ path, value }] : [];
   if (Array.isArray(value)) return value.flatMap((entry, index) => placeholders(entry, [...path, index]));
   if (value !== null && typeof value === "object") {
     return Object.entries(value).flatMap(([key, entry]) => placeholders(entry, [...path, key]));

@@ -27,8 +27,10 @@ describe("the stack config", () => {
     expect(parsed.config).toMatchObject({
       nico: { apiKeyFromEnv: "NVKE_NICO_API_KEY", organizationId: "org-1234" },
       storageClass: { name: "lab-local", provisioner: "rancher.io/local-path", default: true },
-      controllerApi: { namespace: "nke-controller", port: 8080 },
+      controllerApi: { port: 8080, podSelector: { "app.kubernetes.io/name": "nvke-controller" } },
     });
+    // The controller's namespace is the deploy path's unless the file names one.
+    expect(parsed.config?.controllerApi.namespace).toBeUndefined();
   });
 
   test("examples/stack.yaml is complete: it validates, and only its REPLACE_* values are left to fill", async () => {
@@ -119,5 +121,38 @@ clusterAPI:
     if (config === undefined) throw new Error("fixture does not validate");
     expect(stackCredentials(config, { NVKE_NICO_API_KEY: "k-1" })).toEqual({ nicoApiKey: "k-1" });
     expect(() => stackCredentials(config, {})).toThrow("the environment variable NVKE_NICO_API_KEY is not set");
+  });
+});
+
+// Issue 26 §1 item 7: an embedded placeholder and an ambiguous CIDR passed validation.
+describe("what the stack config no longer lets through", () => {
+  test("a REPLACE_ inside a value is unfilled, like one that starts it", () => {
+    const parsed = parseStackConfig(
+      FILLED.replace("https://nico.example.net/api", "https://REPLACE_NICO_HOST/api").replace(
+        "./providers",
+        "/srv/REPLACE_ME/providers",
+      ),
+      { source: "stack.yaml" },
+    );
+    expect(parsed.config).toBeUndefined();
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.unfilled.map(formatProblem)).toEqual([
+      'stack.yaml:4: field nico.endpoint: "https://REPLACE_NICO_HOST/api" is still a placeholder: fill it in',
+      'stack.yaml:13: field clusterAPI.providerRepository: "/srv/REPLACE_ME/providers" is still a placeholder: fill it in',
+    ]);
+  });
+
+  test("a network with host bits set is refused, naming the network and the one address it could mean", () => {
+    const parsed = parseStackConfig(
+      FILLED.replace(
+        'clientNetworks: [10.20.0.0/24, "fd00::/64"]',
+        'clientNetworks: [10.20.0.5/24, "fd00::1/64", 10.0.0.0/8, "2001:db8::/32", 192.0.2.7/32]',
+      ),
+      { source: "stack.yaml" },
+    );
+    expect(parsed.problems.map(formatProblem)).toEqual([
+      'stack.yaml:11: field clientNetworks[0]: "10.20.0.5/24" is ambiguous: 10.20.0.5 has host bits set for /24; write the network 10.20.0.0/24, or the one address 10.20.0.5/32',
+      'stack.yaml:11: field clientNetworks[1]: "fd00::1/64" is ambiguous: fd00::1 has host bits set for /64; write the network fd00::/64, or the one address fd00::1/128',
+    ]);
   });
 });

@@ -5,6 +5,7 @@
  * components, the profile content image and nvkectl per platform; then the description,
  * signed with the given key and attached as a referrer.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +38,11 @@ export interface PublishTestReleaseOptions {
   helm?: { bin: string; env: Record<string, string> };
   /** Names of small images to build and push (`controller`, `agent`, …). */
   images?: string[];
+  /**
+   * Give each image a second layer of this many random bytes (an uncompressed layer whose
+   * bytes are not a tar: for benchmarks of reading content, never unpacked). Default none.
+   */
+  imageBytes?: number;
   providers?: Array<{
     name: string;
     type: ReleaseDescription["providers"][number]["type"];
@@ -80,24 +86,37 @@ async function pushArtifact(
   return pushed.descriptor;
 }
 
-/** A small but real OCI image: one gzipped layer holding an empty tar archive plus a marker. */
-async function pushImage(client: OciClient, repository: string, tag: string): Promise<Descriptor> {
+/** A small but real OCI image: one gzipped layer holding an empty tar archive plus a marker (and `extraBytes` random bytes as a second layer). */
+async function pushImage(client: OciClient, repository: string, tag: string, extraBytes = 0): Promise<Descriptor> {
   const tar = Buffer.alloc(1024); // two zero blocks: an empty tar archive
   const marker = Buffer.from(`${repository}:${tag}\n`);
   const uncompressed = Buffer.concat([tar, marker]);
   const layer = await client.pushBlob(repository, gzipSync(uncompressed), MediaType.ImageLayer);
+  const extra = extraBytes > 0 ? randomBytes(extraBytes) : undefined;
+  const extraLayer =
+    extra === undefined
+      ? undefined
+      : await client.pushBlob(repository, extra, "application/vnd.oci.image.layer.v1.tar");
   const config = new TextEncoder().encode(
     JSON.stringify({
       architecture: "amd64",
       os: "linux",
       config: { Labels: { "org.opencontainers.image.source": repository } },
-      rootfs: { type: "layers", diff_ids: [digestOf(uncompressed)] },
+      rootfs: {
+        type: "layers",
+        diff_ids: [digestOf(uncompressed), ...(extra === undefined ? [] : [digestOf(extra)])],
+      },
     }),
   );
   const configDescriptor = await client.pushBlob(repository, config, MediaType.ImageConfig);
   const pushed = await client.putManifest(
     repository,
-    { schemaVersion: 2, mediaType: MediaType.ImageManifest, config: configDescriptor, layers: [layer] },
+    {
+      schemaVersion: 2,
+      mediaType: MediaType.ImageManifest,
+      config: configDescriptor,
+      layers: extraLayer === undefined ? [layer] : [layer, extraLayer],
+    },
     { tag },
   );
   return pushed.descriptor;
@@ -164,7 +183,7 @@ export async function publishTestRelease(options: PublishTestReleaseOptions): Pr
   const images = await Promise.all(
     (options.images ?? ["controller"]).map(async (name) => {
       const repository = `${registry}/${prefix}/images/${name}`;
-      const pushed = await pushImage(client, repository, version);
+      const pushed = await pushImage(client, repository, version, options.imageBytes);
       return { reference: `${repository}:${version}`, digest: pushed.digest };
     }),
   );

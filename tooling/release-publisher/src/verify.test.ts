@@ -7,6 +7,7 @@ import { type RegistryKind, type RunningRegistry, startRegistry } from "@nodekit
 import {
   fetchRelease,
   generateSigningKeyPair,
+  listedArtifacts,
   localKeySigner,
   publishRelease,
   type ReleaseDescription,
@@ -129,6 +130,55 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
     expect(error.problems).toEqual([
       expect.objectContaining({ path: ["images", 1], message: "is not in the registry" }),
     ]);
+  });
+
+  // Issue 26 §1 item 4: every byte hashed, not presence: the same digest and size, other bytes.
+  test("a layer changed in the registry's storage: RELEASE_ARTIFACT_CORRUPT, naming the artifact and the layer", async () => {
+    const victim = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "corrupt",
+      images: ["controller", "agent"],
+      signer: localKeySigner(publisherKey.privateKeyPem),
+    });
+    const image = victim.description.images[1];
+    if (image === undefined) throw new Error("no image");
+    const repository = image.reference.replace(/:[^/:]+$/, "");
+    const manifest = await client.getManifest(`${repository}@${image.digest}`);
+    const layer = (manifest.manifest.layers as Array<{ digest: string; size: number }>)[0];
+    if (layer === undefined) throw new Error("no layer");
+    const changed = Uint8Array.from(await client.getBlob(repository, layer.digest));
+    changed[0] = (changed[0] ?? 0) ^ 0xff;
+    await registry.tamperBlob(layer.digest, changed);
+    // Presence and size alone still pass
+    expect(await client.headBlob(repository, layer.digest)).toMatchObject({ size: layer.size });
+    const error = await userErrorOf(verifyRelease({ client, reference: victim.tagReference, policy: trustsPublisher }));
+    expect(error.code).toBe("RELEASE_ARTIFACT_CORRUPT");
+    expect(error.exitCode).toBe(1);
+    expect(error.message).toBe(`the content of images[1] ${repository}@${image.digest} does not match its digest`);
+    expect(error.problems).toEqual([
+      expect.objectContaining({
+        path: ["images", 1],
+        value: `${repository}@${image.digest}`,
+        message: expect.stringContaining(`layer 0 (${layer.digest}) of its manifest does not match its digest`),
+      }),
+    ]);
+  });
+
+  test("every byte is counted: the blobs of every artifact, each once", async () => {
+    const verified = await verifyRelease({ client, reference: published.tagReference, policy: trustsPublisher });
+    let bytes = 0;
+    const seen = new Set<string>();
+    for (const artifact of listedArtifacts(published.description)) {
+      const { manifest } = await client.getManifest(`${artifact.repository}@${artifact.digest}`);
+      for (const d of [manifest.config, ...(manifest.layers as unknown[])] as Array<{ digest: string; size: number }>) {
+        const key = `${artifact.repository}@${d.digest}`;
+        if (!seen.has(key)) bytes += d.size;
+        seen.add(key);
+      }
+    }
+    expect(verified.blobsChecked).toBe(seen.size);
+    expect(verified.bytesChecked).toBe(bytes);
   });
 
   test("a description pushed under the tag without a signature: RELEASE_UNSIGNED", async () => {

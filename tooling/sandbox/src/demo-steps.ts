@@ -1,5 +1,6 @@
 // The operator flow ./run demo walks, in the order of docs/first-cluster.md (a test holds
 // the two to each other). A later feature adds its steps here: one `step(title, command)` each.
+import { SANDBOX_NICO_API_KEY } from "./site-objects.ts";
 import { type Step, step } from "./walkthrough.ts";
 
 const KUBECONFIG_FILE = '"$NVKE_SANDBOX_DIR/capd-demo.kubeconfig"';
@@ -89,7 +90,7 @@ export function operatorFlow(): Step[] {
   ];
 }
 
-const NICO_KEY = "sandbox-not-a-secret";
+const NICO_KEY = SANDBOX_NICO_API_KEY;
 
 const INSTALL_ARGS = [
   'nvkectl install --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
@@ -210,6 +211,12 @@ export function installFlow(): Step[] {
         lookAt: LOOK_AT_INSTALL,
       },
     ),
+    step("Check the infrastructure providers: nico is there now", "nvkectl get providers", {
+      note: "the install put the NICo key where the provider reads it (nico-system/nico-credentials) and created the NicoIdentity naming it; the provider's own credential check (a stand-in here: no NICo API is reachable) reports HEALTHY",
+      check: ({ stdout }) =>
+        /^nico\s+CONFIGURED\s+HEALTHY\s/m.test(stdout) ? undefined : "nico is not CONFIGURED with HEALTHY credentials",
+      lookAt: "docs/providers.md, docs/install.md",
+    }),
     step(
       "Run it again: nothing changes",
       [

@@ -22,14 +22,6 @@ export const REGISTRY_USER = "nvke-operator";
 /** The release the sandbox publishes: `<registry>/nvke/release:0.9.0` (the controller chart's version). */
 const SANDBOX_RELEASE = { prefix: "nvke", name: "nvke", version: "0.9.0" } as const;
 
-/** The infrastructure provider deploy/nico pins; the release carries a small stand-in of its components. */
-const NICO_PROVIDER = {
-  name: "nico",
-  version: "v0.3.0",
-  namespace: "nico-system",
-  deployment: "nico-controller-manager",
-} as const;
-
 /** What `up` keeps of the release it published, so a warm `up` does not publish it again. */
 interface PublishedRecord {
   /** `127.0.0.1:PORT` of the registry it went to, and the supervisor serving that registry. */
@@ -68,13 +60,13 @@ export async function writePrivate(path: string, text: string, mode = 0o600): Pr
  * provider's components), built once and cached under the nodekit cache.
  */
 export async function providerRepository(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<string> {
-  const { buildProviderRepository, CAPI_VERSION, CERT_MANAGER_VERSION } = await import(
+  const { buildProviderRepository, CAPI_VERSION, CERT_MANAGER_VERSION, NICO_INFRASTRUCTURE } = await import(
     "@nodekit/testenv/capi-repository"
   );
   const dir = join(
     cacheRoot(env),
     "sandbox",
-    `providers-capi-${CAPI_VERSION}-cert-manager-${CERT_MANAGER_VERSION}-nico-${NICO_PROVIDER.version}-r1`,
+    `providers-capi-${CAPI_VERSION}-cert-manager-${CERT_MANAGER_VERSION}-nico-${NICO_INFRASTRUCTURE.version}-r2`,
   );
   if (await exists(join(dir, ".complete"))) return dir;
   log(`the Cluster API provider repository: building it from the Go module cache into ${dir} (once)`);
@@ -82,7 +74,7 @@ export async function providerRepository(env: NodeJS.ProcessEnv, log: (line: str
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   try {
-    await buildProviderRepository(tmp, { infrastructure: NICO_PROVIDER });
+    await buildProviderRepository(tmp, { infrastructure: NICO_INFRASTRUCTURE });
   } catch (error) {
     await rm(tmp, { recursive: true, force: true });
     throw new SandboxError("the Cluster API provider repository could not be built", {
@@ -297,7 +289,7 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
   options.log(
     `release: publishing ${registry}/${SANDBOX_RELEASE.prefix}/release:${SANDBOX_RELEASE.version}, signed with the sandbox's key (from deploy/nico; ${STAND_IN_NOTE})`,
   );
-  const { CAPI_VERSION } = await import("@nodekit/testenv/capi-repository");
+  const { CAPI_VERSION, NICO_INFRASTRUCTURE: nico } = await import("@nodekit/testenv/capi-repository");
   const componentsOf = async (label: string, version: string, type: Parameters<typeof componentsFileName>[0]) => ({
     components: await readFile(join(options.providers, label, version, componentsFileName(type)), "utf8"),
     metadata: await readFile(join(options.providers, label, version, "metadata.yaml"), "utf8"),
@@ -308,7 +300,7 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
         ["cluster-api", "CoreProvider", "cluster-api", CAPI_VERSION],
         ["kubeadm", "BootstrapProvider", "bootstrap-kubeadm", CAPI_VERSION],
         ["kubeadm", "ControlPlaneProvider", "control-plane-kubeadm", CAPI_VERSION],
-        [NICO_PROVIDER.name, "InfrastructureProvider", `infrastructure-${NICO_PROVIDER.name}`, NICO_PROVIDER.version],
+        [nico.name, "InfrastructureProvider", `infrastructure-${nico.name}`, nico.version],
       ] as const
     ).map(async ([name, type, label, version]) => ({
       name,

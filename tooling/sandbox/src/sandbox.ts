@@ -33,9 +33,11 @@ import {
   capdObjects,
   grantNamespaces,
   grantObjects,
+  INSTALLED_PROVIDER_GRANTS,
   OPERATOR_GRANTS,
   OPERATOR_USER,
   SANDBOX_AUDIENCE,
+  SANDBOX_NICO_API_KEY,
   SANDBOX_SITE,
   siteNodeObjects,
 } from "./site-objects.ts";
@@ -216,6 +218,9 @@ async function setUpSite(admin: string): Promise<void> {
     ...capdObjects(),
     ...siteNodeObjects(),
     ...grantObjects(OPERATOR_GRANTS, subject),
+    // A ClusterRole may name a resource the cluster does not serve yet (only `kubectl create`
+    // checks): the operator can list NicoIdentities once an install has put the provider there.
+    ...grantObjects(INSTALLED_PROVIDER_GRANTS, subject),
   ]);
   await kubectl(admin, [
     "patch",
@@ -788,7 +793,18 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   const { startControllerStandIn } = await import("@nodekit/testenv/controller-standin");
   const standIn = startControllerStandIn(options.kubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+  // The NICo provider's credential check, once an install has put the provider there: NICo
+  // is not reachable here, so the stand-in accepts the one key the sandbox's guides use.
+  const { startNicoProviderStandIn } = await import("@nodekit/testenv/nico-provider-standin");
+  const nicoProvider = startNicoProviderStandIn(options.kubeconfig, {
+    intervalMs: STAND_IN_INTERVAL_MS,
+    check: (key) =>
+      key === SANDBOX_NICO_API_KEY
+        ? { state: "HEALTHY", message: "the sandbox's NICo stand-in accepted the API key" }
+        : { state: "INVALID", message: "NICo refused the API key (the sandbox's stand-in accepts its own key only)" },
+  });
   const stopOwn = async () => {
+    await nicoProvider.stop();
     await standIn.stop();
     await registry.stop();
   };

@@ -7,6 +7,11 @@
 export const SANDBOX_AUDIENCE = "nvke-sandbox";
 /** The operator identity: a client certificate with this CN and no groups. */
 export const OPERATOR_USER = "operator";
+/**
+ * The NICo API key the sandbox's guides install with (`NVKE_NICO_API_KEY`): the only key the
+ * sandbox's stand-in for the NICo provider's credential check accepts. Not a secret.
+ */
+export const SANDBOX_NICO_API_KEY = "sandbox-not-a-secret";
 /** The nvkectl site name the sandbox configures. */
 export const SANDBOX_SITE = "sandbox";
 
@@ -95,7 +100,8 @@ export const OPERATOR_GRANTS: readonly Grant[] = [
 /**
  * Grants for a provider that is installed: `kubectl create clusterrole` checks that the
  * resource exists, and `get providers` lists identities only once their CRD is Established.
- * The sandbox has no nico provider, so it has no need of these (docs/auth.md shows them apart).
+ * The sandbox grants them as objects from the start (no such check), for its operator to read
+ * the NicoIdentity an install creates; docs/auth.md shows them apart.
  */
 export const INSTALLED_PROVIDER_GRANTS: readonly Grant[] = [
   {

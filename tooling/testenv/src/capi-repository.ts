@@ -23,7 +23,30 @@ export interface TestInfrastructureProvider {
   /** Its controller Deployment. */
   namespace: string;
   deployment: string;
+  /**
+   * Its CRDs (group infrastructure.cluster.x-k8s.io, version v1beta1, each with a status
+   * subresource), as `Kind` → plural. Default: `<Name>Cluster` alone.
+   */
+  crds?: Readonly<Record<string, string>>;
 }
+
+/**
+ * A stand-in for the NICo infrastructure provider's components at the version deploy/nico
+ * pins: the four CRDs docs/providers.md (and nvkectl's provider catalogue) lists, and its
+ * controller Deployment, which runs nothing (the NICo provider stand-in checks credentials).
+ */
+export const NICO_INFRASTRUCTURE = {
+  name: "nico",
+  version: "v0.3.0",
+  namespace: "nico-system",
+  deployment: "nico-controller-manager",
+  crds: {
+    NicoCluster: "nicoclusters",
+    NicoMachine: "nicomachines",
+    NicoMachineTemplate: "nicomachinetemplates",
+    NicoIdentity: "nicoidentities",
+  },
+} as const satisfies TestInfrastructureProvider;
 
 const STRIPPED_KINDS = new Set([
   "ValidatingWebhookConfiguration",
@@ -87,7 +110,7 @@ const crd = (plural: string, kind: string, group: string, version: string, scope
 /**
  * Lays out `{provider-label}/{version}/{components, metadata.yaml}` for core, kubeadm
  * bootstrap and kubeadm control-plane at `CAPI_VERSION`, `cert-manager/{version}/cert-manager.yaml`,
- * and, when given, a small infrastructure provider (a CRD and its controller Deployment).
+ * and, when given, a small infrastructure provider (its CRDs and its controller Deployment).
  */
 export async function buildProviderRepository(
   dir: string,
@@ -144,18 +167,15 @@ export async function buildProviderRepository(
       join(target, "infrastructure-components.yaml"),
       stream([
         { apiVersion: "v1", kind: "Namespace", metadata: { name: infra.namespace } },
-        {
-          ...crd(
-            `${infra.name}clusters`,
-            `${infra.name[0]?.toUpperCase()}${infra.name.slice(1)}Cluster`,
-            "infrastructure.cluster.x-k8s.io",
-            "v1alpha1",
-          ),
+        ...Object.entries(
+          infra.crds ?? { [`${infra.name[0]?.toUpperCase()}${infra.name.slice(1)}Cluster`]: `${infra.name}clusters` },
+        ).map(([kind, plural]) => ({
+          ...crd(plural, kind, "infrastructure.cluster.x-k8s.io", "v1beta1"),
           metadata: {
-            name: `${infra.name}clusters.infrastructure.cluster.x-k8s.io`,
-            labels: { "cluster.x-k8s.io/v1beta2": "v1alpha1" },
+            name: `${plural}.infrastructure.cluster.x-k8s.io`,
+            labels: { "cluster.x-k8s.io/v1beta2": "v1beta1" },
           },
-        },
+        })),
         {
           apiVersion: "apps/v1",
           kind: "Deployment",

@@ -1,4 +1,5 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
+import { isUserError, UserError } from "@nodekit/errors";
 import { NvkectlCommand } from "../base.ts";
 import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
@@ -7,9 +8,9 @@ import { shippedDeployPath } from "../services/shipped.ts";
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";
   static override description =
-    `Runs, in this order: clusterctl init at the versions the deploy path pins (every provider and cert-manager from the stack config's local provider repository, never from the internet; clusterctl's version check off and its HOME isolated); the lab StorageClass; the NICo API key as a Secret; the deploy path item by item (helm upgrade --install --wait for chart items, server-side kubectl apply and a wait for manifest items), with images chosen for the architecture read from the nodes; the SPIRE patch of the Cluster API controllers; and the NetworkPolicy admitting the client networks to the controller API.
+    `Runs, in this order: clusterctl init at the versions the deploy path pins (every provider and cert-manager from the stack config's local provider repository, never from the internet; clusterctl's version check off and its HOME isolated); the lab StorageClass; the NICo API key as the NICo provider's Secret nico-system/nico-credentials with the NicoIdentity that names it (what get providers reads), and the controller's copy; the deploy path item by item (helm upgrade --install --wait for chart items, server-side kubectl apply and a wait for manifest items), with images chosen for the architecture read from the nodes; the SPIRE patch of the Cluster API controllers; the NetworkPolicy admitting the client networks to the controller API; and the prune: what an earlier run applied and this one no longer renders is deleted if nvkectl still owns it, and what this run applies is recorded in the ConfigMap kube-system/nvkectl-install-inventory (the dry run names each deletion).
 
-Before anything runs, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated, and the cluster is read (nodes, installed providers). --dry-run prints the plan those reads produced: every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. --request-timeout bounds each kubectl request to the site cluster (the --timeout of helm and of the waits is each deploy path item's timeout). A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
+Before anything runs, and in a dry run alike, the site spec, the stack config (every REPLACE_* left is listed) and the whole deploy path are validated; kubectl, helm and clusterctl are asked their versions (clusterctl must be of the Cluster API series the deploy path pins), every problem listed at once; the cluster is read (nodes, installed providers); and the provider repository and --from-item are checked. --dry-run prints the plan those reads produced (with --from-item, as a run from that item executes it): every kubectl, helm and clusterctl call in order, one copy-pasteable line each, exactly what a real run executes. --request-timeout bounds each kubectl request to the site cluster (the --timeout of helm and of the waits is each deploy path item's timeout). A failure stops at its item and names the call; --from-item ITEM continues from there. Running it again changes nothing.
 
 With --release FILE (the description release export wrote, from a reference release verify accepted), every chart item is pulled from the release by digest (helm upgrade --install oci://…@sha256:…), every image named in the values the install renders (keys named image or …Image, and the stack's images) is rewritten to the release's repository at its digest, and clusterctl's providers are installed from the components the release carries, each pulled and checked against its digest; the profile content image is the release's. Anything the release lacks is listed and nothing runs. --dry-run shows every digest. Without --release, the charts come from this checkout and their repositories, images.profiles names the profile content image, and images.controller may override the controller image. The components are pulled with the credential release verify uses (NODEKIT_REGISTRY_USERNAME/_PASSWORD first, only for NODEKIT_REGISTRY_HOST when set, then docker's config.json and helm's registry config), and so are the charts when that credential is in the environment: helm reads logins only from a file, so the install writes one for the run (<work dir>/helm-registry/config.json, 0600, removed when the run ends, also on failure or Ctrl-C) and passes it to helm as HELM_REGISTRY_CONFIG; the dry run names it, never its content. Without it, helm reads your helm registry config (or docker's config.json) as it is.
 
@@ -89,8 +90,35 @@ The NICo API key is read from the environment variable the stack config names (n
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);
+    } catch (error) {
+      throw resumeHint(error, this.config.bin, this.argv);
     } finally {
       progress?.close();
     }
   }
+}
+
+/**
+ * A failure in an item of the plan, with the command that continues from it (what
+ * docs/install.md promises): the same command line, its --from-item that item.
+ */
+function resumeHint(error: unknown, bin: string, argv: readonly string[]): unknown {
+  if (!isUserError(error) || typeof error.facts.planItem !== "string") return error;
+  const item = error.facts.planItem;
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--from-item") i++;
+    else if (!arg.startsWith("--from-item=")) kept.push(arg);
+  }
+  const quoted = [...kept, "--from-item", item].map((arg) =>
+    /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`,
+  );
+  return new UserError(error.errorCode, error.message, {
+    why: error.why,
+    problems: error.problems,
+    facts: error.facts,
+    cause: error,
+    next: [...error.next, `after fixing the cause, continue from ${item}: ${bin} install ${quoted.join(" ")}`],
+  });
 }

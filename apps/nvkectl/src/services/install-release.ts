@@ -5,6 +5,7 @@ import { invalidInput, type Problem, UserError } from "@nodekit/errors";
 import type { ReleaseDescription } from "@nodekit/release";
 import { dump, load } from "js-yaml";
 import { errorCodes } from "../errors.ts";
+import type { RegistryAccess } from "./release-artifacts.ts";
 
 // `install --release`: the deploy path pinned to a release description. Every chart item is
 // pulled from the release's OCI reference at its digest, every image named in the values the
@@ -31,6 +32,21 @@ export interface ReleasePinning {
   source: string;
   deployPath: DeployPath;
   values: PinnedValuesFile[];
+}
+
+/**
+ * The content of every artifact the install pulls or pins — its charts, the images it pins, the
+ * providers' components, the profiles (all but the nvkectl builds, which are for clients) —
+ * read from the registry and hashed, every byte, before the first change: a blob whose stored
+ * bytes were changed fails here, naming the artifact and its part (RELEASE_ARTIFACT_CORRUPT,
+ * exit 1; RELEASE_ARTIFACT_MISSING, exit 4), not in helm halfway through the install.
+ */
+export async function checkReleaseContent(pinning: ReleasePinning, access: RegistryAccess): Promise<void> {
+  const { assertContent, checkArtifactContent, listedArtifacts } = await import("@nodekit/release");
+  const { openRegistry } = await import("./release-artifacts.ts");
+  const artifacts = listedArtifacts(pinning.release).filter((artifact) => !artifact.field.startsWith("nvkectl["));
+  const report = await checkArtifactContent(await openRegistry(access), artifacts);
+  assertContent(report, artifacts, { reference: pinning.source }, "nothing was changed");
 }
 
 /** Read and parse the release description `install --release` names (RELEASE_INVALID lists every problem). */

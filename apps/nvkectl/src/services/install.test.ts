@@ -1,40 +1,14 @@
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readDeployPath } from "@nodekit/deploy-path";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
 import { formatPlan, planCallLines } from "@nodekit/plan";
 import { createRecordingRunner, Redactor } from "@nodekit/process";
-import { parseSiteSpec } from "@nodekit/sitespec";
-import { parseStackConfig } from "@nodekit/stack-config";
-import { otherUser, repoRoot } from "@nodekit/test-utils";
+import { otherUser } from "@nodekit/test-utils";
+import { load } from "js-yaml";
 import { afterEach, describe, expect, test } from "vitest";
-import { type InstallContext, planInstall, runInstall } from "./install.ts";
-
-async function shippedContext(providers: Record<string, string> = {}): Promise<InstallContext> {
-  const site = parseSiteSpec(await readFile(join(repoRoot, "examples/sitespec.yaml"), "utf8"), { source: "s" }).spec;
-  const filled = (await readFile(join(repoRoot, "examples/stack.yaml"), "utf8")).replace(
-    /REPLACE_[A-Z_]+/g,
-    (placeholder) =>
-      ({
-        REPLACE_NICO_API_ENDPOINT: "https://nico.example.net/api",
-        REPLACE_PROFILES_IMAGE: "registry.example.net/nvke/profiles:v1",
-        REPLACE_PROVIDER_REPOSITORY_DIR: "/srv/providers",
-      })[placeholder] ?? "filled",
-  );
-  const stack = parseStackConfig(filled, { source: "stack.yaml" }).config;
-  if (site === undefined || stack === undefined) throw new Error("the examples do not validate");
-  return {
-    site,
-    stack,
-    stackDir: "/srv",
-    deployPath: await readDeployPath(join(repoRoot, "deploy/nico")),
-    target: { kubeconfig: "/srv/my-tier0-site.kubeconfig" },
-    workDir: "/srv/state",
-    nicoApiKey: "k3y-not-printed",
-    observations: { architecture: "amd64", nodes: 4, providers },
-  };
-}
+import { shippedContext } from "../../test/shipped-context.ts";
+import { planInstall, runInstall } from "./install.ts";
 
 test("the shipped deploy path parses, validates and dry-runs in the order the seed gives", async () => {
   const plan = planInstall(await shippedContext());
@@ -49,6 +23,7 @@ test("the shipped deploy path parses, validates and dry-runs in the order the se
     "nvke-config",
     "spire-patch",
     "client-networks",
+    "prune",
   ]);
   const text = formatPlan(plan);
   expect(text).not.toContain("k3y-not-printed");
@@ -162,4 +137,70 @@ describe("the install's work dir and rendered files", () => {
     expect((await stat(join(workDir, "storage-class.yaml"))).mode & 0o777).toBe(0o600);
     expect(calls.length).toBeGreaterThan(0);
   });
+});
+
+// Issue 26 §1 item 7: controllerApi.port and podSelector reach the chart as well as the
+// NetworkPolicy, so the two cannot select different pods or ports.
+test("the controller API's port and pod labels go to the chart and to the NetworkPolicy alike", async () => {
+  const context = await shippedContext();
+  const plan = planInstall({
+    ...context,
+    stack: {
+      ...context.stack,
+      controllerApi: { port: 9443, podSelector: { "app.kubernetes.io/name": "nvke-controller", tier: "api" } },
+    },
+  });
+  const written = (item: string, file: string) => {
+    const step = plan.items
+      .find((candidate) => candidate.id === item)
+      ?.steps.find((s) => s.kind === "action" && String(s.params?.path).endsWith(file));
+    return step?.kind === "action" ? (load(String(step.params?.content)) as Record<string, unknown>) : undefined;
+  };
+  expect(written("nvke-controller", "stack-values.yaml")).toMatchObject({
+    service: { port: 9443 },
+    podLabels: { "app.kubernetes.io/name": "nvke-controller", tier: "api" },
+  });
+  expect(written("client-networks", "client-networks.yaml")).toMatchObject({
+    metadata: { namespace: "nke-controller" },
+    spec: {
+      podSelector: { matchLabels: { "app.kubernetes.io/name": "nvke-controller", tier: "api" } },
+      ingress: [{ ports: [{ protocol: "TCP", port: 9443 }] }],
+    },
+  });
+});
+
+// Issue 26 §1 item 7: a failed call says what the install was doing, not "running helm runs helm".
+test("a tool that fails mid-run is named with the item that ran it", async () => {
+  const { CommandFailedError } = await import("@nodekit/process");
+  const context = await shippedContext({
+    "CoreProvider/cluster-api": "v1.11.7",
+    "BootstrapProvider/kubeadm": "v1.11.7",
+    "ControlPlaneProvider/kubeadm": "v1.11.7",
+    "InfrastructureProvider/nico": "v0.3.0",
+  });
+  const dir = await mkdtemp(join(tmpdir(), "install-tool-"));
+  try {
+    const workContext = { ...context, workDir: join(dir, "state") };
+    const runner = {
+      async run(call: { command: string; args: readonly string[] }) {
+        if (call.command === "helm") throw new CommandFailedError(`helm ${call.args.join(" ")}`, undefined, "", true);
+        return { exitCode: 0, stdout: "", stderr: "" };
+      },
+    };
+    const failure = await runInstall(workContext, planInstall(workContext), {
+      runner,
+      redactor: new Redactor(),
+    }).then(
+      () => undefined,
+      (error: unknown) => error as { code: string; message: string; why: string; facts: Record<string, unknown> },
+    );
+    expect(failure).toMatchObject({
+      code: "KUBE_TOOL_MISSING",
+      message: "spire-crds: helm was not found on PATH",
+      why: "installing spire-crds runs helm",
+      facts: { planItem: "spire-crds" },
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

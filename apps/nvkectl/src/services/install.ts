@@ -14,12 +14,29 @@ import {
   kubeToolError,
   runKube,
 } from "@nodekit/kube";
-import { type ActionHandler, action, createPlan, exec, type Plan, type PlanItem, runPlan } from "@nodekit/plan";
+import {
+  type ActionHandler,
+  action,
+  createPlan,
+  exec,
+  type Plan,
+  type PlanItem,
+  planFrom,
+  runPlan,
+} from "@nodekit/plan";
 import { formatCall, type ProcessRunner, type Redactor } from "@nodekit/process";
 import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
+import {
+  manifestObjects,
+  type OwnedObject,
+  observePrune,
+  type PruneObservation,
+  prunable,
+  pruneItem,
+} from "./install-prune.ts";
 import {
   type HelmRegistryLogin,
   helmRegistryLogin,
@@ -28,19 +45,26 @@ import {
   withHelmRegistryConfig,
 } from "./install-registry-login.ts";
 import {
+  checkReleaseContent,
   type PinnedValuesFile,
   pinDeployPath,
   pinStackImages,
   type ReleasePinning,
   readReleaseFile,
 } from "./install-release.ts";
+import { type ObjectKey, PROVIDERS } from "./provider-catalogue.ts";
 import type { RegistryAccess } from "./release-artifacts.ts";
 import { kubectlRequestTimeout } from "./time.ts";
+import { clusterctlFor, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 /** The field manager of every server-side apply the install makes. */
 const FIELD_MANAGER = "nvkectl";
-/** The Secret the NICo API key is kept in (in the controller's namespace). */
+/** The label the shipped controller chart gives its pods itself (its Deployment selects by it). */
+const CONTROLLER_NAME_LABEL = { key: "app.kubernetes.io/name", value: "nvke-controller" } as const;
+/** The controller's copy of the NICo API key, in its own namespace (a pod reads Secrets of its namespace only). */
 const NICO_CREDENTIALS_SECRET = "nvke-nico-credentials";
+/** The NicoIdentity the install creates for the NICo provider's credentials Secret. */
+const NICO_IDENTITY_NAME = "default";
 const ARCHITECTURES = ["amd64", "arm64"] as const;
 type Architecture = (typeof ARCHITECTURES)[number];
 /** The plan items the install adds around the deploy path's; a deploy path item may not use these names. */
@@ -51,6 +75,7 @@ const OWN_ITEMS = [
   "nico-credentials",
   "spire-patch",
   "client-networks",
+  "prune",
 ] as const;
 
 /** Mount the SPIRE agent's Workload API socket (SPIFFE CSI driver) into a Cluster API controller. */
@@ -118,6 +143,8 @@ interface InstallObservations {
   nodes: number;
   /** Installed Cluster API providers, `type/name` → version (the clusterctl inventory). */
   providers: Record<string, string>;
+  /** The install's inventory and what it lists that is no longer rendered (absent: nothing recorded). */
+  prune?: PruneObservation;
 }
 
 /** Everything read before planning: the documents, then the cluster. */
@@ -187,6 +214,7 @@ async function readDocuments(inputs: InstallInputs) {
       { why: `the install's own steps are ${OWN_ITEMS.join(", ")}`, next: "rename the item in nvke-deploy.yaml" },
     );
   }
+  checkControllerApi(stack, deployPath, inputs);
   const { nicoApiKey } = stackCredentials(stack, env);
   inputs.redactor.add(nicoApiKey, "NVKE_NICO_API_KEY");
   const stateHome = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
@@ -196,6 +224,51 @@ async function readDocuments(inputs: InstallInputs) {
   if (inputs.release === undefined) return { site, stack, stackDir, deployPath, workDir, nicoApiKey };
   const release = await readRelease(inputs.release, { cwd, env, deployPath, workDir, redactor: inputs.redactor });
   return { site, stack, stackDir, deployPath: release.deployPath, workDir, nicoApiKey, release };
+}
+
+/**
+ * The stack config's controllerApi against the deploy path: the NetworkPolicy goes to the
+ * namespace of the item that takes the stack's values (the controller chart), and selects
+ * pods by labels the chart gives them (the install passes the port and the labels to it).
+ */
+function checkControllerApi(stack: StackConfig, deployPath: DeployPath, inputs: InstallInputs): void {
+  const { podSelector } = stack.controllerApi;
+  const namespace = controllerNamespace({ stack, deployPath });
+  const controller = deployPath.items.find((item) => item.stackValues);
+  const problems: string[] = [];
+  if (controller?.namespace !== undefined && controller.namespace !== namespace) {
+    problems.push(
+      `controllerApi.namespace is ${namespace}, but the deploy path installs the controller (item ${controller.name}) in ${controller.namespace}`,
+    );
+  }
+  const name = podSelector[CONTROLLER_NAME_LABEL.key];
+  if (name !== undefined && name !== CONTROLLER_NAME_LABEL.value) {
+    problems.push(
+      `controllerApi.podSelector sets ${CONTROLLER_NAME_LABEL.key}=${name}, but the controller chart labels its pods ${CONTROLLER_NAME_LABEL.key}=${CONTROLLER_NAME_LABEL.value}`,
+    );
+  }
+  if (problems.length === 0) return;
+  throw new UserError(
+    errorCodes.INSTALL_CONTROLLER_API_MISMATCH,
+    `stack config ${inputs.stackConfig} and deploy path ${inputs.deployPath} disagree about the controller API; nothing was changed:\n  ${problems.join("\n  ")}`,
+    {
+      why: "the client-networks NetworkPolicy must select the controller's pods, in their namespace, on their port",
+      next:
+        controller?.namespace !== undefined && controller.namespace !== namespace
+          ? `set controllerApi.namespace to ${controller.namespace} (or leave it out)`
+          : `leave out controllerApi.podSelector's ${CONTROLLER_NAME_LABEL.key}`,
+      facts: { stackConfig: inputs.stackConfig },
+    },
+  );
+}
+
+/** The controller's namespace: the stack config's controllerApi.namespace, else the controller item's, else nke-controller. */
+function controllerNamespace(context: Pick<InstallContext, "stack" | "deployPath">): string {
+  return (
+    context.stack.controllerApi.namespace ??
+    context.deployPath.items.find((item) => item.stackValues)?.namespace ??
+    "nke-controller"
+  );
 }
 
 const WORK_DIR = "the install's work directory";
@@ -352,6 +425,30 @@ async function observeProviders(runner: ProcessRunner, target: KubeTarget): Prom
   return Object.fromEntries((items ?? []).map((p) => [`${p.type}/${p.providerName}`, p.version ?? ""]));
 }
 
+/**
+ * kubectl, helm and clusterctl, every one asked its version before the cluster is asked
+ * anything (in the dry run too), every problem at once: the install never starts a change
+ * it cannot finish for want of a tool. clusterctl must be of the Cluster API release series
+ * the deploy path (or the release) pins.
+ */
+async function checkTools(runner: ProcessRunner, deployPath: DeployPath, release: ReleaseContext | undefined) {
+  const core = providersOf(deployPath, release).find((p) => p.type === "CoreProvider");
+  const tools = SITE_KUBE_TOOLS.map((tool) =>
+    tool.spec.command === "clusterctl" && core !== undefined ? clusterctlFor(core.version) : tool,
+  );
+  const problems = await toolProblems(runner, tools);
+  if (problems.length === 0) return;
+  throw new UserError(
+    errorCodes.INSTALL_PREREQUISITES_MISSING,
+    `the install needs ${problems.length === 1 ? "a tool" : `${problems.length} tools`} this host lacks; nothing was changed:\n  ${problems.join("\n  ")}`,
+    {
+      why: "the install runs kubectl, helm and clusterctl; all are checked before the first change, so a missing one never leaves a half-installed site",
+      next: "install what is listed, on PATH, then run the install again",
+      facts: { missing: problems.length },
+    },
+  );
+}
+
 /** Reads the documents, then observes the cluster (read-only, in both modes). */
 export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunner): Promise<InstallContext> {
   const requestTimeout =
@@ -359,19 +456,24 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const documents = await readDocuments(inputs);
   const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
   await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
+  // The files first, then the tools, then the cluster.
+  await checkTools(runner, documents.deployPath, documents.release);
   const target: KubeTarget = {
     kubeconfig,
     ...(requestTimeout === undefined ? {} : { requestTimeout }),
   };
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
-  const observations = { architecture, nodes, providers };
+  const prune = await observePrune(runner, target, inventoryOf(documents), FIELD_MANAGER);
+  const observations = { architecture, nodes, providers, prune };
   const registry = { ...inputs.registry, env: inputs.env ?? process.env };
   if (documents.release === undefined) return { ...documents, target, observations, registry };
   // The stack's images, pinned by the release, for the architecture just read.
   const lib = await import("@nodekit/release");
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
+  // What the install pulls and pins, hashed from the registry before anything changes (dry run too).
+  await checkReleaseContent(documents.release, { ...registry, redactor: inputs.redactor });
   return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
 }
 
@@ -531,6 +633,10 @@ function stackValues(context: InstallContext): Record<string, unknown> {
       credentialsSecret: NICO_CREDENTIALS_SECRET,
     },
     images: { profiles, ...(controller === undefined ? {} : { controller }) },
+    // The controller API's port and pod labels come from the stack config, which the
+    // client-networks NetworkPolicy selects by, so the chart and the policy cannot diverge.
+    service: { port: stack.controllerApi.port },
+    podLabels: stack.controllerApi.podSelector,
   };
 }
 
@@ -622,16 +728,26 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
   };
 }
 
+/** What renderOwnObjects needs: the documents alone (the inventory is computed before the cluster is observed). */
+type OwnInputs = Pick<InstallContext, "stack" | "deployPath" | "nicoApiKey">;
+
 /**
- * The install as a plan, from what was read and observed (pure): clusterctl init, the lab
- * StorageClass, the NICo credentials Secret, the deploy path item by item (images chosen
- * for the nodes' architecture), the SPIRE patch of the Cluster API controllers, and the
- * NetworkPolicy for the client networks. The dry run prints it; a real run executes it.
+ * The objects the install applies itself, outside the deploy path: the lab StorageClass, the
+ * NICo credentials (the controller's namespace and Secret, and the NICo provider's Secret and
+ * NicoIdentity when the deploy path installs that provider), and the client-networks
+ * NetworkPolicy (none without client networks).
  */
-export function planInstall(context: InstallContext): Plan {
-  const { target, workDir, stack, observations } = context;
-  const toolEnv = isolatedToolEnv(join(workDir, "home"));
-  const storageClassFile = join(workDir, "storage-class.yaml");
+function renderOwnObjects(context: OwnInputs) {
+  const { stack } = context;
+  const namespace = controllerNamespace(context);
+  const nico = nicoProviderCredentials(context.deployPath);
+  const apiKeySecret = (ref: ObjectKey) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: ref.name, namespace: ref.namespace },
+    type: "Opaque",
+    stringData: { apiKey: context.nicoApiKey },
+  });
   const storageClass = {
     apiVersion: "storage.k8s.io/v1",
     kind: "StorageClass",
@@ -643,17 +759,77 @@ export function planInstall(context: InstallContext): Plan {
     reclaimPolicy: "Delete",
     volumeBindingMode: "WaitForFirstConsumer",
   };
-  const namespace = stack.controllerApi.namespace;
-  const credentials = manifest(
+  const credentials = [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
-    {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: NICO_CREDENTIALS_SECRET, namespace },
-      type: "Opaque",
-      stringData: { apiKey: context.nicoApiKey },
-    },
-  );
+    apiKeySecret({ namespace, name: NICO_CREDENTIALS_SECRET }),
+    ...(nico === undefined
+      ? []
+      : [
+          apiKeySecret(nico.secret),
+          {
+            apiVersion: nico.identity.apiVersion,
+            kind: nico.identity.kind,
+            metadata: { name: NICO_IDENTITY_NAME, namespace: nico.secret.namespace },
+            spec: { secretRef: { name: nico.secret.name, namespace: nico.secret.namespace } },
+          },
+        ]),
+  ];
+  const policy =
+    stack.clientNetworks.length === 0
+      ? undefined
+      : {
+          apiVersion: "networking.k8s.io/v1",
+          kind: "NetworkPolicy",
+          metadata: { name: "nvke-controller-api-clients", namespace },
+          spec: {
+            podSelector: { matchLabels: stack.controllerApi.podSelector },
+            policyTypes: ["Ingress"],
+            ingress: [
+              {
+                from: stack.clientNetworks.map((cidr) => ({ ipBlock: { cidr } })),
+                ports: [{ protocol: "TCP", port: stack.controllerApi.port }],
+              },
+            ],
+          },
+        };
+  return { storageClass, credentials, policy };
+}
+
+/** Every object the install applies itself (its own and the deploy path's manifests), as its inventory records them. */
+function inventoryOf(context: OwnInputs): OwnedObject[] {
+  const own = renderOwnObjects(context);
+  const entry =
+    (item: string) =>
+    (object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }) => ({
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: object.metadata.name,
+      item,
+      ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }),
+    });
+  return prunable([
+    entry("storage-class")(own.storageClass),
+    ...own.credentials.map(entry("nico-credentials")),
+    ...manifestObjects(context.deployPath),
+    ...(own.policy === undefined ? [] : [entry("client-networks")(own.policy)]),
+  ]);
+}
+
+/**
+ * The install as a plan, from what was read and observed (pure): clusterctl init, the lab
+ * StorageClass, the NICo credentials Secret, the deploy path item by item (images chosen
+ * for the nodes' architecture), the SPIRE patch of the Cluster API controllers, and the
+ * NetworkPolicy for the client networks. The dry run prints it; a real run executes it.
+ */
+export function planInstall(context: InstallContext): Plan {
+  const { target, workDir, stack, observations } = context;
+  const toolEnv = isolatedToolEnv(join(workDir, "home"));
+  const storageClassFile = join(workDir, "storage-class.yaml");
+  const own = renderOwnObjects(context);
+  const { storageClass, policy } = own;
+  const namespace = controllerNamespace(context);
+  const nico = nicoProviderCredentials(context.deployPath);
+  const credentials = manifest(...own.credentials);
   const valuesFile = join(workDir, "stack-values.yaml");
   const takesValues = context.deployPath.items.filter((item) => item.stackValues).map((item) => item.name);
   const values = takesValues.length === 0 ? undefined : dump(stackValues(context), { lineWidth: -1 });
@@ -678,21 +854,6 @@ export function planInstall(context: InstallContext): Plan {
     .map((item) => (release === undefined ? item : pinnedItem(item, release, context.registry)));
   const controllers = providersOf(context.deployPath, context.release).map((p) => p.controller);
   const policyFile = join(workDir, "client-networks.yaml");
-  const policy = {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "NetworkPolicy",
-    metadata: { name: "nvke-controller-api-clients", namespace },
-    spec: {
-      podSelector: { matchLabels: stack.controllerApi.podSelector },
-      policyTypes: ["Ingress"],
-      ingress: [
-        {
-          from: stack.clientNetworks.map((cidr) => ({ ipBlock: { cidr } })),
-          ports: [{ protocol: "TCP", port: stack.controllerApi.port }],
-        },
-      ],
-    },
-  };
   const items: PlanItem[] = [
     clusterApiItem(context, toolEnv),
     {
@@ -714,7 +875,10 @@ export function planInstall(context: InstallContext): Plan {
     },
     {
       id: "nico-credentials",
-      title: `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`,
+      title:
+        nico === undefined
+          ? `the NICo API key as Secret ${namespace}/${NICO_CREDENTIALS_SECRET}`
+          : `the NICo API key as Secret ${nico.secret.namespace}/${nico.secret.name}, named by ${nico.identity.kind} ${nico.secret.namespace}/${NICO_IDENTITY_NAME}, and the controller's copy ${namespace}/${NICO_CREDENTIALS_SECRET}`,
       steps: [
         // The key goes on stdin, never in argv or a file.
         exec(
@@ -761,7 +925,7 @@ export function planInstall(context: InstallContext): Plan {
         ),
       ]),
     },
-    ...(stack.clientNetworks.length === 0
+    ...(policy === undefined
       ? []
       : [
           {
@@ -770,6 +934,14 @@ export function planInstall(context: InstallContext): Plan {
             steps: [writeStep(policyFile, manifest(policy), "NetworkPolicy"), applyFile(target, policyFile)],
           },
         ]),
+    pruneItem({
+      target,
+      fieldManager: FIELD_MANAGER,
+      inventoryFile: join(workDir, "inventory.yaml"),
+      rendered: inventoryOf(context),
+      observed: observations.prune,
+      writeStep,
+    }),
   ];
   return createPlan(`install the NVKE controller stack on site ${context.site.metadata.name}`, items, {
     site: context.site.metadata.name,
@@ -777,6 +949,20 @@ export function planInstall(context: InstallContext): Plan {
     architecture: observations.architecture,
     nodes: observations.nodes,
     installedProviders: observations.providers,
+    ...(observations.prune === undefined
+      ? {}
+      : {
+          inventory: {
+            recorded: observations.prune.recorded.length,
+            noLongerRendered: observations.prune.stale.map((o) => ({
+              apiVersion: o.apiVersion,
+              kind: o.kind,
+              ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+              name: o.name,
+              state: o.state,
+            })),
+          },
+        }),
     ...(release === undefined
       ? {}
       : {
@@ -787,6 +973,17 @@ export function planInstall(context: InstallContext): Plan {
           },
         }),
   });
+}
+
+/**
+ * The NICo provider's credentials Secret and identity kind, as `get providers` reads them
+ * (the provider catalogue, docs/providers.md), when the deploy path installs the NICo
+ * infrastructure provider; undefined otherwise.
+ */
+function nicoProviderCredentials(deployPath: DeployPath) {
+  const installs = deployPath.clusterAPI?.infrastructure.some((p) => p.name === "nico") ?? false;
+  const credentials = PROVIDERS.find((p) => p.name === "nico")?.credentials;
+  return installs ? credentials : undefined;
 }
 
 function stackValuesSummary(context: InstallContext): string {
@@ -916,10 +1113,19 @@ export interface RunInstallOptions {
   registryConfigHooks?: RegistryConfigHooks;
 }
 
+/**
+ * What a run checks before its first change, and a dry run checks the same way: the item to
+ * start from exists (PLAN_ITEM_UNKNOWN), and clusterctl will find every file it needs.
+ */
+async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
+  // Only what runs is checked: the items before --from-item have no steps in planFrom's plan.
+  await checkProviderRepository(context, planFrom(plan, fromItem));
+}
+
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
   await removeLeftoverRegistryConfig(context.workDir);
-  await checkProviderRepository(context, plan);
+  await preflightInstall(context, plan, options.fromItem);
   const login = context.release?.helmRegistryLogin;
   if (login === undefined) return runPlanned(context, plan, options);
   return withHelmRegistryConfig(login, () => runPlanned(context, plan, options), options.registryConfigHooks);
@@ -932,8 +1138,9 @@ function runPlanned(context: InstallContext, plan: Plan, options: RunInstallOpti
     fromItem: options.fromItem,
     redactor: options.redactor,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      kubeToolError(error, step.call, where(context.target.kubeconfig, `running ${step.call.command}`)),
+    // "installing nvke-controller runs helm", not "running helm runs helm".
+    describeFailure: (error, step, item) =>
+      kubeToolError(error, step.call, where(context.target.kubeconfig, `installing ${item.id}`)),
   });
 }
 
@@ -950,7 +1157,9 @@ export interface InstallOptions {
 export async function install(options: InstallOptions): Promise<{ plan: Plan; ran: readonly string[] }> {
   const context = await prepareInstall(options.inputs, options.runner);
   const plan = planInstall(context);
-  if (options.dryRun) return { plan, ran: [] };
+  // The dry run runs every check the run makes, and shows the plan as --from-item runs it.
+  await preflightInstall(context, plan, options.fromItem);
+  if (options.dryRun) return { plan: planFrom(plan, options.fromItem), ran: [] };
   const result = await runInstall(context, plan, {
     runner: options.runner,
     fromItem: options.fromItem,

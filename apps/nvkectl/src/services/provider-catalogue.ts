@@ -25,6 +25,8 @@ export interface ProviderDefinition {
     secret: ObjectKey;
     identity: {
       kind: string;
+      /** `<group>/<version>` of the identity object (what the install creates). */
+      apiVersion: string;
       /** `<plural>.<group>`, the resource kubectl lists (in every namespace). */
       resource: string;
     };
@@ -47,7 +49,11 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
     controller: { namespace: "nico-system", name: "nico-controller-manager" },
     credentials: {
       secret: { namespace: "nico-system", name: "nico-credentials" },
-      identity: { kind: "NicoIdentity", resource: `nicoidentities.${INFRA_GROUP}` },
+      identity: {
+        kind: "NicoIdentity",
+        apiVersion: `${INFRA_GROUP}/v1beta1`,
+        resource: `nicoidentities.${INFRA_GROUP}`,
+      },
     },
   },
   {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, test } from "vitest";
 import { PROVIDERS, type ProviderDefinition } from "./provider-catalogue.ts";
 import { assessProvider, type ProviderObservation } from "./providers.ts";
 
@@ -66,4 +66,15 @@ describe("assessProvider", () => {
       credentials: "UNSUPPORTED",
     });
   });
+});
+
+test("the nico provider components the tests and the sandbox install carry every CRD the catalogue checks", async () => {
+  const { NICO_INFRASTRUCTURE } = await import("@nodekit/testenv/capi-repository");
+  expect(Object.values(NICO_INFRASTRUCTURE.crds).map((plural) => `${plural}.infrastructure.cluster.x-k8s.io`)).toEqual(
+    nico.crds,
+  );
+  expect(`${NICO_INFRASTRUCTURE.namespace}/${NICO_INFRASTRUCTURE.deployment}`).toBe(
+    `${nico.controller.namespace}/${nico.controller.name}`,
+  );
+  expect(Object.keys(NICO_INFRASTRUCTURE.crds)).toContain(nico.credentials?.identity.kind);
 });

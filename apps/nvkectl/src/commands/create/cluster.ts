@@ -55,6 +55,6 @@ Provisioning is asynchronous: the command returns once the controller has accept
     } else if (!this.flags.output) {
       this.logger.info(`watch it come up with: ${this.config.bin} get clusters ${cluster.name} --watch`);
     }
-    if (this.flags.output) await this.printOne(this.flags.output, clusterView(new Date()), cluster);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterView(), cluster);
   }
 }

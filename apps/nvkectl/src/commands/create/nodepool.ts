@@ -65,6 +65,6 @@ nvkectl create nodepool adds workers; the control plane is managed through the c
         `follow it with: ${this.config.bin} get nodepools ${pool.name} --cluster ${pool.clusterName} -w`,
       );
     }
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(), pool);
   }
 }

@@ -13,7 +13,7 @@ export default class GetClusters extends NvkectlCommand<typeof GetClusters> {
   static override description =
     `Without NAME, lists every cluster of the site (or those whose labels match --selector), page by page as the controller sends them. With NAME, shows that cluster; its ID is what a node pool's clusterID takes. Several names show those clusters; any that does not exist is named in one error after the others are shown (exit 4).
 
--o json prints a list as one JSON array and one named cluster as one object; -o yaml likewise. -o name prints cluster/NAME lines, -o jsonpath=TEMPLATE fills in a kubectl JSONPath template (a list is {.items[*]}), and -o wide adds the release, the control-plane size, the API endpoint and the controller's message. --sort-by orders the list by a field, --no-headers leaves out the header, --show-labels adds the labels.
+-o json prints a list as kubectl does, a List whose items are the clusters (jq '.items[]'), and one named cluster as the object itself; -o yaml likewise. -o name prints cluster/NAME lines, -o jsonpath=TEMPLATE fills in a kubectl JSONPath template (a list is {.items[*]}), and -o wide adds the release, the control-plane size, the API endpoint and the controller's message. --sort-by orders the list by a field, --no-headers leaves out the header, --show-labels adds the labels.
 
 Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again each time it changes and returns once it is Ready; without NAME it prints the list, then a row for each cluster that is added or changes, until interrupted (or --timeout). --wait prints nothing until the named clusters are Ready, then shows them. Waiting for one cluster gives up after --timeout (default 10m) with exit code 6; a cluster that turns Failed ends it with exit code 1 and the controller's message.`;
 
@@ -75,7 +75,7 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
     const requirements = selectorOf(selector);
     const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
-    const view = clusterView(new Date());
+    const view = clusterView();
 
     if (names.length === 0 && watch) {
       const printer = await this.watchPrinter(output, view);
@@ -110,10 +110,10 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
         });
         if (last !== undefined) ready.push(last);
       }
-      if (wait) await this.printFound(output, () => clusterView(new Date()), ready, names.length);
+      if (wait) await this.printFound(output, () => clusterView(), ready, names.length);
       return;
     }
-    await this.printFound(output, () => clusterView(new Date()), found, names.length);
+    await this.printFound(output, () => clusterView(), found, names.length);
     if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
   }
 }

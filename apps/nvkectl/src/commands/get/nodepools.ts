@@ -81,7 +81,7 @@ An unknown cluster or pool exits 4.`;
     const requirements = selectorOf(selector);
     const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
-    const view = nodePoolView(new Date());
+    const view = nodePoolView();
 
     if (names.length === 0 && watch) {
       const printer = await this.watchPrinter(output, view);
@@ -122,10 +122,10 @@ An unknown cluster or pool exits 4.`;
         });
         if (last !== undefined) ready.push(last);
       }
-      if (wait) await this.printFound(output, () => nodePoolView(new Date()), ready, names.length);
+      if (wait) await this.printFound(output, () => nodePoolView(), ready, names.length);
       return;
     }
-    await this.printFound(output, () => nodePoolView(new Date()), found, names.length);
+    await this.printFound(output, () => nodePoolView(), found, names.length);
     if (missing.length > 0) throw nodePoolsNotFound(missing, cluster);
   }
 }

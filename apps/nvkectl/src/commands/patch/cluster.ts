@@ -45,7 +45,7 @@ The fields a patch may change: description, clusterReleaseName or clusterRelease
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, clusterView(new Date()), cluster);
+    if (this.flags.output) await this.printOne(this.flags.output, clusterView(), cluster);
     else await this.out(`cluster "${cluster.name}" patched`);
   }
 }

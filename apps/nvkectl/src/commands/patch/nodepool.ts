@@ -35,7 +35,7 @@ The fields a patch may change: desiredNodeCount (nvkectl scale nodepool does onl
       patch: this.flags.patch,
       patchFile: this.flags["patch-file"],
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(), pool);
     else await this.out(`nodepool "${pool.name}" patched`);
   }
 }

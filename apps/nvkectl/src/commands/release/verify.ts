@@ -6,9 +6,9 @@ import { verifyPublishedRelease } from "../../services/release-artifacts.ts";
 export default class ReleaseVerify extends NvkectlCommand<typeof ReleaseVerify> {
   static override summary = "Verify a published NVKE release under your policy and print its digest.";
   static override description =
-    `Resolves REF (registry/repository:tag, or …@sha256:…) to the digest of its manifest, reads the release description and the Sigstore bundles attached to it as referrers (through the registry's referrers API, or the sha256-<hex> tag where it has none), and verifies a signature against the keys and certificate identities the policy trusts — fully offline: no trust root is fetched and no transparency log or timestamp authority is asked; the policy says whether a log entry or a timestamp is required (docs/release-policy.md). Then it checks that every chart, image, provider component, profile image and nvkectl build the description lists is in the registry at its digest. Every read is checked against its digest.
+    `Resolves REF (registry/repository:tag, or …@sha256:…) to the digest of its manifest, reads the release description and the Sigstore bundles attached to it as referrers (through the registry's referrers API, or the sha256-<hex> tag where it has none), and verifies a signature against the keys and certificate identities the policy trusts — fully offline: no trust root is fetched and no transparency log or timestamp authority is asked; the policy says whether a log entry or a timestamp is required (docs/release-policy.md). Then it reads every chart, image, provider component, profile image and nvkectl build the description lists — each manifest, the manifests of an index, and every config and layer, every byte, hashed as it streams (a chunk in memory at a time) — and checks each against its digest: a blob the registry's storage changed fails here, naming the artifact, rather than in helm midway through an install.
 
-On success it prints the verified reference, registry/repository@sha256:…, on stdout: pin release export and install to it. Each failure has its own code and exit code: unsigned, signature invalid, untrusted signer (a key or certificate identity the policy does not name, or a certificate from a CA not in its trusted root) and a timestamp or log entry the policy requires but the signature lacks exit 1; an artifact missing or the release not found exit 4; a malformed policy exits 3; the registry unreachable exits 6, its credentials refused exits 7 (docs/errors.md).
+On success it prints the verified reference, registry/repository@sha256:…, on stdout: pin release export and install to it. Each failure has its own code and exit code: unsigned, signature invalid, untrusted signer (a key or certificate identity the policy does not name, or a certificate from a CA not in its trusted root) and a timestamp or log entry the policy requires but the signature lacks exit 1; an artifact whose content does not match its digest (RELEASE_ARTIFACT_CORRUPT) exits 1; an artifact missing or the release not found exit 4; a malformed policy exits 3; the registry unreachable exits 6, its credentials refused exits 7 (docs/errors.md).
 
 Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PASSWORD (offered only to NODEKIT_REGISTRY_HOST when that is set), or from docker's config ($DOCKER_CONFIG/config.json) and helm's registry config; never from flags.`;
 
@@ -35,7 +35,8 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
     }),
     output: Flags.option({
       char: "o",
-      description: "Print the verified release (reference, digest, signer, artifacts checked) as json or yaml.",
+      description:
+        "Print the verified release (reference, digest, signer, artifacts, blobs and bytes checked) as json or yaml.",
       options: ["json", "yaml"] as const,
     })(),
     ...registryFlags,
@@ -48,7 +49,7 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
       access: { ...registryAccess(this.flags, (message) => this.logger.warn(message)), redactor: this.redactor },
     });
     this.logger.info(
-      `verified ${verified.description.metadata.name} ${verified.description.metadata.version}: signed by ${verified.signer}; all ${verified.artifactsChecked} artifacts it lists are in the registry at their digests`,
+      `verified ${verified.description.metadata.name} ${verified.description.metadata.version}: signed by ${verified.signer}; all ${verified.artifactsChecked} artifacts it lists match their digests, every byte (${verified.blobsChecked} blobs, ${(verified.bytesChecked / 1048576).toFixed(1)} MiB)`,
     );
     if (this.flags.output === undefined) {
       await this.out(verified.reference);
@@ -61,6 +62,8 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
       version: verified.description.metadata.version,
       signer: verified.signer,
       artifactsChecked: verified.artifactsChecked,
+      blobsChecked: verified.blobsChecked,
+      bytesChecked: verified.bytesChecked,
     });
   }
 }

@@ -31,7 +31,7 @@ Scaling is asynchronous: the command returns once the controller has recorded th
       name: this.args.name,
       replicas: this.flags.replicas,
     });
-    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(new Date()), pool);
+    if (this.flags.output) await this.printOne(this.flags.output, nodePoolView(), pool);
     else await this.out(`nodepool "${pool.name}" scaled: ${from} → ${to}`);
   }
 }

@@ -1,0 +1,150 @@
+/**
+ * `nvkectl release verify` hashing every byte of a 200-artifact release whose blobs total
+ * over 200 MB (196 images of a 1.05 MiB random layer each, a provider, the profiles, two
+ * nvkectl builds), served by the loopback distribution registry (token auth), next to
+ * `sha256sum` of the same blobs read from the registry's storage on disk. One run, rounds
+ * interleaved in a new random order each (one warm-up round first: the page cache holds the
+ * blobs for both alike). Throughput is the bytes hashed over the wall time (the CLI's: start-up,
+ * signature, manifests and every blob); peak RSS is the CLI process's (`/usr/bin/time -f %M`).
+ * Targets: throughput ≥ 0.7 × sha256sum's, peak RSS < 150 MB. apps/nvkectl must be built.
+ *
+ *   ./run pnpm exec node --conditions=source tooling/bench/release-content.ts [--rounds N] [--json]
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { envCredentials, OciClient } from "@nodekit/oci";
+import { startRegistry } from "@nodekit/registry-harness";
+import { generateSigningKeyPair, listedArtifacts, localKeySigner } from "@nodekit/release";
+import { publishTestRelease } from "@nodekit/release-publisher";
+import { policyYaml } from "@nodekit/release-publisher/testing";
+
+const execFileAsync = promisify(execFile);
+const args = process.argv.slice(2);
+const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 5;
+const IMAGE_BYTES = 1_050_000;
+const users = { bench: "bench-pw-content" };
+const credentials = envCredentials({ NODEKIT_REGISTRY_USERNAME: "bench", NODEKIT_REGISTRY_PASSWORD: users.bench });
+const key = generateSigningKeyPair();
+const cli = join(dirname(fileURLToPath(import.meta.url)), "../../apps/nvkectl/bin/run.js");
+const work = mkdtempSync(join(tmpdir(), "nodekit-bench-content-"));
+writeFileSync(join(work, "policy.yaml"), policyYaml({ keys: [{ name: "bench", publicKeyPem: key.publicKeyPem }] }));
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Runs a command under /usr/bin/time: wall seconds, CPU seconds (user + system) and peak RSS (KiB), with its stdout. */
+async function timed(command: string, argv: string[], env?: NodeJS.ProcessEnv) {
+  const { stdout, stderr } = await execFileAsync("/usr/bin/time", ["-f", "TIME %e %M %U %S", command, ...argv], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 600_000,
+    ...(env === undefined ? {} : { env }),
+  });
+  const match = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)\s*$/.exec(stderr);
+  if (match === null) throw new Error(`no timing from /usr/bin/time: ${stderr.slice(-500)}`);
+  return { seconds: Number(match[1]), rssKiB: Number(match[2]), cpu: Number(match[3]) + Number(match[4]), stdout };
+}
+
+// Token auth, as registries in production serve: a Bearer token is checked in microseconds, where
+// distribution's Basic auth runs bcrypt on every request (tens of ms of the registry's CPU each).
+const registry = await startRegistry({ kind: "distribution", auth: { type: "token", users } });
+try {
+  const client = new OciClient({ plainHttp: true, credentials });
+  const published = await publishTestRelease({
+    client,
+    registry: registry.host,
+    images: Array.from({ length: 196 }, (_, i) => `image-${i}`),
+    imageBytes: IMAGE_BYTES,
+    signer: localKeySigner(key.privateKeyPem),
+  });
+  const artifacts = listedArtifacts(published.description);
+  // The same blobs, on disk where the registry keeps them (distribution's filesystem driver).
+  const files = new Map<string, number>();
+  for (const artifact of artifacts) {
+    const { manifest } = await client.getManifest(`${artifact.repository}@${artifact.digest}`);
+    for (const d of [manifest.config, ...(manifest.layers as unknown[])] as Array<{ digest: string; size: number }>) {
+      const hex = d.digest.slice("sha256:".length);
+      files.set(join(registry.storageDir, "docker/registry/v2/blobs/sha256", hex.slice(0, 2), hex, "data"), d.size);
+    }
+  }
+  const diskBytes = [...files.values()].reduce((a, b) => a + b, 0);
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: work,
+    NODEKIT_REGISTRY_USERNAME: "bench",
+    NODEKIT_REGISTRY_PASSWORD: users.bench,
+  };
+  const cases = {
+    verify: async () => {
+      const result = await timed(
+        process.execPath,
+        [
+          cli,
+          "release",
+          "verify",
+          published.tagReference,
+          "--policy",
+          join(work, "policy.yaml"),
+          "--plain-http",
+          "-o",
+          "json",
+        ],
+        env,
+      );
+      const out = JSON.parse(result.stdout) as { artifactsChecked: number; bytesChecked: number; blobsChecked: number };
+      return { ...result, bytes: out.bytesChecked, artifacts: out.artifactsChecked, blobs: out.blobsChecked };
+    },
+    sha256sum: async () => ({ ...(await timed("sha256sum", [...files.keys()])), bytes: diskBytes }),
+  };
+  type Sample = Awaited<ReturnType<(typeof cases)["verify"]>> | Awaited<ReturnType<(typeof cases)["sha256sum"]>>;
+  const samples: Record<keyof typeof cases, Sample[]> = { verify: [], sha256sum: [] };
+  for (let round = 0; round <= rounds; round++) {
+    const order = (Object.keys(cases) as Array<keyof typeof cases>).sort(() => Math.random() - 0.5);
+    for (const name of order) {
+      const sample = await cases[name]();
+      if (round > 0) samples[name].push(sample); // round 0 warms up
+    }
+  }
+  const verify = samples.verify as Array<Awaited<ReturnType<(typeof cases)["verify"]>>>;
+  const first = verify[0];
+  const mbps = (s: Sample) => s.bytes / 1e6 / s.seconds;
+  const verifyMBps = median(verify.map(mbps));
+  const sumMBps = median(samples.sha256sum.map(mbps));
+  const peakMB = Math.max(...verify.map((s) => s.rssKiB)) / 1024;
+  const report = {
+    rounds,
+    artifacts: first?.artifacts,
+    blobs: first?.blobs,
+    bytes: first?.bytes,
+    diskBytes,
+    verify: {
+      medianSeconds: median(verify.map((s) => s.seconds)),
+      medianCpuSeconds: median(verify.map((s) => s.cpu)),
+      medianMBps: verifyMBps,
+      peakRssMB: peakMB,
+    },
+    sha256sum: {
+      medianSeconds: median(samples.sha256sum.map((s) => s.seconds)),
+      medianCpuSeconds: median(samples.sha256sum.map((s) => s.cpu)),
+      medianMBps: sumMBps,
+    },
+    ratio: verifyMBps / sumMBps,
+  };
+  if (args.includes("--json")) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    process.stdout.write(
+      [
+        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (distribution registry on loopback, token auth), ${rounds} interleaved rounds:`,
+        `  nvkectl release verify: median ${report.verify.medianSeconds.toFixed(2)} s (CPU ${report.verify.medianCpuSeconds.toFixed(2)} s, the registry's not counted), ${verifyMBps.toFixed(0)} MB/s, peak RSS ${peakMB.toFixed(0)} MB (target < 150: ${peakMB < 150 ? "met" : "MISSED"})`,
+        `  sha256sum of the same ${files.size} blobs from disk (${(diskBytes / 1e6).toFixed(1)} MB): median ${report.sha256sum.medianSeconds.toFixed(2)} s (CPU ${report.sha256sum.medianCpuSeconds.toFixed(2)} s), ${sumMBps.toFixed(0)} MB/s`,
+        `  throughput ${report.ratio.toFixed(2)} × sha256sum's (target ≥ 0.7: ${report.ratio >= 0.7 ? "met" : "MISSED"})`,
+        "",
+      ].join("\n"),
+    );
+  }
+} finally {
+  await registry.stop();
+  rmSync(work, { recursive: true, force: true });
+}
