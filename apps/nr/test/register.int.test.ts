@@ -12,6 +12,7 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
 import {
+  calicoOperator,
   FIXTURES,
   hostRoot,
   kubectl,
@@ -19,7 +20,6 @@ import {
   nrHome,
   type StandIns,
   standIns,
-  tigeraStatusSetter,
 } from "./helpers.ts";
 
 // nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
@@ -29,6 +29,7 @@ import {
 // k3s installer and liqoctl, which cannot run here.
 
 const TOKEN = "nr-e2e-token";
+const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-7f3e9b1c-proxmox-secret-4a2d";
 const PHASES = [
   "agent",
@@ -104,7 +105,7 @@ beforeAll(async () => {
   home = await nrHome("nr-e2e-");
   stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
   path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = tigeraStatusSetter(kubeconfig);
+  stopTigera = calicoOperator(kubeconfig);
 });
 
 afterAll(async () => {
@@ -132,6 +133,10 @@ function registerArgs(name: string, root: string, extra: string[] = []): string[
     join(FIXTURES, "proxmox-operator"),
     "--offload-namespace",
     "tenant-vms",
+    // The test tier's kube-apiserver serves this range (as k3s would serve --service-cidr):
+    // liqoctl install checks that every Service's ClusterIP is in it.
+    "--service-cidr",
+    SERVICE_CIDR,
     "--poll-interval",
     "100ms",
     "--timeout",
@@ -184,7 +189,7 @@ describe("nr cluster register, end to end", () => {
       "--flannel-backend=none",
       "--disable-network-policy",
       "--cluster-cidr=10.42.0.0/16",
-      "--service-cidr=10.43.0.0/16",
+      `--service-cidr=${SERVICE_CIDR}`,
       "--node-name=pve-e2e",
     ]);
     expect(k3s?.env.INSTALL_K3S_VERSION).toBe(emulator.pins.tools.k3s.version);
@@ -199,7 +204,7 @@ describe("nr cluster register, end to end", () => {
       "--pod-cidr",
       "10.42.0.0/16",
       "--service-cidr",
-      "10.43.0.0/16",
+      SERVICE_CIDR,
       "--version",
       "v1.0.1",
       "--timeout",
@@ -217,7 +222,7 @@ describe("nr cluster register, end to end", () => {
       ]),
     );
     // The one-time peering kubeconfig existed (0600, with its token) while liqoctl ran, and is gone since.
-    expect(peer?.remoteKubeconfig).toEqual({ mode: 0o600, hasToken: true });
+    expect(peer?.kubeconfigs?.remote).toMatchObject({ mode: 0o600, hasToken: true });
     await expect(access(join(nr, "run", "noderings-peering.kubeconfig"))).rejects.toThrow();
     const offloads = records
       .filter((r) => r.tool === "liqoctl" && r.argv[0] === "offload")
@@ -346,7 +351,7 @@ describe("nr cluster register, end to end", () => {
       clusterId: "pve-repair",
       liqoVersion: emulator.pins.tools.liqo.version,
       podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
+      serviceCIDR: SERVICE_CIDR,
     });
     expect((await api.getPeeringStatus(agent.id)).outbound.state).toBe("Pending");
 
@@ -381,6 +386,7 @@ describe("nr cluster register, end to end", () => {
         calicoManifests: join(FIXTURES, "calico"),
         operatorChart: join(FIXTURES, "proxmox-operator"),
         offload: ["tenant-vms"],
+        serviceCidr: SERVICE_CIDR,
         skipPrechecks: false,
         offline: false,
         skipOperator: false,
