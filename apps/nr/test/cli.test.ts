@@ -314,6 +314,13 @@ describe("dry run", () => {
         " server --flannel-backend=none --disable-network-policy --cluster-cidr=10.42.0.0/16 --service-cidr=10.43.0.0/16 --node-name=pve-node-1",
     );
     expect(result.stdout).toContain("skipped: --skip-operator-install");
+    // k3s waits for its API and its node, not for Ready: without a CNI the node is NotReady
+    // (k3s-io/k3s#12583). Ready is awaited after Calico (issue 23, item 1).
+    const section = (id: string) => result.stdout.split(/^# \[\d+\/10\] /m).find((part) => part.startsWith(`${id}:`)) ?? "";
+    expect(section("k3s")).toContain("get --raw=/readyz");
+    expect(section("k3s")).toContain("wait --for=create node/pve-node-1");
+    expect(section("k3s")).not.toContain("--for=condition=Ready");
+    expect(section("calico")).toMatch(/wait --for=condition=Available tigerastatus\/calico[^\n]*\n[^\n]*wait --for=condition=Ready node\/pve-node-1/);
     const agents = await fetch(`${emulator.url}/api/v1/agents?name=vm-dry`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

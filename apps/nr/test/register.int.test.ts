@@ -229,6 +229,10 @@ describe("nr cluster register, end to end", () => {
       .map((r) => r.argv.slice(0, 3).join(" "));
     expect(offloads).toEqual(["offload namespace nr-vnc-gateway", "offload namespace tenant-vms"]);
 
+    // The k3s phase finished with its node NotReady (no CNI yet); Calico brought Ready (item 1).
+    const node = JSON.parse(await kubectl(kubeconfig, ["get", "node/pve-e2e", "-o", "json"]));
+    expect(node.status.conditions.find((c: { type: string }) => c.type === "Ready").status).toBe("True");
+
     // Calico: the Installation's IP pool is the pod CIDR, and Liqo's interfaces are skipped.
     const installation = JSON.parse(
       await kubectl(kubeconfig, ["get", "installations.operator.tigera.io/default", "-o", "json"]),

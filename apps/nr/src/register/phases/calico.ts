@@ -6,6 +6,7 @@ import * as z from "zod";
 import { calicoManifests, calicoResources } from "../../services/calico.ts";
 import { displayPath } from "../../services/home.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
+import { k3s } from "./k3s.ts";
 import { check, conditionTrue, getObject, verdict, waitTarget, writeFile, writeFileStep } from "./common.ts";
 
 /** The verify phase's check of Calico, and the Calico phase's probe: TigeraStatus `calico` is Available. */
@@ -16,20 +17,25 @@ export async function calicoChecks(ctx: Pick<RegisterContext, "runner" | "kube">
   return [check("calico-ready", available, available ? undefined : "Calico is not Available")];
 }
 
-/** 4. Calico (NR-7): the pinned Calico through the tigera operator, as the CNI; ready. */
+/**
+ * 4. Calico (NR-7): the pinned Calico through the tigera operator, as the CNI; ready, and
+ * with it the node (NotReady without a CNI until now).
+ */
 export const calico = registerPhase({
   id: "calico",
   title: "Calico",
-  description: "install the pinned Calico through the tigera operator, IP pool = the pod CIDR; wait until ready",
+  description:
+    "install the pinned Calico through the tigera operator, IP pool = the pod CIDR; wait until it is ready, and the node with it",
   needs: ["pins", "network", "kube", "wait", "paths", "calicoManifests", "runner"],
   uses: {},
   outputs: z.strictObject({ version: z.string(), podCidr: z.string() }),
-  inputs: (ctx) => ({
+  inputs: (ctx, prior) => ({
     version: ctx.pins.pins.tools.calico.version,
     podCidr: ctx.network.podCidr,
     manifests: ctx.calicoManifests,
+    node: prior.require(k3s, "nodeName"),
   }),
-  plan(ctx) {
+  plan(ctx, { prior }) {
     const manifests = calicoManifests(ctx.calicoManifests);
     const file = join(ctx.paths.run, "calico-resources.json");
     const wait = waitTarget(ctx.kube, ctx.wait.seconds);
@@ -61,6 +67,10 @@ export const calico = registerPhase({
       exec(kubectlCall(ctx.kube, ["apply", "-f", file]), { mutates: true, reads: [file] }),
       exec(kubectlCall(wait, ["wait", "--for=create", "tigerastatus/calico", timeout]), { mutates: false }),
       exec(kubectlCall(wait, ["wait", "--for=condition=Available", "tigerastatus/calico", timeout]), {
+        mutates: false,
+      }),
+      // The kubelet reports Ready once the CNI is there (calico-node wrote its config).
+      exec(kubectlCall(wait, ["wait", "--for=condition=Ready", `node/${prior.require(k3s, "nodeName")}`, timeout]), {
         mutates: false,
       }),
     ];

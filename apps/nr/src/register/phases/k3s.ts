@@ -17,22 +17,48 @@ const K3S_INSTALLER_ENV = ["CONTAINERD_HTTP_PROXY", "CONTAINERD_HTTPS_PROXY", "C
 
 const K3sOutputs = z.strictObject({ nodeName: z.string().min(1), version: z.string() });
 
-/** The verify phase's check of k3s, and the k3s phase's probe: the node it installed is Ready. */
+/**
+ * The k3s phase's probe, and the verify phase's check of k3s: the API server answers
+ * (`/readyz`) and the node k3s registered exists. Not that it is Ready: without a CNI a k3s
+ * node is NotReady ("cni plugin not initialized", k3s-io/k3s#12583); Ready is Calico's to
+ * bring, and checked after it ({@link nodeReadyChecks}).
+ */
 export async function k3sChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   nodeName: string,
 ): Promise<HealthCheck[]> {
-  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node");
-  if (!answer.found) return [check("k3s-node-ready", false, `node ${nodeName} is not in the cluster`)];
-  const ready = conditionTrue(answer.stdout, "Ready");
-  return [check("k3s-node-ready", ready, ready ? undefined : `node ${nodeName} is not Ready`)];
+  const api = await ctx.runner.run(kubectlCall(ctx.kube, ["get", "--raw=/readyz"]), { allowFailure: true });
+  if (api.exitCode !== 0) {
+    return [check("k3s-api", false, `the API server does not answer /readyz (${api.stderr.trim().split("\n").at(-1) ?? ""})`)];
+  }
+  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node", "name");
+  return [
+    check("k3s-api", true),
+    check("k3s-node", answer.found, answer.found ? undefined : `node ${nodeName} is not in the cluster`),
+  ];
 }
 
-/** 3. k3s (NR-6): the pinned k3s without flannel and its network policy controller; the node Ready. */
+/** The verify phase's check that the node is Ready: k3s runs and Calico gave it its network. */
+export async function nodeReadyChecks(
+  ctx: Pick<RegisterContext, "runner" | "kube">,
+  nodeName: string,
+): Promise<HealthCheck[]> {
+  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node");
+  if (!answer.found) return [check("node-ready", false, `node ${nodeName} is not in the cluster`)];
+  const ready = conditionTrue(answer.stdout, "Ready");
+  return [check("node-ready", ready, ready ? undefined : `node ${nodeName} is not Ready`)];
+}
+
+/**
+ * 3. k3s (NR-6): the pinned k3s without flannel and its network policy controller; its API
+ * answers and its node exists. The node becomes Ready only once a CNI runs: the Calico phase
+ * waits for that.
+ */
 export const k3s = registerPhase({
   id: "k3s",
   title: "k3s",
-  description: "install the pinned k3s without flannel and its network policy controller; wait for the node Ready",
+  description:
+    "install the pinned k3s without flannel and its network policy controller; wait for its API and its node (Ready comes with Calico)",
   needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
   uses: { tools: ["k3sInstaller"] },
   outputs: K3sOutputs,
@@ -74,13 +100,10 @@ export const k3s = registerPhase({
         },
         { mutates: true, reads: [installer.path] },
       ),
+      exec(kubectlCall(ctx.kube, ["get", "--raw=/readyz"]), { mutates: false }),
       exec(kubectlCall(wait, ["wait", "--for=create", `node/${seen.nodeName}`, `--timeout=${ctx.wait.seconds}s`]), {
         mutates: false,
       }),
-      exec(
-        kubectlCall(wait, ["wait", "--for=condition=Ready", `node/${seen.nodeName}`, `--timeout=${ctx.wait.seconds}s`]),
-        { mutates: false },
-      ),
     );
     return steps;
   },

@@ -9,7 +9,7 @@ import { agent } from "./agent.ts";
 import { calicoChecks } from "./calico.ts";
 import { check } from "./common.ts";
 import { peeringChecks } from "./inbound-peering.ts";
-import { k3s, k3sChecks } from "./k3s.ts";
+import { k3s, k3sChecks, nodeReadyChecks } from "./k3s.ts";
 import { liqoChecks } from "./liqo.ts";
 import { offloading, offloadingChecks } from "./offloading.ts";
 import { operator, operatorChecks } from "./operator.ts";
@@ -35,9 +35,10 @@ async function healthChecks(
   const agentId = prior.require(agent, "agentId");
   return [
     ...(node === undefined
-      ? [check("k3s-node-ready", false, `the ${k3s.id} phase recorded no node`)]
+      ? [check("k3s-node", false, `the ${k3s.id} phase recorded no node`)]
       : await k3sChecks(ctx, node)),
     ...(await calicoChecks(ctx)),
+    ...(node === undefined ? [] : await nodeReadyChecks(ctx, node)),
     ...(await liqoChecks(ctx)),
     ...(platform === undefined
       ? [check("liqo-foreign-cluster", false, `the ${outboundPeer.id} phase recorded no platform cluster`)]
@@ -62,7 +63,7 @@ export const verify = registerPhase({
   plan: () => [
     action(
       "check-health",
-      "check the node Ready, Calico Available, Liqo installed, the ForeignCluster toward NodeRings, both peering directions and the offloaded namespaces in NodeRings, and the operator release (or that it was skipped)",
+      "check the k3s API and node, Calico Available, the node Ready, Liqo installed, the ForeignCluster toward NodeRings, both peering directions and the offloaded namespaces in NodeRings, and the operator release (or that it was skipped)",
       { mutates: false },
     ),
     action("report-health", "post the result to NodeRings (pass or fail, each check; never a secret)", {
