@@ -200,6 +200,8 @@ export const FIXES: Record<string, string> = {
     "Fix each problem listed (line, field) in `~/.nr/config.yaml`; its keys are `apiUrl`, `token` and `pins` ([registration.md](registration.md#versions)).",
   OFFLOAD_NAMESPACE_INVALID:
     "Name each `--offload-namespace` as a Kubernetes namespace: lower-case letters, digits and `-`, at most 63 characters.",
+  OFFLOAD_NAMESPACE_UNSAFE:
+    "Leave that namespace out of `--offload-namespace`: Liqo would copy its Secrets (the Proxmox credentials, for `proxmox-operator`) into NodeRings' cluster ([registration.md](registration.md#what-noderings-can-and-cannot-do)).",
   OFFLOAD_NAMESPACE_REFUSED:
     "NodeRings' message says why (a reserved name, too many namespaces): leave that `--offload-namespace` out, then run again with `--resume`.",
   PHASE_OUTPUT_MISSING:

@@ -30,6 +30,11 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Usage,
     meaning: "A namespace named with --offload-namespace is not a valid namespace name.",
   },
+  OFFLOAD_NAMESPACE_UNSAFE: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "A namespace named with --offload-namespace holds a Secret nr creates (the Proxmox credentials) or is a system namespace: Liqo would reflect its Secrets to NodeRings. Refused before anything is done.",
+  },
   OFFLOAD_NAMESPACE_REFUSED: {
     exitCode: ExitCode.Rejected,
     meaning: "NodeRings does not allow a namespace named with --offload-namespace (reserved, or too many).",

@@ -144,6 +144,27 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     expect(result.stderr).toContain(`the phases are, in order: ${PHASES.join(", ")}`);
   });
 
+  it("a namespace holding nr's Secret, or a system one, is never offloaded: refused before anything, --dry-run too (exit 2)", async () => {
+    const env = await fresh("offload-unsafe");
+    const before = emulator.requests.length;
+    for (const [namespace, why] of [
+      ["proxmox-operator", "proxmox-operator holds the Secret proxmox-credentials with the Proxmox credentials"],
+      ["kube-system", "kube-system is a system namespace"],
+      ["liqo-tenant-x", "liqo-tenant-x is a system namespace"],
+    ] as const) {
+      for (const dry of [[], ["--dry-run"]]) {
+        const result = await home.nr(base(["--name", "vm-x", "--offload-namespace", `tenant-a,${namespace}`, ...dry]), {
+          env,
+        });
+        expect(result.exitCode, result.stderr).toBe(2);
+        expect(result.stderr).toContain(why);
+        expect(result.stderr).toContain("Liqo reflects the Secrets of an offloaded namespace");
+      }
+    }
+    expect(emulator.requests.length).toBe(before);
+    expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
+  });
+
   it("no --name or --agent-id (exit 2)", async () => {
     const env = await fresh("no-name");
     const result = await home.nr(base(["--skip-operator-install"]), { env });
@@ -316,11 +337,14 @@ describe("dry run", () => {
     expect(result.stdout).toContain("skipped: --skip-operator-install");
     // k3s waits for its API and its node, not for Ready: without a CNI the node is NotReady
     // (k3s-io/k3s#12583). Ready is awaited after Calico (issue 23, item 1).
-    const section = (id: string) => result.stdout.split(/^# \[\d+\/10\] /m).find((part) => part.startsWith(`${id}:`)) ?? "";
+    const section = (id: string) =>
+      result.stdout.split(/^# \[\d+\/10\] /m).find((part) => part.startsWith(`${id}:`)) ?? "";
     expect(section("k3s")).toContain("get --raw=/readyz");
     expect(section("k3s")).toContain("wait --for=create node/pve-node-1");
     expect(section("k3s")).not.toContain("--for=condition=Ready");
-    expect(section("calico")).toMatch(/wait --for=condition=Available tigerastatus\/calico[^\n]*\n[^\n]*wait --for=condition=Ready node\/pve-node-1/);
+    expect(section("calico")).toMatch(
+      /wait --for=condition=Available tigerastatus\/calico[^\n]*\n[^\n]*wait --for=condition=Ready node\/pve-node-1/,
+    );
     const agents = await fetch(`${emulator.url}/api/v1/agents?name=vm-dry`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

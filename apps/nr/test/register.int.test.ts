@@ -174,6 +174,18 @@ describe("nr cluster register, end to end", () => {
   it("runs the ten phases with the real commands, and the Proxmox secret goes only into the Secret", async () => {
     const nr = join(home.path, "e2e");
     const root = await hostRoot(join(home.path, "e2e-host"), { hostname: "pve-e2e" });
+    // A namespace to offload that holds a Secret and a ServiceAccount of its own.
+    await kubectl(kubeconfig, ["create", "namespace", "tenant-vms"]);
+    await kubectl(kubeconfig, [
+      "create",
+      "secret",
+      "generic",
+      "app-creds",
+      "-n",
+      "tenant-vms",
+      "--from-literal=token=canary-tenant-3b1d",
+    ]);
+    await kubectl(kubeconfig, ["create", "serviceaccount", "worker", "-n", "tenant-vms"]);
     const before = (await stand.records()).length;
     const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
       env: envFor(nr),
@@ -207,6 +219,10 @@ describe("nr cluster register, end to end", () => {
       SERVICE_CIDR,
       "--version",
       "v1.0.1",
+      "--set",
+      "offloading.reflection.secret.type=AllowList",
+      "--set",
+      "virtualKubelet.extra.args={--enable-apiserver-support=false}",
       "--timeout",
       "60s",
       "--skip-confirm",
@@ -228,6 +244,9 @@ describe("nr cluster register, end to end", () => {
       .filter((r) => r.tool === "liqoctl" && r.argv[0] === "offload")
       .map((r) => r.argv.slice(0, 3).join(" "));
     expect(offloads).toEqual(["offload namespace nr-vnc-gateway", "offload namespace tenant-vms"]);
+    // Liqo was installed with reflection restricted: nothing of the offloaded namespaces reached
+    // NodeRings' cluster, neither their Secrets nor their ServiceAccount tokens (item 2).
+    expect(await stand.reflected()).toEqual([]);
 
     // The k3s phase finished with its node NotReady (no CNI yet); Calico brought Ready (item 1).
     const node = JSON.parse(await kubectl(kubeconfig, ["get", "node/pve-e2e", "-o", "json"]));

@@ -27,6 +27,7 @@ import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
 import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { networkPlan } from "./network.ts";
+import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -37,6 +38,11 @@ const OPERATOR = {
   release: "proxmox-operator",
   secretName: "proxmox-credentials",
 };
+
+/** The Secrets nr creates in the agent cluster: their namespaces are never offloaded. */
+const NR_SECRETS: readonly NrSecret[] = [
+  { namespace: OPERATOR.namespace, name: OPERATOR.secretName, holds: "the Proxmox credentials" },
+];
 
 const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
 const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
@@ -151,6 +157,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const existing = await store.read(REGISTER_PHASES);
   const identity = agentIdentity(options, options.restart ? undefined : existing);
   const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr });
+  // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
+  checkOffloadNamespaces(options.offload, NR_SECRETS);
 
   const api = createNodeRingsClient({
     baseUrl: endpoint.url,

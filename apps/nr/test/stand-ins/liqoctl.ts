@@ -209,7 +209,11 @@ function install(): void {
     reservedSubnets,
     values,
   };
-  apply(w, { apiVersion: "v1", kind: "Namespace", metadata: { name: "liqo" } }, ...CRDS.map(([group, kind, plural, scope]) => crd(group, kind, plural, scope)));
+  apply(
+    w,
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "liqo" } },
+    ...CRDS.map(([group, kind, plural, scope]) => crd(group, kind, plural, scope)),
+  );
   kubectl(w, [
     "wait",
     "--for=condition=Established",

@@ -6,8 +6,8 @@ import * as z from "zod";
 import { calicoManifests, calicoResources } from "../../services/calico.ts";
 import { displayPath } from "../../services/home.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
-import { k3s } from "./k3s.ts";
 import { check, conditionTrue, getObject, verdict, waitTarget, writeFile, writeFileStep } from "./common.ts";
+import { k3s } from "./k3s.ts";
 
 /** The verify phase's check of Calico, and the Calico phase's probe: TigeraStatus `calico` is Available. */
 export async function calicoChecks(ctx: Pick<RegisterContext, "runner" | "kube">): Promise<HealthCheck[]> {

@@ -29,7 +29,9 @@ export async function k3sChecks(
 ): Promise<HealthCheck[]> {
   const api = await ctx.runner.run(kubectlCall(ctx.kube, ["get", "--raw=/readyz"]), { allowFailure: true });
   if (api.exitCode !== 0) {
-    return [check("k3s-api", false, `the API server does not answer /readyz (${api.stderr.trim().split("\n").at(-1) ?? ""})`)];
+    return [
+      check("k3s-api", false, `the API server does not answer /readyz (${api.stderr.trim().split("\n").at(-1) ?? ""})`),
+    ];
   }
   const answer = await getObject(ctx, `node/${nodeName}`, "checking the node", "name");
   return [

@@ -12,11 +12,25 @@ export async function liqoChecks(ctx: Pick<RegisterContext, "runner" | "kube">):
   return [check("liqo-installed", answer.found, answer.found ? undefined : "the liqo namespace is not there")];
 }
 
-/** 5. Liqo (NR-8): the pinned Liqo, installed with liqoctl for k3s. */
+/**
+ * What Liqo reflects into NodeRings' cluster, restricted for a remote in another
+ * administrative domain (liqotech/liqo@v1.0.1 docs/usage/reflection.md): Secrets of an
+ * offloaded namespace only when annotated `liqo.io/allow-reflection` (the default DenyList
+ * copies them all, "verbatim"), and no ServiceAccount tokens (the virtual kubelet's
+ * `--enable-apiserver-support=false`, the doc's fix "if the clusters are under the control of
+ * different administrative domains"; the chart adds `=true` otherwise).
+ */
+const LIQO_REFLECTION = [
+  "offloading.reflection.secret.type=AllowList",
+  "virtualKubelet.extra.args={--enable-apiserver-support=false}",
+] as const;
+
+/** 5. Liqo (NR-8): the pinned Liqo, installed with liqoctl for k3s, with reflection restricted. */
 export const liqo = registerPhase({
   id: "liqo",
   title: "Liqo",
-  description: "install the pinned Liqo with liqoctl for k3s, with the same pod and service CIDRs",
+  description:
+    "install the pinned Liqo with liqoctl for k3s, with the same pod and service CIDRs, and reflection restricted (Secrets on an allow list, no ServiceAccount tokens)",
   needs: ["pins", "network", "kube", "wait", "tools", "runner", "fetch", "onDownload", "onInstalled", "paths"],
   uses: { tools: ["liqoctl"] },
   outputs: z.strictObject({
@@ -29,6 +43,7 @@ export const liqo = registerPhase({
     version: ctx.pins.pins.tools.liqo.version,
     network: { ...ctx.network },
     clusterId: prior.require(agent, "clusterId"),
+    reflection: [...LIQO_REFLECTION],
   }),
   observe: async (ctx): Promise<{ liqoctl: ToolDecision }> => ({ liqoctl: await ctx.tools.liqoctl() }),
   plan(ctx, { prior, observation: { liqoctl } }) {
@@ -50,6 +65,7 @@ export const liqo = registerPhase({
             ctx.network.serviceCidr,
             "--version",
             ctx.pins.pins.tools.liqo.version,
+            ...LIQO_REFLECTION.flatMap((value) => ["--set", value]),
             "--timeout",
             `${ctx.wait.seconds}s`,
             "--skip-confirm",
