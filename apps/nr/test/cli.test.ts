@@ -289,7 +289,7 @@ describe("the API's failures", () => {
         "vm-x",
         "--skip-operator-install",
         "--skip-phases",
-        "liqo,outbound-peer,offloading",
+        "liqo,outbound-peer,offloading,inbound-peering",
         "--dry-run",
       ]),
       { env },

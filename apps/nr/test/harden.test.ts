@@ -154,6 +154,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     const nr = join(home.path, "leftovers");
     const left = [
       "run/noderings-peering.kubeconfig",
+      "run/noderings-consumer.kubeconfig",
       "run/.calico-resources.json.999999.0123456789ab.tmp",
       "bin/.helm-install-AbC123/download",
       "bin/.k3s-install.sh.999999.new",
@@ -175,7 +176,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     expect(await exists(join(nr, "bin/.helm-install-AbC123"))).toBe(false);
     expect(await readdir(join(nr, "run"))).toEqual(["calico-resources.json"]);
     expect(result.stderr).toContain(
-      `warning: removed what a run that was killed left in ~/leftovers: run/.calico-resources.json.999999.0123456789ab.tmp, run/noderings-peering.kubeconfig, bin/..k3s-install.sh.999999.new.0123456789ab.partial, bin/.helm-install-AbC123, bin/.k3s-install.sh.999999.new`,
+      `warning: removed what a run that was killed left in ~/leftovers: run/.calico-resources.json.999999.0123456789ab.tmp, run/noderings-consumer.kubeconfig, run/noderings-peering.kubeconfig, bin/..k3s-install.sh.999999.new.0123456789ab.partial, bin/.helm-install-AbC123, bin/.k3s-install.sh.999999.new`,
     );
     expect(result.stderr).not.toContain("canary-one-time-token");
   });

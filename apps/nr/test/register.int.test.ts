@@ -240,6 +240,29 @@ describe("nr cluster register, end to end", () => {
     // The one-time peering kubeconfig existed (0600, with its token) while liqoctl ran, and is gone since.
     expect(peer?.kubeconfigs?.remote).toMatchObject({ mode: 0o600, hasToken: true });
     await expect(access(join(nr, "run", "noderings-peering.kubeconfig"))).rejects.toThrow();
+    // The reverse direction (item 3): nr ran liqoctl peer itself, NodeRings the consumer with the
+    // one-time consumer credential it issued (0600, with its token, while liqoctl ran; gone
+    // since), this cluster the provider with its own kubeconfig, which no request carried.
+    const reverse = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "peer" && r.argv[4] === kubeconfig);
+    expect(reverse?.argv.slice(0, 5)).toEqual([
+      "peer",
+      "--kubeconfig",
+      join(nr, "run", "noderings-consumer.kubeconfig"),
+      "--remote-kubeconfig",
+      kubeconfig,
+    ]);
+    expect(reverse?.argv).toEqual(expect.arrayContaining(["--gw-server-service-location", "Consumer", "--in-band"]));
+    expect(reverse?.kubeconfigs?.local).toMatchObject({ mode: 0o600, hasToken: true });
+    await expect(access(join(nr, "run", "noderings-consumer.kubeconfig"))).rejects.toThrow();
+    const foreign = JSON.parse(
+      await kubectl(kubeconfig, ["get", "foreignclusters.core.liqo.io/noderings-emulator", "-o", "json"]),
+    );
+    expect(foreign.status.role).toBe("ConsumerAndProvider");
+    const agentKey = /client-key-data:\s*(\S+)/.exec(await readFile(kubeconfig, "utf8"))?.[1];
+    expect(agentKey).toBeDefined();
+    for (const request of seen) expect(request.body).not.toContain(agentKey);
+    expect(seen.some((r) => r.method === "POST" && r.url.endsWith("/peering/inbound/complete"))).toBe(true);
+
     const offloads = records
       .filter((r) => r.tool === "liqoctl" && r.argv[0] === "offload")
       .map((r) => r.argv.slice(0, 3).join(" "));
@@ -295,6 +318,8 @@ describe("nr cluster register, end to end", () => {
     for (const request of seen) expect(`${request.url} ${request.headers} ${request.body}`).not.toContain(CANARY);
     expect(seen.some((r) => r.method === "POST" && r.url.endsWith("/health-reports"))).toBe(true);
     expect(await allFiles(nr)).not.toContain(CANARY);
+    // Neither one-time token (peering user, consumer credential) is kept anywhere in ~/.nr.
+    expect(await allFiles(nr)).not.toContain("nrpu_");
     expect(result.stdout).not.toContain(CANARY);
     expect(result.stderr).not.toContain(CANARY);
     expect(result.stderr).not.toContain(TOKEN);

@@ -10,12 +10,15 @@ import {
   AgentSchema,
   type ApiErrorBody,
   ApiErrorBodySchema,
+  type CompleteInboundPeeringRequest,
   type CreateAgentRequest,
   type CreateHealthReportRequest,
   type HealthReport,
   HealthReportSchema,
   HealthSchema,
   IDEMPOTENCY_KEY_HEADER,
+  type InboundPeering,
+  InboundPeeringSchema,
   type OffloadingTargets,
   OffloadingTargetsSchema,
   type OutboundPeering,
@@ -99,8 +102,14 @@ export interface NodeRingsClient {
   getPeeringParameters(agentId: string): Promise<PeeringParameters>;
   /** Starts outbound peering: the platform issues a one-time peering user. Sent once, never retried. */
   startOutboundPeering(agentId: string, request: StartOutboundPeeringRequest): Promise<OutboundPeering>;
-  /** Tells the platform outbound is established and asks it to peer back. Sent once, never retried. */
-  requestInboundPeering(agentId: string, request: RequestInboundPeeringRequest): Promise<PeeringStatus>;
+  /**
+   * Tells the platform outbound is established and asks it for the reverse peering: it
+   * issues a one-time consumer credential for its own cluster, for the reverse `liqoctl peer`
+   * the agent runs. Sent once, never retried.
+   */
+  requestInboundPeering(agentId: string, request: RequestInboundPeeringRequest): Promise<InboundPeering>;
+  /** Tells the platform the reverse `liqoctl peer` is done; it then checks it (inbound Pending, then Established). Sent once, never retried. */
+  completeInboundPeering(agentId: string, request: CompleteInboundPeeringRequest): Promise<PeeringStatus>;
   getPeeringStatus(agentId: string): Promise<PeeringStatus>;
   /** Polls until inbound is Established (returned), Failed (PEERING_FAILED) or the wait ends (PEERING_TIMEOUT). */
   waitForInboundPeering(agentId: string, options?: WaitOptions): Promise<PeeringStatus>;
@@ -335,6 +344,14 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
       request({
         method: "POST",
         path: agentPath(id, "/peering/inbound"),
+        body,
+        schema: InboundPeeringSchema,
+        retry: "once",
+      }),
+    completeInboundPeering: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/inbound/complete"),
         body,
         schema: PeeringStatusSchema,
         retry: "once",

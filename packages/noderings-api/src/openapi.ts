@@ -4,11 +4,13 @@ import {
   AgentListSchema,
   AgentSchema,
   ApiErrorBodySchema,
+  CompleteInboundPeeringRequestSchema,
   CreateAgentRequestSchema,
   CreateHealthReportRequestSchema,
   HealthReportSchema,
   HealthSchema,
   IDEMPOTENCY_KEY_HEADER,
+  InboundPeeringSchema,
   OffloadingTargetsSchema,
   OutboundPeeringSchema,
   PeeringParametersSchema,
@@ -30,6 +32,8 @@ const components: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   StartOutboundPeeringRequest: { schema: StartOutboundPeeringRequestSchema, io: "input" },
   OutboundPeering: { schema: OutboundPeeringSchema, io: "output" },
   RequestInboundPeeringRequest: { schema: RequestInboundPeeringRequestSchema, io: "input" },
+  InboundPeering: { schema: InboundPeeringSchema, io: "output" },
+  CompleteInboundPeeringRequest: { schema: CompleteInboundPeeringRequestSchema, io: "input" },
   PeeringStatus: { schema: PeeringStatusSchema, io: "output" },
   OffloadingTargets: { schema: OffloadingTargetsSchema, io: "output" },
   ReportOffloadingRequest: { schema: ReportOffloadingRequestSchema, io: "input" },
@@ -162,11 +166,23 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       "/api/v1/agents/{id}/peering/inbound": {
         post: operation(
           "requestInboundPeering",
-          "Outbound is established: the platform peers back, asynchronously",
-          [202, "PeeringStatus"],
+          "Outbound is established: issues a one-time consumer credential for the reverse peering the agent runs",
+          [201, "InboundPeering"],
           {
             params: [agentId, idempotencyKey],
             body: "RequestInboundPeeringRequest",
+            errors: [400, 404, 409, 415, 422],
+          },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/inbound/complete": {
+        post: operation(
+          "completeInboundPeering",
+          "The agent ran the reverse peering: the platform checks it, asynchronously",
+          [202, "PeeringStatus"],
+          {
+            params: [agentId, idempotencyKey],
+            body: "CompleteInboundPeeringRequest",
             errors: [400, 404, 409, 415, 422],
           },
         ),

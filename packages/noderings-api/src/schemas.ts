@@ -3,8 +3,8 @@ import * as z from "zod";
 // The NodeRings API contract. Request schemas are strict (an unknown field is a 422, as
 // the service answers it); object schemas ignore fields they do not know, so a client
 // keeps working against a newer service. Nothing a client sends carries a secret: the
-// only credential in the contract is the one-time peering-user token the platform
-// issues to the agent (OutboundPeering.peeringUser.token).
+// only credentials in the contract are the one-time tokens the platform issues to the
+// agent for its own cluster (OutboundPeering.peeringUser, InboundPeering.consumerUser).
 
 // ---------------------------------------------------------------------------------------
 // Shared pieces
@@ -94,11 +94,15 @@ export type AgentList = z.infer<typeof AgentListSchema>;
 // ---------------------------------------------------------------------------------------
 // Peering (Liqo)
 //
-// Outbound: the agent (Liqo consumer) peers toward NodeRings (the provider) with
-// `liqoctl peer --remote-kubeconfig <peering user>`; the platform issues that peering
-// user. Inbound: the agent tells the platform outbound is done; the platform peers back
-// (NodeRings as consumer) over the tunnel the outbound peering built, and reports
-// Established. The agent polls until it is.
+// A Liqo peering is one-way, consumer → provider, and `liqoctl peer` needs the kubeconfigs
+// of both (liqotech/liqo@v1.0.1 docs/usage/peer.md). Outbound: the agent (consumer) peers
+// toward NodeRings (provider) with `liqoctl peer --remote-kubeconfig <peering user>`; the
+// platform issues that one-time peering user. Inbound: NodeRings is the consumer, and the
+// agent runs the reverse `liqoctl peer --kubeconfig <consumer credential> --remote-kubeconfig
+// <its own cluster>` itself, with a one-time consumer credential for NodeRings' cluster that
+// the platform issues: no credential of the agent's cluster leaves the agent (liqoctl creates
+// the Tenant there with the agent's own kubeconfig). The agent then tells the platform, which
+// checks the reverse peering and reports it Established; the agent polls until it is.
 
 /** How the WireGuard gateway pair is set up: `liqoctl peer --gw-server-service-*`, `--mtu`. */
 export const GatewaySchema = z.object({
@@ -130,6 +134,13 @@ export const PeeringParametersSchema = z.object({
   resources: ResourceRequestSchema,
   /** When true, the platform's API server is reached through the tunnel (`liqoctl peer --in-band`). */
   inBand: z.boolean(),
+  /**
+   * The reverse peering (NodeRings the consumer, the agent the provider), as the agent runs
+   * it: the gateway (`--gw-server-service-location Consumer`: NodeRings runs the server
+   * again, so the agent still only dials out), what NodeRings asks of the agent
+   * (`--cpu --memory --pods`), and `--in-band`.
+   */
+  inbound: z.object({ gateway: GatewaySchema, resources: ResourceRequestSchema, inBand: z.boolean() }),
 });
 export type PeeringParameters = z.infer<typeof PeeringParametersSchema>;
 
@@ -187,6 +198,24 @@ export const OutboundPeeringSchema = PeeringParametersSchema.extend({
   peeringUser: PeeringUserSchema,
 });
 export type OutboundPeering = z.infer<typeof OutboundPeeringSchema>;
+
+/**
+ * The answer to an inbound request: the platform's side of the reverse peering. The
+ * consumer user is a one-time credential for NodeRings' own cluster (NodeRings is the
+ * consumer of the reverse direction), for `liqoctl peer --kubeconfig`: a secret of
+ * NodeRings', good for one peering and until `expiresAt`. Write it only into a 0600
+ * kubeconfig for liqoctl and delete that file afterwards.
+ */
+export const InboundPeeringSchema = z.object({ status: PeeringStatusSchema, consumerUser: PeeringUserSchema });
+export type InboundPeering = z.infer<typeof InboundPeeringSchema>;
+
+export const CompleteInboundPeeringRequestSchema = z.strictObject({
+  /** The agent's Liqo cluster id, as in the outbound and inbound requests. */
+  clusterId: DnsLabelSchema,
+  /** That the reverse `liqoctl peer` returned: the agent is now NodeRings' provider. */
+  reversePeering: z.literal("Done", { error: 'must be "Done": report it only after liqoctl peer returned' }),
+});
+export type CompleteInboundPeeringRequest = z.infer<typeof CompleteInboundPeeringRequestSchema>;
 
 export const RequestInboundPeeringRequestSchema = z.strictObject({
   /** The agent's Liqo cluster id, as in the outbound request. */

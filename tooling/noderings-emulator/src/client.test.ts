@@ -337,9 +337,20 @@ describe("peering, offloading and health", () => {
       "customer-vms",
     ]);
 
-    // And asks for inbound peering, then waits (each wait moves the clock)
+    // And asks for inbound peering: the platform issues a one-time consumer credential for its
+    // own cluster, for the reverse liqoctl peer the agent runs; nothing settles before the
+    // agent reports it ran it
+    const inbound = await api.requestInboundPeering(agent.id, { clusterId: "nr-vm-5", outbound: "Established" });
+    expect(inbound.status.inbound.state).toBe("Pending");
+    expect(inbound.consumerUser).toMatchObject({ server: outbound.peeringUser.server, user: "liqo-consumer-nr-vm-5" });
+    expect(inbound.consumerUser.token).not.toBe(outbound.peeringUser.token);
+    expect(parameters.inbound.gateway.serverLocation).toBe("Consumer");
+    clock += 60_000;
+    await emulator.reconcile();
+    expect((await api.getPeeringStatus(agent.id)).inbound.state).toBe("Pending");
+    // Then reports the reverse peering done, and waits (each wait moves the clock)
     expect(
-      (await api.requestInboundPeering(agent.id, { clusterId: "nr-vm-5", outbound: "Established" })).inbound.state,
+      (await api.completeInboundPeering(agent.id, { clusterId: "nr-vm-5", reversePeering: "Done" })).inbound.state,
     ).toBe("Pending");
     const sleeps: number[] = [];
     const status = await api.waitForInboundPeering(agent.id, {
@@ -388,6 +399,7 @@ describe("peering, offloading and health", () => {
         serviceCIDR: "10.43.0.0/16",
       });
       await api.requestInboundPeering(agent.id, { clusterId: name, outbound: "Established" });
+      await api.completeInboundPeering(agent.id, { clusterId: name, reversePeering: "Done" });
       if (name === "vm-6") {
         await emulator.failNextInbound(agent.id, "the gateway on the agent did not answer on UDP 51840");
         clock += 60_000;
@@ -397,7 +409,7 @@ describe("peering, offloading and health", () => {
       } else {
         const late = await userErrorOf(api.waitForInboundPeering(agent.id, wait));
         expect(late.code).toBe("PEERING_TIMEOUT");
-        expect(late.why).toBe("it is still Pending: the platform is peering back");
+        expect(late.why).toBe("it is still Pending: the platform is checking the reverse peering");
       }
     }
   });

@@ -3,9 +3,11 @@ import { formatPath } from "@nodekit/errors";
 import {
   type Agent,
   type ApiErrorDetail,
+  CompleteInboundPeeringRequestSchema,
   CreateAgentRequestSchema,
   CreateHealthReportRequestSchema,
   type HealthReport,
+  type InboundPeering,
   type OffloadingTargets,
   type OutboundPeering,
   type PeeringParameters,
@@ -101,8 +103,8 @@ export function createAgent(state: EmulatorState, account: string, body: unknown
 }
 
 export function peeringParameters(ctx: ControllerContext): PeeringParameters {
-  const { platformClusterId, network, gateway, resources, inBand } = ctx.platform;
-  return { platformClusterId, liqoVersion: ctx.liqoVersion, network, gateway, resources, inBand };
+  const { platformClusterId, network, gateway, resources, inBand, inbound } = ctx.platform;
+  return { platformClusterId, liqoVersion: ctx.liqoVersion, network, gateway, resources, inBand, inbound };
 }
 
 export function peeringStatus(record: AgentRecord, ctx: ControllerContext): PeeringStatus {
@@ -190,13 +192,20 @@ export function startOutbound(
   };
 }
 
+/**
+ * Outbound is established (the agent says so): the platform issues a one-time consumer
+ * credential for its own cluster, for the reverse `liqoctl peer` the agent runs itself
+ * (NodeRings is the consumer of that direction). Inbound stays as it is when established
+ * (the reverse peering is there; running it again changes nothing), else it waits for the
+ * agent's report.
+ */
 export function requestInbound(
   state: EmulatorState,
   account: string,
   id: string,
   body: unknown,
   ctx: ControllerContext,
-): PeeringStatus {
+): InboundPeering {
   const record = getAgentRecord(state, account, id);
   const request = parseBody(RequestInboundPeeringRequestSchema, body, "inbound peering request");
   const { peering } = record;
@@ -210,8 +219,61 @@ export function requestInbound(
   }
   const at = iso(ctx.now);
   if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
-  if (peering.inbound.state === "None" || peering.inbound.state === "Failed") {
-    peering.inbound = { state: "Pending", message: "the platform is peering back", updatedAt: at };
+  const user = `liqo-consumer-${request.clusterId}`.slice(0, 63);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  peering.consumerUser = { user, expiresAt };
+  if (peering.inbound.state !== "Established") {
+    peering.inbound = {
+      state: "Pending",
+      message: "consumer credential issued; waiting for the agent to run the reverse peering",
+      updatedAt: at,
+    };
+    delete peering.inboundDueMs;
+  }
+  touch(record, ctx, record.agent.state);
+  return {
+    status: peeringStatus(record, ctx),
+    consumerUser: {
+      server: ctx.platform.peeringServer,
+      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+      user,
+      token: ctx.newToken(),
+      expiresAt,
+    },
+  };
+}
+
+/**
+ * The agent ran the reverse `liqoctl peer`: the platform checks its side of it, which
+ * settles `timing.inboundMs` later (Established, or Failed as a test asked). Before a
+ * consumer credential was issued, or for another cluster id, it is a conflict.
+ */
+export function completeInbound(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringStatus {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(CompleteInboundPeeringRequestSchema, body, "inbound peering report");
+  const { peering } = record;
+  if (peering.consumerUser === undefined || peering.clusterId === undefined) {
+    throw conflict(
+      `agent "${record.agent.name}" was issued no consumer credential; ask for inbound peering first, then run the reverse peering`,
+    );
+  }
+  if (peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  if (peering.inbound.state !== "Established") {
+    peering.inbound = {
+      state: "Pending",
+      message: "the platform is checking the reverse peering",
+      updatedAt: iso(ctx.now),
+    };
     peering.inboundDueMs = ctx.now + ctx.timing.inboundMs;
     touch(record, ctx, record.agent.state);
   }

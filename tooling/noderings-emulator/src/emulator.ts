@@ -24,6 +24,7 @@ import {
   advance,
   agentsOf,
   type ControllerContext,
+  completeInbound,
   createAgent,
   createHealthReport,
   getAgentRecord,
@@ -288,7 +289,11 @@ export async function startNodeRingsEmulator(
   });
   routes.add("POST", "/api/v1/agents/{id}/peering/inbound", async ({ account, params: [id = ""], body }) => {
     const request = await body();
-    return [202, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
+    return [201, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
+  });
+  routes.add("POST", "/api/v1/agents/{id}/peering/inbound/complete", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [202, await mutate((ctx) => completeInbound(state, account, id, request, ctx))];
   });
   routes.add("GET", "/api/v1/agents/{id}/peering", async ({ account, params: [id = ""] }) => {
     settle();

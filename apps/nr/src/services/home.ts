@@ -45,6 +45,9 @@ export function displayPath(path: string, env: NodeJS.ProcessEnv = process.env):
 /** The one-time peering kubeconfig's name in `run/`: it holds a token, and never outlives the call that uses it. */
 export const PEERING_KUBECONFIG = "noderings-peering.kubeconfig";
 
+/** The one-time consumer credential for the reverse peering, in `run/`: as the peering kubeconfig, it never outlives its call. */
+export const CONSUMER_KUBECONFIG = "noderings-consumer.kubeconfig";
+
 const HOME_WHAT = "nr's home (NR_HOME)";
 const DIRS = {
   bin: { what: "nr's tool directory", mode: 0o755 },
@@ -81,7 +84,7 @@ const INSTALL_LEFTOVER = /^\.(?:[a-z0-9.-]+-install-[A-Za-z0-9]{6}|.+\.\d+\.new|
 
 /**
  * Removes what a run that was killed (kill -9, a second Ctrl-C, a power cut) left in
- * `run/` and `bin/`: the one-time peering kubeconfig, which holds a token, half-written
+ * `run/` and `bin/`: the one-time peering and consumer kubeconfigs, which hold a token, half-written
  * files, and partial downloads. Call it only while holding the run lock: no other run can
  * be using them then. Creates `run/` (0700) when it is missing. Returns what was removed,
  * relative to the home.
@@ -102,7 +105,7 @@ export async function clearRunLeftovers(paths: NrPaths): Promise<string[]> {
     }
   };
   await ensureNrDir(paths, "run");
-  await sweep("run", (name) => name === PEERING_KUBECONFIG || WRITE_TEMP.test(name));
+  await sweep("run", (name) => name === PEERING_KUBECONFIG || name === CONSUMER_KUBECONFIG || WRITE_TEMP.test(name));
   await sweep("bin", (name) => INSTALL_LEFTOVER.test(name) || WRITE_TEMP.test(name));
   return removed;
 }

@@ -59,7 +59,9 @@ export function checkOffloadNamespaces(names: readonly string[], secrets: readon
       {
         why: "Liqo reflects the Secrets of an offloaded namespace, verbatim, into NodeRings' cluster",
         next: "leave it out of --offload-namespace; offload only namespaces of workloads meant to run on NodeRings",
-        facts: { namespaces: names.filter((name) => reasons.some((reason) => reason.startsWith(`${name} `))) },
+        facts: {
+          namespaces: names.filter((name) => reasons.some((reason) => reason.startsWith(`${name} `))).join(","),
+        },
       },
     );
   }
