@@ -182,6 +182,8 @@ export const FIXES: Record<string, string> = {
   PINS_INVALID: "Fix each problem listed in the pins (the platform's or the local config defaults).",
   PINS_TOOL_MISSING:
     "The pins do not name a tool the command needs: update the local config defaults, or tell the platform.",
+  API_SERVER_URL_UNKNOWN:
+    "Give `--api-server-url https://ADDRESS:6443` with an address of this machine that NodeRings reaches (Liqo refuses localhost), or give the machine a default route.",
   AGENT_IDENTITY_CHANGED:
     "This machine is registered as another agent (`nr cluster status` names it): run with that `--name` or `--agent-id`, or start over with `--restart` to register it as the new one.",
   AGENT_IDENTITY_MISSING:
@@ -190,6 +192,8 @@ export const FIXES: Record<string, string> = {
     "Make `/etc/os-release` and `/proc` readable to the user running nr (run it as root on the VM), then run again.",
   K3S_INSTALLER_MISSING:
     "Put the official k3s installer, checked, on PATH as `k3s-install.sh` (chmod +x), or use pins that name a `k3s-install` download with its sha256.",
+  NETWORK_PLAN_CHANGED:
+    "Leave `--pod-cidr`/`--service-cidr` out (the ranges k3s was installed with are used; `nr cluster status` shows them), or remove k3s (`k3s-uninstall.sh`) before registering again with `--restart`.",
   NETWORK_PLAN_INVALID:
     "Give `--pod-cidr` and `--service-cidr` as IPv4 CIDRs that do not overlap (the defaults are 10.42.0.0/16 and 10.43.0.0/16).",
   NR_API_URL_MISSING:

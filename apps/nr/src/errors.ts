@@ -26,6 +26,16 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Usage,
     meaning: "The pod or service CIDR is not an IPv4 CIDR, or the two overlap.",
   },
+  NETWORK_PLAN_CHANGED: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "--pod-cidr or --service-cidr differs from the range k3s was installed with on this machine; the network plan cannot change after k3s. Nothing was done.",
+  },
+  API_SERVER_URL_UNKNOWN: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "This machine has no default route with an IPv4 address to tell Liqo where its API server is (--api-server-url); nothing was done.",
+  },
   OFFLOAD_NAMESPACE_INVALID: {
     exitCode: ExitCode.Usage,
     meaning: "A namespace named with --offload-namespace is not a valid namespace name.",

@@ -221,6 +221,109 @@ describe("nr cluster register refuses bad input before it changes anything", () 
   });
 });
 
+describe("the network plan (issue 23, item 4)", () => {
+  /** A state in which the agent phase is done (for an agent of the emulator's) and, when asked, the k3s phase ran. */
+  async function stateWith(env: Record<string, string>, name: string, network: object, k3sRan: boolean) {
+    const api = await fetch(`${emulator.url}/api/v1/agents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ name }),
+    });
+    const agent = (await api.json()) as { id: string };
+    const at = "2025-10-01T12:00:00.000Z";
+    const hash = `sha256:${"a".repeat(64)}`;
+    await writeFile(
+      join(env.NR_HOME as string, "state.json"),
+      JSON.stringify({
+        apiVersion: "phase-runner.nodekit.dev/v1",
+        kind: "RunState",
+        name: "nr cluster register",
+        runId: "r1",
+        createdAt: at,
+        updatedAt: at,
+        status: "failed",
+        phases: {
+          agent: { state: "done", finishedAt: at, inputsHash: hash, outputs: { agentId: agent.id, name }, runs: 1 },
+          prechecks: { state: "skipped", reason: "--skip-prechecks", runs: 0 },
+          ...(k3sRan
+            ? { k3s: { state: "failed", startedAt: at, finishedAt: at, runs: 1, error: { code: "X", message: "x" } } }
+            : {}),
+        },
+        meta: { agent: { name }, api: emulator.url, network },
+      }),
+      { mode: 0o600 },
+    );
+  }
+
+  it("once k3s ran, --resume with another --pod-cidr is refused naming the recorded range; nothing is sent", async () => {
+    const env = await fresh("network-fixed");
+    await stateWith(env, "vm-net", { podCidr: "10.42.0.0/16", serviceCidr: "10.43.0.0/16" }, true);
+    const before = emulator.requests.length;
+    const result = await home.nr(base(["--resume", "--pod-cidr", "10.50.0.0/16", "--skip-operator-install"]), { env });
+    expect(result.exitCode, result.stderr).toBe(5);
+    expect(result.stderr).toContain(
+      "--pod-cidr 10.50.0.0/16 is not the pod CIDR k3s was installed with, 10.42.0.0/16; nothing was done",
+    );
+    expect(emulator.requests.length).toBe(before);
+  });
+
+  it("a range not given is the one recorded; before k3s ran, another one may still be chosen", async () => {
+    const env = await fresh("network-recorded");
+    await stateWith(env, "vm-net-2", { podCidr: "10.44.0.0/16", serviceCidr: "10.45.0.0/16" }, false);
+    const recordedPlan = await home.nr(base(["--resume", "--skip-operator-install", "--dry-run"]), { env });
+    expect(recordedPlan.exitCode, recordedPlan.stderr).toBe(0);
+    expect(recordedPlan.stdout).toContain("--cluster-cidr=10.44.0.0/16 --service-cidr=10.45.0.0/16");
+    const other = await home.nr(
+      base(["--resume", "--pod-cidr", "10.46.0.0/16", "--skip-operator-install", "--dry-run"]),
+      {
+        env,
+      },
+    );
+    expect(other.exitCode, other.stderr).toBe(0);
+    expect(other.stdout).toContain("--cluster-cidr=10.46.0.0/16 --service-cidr=10.45.0.0/16");
+  });
+
+  it("Liqo gets the API server URL NodeRings reaches and the node subnet reserved; without a default route, say so first", async () => {
+    const env = await fresh("api-server-url");
+    const plan = await home.nr(base(["--name", "vm-url", "--skip-operator-install", "--dry-run"]), { env });
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(
+      "--api-server-url https://10.20.0.11:6443 --reserved-subnets '10.20.0.0/24,<reserved CIDRs from NodeRings>'",
+    );
+    const named = await home.nr(
+      base([
+        "--name",
+        "vm-url",
+        "--skip-operator-install",
+        "--dry-run",
+        "--api-server-url",
+        "https://pve.example.net:6443",
+      ]),
+      { env },
+    );
+    expect(named.stdout).toContain("--tls-san=pve.example.net");
+    expect(named.stdout).toContain("--api-server-url https://pve.example.net:6443");
+    const local = await home.nr(
+      base(["--name", "vm-url", "--skip-operator-install", "--dry-run", "--api-server-url", "https://127.0.0.1:6443"]),
+      { env },
+    );
+    expect(local.exitCode).toBe(2);
+    // Without a default route: the dry run shows it, a run is refused before anything is done.
+    const noRoute = await hostRoot(join(home.path, "no-route"), { address: null });
+    const args = base(["--name", "vm-url", "--skip-operator-install", "--kubeconfig", "/nonexistent"]);
+    args[args.indexOf(root)] = noRoute;
+    const dry = await home.nr([...args, "--dry-run"], { env });
+    expect(dry.exitCode, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("--api-server-url '<--api-server-url: this machine has no default route>'");
+    const before = emulator.requests.length;
+    const unknown = await home.nr(args, { env });
+    expect(unknown.exitCode).toBe(9);
+    expect(unknown.stderr).toContain("give --api-server-url https://ADDRESS:6443");
+    expect(emulator.requests.slice(before).some((r) => r.method === "POST")).toBe(false);
+    expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
+  });
+});
+
 describe("the API's failures", () => {
   it("an HTML 500 from a proxy (after the retries), exit 6, the page not the contract", async () => {
     const env = await fresh("html500");

@@ -219,6 +219,12 @@ describe("nr cluster register, end to end", () => {
       SERVICE_CIDR,
       "--version",
       "v1.0.1",
+      // Where NodeRings reaches this cluster (the default route's address), the node subnet and
+      // NodeRings' ranges reserved (item 4).
+      "--api-server-url",
+      "https://10.20.0.11:6443",
+      "--reserved-subnets",
+      "10.20.0.0/24,10.100.0.0/16,10.101.0.0/16,10.70.0.0/16",
       "--set",
       "offloading.reflection.secret.type=AllowList",
       "--set",
@@ -344,6 +350,14 @@ describe("nr cluster register, end to end", () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stdout).toContain("0 phases ran, 10 kept");
     expect((await stand.records()).length).toBe(count);
+    // The network plan is fixed once k3s ran: another pod CIDR is refused, and k3s is not re-run (item 4).
+    const k3sBefore = await stand.k3sConfig();
+    const moved = await home.nr([...registerArgs("pve-e2e", root), "--resume", "--pod-cidr", "10.50.0.0/16"], {
+      env: envFor(nr),
+    });
+    expect(moved.exitCode).toBe(5);
+    expect(moved.stderr).toContain("is not the pod CIDR k3s was installed with, 10.42.0.0/16");
+    expect(await stand.k3sConfig()).toEqual(k3sBefore);
     // The same name again (without --resume) never makes a second agent.
     expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
   }, 120_000);

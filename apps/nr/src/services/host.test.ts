@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { testdir } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { hostRoot } from "../../test/helpers.ts";
@@ -13,6 +14,7 @@ const good: HostFacts = {
   memoryBytes: 8 * GiB,
   disk: { path: "/var/lib", freeBytes: 50 * GiB },
   listening: [],
+  network: { interface: "eth0", address: "10.20.0.11", subnet: "10.20.0.0/24" },
 };
 
 describe("prechecks", () => {
@@ -79,5 +81,15 @@ describe("prechecks", () => {
       listening: [{ port: 6443, protocol: "tcp", process: null }],
     });
     expect(facts.disk.freeBytes).toBeGreaterThan(0);
+  });
+});
+
+describe("where the machine is on its network (k3s's node IP, Liqo's node subnet)", () => {
+  it("reads the default route's interface, its address and subnet from /proc/net/route and fib_trie", async () => {
+    const dir = await testdir({});
+    const facts = await createHostFactsSource({ root: await hostRoot(dir.root, { address: "192.168.7.42" }) }).facts();
+    expect(facts.network).toEqual({ interface: "eth0", address: "192.168.7.42", subnet: "192.168.7.0/24" });
+    const none = await createHostFactsSource({ root: await hostRoot(join(dir.root, "b"), { address: null }) }).facts();
+    expect(none.network).toBeNull();
   });
 });

@@ -5,11 +5,20 @@ import { type Problem, UserError } from "@nodekit/errors";
 import coerce from "semver/functions/coerce.js";
 import gte from "semver/functions/gte.js";
 import { errorCodes } from "../errors.ts";
+import { type HostNetwork, hostNetwork } from "./host-network.ts";
 import { cidrsOverlap, type NetworkPlan } from "./network.ts";
 
 /** What the prechecks know about the machine: read once, assessed purely. */
 export interface HostFacts {
-  [key: string]: string | number | boolean | null | HostFacts["os"] | HostFacts["disk"] | HostFacts["listening"];
+  [key: string]:
+    | string
+    | number
+    | boolean
+    | null
+    | HostFacts["os"]
+    | HostFacts["disk"]
+    | HostFacts["listening"]
+    | HostFacts["network"];
   /** From /etc/os-release; null when it is missing. */
   os: { id: string; versionId: string; prettyName: string } | null;
   kernel: string;
@@ -21,6 +30,8 @@ export interface HostFacts {
   disk: { path: string; freeBytes: number };
   /** Sockets listening (TCP) or bound (UDP) on the ports the prechecks care about, with their process when readable. */
   listening: Array<{ port: number; protocol: "tcp" | "udp"; process: string | null }>;
+  /** The default route's interface, its IPv4 address (k3s's node IP) and subnet; null without a default route. */
+  network: HostNetwork;
 }
 
 /** Where host facts come from: the machine by default; tests give a directory laid out like one. */
@@ -129,12 +140,15 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
       // On the machine itself, a system without /proc (not Linux) still has facts to assess.
       const orOs = (path: string, fallback: () => string) =>
         root === "/" ? readFile(join(root, path), "utf8").catch(fallback) : read(path);
-      const [osRelease, kernel, meminfo, archText, hostText] = await Promise.all([
-        readFile(join(root, "etc/os-release"), "utf8").catch(() => ""),
+      const optional = (path: string) => readFile(join(root, path), "utf8").catch(() => "");
+      const [osRelease, kernel, meminfo, archText, hostText, routes, fibTrie] = await Promise.all([
+        optional("etc/os-release"),
         orOs("proc/sys/kernel/osrelease", () => release()),
         orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
-        readFile(join(root, "proc/sys/kernel/arch"), "utf8").catch(() => ""),
+        optional("proc/sys/kernel/arch"),
         readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
+        optional("proc/net/route"),
+        optional("proc/net/fib_trie"),
       ]);
       const sockets = await Promise.all(
         (["tcp", "tcp6", "udp", "udp6"] as const).map(async (file) => {
@@ -167,6 +181,7 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
             seen.add(key);
             return true;
           }),
+        network: hostNetwork(routes, fibTrie),
       };
     },
   };

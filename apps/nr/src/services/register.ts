@@ -18,15 +18,17 @@ import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
-import { RecordedAgent, recorded } from "../register/meta.ts";
+import { RecordedAgent, RecordedNetwork, recorded } from "../register/meta.ts";
 import { agent } from "../register/phases/agent.ts";
+import { k3s } from "../register/phases/k3s.ts";
+import { apiServerUnknown, liqo } from "../register/phases/liqo.ts";
 import { operator } from "../register/phases/operator.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
 import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
-import { createHostFactsSource } from "./host.ts";
-import { networkPlan } from "./network.ts";
+import { createHostFactsSource, type HostFacts } from "./host.ts";
+import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
@@ -54,6 +56,8 @@ export interface RegisterOptions {
   kubeconfig?: string | undefined;
   podCidr?: string | undefined;
   serviceCidr?: string | undefined;
+  /** Where NodeRings reaches this cluster's API server, for Liqo (default: https://<the default route's address>:6443). */
+  apiServerUrl?: string | undefined;
   offload: readonly string[];
   skipPrechecks: boolean;
   offline: boolean;
@@ -156,7 +160,10 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const store = createStateStore({ path: paths.state });
   const existing = await store.read(REGISTER_PHASES);
   const identity = agentIdentity(options, options.restart ? undefined : existing);
-  const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr });
+  // The network plan is fixed once k3s ran: a range not given is the recorded one, another one is refused.
+  const recordedNetwork = recorded(RecordedNetwork, existing?.meta.network);
+  const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr }, recordedNetwork);
+  assertNetworkUnchanged(network, (existing?.phases[k3s.id]?.runs ?? 0) > 0 ? recordedNetwork : undefined);
   // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
   checkOffloadNamespaces(options.offload, NR_SECRETS);
 
@@ -177,6 +184,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     });
   }
   const arch = facts.arch as Arch;
+  const apiServer = apiServerOf(options.apiServerUrl, facts.network);
 
   let pins: ResolvedPins;
   if (options.offline) {
@@ -226,6 +234,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     arch,
     identity,
     network,
+    apiServer,
     host,
     skipPrechecks: options.skipPrechecks,
     kube,
@@ -265,9 +274,11 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // Before anything is installed, for the phases that will run only (as far as can be told
   // before their probes): the tools they use must be here or downloadable, and the secrets
   // they write are read now, not mid-run (never in a dry run).
-  const uses = foreseeRun(common, existing)
-    .filter((decision) => decision.action === "run")
-    .flatMap((decision) => REGISTER_PHASES.find((entry) => entry.id === decision.id)?.uses ?? []);
+  const running = foreseeRun(common, existing).filter((decision) => decision.action === "run");
+  if (apiServer.url === undefined && !options.dryRun && running.some((decision) => decision.id === liqo.id)) {
+    throw apiServerUnknown();
+  }
+  const uses = running.flatMap((decision) => REGISTER_PHASES.find((entry) => entry.id === decision.id)?.uses ?? []);
   await prepare(uses, tools, options.dryRun ? undefined : credentials);
   if (options.dryRun) return { kind: "plan", planned: await planPhases(common) };
 
@@ -319,6 +330,35 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     operatorSkipped: result.state.phases[operator.id]?.state === "skipped",
     stateFile: paths.state,
   };
+}
+
+/**
+ * Where NodeRings reaches this cluster's API server, for `liqoctl install --api-server-url`:
+ * the URL given, or https://<the default route's address>:6443 — the address k3s takes as its
+ * node IP, which its serving certificate covers. Liqo refuses a localhost URL
+ * (liqotech/liqo@v1.0.1 pkg/liqoctl/install/validation.go), and with none the k3s provider
+ * leaves the address empty, as its kubeconfig's is 127.0.0.1. A URL given by name is added
+ * to k3s's certificate (`--tls-san`).
+ */
+function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
+  if (given === undefined) {
+    return { url: network === null ? undefined : `https://${network.address}:6443`, nodeSubnet: network?.subnet };
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch {}
+  if (url?.protocol !== "https:" || ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"].includes(url.hostname)) {
+    throw new UserError(
+      errorCodes.NETWORK_PLAN_INVALID,
+      `--api-server-url ${JSON.stringify(given)} is not an https:// URL NodeRings can reach`,
+      {
+        why: "Liqo tells NodeRings this URL for this cluster's API server; it refuses a localhost one",
+        next: "give the address (or name) of this machine that NodeRings reaches, e.g. --api-server-url https://203.0.113.7:6443",
+      },
+    );
+  }
+  return { url: given, tlsSan: url.hostname.replace(/^\[|\]$/g, ""), nodeSubnet: network?.subnet };
 }
 
 /**

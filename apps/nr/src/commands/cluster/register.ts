@@ -55,12 +55,16 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       description: `The agent cluster's kubeconfig: where k3s writes it (${K3S_KUBECONFIG}), or an existing cluster's.`,
     }),
     "pod-cidr": Flags.string({
-      description: "The cluster's pod CIDR, for k3s, Calico and Liqo alike.",
-      default: "10.42.0.0/16",
+      description:
+        "The cluster's pod CIDR, for k3s, Calico and Liqo alike (default 10.42.0.0/16, or what an earlier run recorded; fixed once k3s is installed).",
     }),
     "service-cidr": Flags.string({
-      description: "The cluster's service CIDR, for k3s and Liqo.",
-      default: "10.43.0.0/16",
+      description:
+        "The cluster's service CIDR, for k3s and Liqo (default 10.43.0.0/16, or what an earlier run recorded; fixed once k3s is installed).",
+    }),
+    "api-server-url": Flags.string({
+      description:
+        "Where NodeRings reaches this cluster's API server, for Liqo (default https://<the default route's address>:6443; a name given is added to k3s's certificate).",
     }),
     "offload-namespace": Flags.string({
       description: "Offload this namespace too, besides the VNC gateway's (repeatable, or comma-separated).",
@@ -170,6 +174,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         kubeconfig: flags.kubeconfig,
         podCidr: flags["pod-cidr"],
         serviceCidr: flags["service-cidr"],
+        apiServerUrl: flags["api-server-url"],
         offload: list(flags["offload-namespace"]),
         skipPrechecks: flags["skip-prechecks"],
         offline: flags.offline,

@@ -61,10 +61,14 @@ export const k3s = registerPhase({
   title: "k3s",
   description:
     "install the pinned k3s without flannel and its network policy controller; wait for its API and its node (Ready comes with Calico)",
-  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
+  needs: ["pins", "network", "apiServer", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
   uses: { tools: ["k3sInstaller"] },
   outputs: K3sOutputs,
-  inputs: (ctx) => ({ version: ctx.pins.pins.tools.k3s.version, network: { ...ctx.network } }),
+  inputs: (ctx) => ({
+    version: ctx.pins.pins.tools.k3s.version,
+    network: { ...ctx.network },
+    ...(ctx.apiServer.tlsSan === undefined ? {} : { tlsSan: ctx.apiServer.tlsSan }),
+  }),
   async observe(ctx): Promise<{ nodeName: string; installer: InstallerDecision }> {
     const facts = await ctx.host.facts();
     return { nodeName: facts.hostname, installer: await ctx.tools.k3sInstaller() };
@@ -95,6 +99,8 @@ export const k3s = registerPhase({
             `--cluster-cidr=${ctx.network.podCidr}`,
             `--service-cidr=${ctx.network.serviceCidr}`,
             `--node-name=${seen.nodeName}`,
+            // The name NodeRings reaches the API server by (--api-server-url), in its certificate.
+            ...(ctx.apiServer.tlsSan === undefined ? [] : [`--tls-san=${ctx.apiServer.tlsSan}`]),
           ],
           env: { INSTALL_K3S_VERSION: version },
           // The installer copies these into k3s's service environment: containerd's way out.
