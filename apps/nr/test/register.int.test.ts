@@ -423,11 +423,41 @@ describe("nr cluster register, end to end", () => {
       timeoutMs: 110_000,
     });
 
-    // Then the inbound phase's probe sees it, runs again, and verify passes
+    // Then the inbound phase's probe sees it and runs again, alone: the operator and verify are
+    // still in place and kept (no cascade, item 5)
     expect(resume.exitCode, resume.stderr).toBe(0);
-    expect(resume.stdout).toContain("3 phases ran, 7 kept");
+    expect(resume.stdout).toContain("1 phases ran, 9 kept");
     const peering = await api.getPeeringStatus(agent.id);
     expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+  }, 240_000);
+
+  it("one thing gone on resume is redone alone: Calico's operator deleted re-runs Calico, and no new peering (item 5)", async () => {
+    const nr = join(home.path, "cascade");
+    const root = await hostRoot(join(home.path, "cascade-host"), { hostname: "pve-cascade" });
+    const first = await home.nr(registerArgs("pve-cascade", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    // Given Calico's operator gone: TigeraStatus calico is no longer Available
+    await kubectl(kubeconfig, ["delete", "deployment/tigera-operator", "-n", "tigera-operator"]);
+    await kubectl(kubeconfig, ["wait", "--for=condition=Available=False", "tigerastatus/calico", "--timeout=30s"]);
+    const records = (await stand.records()).length;
+    const outboundRequests = seen.filter((r) => r.url.endsWith("/peering/outbound")).length;
+
+    // When the machine is resumed
+    const resume = await home.nr([...registerArgs("pve-cascade", root), "--resume"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then Calico alone runs again (its manifests re-applied, the operator back), and everything
+    // after it is probed and kept: no Liqo install, no new peering asked for or run
+    expect(resume.exitCode, resume.stderr).toBe(0);
+    expect(resume.stdout).toContain("1 phases ran, 9 kept");
+    await kubectl(kubeconfig, ["get", "deployment/tigera-operator", "-n", "tigera-operator"]);
+    expect((await stand.records()).slice(records)).toEqual([]);
+    expect(seen.filter((r) => r.url.endsWith("/peering/outbound")).length).toBe(outboundRequests);
+    const state = await readState(nr);
+    expect(state.phases.calico?.runs).toBe(2);
+    expect(state.phases["outbound-peer"]?.runs).toBe(1);
   }, 240_000);
 
   it("--dry-run prints exactly the calls the real run then makes", async () => {

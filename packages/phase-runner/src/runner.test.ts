@@ -193,7 +193,7 @@ describe("runPhases", () => {
     ]);
   });
 
-  it("on resume, a phase whose probe fails runs again, and every phase after it", async () => {
+  it("on resume, a phase whose probe fails runs again; the phases after it are probed, not re-run (no cascade)", async () => {
     const { store } = await setup();
     const context = world();
     await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
@@ -209,12 +209,19 @@ describe("runPhases", () => {
       resume: true,
       onEvent: (e) => events.push(e),
     });
-    expect(context.log).toEqual(["install", "verify"]);
+    expect(context.log).toEqual(["install"]);
     expect(events.find((e) => e.type === "phase-started")).toMatchObject({
       phase: { id: "install" },
       reason: "probe-failed",
       detail: "the thing is gone",
     });
+    expect(events.filter((e) => e.type === "phase-kept").map((e) => [e.phase.id, e.basis])).toEqual([
+      ["agent", "unchanged"],
+      ["verify", "unchanged"],
+    ]);
+    // and the state does not mark them stale: a run killed now would not redo them either
+    const state = await store.read();
+    expect(state?.phases.verify?.state).toBe("done");
   });
 
   it("on resume with nothing changed, redoes nothing", async () => {

@@ -461,9 +461,10 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
           runs,
         };
         state.phases[entry.id] = done;
-        if (entry.invalidatesLater !== false) {
+        if (entry.invalidatesLater !== false && decision.reason !== "probe-failed") {
           // The phases after this one ran on what it did before: they run again, and the
           // state says so in the same write, so a run killed before them still redoes them.
+          // (A phase redone because its work was gone did nothing new: see decide().)
           for (const later of phases.slice(index + 1)) {
             const record = state.phases[later.id];
             if (record?.state === "done") state.phases[later.id] = { ...record, state: "stale" };
