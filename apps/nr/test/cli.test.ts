@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { repoRoot } from "@nodekit/test-utils";
@@ -55,7 +56,7 @@ const base = (extra: string[] = []) => [
 async function fresh(name: string): Promise<Record<string, string>> {
   const nr = join(home.path, name);
   await mkdir(nr, { recursive: true });
-  return { NR_HOME: nr, NR_API_TOKEN: TOKEN };
+  return { NR_HOME: nr, NR_API_TOKEN: TOKEN, NR_LOCK_DIR: home.lockDir };
 }
 
 const exists = (path: string) =>
@@ -550,6 +551,42 @@ describe("the lock", () => {
     const second = await home.nr(base(["--name", "vm-lock", "--skip-operator-install", "--resume"]), { env });
     expect(second.exitCode).toBe(5);
     expect(second.stderr).toContain(`another run is in progress: nr cluster register (pid ${first.pid}`);
+    // One lock for the machine (item 6): a run with a state of its own (another NR_HOME) is
+    // refused too — two states must not register one VM at once
+    const other = await home.nr(base(["--name", "vm-lock-2", "--skip-operator-install"]), {
+      env: await fresh("concurrent-other-home"),
+    });
+    expect(other.exitCode, other.stderr).toBe(5);
+    expect(other.stderr).toContain(`another run is in progress: nr cluster register (pid ${first.pid}`);
     await firstDone;
   }, 60_000);
+
+  it("a lock whose pid another process took since is stale, and --break-lock clears it", async () => {
+    const env = await fresh("reused-pid");
+    // What a killed run leaves when its pid was reused: pid 1 is alive, but started at another time.
+    const lockDir = env.NR_LOCK_DIR as string;
+    await mkdir(join(lockDir, "register.lock"), { recursive: true, mode: 0o700 });
+    await writeFile(
+      join(lockDir, "register.lock-owner.json"),
+      JSON.stringify({
+        pid: 1,
+        host: hostname(),
+        name: "nr cluster register",
+        since: "2025-10-01T12:00:00.000Z",
+        runId: "gone",
+        startTime: "999999999999",
+      }),
+      { mode: 0o600 },
+    );
+    const refused = await home.nr(base(["--name", "vm-reused", "--skip-operator-install", "--dry-run"]), { env });
+    expect(refused.exitCode, refused.stderr).toBe(0); // a dry run takes no lock
+    const run = await home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
+    expect(run.exitCode).toBe(5);
+    expect(run.stderr).toContain("that pid is another process now");
+    const broken = await home.nr(base(["--name", "admin", "--skip-operator-install", "--break-lock"]), { env });
+    expect(broken.stderr).toContain("cleared a stale lock");
+    // It went on: the API refused the name (exit 8), not the lock
+    expect(broken.exitCode, broken.stderr).toBe(8);
+    expect(await exists(join(lockDir, "register.lock"))).toBe(false);
+  });
 });

@@ -207,7 +207,14 @@ describe("what a killed run left (security 5, reliability 12)", () => {
           ...register(["--name", "vm-ctrl-c", "--skip-operator-install", "--kubeconfig", "/nonexistent"]),
         ],
         {
-          env: { PATH: process.env.PATH ?? "", HOME: home.path, NO_COLOR: "1", NR_HOME: nr, NR_API_TOKEN: TOKEN },
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: home.path,
+            NO_COLOR: "1",
+            NR_HOME: nr,
+            NR_API_TOKEN: TOKEN,
+            NR_LOCK_DIR: home.lockDir,
+          },
           stdio: ["ignore", "ignore", "pipe"],
         },
       );

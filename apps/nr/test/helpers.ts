@@ -18,6 +18,8 @@ export interface NrHome {
   path: string;
   /** ~/.nr */
   nrHome: string;
+  /** NR_LOCK_DIR: this test file's "machine", whose one lock every NR_HOME of the file shares. */
+  lockDir: string;
   env: Record<string, string>;
   nr(args: string[], options?: Omit<RunCliOptions, "cwd">): Promise<CliResult>;
   cleanup(): Promise<void>;
@@ -26,15 +28,20 @@ export interface NrHome {
 export async function nrHome(prefix = "nr-test-"): Promise<NrHome> {
   const dir = await tempDir(prefix);
   const nr = join(dir.path, ".nr");
+  const lockDir = join(dir.path, "machine-lock");
   const env = {
     HOME: dir.path,
     NR_HOME: nr,
+    // nr's lock is the machine's (/run/nr for root): every NR_HOME of one test file shares this
+    // one instead, as every state on one machine shares /run/nr.
+    NR_LOCK_DIR: lockDir,
     XDG_CONFIG_HOME: join(dir.path, "config"),
     XDG_CACHE_HOME: join(dir.path, "cache"),
   };
   return {
     path: dir.path,
     nrHome: nr,
+    lockDir,
     env,
     nr: (args, options = {}) => runCli("nr", args, { ...options, cwd: dir.path, env: { ...env, ...options.env } }),
     cleanup: dir.cleanup,

@@ -148,6 +148,7 @@ function registerArgs(name: string, root: string, extra: string[] = []): string[
 function envFor(nrHomeDir: string): Record<string, string> {
   return {
     NR_HOME: nrHomeDir,
+    NR_LOCK_DIR: home.lockDir,
     NR_API_TOKEN: TOKEN,
     NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
     NR_PROXMOX_TOKEN_ID: "root@pam!nr",

@@ -1,5 +1,5 @@
 import { readdir, rm, stat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type LocatedDocument, readInputFile, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
@@ -34,6 +34,27 @@ export function nrPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(
     config: join(home, "config.yaml"),
     run: join(home, "run"),
   };
+}
+
+/**
+ * The one lock of `nr cluster register` on this machine, whatever NR_HOME: two states on one
+ * VM must never register it twice at once (they would install the same k3s and Liqo). In
+ * `/run/nr/` for root, who registers: /run is root's, on a tmpfs cleared at boot (a lock
+ * never outlives a reboot), and nr makes `/run/nr` its own 0700 directory, where the
+ * world-writable /run/lock (/var/lock) would let another user plant or hold it. For another
+ * user, in their own runtime directory (XDG_RUNTIME_DIR). `NR_LOCK_DIR` names another
+ * directory (tests, a sandbox): every state run with the same one shares the lock.
+ */
+export function nrLockPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const dir = env.NR_LOCK_DIR
+    ? resolve(cwd, env.NR_LOCK_DIR)
+    : uid === 0
+      ? "/run/nr"
+      : env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR)
+        ? join(env.XDG_RUNTIME_DIR, "nr")
+        : join(tmpdir(), `nr-${uid ?? "user"}`);
+  return join(dir, "register.lock");
 }
 
 /** `~/.nr/bin` as users write it, for messages. */

@@ -26,7 +26,15 @@ import { operator } from "../register/phases/operator.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
+import {
+  apiEndpoint,
+  assertNrHome,
+  clearRunLeftovers,
+  displayPath,
+  loadNrConfig,
+  nrLockPath,
+  nrPaths,
+} from "./home.ts";
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
@@ -302,6 +310,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     runner: options.planRunner ?? options.runner,
     redactor,
     meta,
+    // One lock for the machine, not one per NR_HOME.
+    lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     describeFailure: (error, step) =>
       /(^|\/)(kubectl|helm)$/.test(step.call.command)

@@ -4,7 +4,7 @@ import { RecordedAgent, RecordedPins, recorded } from "../register/meta.ts";
 import { agent as agentPhase } from "../register/phases/agent.ts";
 import { operator } from "../register/phases/operator.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
-import { assertNrHome, nrPaths } from "./home.ts";
+import { assertNrHome, nrLockPath, nrPaths } from "./home.ts";
 
 /** What `nr cluster status` shows (NR-15), and what `-o json|yaml` prints. */
 export interface RegistrationStatus extends RunStatusReport {
@@ -26,7 +26,12 @@ export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): 
   await assertNrHome(paths);
   const store = createStateStore({ path: paths.state });
   const state: RunState | undefined = await store.read(REGISTER_PHASES);
-  const lock = await inspectLock(paths.state);
+  // The machine's one lock: this state's run holds it when the owner's run id is the state's.
+  const machineLock = await inspectLock(paths.state, { path: nrLockPath(env) });
+  const lock =
+    machineLock.state === "held" && machineLock.owner !== undefined && machineLock.owner.runId !== state?.runId
+      ? ({ state: "free" } as const)
+      : machineLock;
   const report = runStatus(REGISTER_PHASES, state, lock);
   const agentOutputs = state?.phases[agentPhase.id]?.outputs;
   const registeredAs = recorded(RecordedAgent, state?.meta.agent);

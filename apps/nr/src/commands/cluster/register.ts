@@ -4,7 +4,7 @@ import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
-import { assertNrHome, nrPaths } from "../../services/home.ts";
+import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
 
 const list = (values: readonly string[] | undefined) =>
@@ -145,7 +145,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     if (flags["break-lock"]) {
       const paths = nrPaths(env);
       await assertNrHome(paths);
-      const cleared = await breakStaleLock(paths.state);
+      const cleared = await breakStaleLock(paths.state, { path: nrLockPath(env) });
       if (cleared !== undefined)
         this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
     }
