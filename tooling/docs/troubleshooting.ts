@@ -31,6 +31,8 @@ const EXIT_FIXES: Record<ExitCodeName, string> = {
     "Check the spelling; the closest command is suggested. `nvkectl --help` and `nr --help` list every command.",
   Interrupted: "Run the command again (with `--resume` where it has one, as `nr cluster register` does) to continue.",
   BrokenPipe: "Nothing to fix: the program reading the output (such as `head`) stopped reading.",
+  Terminated:
+    "Run the command again (with `--resume` where it has one, as `nr cluster register` does) to continue; whatever sent SIGTERM (systemd, a CI timeout) may need more time allowed.",
 };
 
 /** Fixes of individual codes, where more can be said than the exit code's. */
@@ -223,6 +225,8 @@ export const FIXES: Record<string, string> = {
   PROXMOX_CREDENTIALS_MISSING:
     "Give them with `--proxmox-credentials FILE` (`-` for standard input), the `NR_PROXMOX_*` variables or the prompt on a terminal; or `--skip-operator-install` to install the operator later.",
   RUN_INTERRUPTED: "Run `nr cluster register --resume`: completed phases are re-checked, not redone.",
+  RUN_TERMINATED:
+    "Run `nr cluster register --resume`: completed phases are re-checked, not redone; the lock was released.",
   RUN_LOCK_COMPROMISED:
     "Make sure no other nr run is in progress on this machine (`nr cluster status`), then `nr cluster register --resume`.",
   RUN_LOCK_STALE:

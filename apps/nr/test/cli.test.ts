@@ -527,6 +527,70 @@ describe("the environment of the programs nr runs (issue 22, item 4)", () => {
   });
 });
 
+describe("signals (issue 23, item 7)", () => {
+  const bin = join(repoRoot, "apps/nr/bin/run.js");
+  const start = (args: string[], env: Record<string, string>) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: home.path, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+      // Its own process group, as a shell gives a foreground job: Ctrl-C reaches all of it.
+      detached: true,
+    });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, exited, stderr: () => stderr };
+  };
+  const until = async (what: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await what()); i++) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  it("SIGTERM lets the running step finish, then stops: RUN_TERMINATED with its phase recorded, the lock released, exit 143", async () => {
+    const env = await fresh("sigterm");
+    emulator.chaos("slow", { count: 1, delayMs: 3_000, method: "POST", path: "/api/v1/agents" });
+    const run = start(base(["--name", "vm-sigterm", "--skip-operator-install", "--kubeconfig", "/nonexistent"]), env);
+    // While the agent is being created (its one step), the run is asked to stop
+    await until(() => run.stderr().includes("[agent] Agent record"));
+    run.child.kill("SIGTERM");
+    const code = await run.exited;
+
+    expect(code, run.stderr()).toBe(143);
+    const state = JSON.parse(await readFile(join(env.NR_HOME as string, "state.json"), "utf8"));
+    // The step finished (the agent exists and is recorded); the run stopped before the next one
+    expect(state.phases.agent.state).toBe("done");
+    expect(state.status).toBe("interrupted");
+    expect(state.lastError).toMatchObject({ code: "RUN_TERMINATED", phase: "prechecks" });
+    expect(run.stderr()).toContain("error: prechecks: stopped during phase prechecks");
+    expect(await exists(join(env.NR_LOCK_DIR as string, "register.lock"))).toBe(false);
+  }, 60_000);
+
+  it("Ctrl-C stops the step it reached with the terminal's process group: RUN_INTERRUPTED, not the step's failure, exit 130", async () => {
+    const env = await fresh("sigint-group");
+    // The operator's own k3s installer (--offline uses it): it says it started, then takes its time.
+    const path = join(home.path, "sigint-path");
+    const marker = join(home.path, "sigint-installer-started");
+    await mkdir(path, { recursive: true });
+    await writeFile(join(path, "k3s-install.sh"), `#!/bin/sh\ntouch '${marker}'\nexec sleep 30\n`, { mode: 0o755 });
+    await writeFile(join(path, "liqoctl"), "#!/bin/sh\necho 'Client version: v1.0.1'\n", { mode: 0o755 });
+    const run = start(
+      base(["--name", "vm-sigint", "--skip-operator-install", "--offline", "--kubeconfig", "/nonexistent"]),
+      { ...env, PATH: `${path}:${process.env.PATH}` },
+    );
+    await until(() => exists(marker));
+    process.kill(-(run.child.pid ?? 0), "SIGINT");
+    const code = await run.exited;
+
+    expect(code, run.stderr()).toBe(130);
+    const state = JSON.parse(await readFile(join(env.NR_HOME as string, "state.json"), "utf8"));
+    expect(state.status).toBe("interrupted");
+    expect(state.lastError).toMatchObject({ code: "RUN_INTERRUPTED", phase: "k3s" });
+    expect(run.stderr()).toContain("interrupted during phase k3s: its step stopped");
+    expect(await exists(join(env.NR_LOCK_DIR as string, "register.lock"))).toBe(false);
+  }, 60_000);
+});
+
 describe("the lock", () => {
   it("a second run while the first runs is refused, naming the first", async () => {
     const env = await fresh("concurrent");

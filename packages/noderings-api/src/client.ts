@@ -69,6 +69,8 @@ export interface WaitOptions {
   now?: () => number;
   /** How to wait between polls; tests pass one that advances their clock. */
   sleep?: (ms: number) => Promise<void>;
+  /** Stops the wait at once when aborted (Ctrl-C): it rejects with the signal's reason, as fetch does. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface NodeRingsClient {
@@ -360,11 +362,26 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
       request({ method: "GET", path: agentPath(id, "/peering"), schema: PeeringStatusSchema, retry: "read" }),
     async waitForInboundPeering(id, o = {}) {
       const now = o.now ?? Date.now;
-      const sleep = o.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+      const { signal } = o;
+      const sleep =
+        o.sleep ??
+        ((ms: number) =>
+          new Promise<void>((resolve, reject) => {
+            const stop = () => {
+              clearTimeout(timer);
+              reject(signal?.reason);
+            };
+            const timer = setTimeout(() => {
+              signal?.removeEventListener("abort", stop);
+              resolve();
+            }, ms);
+            signal?.addEventListener("abort", stop, { once: true });
+          }));
       const intervalMs = o.intervalMs ?? 2_000;
       const waitMs = o.timeoutMs ?? 600_000;
       const deadline = now() + waitMs;
       for (;;) {
+        signal?.throwIfAborted();
         const status = await client.getPeeringStatus(id);
         const { inbound } = status;
         if (inbound.state === "Established") return status;
@@ -397,6 +414,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
           );
         }
         await sleep(Math.min(intervalMs, Math.max(0, deadline - now())));
+        signal?.throwIfAborted();
       }
     },
 

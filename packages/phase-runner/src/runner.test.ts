@@ -625,3 +625,48 @@ describe("typed outputs", () => {
     expect(planCallLines(planned.plan)).toEqual(["echo peer '<agent id>'"]);
   });
 });
+
+describe("stopping a run", () => {
+  const waiting = (controller: AbortController) =>
+    phase<object>()({
+      id: "wait",
+      title: "Wait",
+      needs: [],
+      inputs: () => ({}),
+      plan: () => [action("wait", "wait for something", { mutates: false })],
+      actions: {
+        // A step the stop ends (as Ctrl-C ends the programs of the terminal's process group).
+        wait: async () => {
+          controller.abort(signal);
+          throw new Error("the wait ended with exit code 130");
+        },
+      },
+    });
+  let signal = "SIGINT";
+
+  it("a step that fails once the run was asked to stop is the stop: RUN_INTERRUPTED (SIGINT) or RUN_TERMINATED (SIGTERM), recorded", async () => {
+    for (const [sent, code, exitCode] of [
+      ["SIGINT", "RUN_INTERRUPTED", 130],
+      ["SIGTERM", "RUN_TERMINATED", 143],
+    ] as const) {
+      signal = sent;
+      const { store } = await setup();
+      const controller = new AbortController();
+      const error = await userErrorOf(
+        runPhases({
+          name: "t",
+          phases: [waiting(controller)],
+          context: {},
+          store,
+          runner: createRecordingRunner(),
+          signal: controller.signal,
+        }),
+      );
+      expect([error.code, error.exitCode]).toEqual([code, exitCode]);
+      expect(error.why).toContain("the wait ended with exit code 130");
+      const state = await store.read();
+      expect(state?.status).toBe("interrupted");
+      expect(state?.lastError).toMatchObject({ code, phase: "wait" });
+    }
+  });
+});

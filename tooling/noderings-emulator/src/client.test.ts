@@ -414,6 +414,26 @@ describe("peering, offloading and health", () => {
     }
   });
 
+  test("a wait for the inbound peering stops at once when its signal is aborted (Ctrl-C), with the signal's reason", async () => {
+    const emulator = await start();
+    const api = client(emulator);
+    const { agent } = await api.ensureAgent({ name: "vm-abort" });
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "vm-abort",
+      liqoVersion: "v1.0.1",
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    await api.requestInboundPeering(agent.id, { clusterId: "vm-abort", outbound: "Established" });
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort("SIGTERM"), 100);
+    await expect(
+      api.waitForInboundPeering(agent.id, { intervalMs: 10_000, timeoutMs: 60_000, signal: controller.signal }),
+    ).rejects.toBe("SIGTERM");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   test("the platform's rules: reserved CIDRs, another Liqo minor, a missing required namespace, a pass with a failed check", async () => {
     const emulator = await start();
     const api = client(emulator);

@@ -154,10 +154,13 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     const controller = new AbortController();
     // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal that no other
     // listener is left to handle, which killed nr at the first Ctrl-C once it held the lock
-    // (a partial download left behind). A second one stops at once, as without this handler.
+    // (a partial download left behind). The first SIGINT or SIGTERM lets the running step
+    // finish (or ends with it: a wait, a download) and stops the run there, recorded as
+    // RUN_INTERRUPTED or RUN_TERMINATED with its phase, the lock released: exit 130 or 143.
+    // A second one stops at once, as without this handler.
     const stop = (signal: NodeJS.Signals) => {
       if (!controller.signal.aborted) {
-        controller.abort();
+        controller.abort(signal);
         return;
       }
       process.removeListener("SIGINT", stop);

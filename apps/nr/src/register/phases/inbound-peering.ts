@@ -162,6 +162,7 @@ export const inboundPeering = registerPhase({
       await ctx.api.waitForInboundPeering(io.prior.require(agent, "agentId"), {
         intervalMs: ctx.wait.pollMs,
         timeoutMs: ctx.wait.seconds * 1000,
+        signal: io.signal,
       });
       io.set("inbound", "Established");
     },
