@@ -27,9 +27,12 @@ import {
   PeeringParametersSchema,
   type PeeringStatus,
   PeeringStatusSchema,
+  type PeeringTeardown,
+  PeeringTeardownSchema,
   type ReportOffloadingRequest,
   type RequestInboundPeeringRequest,
   type StartOutboundPeeringRequest,
+  type TeardownPeeringRequest,
 } from "./schemas.ts";
 
 export interface RetryPolicy {
@@ -116,6 +119,16 @@ export interface NodeRingsClient {
   /** Polls until inbound is Established (returned), Failed (PEERING_FAILED) or the wait ends (PEERING_TIMEOUT). */
   waitForInboundPeering(agentId: string, options?: WaitOptions): Promise<PeeringStatus>;
 
+  /**
+   * Starts tearing the peering down (`nr cluster reset`): the platform issues a one-time
+   * peering user and consumer credential for the two `liqoctl unpeer` calls. Sent once, never retried.
+   */
+  startPeeringTeardown(agentId: string, request: TeardownPeeringRequest): Promise<PeeringTeardown>;
+  /** Tells the platform both `liqoctl unpeer` calls returned: both directions are None, nothing is offloaded. Sent once, never retried. */
+  completePeeringTeardown(agentId: string, request: TeardownPeeringRequest): Promise<PeeringStatus>;
+  /** Deregisters the agent (its peering must be torn down first: 409 otherwise), answering it as it was. Gone already is NODERINGS_NOT_FOUND. */
+  deleteAgent(agentId: string): Promise<Agent>;
+
   /** Which namespaces to offload: the VNC gateway's always, and how optional ones are offloaded. */
   getOffloadingTargets(agentId: string): Promise<OffloadingTargets>;
   /** Reports every namespace now offloaded (replaces the last report). Sent once, never retried. */
@@ -128,7 +141,7 @@ export interface NodeRingsClient {
 type RetryMode = "read" | "idempotent-create" | "once";
 
 interface SendSpec {
-  method: "GET" | "POST" | "PUT";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
@@ -417,6 +430,24 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
         signal?.throwIfAborted();
       }
     },
+
+    startPeeringTeardown: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/teardown"),
+        body,
+        schema: PeeringTeardownSchema,
+        retry: "once",
+      }),
+    completePeeringTeardown: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/teardown/complete"),
+        body,
+        schema: PeeringStatusSchema,
+        retry: "once",
+      }),
+    deleteAgent: (id) => request({ method: "DELETE", path: agentPath(id), schema: AgentSchema, retry: "once" }),
 
     getOffloadingTargets: (id) =>
       request({ method: "GET", path: agentPath(id, "/offloading"), schema: OffloadingTargetsSchema, retry: "read" }),

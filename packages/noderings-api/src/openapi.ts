@@ -15,9 +15,11 @@ import {
   OutboundPeeringSchema,
   PeeringParametersSchema,
   PeeringStatusSchema,
+  PeeringTeardownSchema,
   ReportOffloadingRequestSchema,
   RequestInboundPeeringRequestSchema,
   StartOutboundPeeringRequestSchema,
+  TeardownPeeringRequestSchema,
 } from "./schemas.ts";
 
 /** The API version this package describes; the OpenAPI document's `info.version`. */
@@ -35,6 +37,8 @@ const components: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   InboundPeering: { schema: InboundPeeringSchema, io: "output" },
   CompleteInboundPeeringRequest: { schema: CompleteInboundPeeringRequestSchema, io: "input" },
   PeeringStatus: { schema: PeeringStatusSchema, io: "output" },
+  TeardownPeeringRequest: { schema: TeardownPeeringRequestSchema, io: "input" },
+  PeeringTeardown: { schema: PeeringTeardownSchema, io: "output" },
   OffloadingTargets: { schema: OffloadingTargetsSchema, io: "output" },
   ReportOffloadingRequest: { schema: ReportOffloadingRequestSchema, io: "input" },
   CreateHealthReportRequest: { schema: CreateHealthReportRequestSchema, io: "input" },
@@ -134,6 +138,10 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       },
       "/api/v1/agents/{id}": {
         get: operation("getAgent", "One agent", [200, "Agent"], { params: [agentId], errors: [404] }),
+        delete: operation("deleteAgent", "Deregister an agent (its peering torn down first); answers it as it was", [200, "Agent"], {
+          params: [agentId],
+          errors: [404, 409],
+        }),
       },
       "/api/v1/pins": {
         get: operation("getPins", "The platform-validated pin set for an architecture", [200, "PinSet"], {
@@ -185,6 +193,22 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
             body: "CompleteInboundPeeringRequest",
             errors: [400, 404, 409, 415, 422],
           },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/teardown": {
+        post: operation(
+          "startPeeringTeardown",
+          "Start tearing the peering down: issues a one-time peering user and consumer credential for the two liqoctl unpeer calls",
+          [201, "PeeringTeardown"],
+          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/teardown/complete": {
+        post: operation(
+          "completePeeringTeardown",
+          "The agent ran both liqoctl unpeer calls: both directions are None, nothing is offloaded",
+          [200, "PeeringStatus"],
+          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
         ),
       },
       "/api/v1/agents/{id}/peering": {

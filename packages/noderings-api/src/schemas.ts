@@ -225,6 +225,27 @@ export const RequestInboundPeeringRequestSchema = z.strictObject({
 });
 export type RequestInboundPeeringRequest = z.infer<typeof RequestInboundPeeringRequestSchema>;
 
+export const TeardownPeeringRequestSchema = z.strictObject({
+  /** The agent's Liqo cluster id, as in the outbound request. */
+  clusterId: DnsLabelSchema,
+});
+export type TeardownPeeringRequest = z.infer<typeof TeardownPeeringRequestSchema>;
+
+/**
+ * The answer to a teardown request (`nr cluster reset`): `liqoctl unpeer` needs the
+ * kubeconfigs of both clusters, as `liqoctl peer` did, so the platform issues again a
+ * one-time peering user (for unpeering the outbound direction, the agent the consumer) and
+ * a one-time consumer credential (for unpeering the reverse one, NodeRings the consumer).
+ * Both are secrets of NodeRings': write each only into a 0600 kubeconfig for liqoctl and
+ * delete it afterwards.
+ */
+export const PeeringTeardownSchema = z.object({
+  status: PeeringStatusSchema,
+  peeringUser: PeeringUserSchema,
+  consumerUser: PeeringUserSchema,
+});
+export type PeeringTeardown = z.infer<typeof PeeringTeardownSchema>;
+
 // ---------------------------------------------------------------------------------------
 // Offloading (`liqoctl offload namespace`)
 

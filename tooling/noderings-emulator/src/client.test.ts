@@ -474,6 +474,54 @@ describe("peering, offloading and health", () => {
   });
 });
 
+describe("teardown and deregistration (nr cluster reset)", () => {
+  test("a peered agent cannot be deregistered; a teardown issues both unpeer credentials, then it can", async () => {
+    // Given an agent peered both ways, with a namespace offloaded
+    const emulator = await start({ timing: { inboundMs: 0 } });
+    const api = client(emulator);
+    const { agent } = await api.ensureAgent({ name: "vm-reset", architecture: "amd64" });
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "vm-reset",
+      liqoVersion: "v1.0.1",
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    await api.reportOffloading(agent.id, { namespaces: ["nr-vnc-gateway"] });
+    await api.requestInboundPeering(agent.id, { clusterId: "vm-reset", outbound: "Established" });
+    await api.completeInboundPeering(agent.id, { clusterId: "vm-reset", reversePeering: "Done" });
+    await api.waitForInboundPeering(agent.id, { intervalMs: 10 });
+
+    // When it is deregistered while peered, it is refused: the platform would keep a peering to nothing
+    const refused = await userErrorOf(api.deleteAgent(agent.id));
+    expect(refused.errorCode).toBe(nodeRingsErrorCodes.NODERINGS_CONFLICT);
+    expect(refused.message).toContain("tear the peering down before deregistering it");
+    // And a teardown for another cluster id is refused too
+    expect((await userErrorOf(api.startPeeringTeardown(agent.id, { clusterId: "other" }))).errorCode).toBe(
+      nodeRingsErrorCodes.NODERINGS_CONFLICT,
+    );
+
+    // When the teardown starts: two one-time credentials, one per liqoctl unpeer, both directions Pending
+    const teardown = await api.startPeeringTeardown(agent.id, { clusterId: "vm-reset" });
+    expect(teardown.peeringUser.user).toBe("liqo-peer-vm-reset");
+    expect(teardown.consumerUser.user).toBe("liqo-consumer-vm-reset");
+    expect(teardown.peeringUser.token).not.toBe(teardown.consumerUser.token);
+    expect([teardown.status.outbound.state, teardown.status.inbound.state]).toEqual(["Pending", "Pending"]);
+
+    // Then once reported done, nothing is peered or offloaded, and the agent can be deregistered
+    const done = await api.completePeeringTeardown(agent.id, { clusterId: "vm-reset" });
+    expect([done.outbound.state, done.inbound.state]).toEqual(["None", "None"]);
+    expect((await api.getOffloadingTargets(agent.id)).offloaded).toEqual([]);
+    expect((await api.deleteAgent(agent.id)).id).toBe(agent.id);
+    expect(await api.findAgentByName("vm-reset")).toBeUndefined();
+    expect((await userErrorOf(api.deleteAgent(agent.id))).errorCode).toBe(nodeRingsErrorCodes.NODERINGS_NOT_FOUND);
+    // And a peering teardown of an unpeered agent is a conflict, not a second set of credentials
+    const again = await api.ensureAgent({ name: "vm-reset-2", architecture: "amd64" });
+    expect((await userErrorOf(api.startPeeringTeardown(again.agent.id, { clusterId: "vm-reset-2" }))).message).toContain(
+      "has no peering to tear down",
+    );
+  });
+});
+
 describe("pins and artifacts", () => {
   test("fetchPins reads the emulator's pins; an invalid pin set is refused with problems located in the answer", async () => {
     const emulator = await start();

@@ -16,6 +16,8 @@ import {
   ReportOffloadingRequestSchema,
   RequestInboundPeeringRequestSchema,
   StartOutboundPeeringRequestSchema,
+  type PeeringTeardown,
+  TeardownPeeringRequestSchema,
 } from "@nodekit/noderings-api";
 import type * as z from "zod";
 import { ApiError, conflict, invalid, notFound } from "./api-error.ts";
@@ -278,6 +280,93 @@ export function completeInbound(
     touch(record, ctx, record.agent.state);
   }
   return peeringStatus(record, ctx);
+}
+
+/**
+ * The agent asks to tear its peering down (`nr cluster reset`): `liqoctl unpeer` needs both
+ * clusters' kubeconfigs, as `liqoctl peer` did, so the platform issues again a one-time
+ * peering user (unpeering the outbound direction) and consumer credential (the reverse one).
+ * Both directions are Pending until the agent reports the unpeer calls done. Without a
+ * peering, or for another cluster id, it is a conflict.
+ */
+export function startTeardown(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringTeardown {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown request");
+  const { peering } = record;
+  if (peering.clusterId === undefined || (peering.outbound.state === "None" && peering.inbound.state === "None")) {
+    throw conflict(`agent "${record.agent.name}" has no peering to tear down`);
+  }
+  if (peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  const at = iso(ctx.now);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  const peeringUser = `liqo-peer-${request.clusterId}`.slice(0, 63);
+  const consumerUser = `liqo-consumer-${request.clusterId}`.slice(0, 63);
+  const tearing = { state: "Pending" as const, message: "tearing down: waiting for the agent to unpeer", updatedAt: at };
+  peering.outbound = tearing;
+  peering.inbound = tearing;
+  peering.peeringUser = { user: peeringUser, expiresAt };
+  peering.consumerUser = { user: consumerUser, expiresAt };
+  delete peering.inboundDueMs;
+  touch(record, ctx, record.agent.state);
+  const credential = (user: string) => ({
+    server: ctx.platform.peeringServer,
+    certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+    user,
+    token: ctx.newToken(),
+    expiresAt,
+  });
+  return {
+    status: peeringStatus(record, ctx),
+    peeringUser: credential(peeringUser),
+    consumerUser: credential(consumerUser),
+  };
+}
+
+/** The agent ran both `liqoctl unpeer` calls: both directions None, nothing offloaded; the agent is Registered again. */
+export function completeTeardown(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringStatus {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown report");
+  const { peering } = record;
+  if (peering.clusterId !== undefined && peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  const at = iso(ctx.now);
+  record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
+  record.offloading = { offloaded: [], updatedAt: at };
+  delete record.agent.clusterId;
+  touch(record, ctx, "Registered");
+  return peeringStatus(record, ctx);
+}
+
+/** Deregisters an agent: refused (409) while either peering direction is not None. Answers it as it was. */
+export function deleteAgent(state: EmulatorState, account: string, id: string, ctx: ControllerContext): Agent {
+  const record = getAgentRecord(state, account, id);
+  const { outbound, inbound } = record.peering;
+  if (outbound.state !== "None" || inbound.state !== "None") {
+    throw conflict(
+      `agent "${record.agent.name}" is still peered (outbound ${outbound.state}, inbound ${inbound.state}); tear the peering down before deregistering it`,
+    );
+  }
+  delete state.agents[id];
+  return { ...record.agent, updatedAt: iso(ctx.now) };
 }
 
 export function offloadingTargets(record: AgentRecord, ctx: ControllerContext): OffloadingTargets {
