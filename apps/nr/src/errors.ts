@@ -81,6 +81,15 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Usage,
     meaning: "A secret was passed as a command-line flag, where shell history and ps can read it; it was not used.",
   },
+  RESET_NOTHING_RECORDED: {
+    exitCode: ExitCode.Precondition,
+    meaning: "nr cluster reset found no registration recorded on this machine (no ~/.nr/state.json): there is nothing it created to remove.",
+  },
+  RESET_TOOL_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "nr cluster reset needs liqoctl (at the installed Liqo's version) or helm and finds none on this machine; a reset downloads nothing.",
+  },
   VERIFY_FAILED: {
     exitCode: ExitCode.CheckFailed,
     meaning:

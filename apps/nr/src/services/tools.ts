@@ -413,3 +413,43 @@ export async function installInstaller(
     await rm(staged, { force: true });
   }
 }
+
+/**
+ * Where a companion tool already on this machine is, for a command that installs nothing
+ * (`nr cluster reset`, `support-bundle`, `status --live`): `~/.nr/bin/<tool>` when it is the
+ * executable nr installed (its digest the recorded one, never run to ask), else the one on
+ * PATH when only its user or root can have changed it. A `version` given must be the one it
+ * reports (liqoctl and Liqo must match). Undefined, with what was found, when there is none.
+ */
+export async function findInstalledTool(
+  tool: CompanionTool,
+  options: { paths: NrPaths; runner: ProcessRunner; env?: NodeJS.ProcessEnv; version?: string | undefined },
+): Promise<{ path: string } | { path: undefined; found: string }> {
+  const seen: string[] = [];
+  const own = join(options.paths.bin, tool);
+  const digest = await digestOwnFile(own);
+  if (digest.kind === "hashed") {
+    const recorded = (await readInstalledTools(options.paths)).tools[tool];
+    if (
+      recorded?.sha256 === digest.sha256 &&
+      (options.version === undefined || sameVersion(recorded.version, options.version))
+    ) {
+      return { path: own };
+    }
+    seen.push(
+      `${tool} at ${own} (not used: ${recorded === undefined ? "not recorded as installed by nr" : recorded.sha256 !== digest.sha256 ? "its sha256 is not the one nr installed" : `installed as ${recorded.version}`})`,
+    );
+  }
+  const onPath = await findOnPath(tool, options.env ?? process.env, options.paths.bin);
+  if (onPath !== undefined) {
+    const distrust = await distrustOnPath(onPath);
+    if (distrust !== undefined) seen.push(`${tool} at ${onPath} (not run: ${distrust})`);
+    else if (options.version === undefined) return { path: onPath };
+    else {
+      const version = await toolVersion(options.runner, tool, onPath);
+      if (version !== undefined && sameVersion(version, options.version)) return { path: onPath };
+      seen.push(`${tool} ${version ?? "of unknown version"} at ${onPath}`);
+    }
+  }
+  return { path: undefined, found: seen.length === 0 ? "not found" : seen.join(", ") };
+}
