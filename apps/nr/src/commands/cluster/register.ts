@@ -6,6 +6,7 @@ import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
 import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
+import { runLog } from "../../services/run-log.ts";
 
 const list = (values: readonly string[] | undefined) =>
   (values ?? []).flatMap((value) => value.split(",").map((part) => part.trim())).filter((part) => part !== "");
@@ -151,6 +152,9 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     }
     const dryRun = flags["dry-run"];
     const renderer = dryRun ? undefined : await this.progress();
+    const progress = renderer === undefined ? undefined : runProgress(renderer);
+    // The run's log, for nr cluster support-bundle (redacted).
+    const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
     const controller = new AbortController();
     // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal that no other
     // listener is left to handle, which killed nr at the first Ctrl-C once it held the lock
@@ -201,7 +205,10 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         runner: this.processRunner(),
         redactor: this.redactor,
         version: this.config.version,
-        ...(renderer === undefined ? {} : { onEvent: runProgress(renderer) }),
+        onEvent: (event) => {
+          log?.(event);
+          progress?.(event);
+        },
         warn: (message) => this.logger.warn(message),
         debug: (message) => this.logger.debug(message),
         signal: controller.signal,

@@ -3,8 +3,9 @@ import { isUserError, UserError } from "@nodekit/errors";
 import { describePhases } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { RESET_PHASES, UNREACHABLE } from "../../reset/phases.ts";
-import { displayPath } from "../../services/home.ts";
+import { displayPath, nrPaths } from "../../services/home.ts";
 import { reset } from "../../services/reset.ts";
+import { runLog } from "../../services/run-log.ts";
 
 export default class ClusterReset extends NrCommand<typeof ClusterReset> {
   static override summary =
@@ -54,6 +55,9 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
     const env = process.env;
     const dryRun = flags["dry-run"];
     const renderer = dryRun ? undefined : await this.progress();
+    const progress = renderer === undefined ? undefined : runProgress(renderer);
+    // The run's log, for nr cluster support-bundle (redacted).
+    const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
     const controller = new AbortController();
     const stop = (signal: NodeJS.Signals) => {
       if (!controller.signal.aborted) {
@@ -78,7 +82,10 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
         runner: this.processRunner(),
         redactor: this.redactor,
         version: this.config.version,
-        ...(renderer === undefined ? {} : { onEvent: runProgress(renderer) }),
+        onEvent: (event) => {
+          log?.(event);
+          progress?.(event);
+        },
         debug: (message) => this.logger.debug(message),
         signal: controller.signal,
       });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { access, readdir, readFile } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -13,13 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reset } from "../src/services/reset.ts";
 import { calicoOperator, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, type StandIns, standIns } from "./helpers.ts";
 
-// nr cluster reset end to end, after a real registration: the NodeRings emulator as the
+// nr's day 2 end to end (support-bundle, status --live, reset), after a real registration: the NodeRings emulator as the
 // platform (behind a proxy a test can take down), the test tier's real kube-apiserver as the
 // agent cluster, real kubectl and helm, the strict stand-ins for the k3s installer (and the
 // k3s-uninstall.sh it writes) and liqoctl (unoffload, unpeer with both kubeconfigs,
 // uninstall --purge refused while a peering or an offloaded namespace remains).
 
-const TOKEN = "nr-reset-token";
+// Every secret carries a canary a test looks for everywhere it must not be.
+const TOKEN = "nr-day2-api-token-canary-3f9d";
 const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-5c1d-reset-proxmox-secret-9e7a";
 
@@ -142,6 +143,75 @@ async function allFiles(dir: string): Promise<string> {
   }
   return text;
 }
+
+describe("nr cluster support-bundle", () => {
+  it("one tar.gz with every part, and no secret: from any input path, in any command's output", async () => {
+    const nr = join(home.path, "bundle");
+    await registerMachine("pve-bundle", nr);
+    // Given secrets where nr might pick them up: the API token only in ~/.nr/config.yaml (0600),
+    // the Proxmox secret only in the cluster's Secret (not in the environment), and commands
+    // that print them: a node annotation, and k3s and journalctl that echo every one of them
+    // (with a kubeconfig token, an Authorization header, the one-time peering tokens' prefix)
+    await writeFile(join(nr, "config.yaml"), `apiUrl: ${proxyUrl}\ntoken: ${TOKEN}\n`, { mode: 0o600 });
+    await kubectl(kubeconfig, ["annotate", "node/pve-bundle", `leak=${CANARY}`, "--overwrite"]);
+    const noisy = join(home.path, "noisy-bin");
+    await mkdir(noisy, { recursive: true });
+    const leak = `echo "proxmox ${CANARY} api ${TOKEN}"; echo "  token: abcdefghijklmnop"; echo "Authorization: Bearer nrpu_zzzzzzzzzzzz"`;
+    await writeFile(join(noisy, "k3s"), `#!/bin/sh\necho "k3s check-config: $*"\n${leak}\n`, { mode: 0o755 });
+    await writeFile(join(noisy, "journalctl"), `#!/bin/sh\necho "journal: $*"\n${leak}\n`, { mode: 0o755 });
+    const { NR_API_TOKEN: _token, NR_PROXMOX_TOKEN_SECRET: _secret, ...env } = envFor(nr);
+    const out = join(home.path, "bundle.tar.gz");
+
+    // When the bundle is written
+    const result = await home.nr(["cluster", "support-bundle", "--output", out, "--journal-lines", "50"], {
+      env: { ...env, PATH: `${noisy}:${path}` },
+      timeoutMs: 60_000,
+    });
+
+    // Then it is one 0600 archive with every part
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`wrote ${out}`);
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+    const unpacked = join(home.path, "bundle-unpacked");
+    await mkdir(unpacked, { recursive: true });
+    execFileSync("tar", ["-xzf", out, "-C", unpacked]);
+    const [top] = await readdir(unpacked);
+    const files = (await readdir(join(unpacked, top ?? ""))).sort();
+    expect(files).toEqual([
+      "helm-status.json",
+      "host.json",
+      "index.json",
+      "k3s-check-config.txt",
+      "k3s-journal.txt",
+      "last-run.log",
+      "liqoctl-info.json",
+      "nodes.json",
+      "pins.json",
+      "state.json",
+      "tigerastatus.json",
+    ]);
+    const read = (file: string) => readFile(join(unpacked, top ?? "", file), "utf8");
+    expect(JSON.parse(await read("liqoctl-info.json")).local.clusterID).toBe("pve-bundle");
+    expect(JSON.parse(await read("helm-status.json")).info.status).toBe("deployed");
+    expect(JSON.parse(await read("nodes.json")).items.map((n: { metadata: { name: string } }) => n.metadata.name)).toContain(
+      "pve-bundle",
+    );
+    expect(JSON.parse(await read("pins.json")).versions.liqo).toBe("v1.0.1");
+    expect(await read("k3s-check-config.txt")).toContain("k3s check-config: check-config");
+    expect(await read("k3s-journal.txt")).toContain("journal: -u k3s --no-pager -n 50");
+    expect(await read("last-run.log")).toContain('"type":"run-finished"');
+    expect(JSON.parse(await read("state.json")).status).toBe("succeeded");
+    // And no secret in any file, whichever way it came in
+    const everything = (await Promise.all(files.map(read))).join("\n");
+    for (const secret of [CANARY, TOKEN, "abcdefghijklmnop", "nrpu_"]) expect(everything).not.toContain(secret);
+    expect(everything).toContain("[REDACTED]");
+    expect(result.stderr).not.toContain(CANARY);
+    // And a second bundle to the same file is refused, the first one kept
+    const again = await home.nr(["cluster", "support-bundle", "--output", out], { env: { ...env, PATH: `${noisy}:${path}` } });
+    expect(again.exitCode).toBe(5);
+    expect(again.stderr).toContain("nothing was overwritten");
+  }, 180_000);
+});
 
 describe("nr cluster reset, after a real registration", () => {
   it("removes, in reverse, everything the registration recorded, and nothing is left; the dry run printed every call", async () => {
