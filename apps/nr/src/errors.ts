@@ -90,6 +90,10 @@ export const errorCodes = defineErrorCodes("nr", {
     meaning:
       "nr cluster reset needs liqoctl (at the installed Liqo's version) or helm and finds none on this machine; a reset downloads nothing.",
   },
+  LIVE_CHECK_FAILED: {
+    exitCode: ExitCode.CheckFailed,
+    meaning: "nr cluster status --live found the running machine unhealthy; each failed check is listed. Nothing was changed or reported.",
+  },
   BUNDLE_EXISTS: {
     exitCode: ExitCode.Conflict,
     meaning: "The support bundle's file (--output) exists already; nr never overwrites it.",

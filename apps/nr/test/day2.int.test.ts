@@ -213,6 +213,47 @@ describe("nr cluster support-bundle", () => {
   }, 180_000);
 });
 
+describe("nr cluster status --live", () => {
+  it("checks the running machine read-only: healthy passes; Calico gone fails naming it; nothing is posted", async () => {
+    const nr = join(home.path, "live");
+    await registerMachine("pve-live", nr);
+    const writes = () => bodies.filter((b) => !b.startsWith("GET ")).length;
+    const before = writes();
+
+    const healthy = await home.nr(["cluster", "status", "--live", "-o", "json"], { env: envFor(nr), timeoutMs: 60_000 });
+    expect(healthy.exitCode, healthy.stderr).toBe(0);
+    const report = JSON.parse(healthy.stdout);
+    expect(report.live.result).toBe("pass");
+    expect(report.live.checks.map((c: { id: string }) => c.id)).toEqual([
+      "k3s-api",
+      "k3s-node",
+      "calico-ready",
+      "node-ready",
+      "liqo-installed",
+      "liqo-foreign-cluster",
+      "liqo-reverse-peering",
+      "operator",
+      "operator-credentials",
+      "peering-outbound",
+      "peering-inbound",
+      "offloading",
+    ]);
+
+    // Given Calico's operator gone
+    await kubectl(kubeconfig, ["delete", "deployment/tigera-operator", "-n", "tigera-operator"]);
+    await kubectl(kubeconfig, ["wait", "--for=condition=Available=False", "tigerastatus/calico", "--timeout=30s"]);
+    const broken = await home.nr(["cluster", "status", "--live"], { env: envFor(nr), timeoutMs: 60_000 });
+    expect(broken.exitCode).toBe(1);
+    expect(broken.stdout).toMatch(/calico-ready\s+FAIL\s+Calico is not Available/);
+    expect(broken.stderr).toContain("1 of 12 live checks failed: calico-ready");
+    // Nothing was posted, put or deleted at NodeRings, and the state is as it was
+    expect(writes()).toBe(before);
+    expect(JSON.parse(await readFile(join(nr, "state.json"), "utf8")).status).toBe("succeeded");
+    // Without --live, status talks to nothing and exits 0
+    expect((await home.nr(["cluster", "status"], { env: envFor(nr) })).exitCode).toBe(0);
+  }, 180_000);
+});
+
 describe("nr cluster reset, after a real registration", () => {
   it("removes, in reverse, everything the registration recorded, and nothing is left; the dry run printed every call", async () => {
     const nr = join(home.path, "full");

@@ -5,6 +5,7 @@ import { agent as agentPhase } from "../register/phases/agent.ts";
 import { operator } from "../register/phases/operator.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { assertNrHome, nrLockPath, nrPaths } from "./home.ts";
+import { type LiveHealth, type LiveOptions, liveHealth } from "./live.ts";
 
 /** What `nr cluster status` shows (NR-15), and what `-o json|yaml` prints. */
 export interface RegistrationStatus extends RunStatusReport {
@@ -18,10 +19,15 @@ export interface RegistrationStatus extends RunStatusReport {
   nextStep: string | undefined;
   /** A run holding the lock right now. */
   runningPid: number | undefined;
+  /** With `--live`: the running machine's health, checked now (read-only). */
+  live?: LiveHealth;
 }
 
 /** Reads the state (none yet is fine; an invalid one is RUN_STATE_INVALID) and where the lock stands. */
-export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): Promise<RegistrationStatus> {
+export async function registrationStatus(
+  env: NodeJS.ProcessEnv = process.env,
+  live?: Omit<LiveOptions, "paths" | "env">,
+): Promise<RegistrationStatus> {
   const paths = nrPaths(env);
   await assertNrHome(paths);
   const store = createStateStore({ path: paths.state });
@@ -62,5 +68,6 @@ export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): 
     operatorInstalled,
     nextStep,
     runningPid: lock.state === "held" ? lock.owner?.pid : undefined,
+    ...(live === undefined || state === undefined ? {} : { live: await liveHealth(state, { ...live, paths, env }) }),
   };
 }
