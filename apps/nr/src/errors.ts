@@ -83,7 +83,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   RESET_NOTHING_RECORDED: {
     exitCode: ExitCode.Precondition,
-    meaning: "nr cluster reset found no registration recorded on this machine (no ~/.nr/state.json): there is nothing it created to remove.",
+    meaning:
+      "nr cluster reset found no registration recorded on this machine (no ~/.nr/state.json): there is nothing it created to remove.",
   },
   RESET_TOOL_MISSING: {
     exitCode: ExitCode.Precondition,
@@ -92,7 +93,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   LIVE_CHECK_FAILED: {
     exitCode: ExitCode.CheckFailed,
-    meaning: "nr cluster status --live found the running machine unhealthy; each failed check is listed. Nothing was changed or reported.",
+    meaning:
+      "nr cluster status --live found the running machine unhealthy; each failed check is listed. Nothing was changed or reported.",
   },
   BUNDLE_EXISTS: {
     exitCode: ExitCode.Conflict,

@@ -11,7 +11,16 @@ import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reset } from "../src/services/reset.ts";
-import { calicoOperator, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, type StandIns, standIns } from "./helpers.ts";
+import {
+  calicoOperator,
+  FIXTURES,
+  hostRoot,
+  kubectl,
+  type NrHome,
+  nrHome,
+  type StandIns,
+  standIns,
+} from "./helpers.ts";
 
 // nr's day 2 end to end (support-bundle, status --live, reset), after a real registration: the NodeRings emulator as the
 // platform (behind a proxy a test can take down), the test tier's real kube-apiserver as the
@@ -193,9 +202,9 @@ describe("nr cluster support-bundle", () => {
     const read = (file: string) => readFile(join(unpacked, top ?? "", file), "utf8");
     expect(JSON.parse(await read("liqoctl-info.json")).local.clusterID).toBe("pve-bundle");
     expect(JSON.parse(await read("helm-status.json")).info.status).toBe("deployed");
-    expect(JSON.parse(await read("nodes.json")).items.map((n: { metadata: { name: string } }) => n.metadata.name)).toContain(
-      "pve-bundle",
-    );
+    expect(
+      JSON.parse(await read("nodes.json")).items.map((n: { metadata: { name: string } }) => n.metadata.name),
+    ).toContain("pve-bundle");
     expect(JSON.parse(await read("pins.json")).versions.liqo).toBe("v1.0.1");
     expect(await read("k3s-check-config.txt")).toContain("k3s check-config: check-config");
     expect(await read("k3s-journal.txt")).toContain("journal: -u k3s --no-pager -n 50");
@@ -207,7 +216,9 @@ describe("nr cluster support-bundle", () => {
     expect(everything).toContain("[REDACTED]");
     expect(result.stderr).not.toContain(CANARY);
     // And a second bundle to the same file is refused, the first one kept
-    const again = await home.nr(["cluster", "support-bundle", "--output", out], { env: { ...env, PATH: `${noisy}:${path}` } });
+    const again = await home.nr(["cluster", "support-bundle", "--output", out], {
+      env: { ...env, PATH: `${noisy}:${path}` },
+    });
     expect(again.exitCode).toBe(5);
     expect(again.stderr).toContain("nothing was overwritten");
   }, 180_000);
@@ -220,7 +231,10 @@ describe("nr cluster status --live", () => {
     const writes = () => bodies.filter((b) => !b.startsWith("GET ")).length;
     const before = writes();
 
-    const healthy = await home.nr(["cluster", "status", "--live", "-o", "json"], { env: envFor(nr), timeoutMs: 60_000 });
+    const healthy = await home.nr(["cluster", "status", "--live", "-o", "json"], {
+      env: envFor(nr),
+      timeoutMs: 60_000,
+    });
     expect(healthy.exitCode, healthy.stderr).toBe(0);
     const report = JSON.parse(healthy.stdout);
     expect(report.live.result).toBe("pass");

@@ -138,10 +138,15 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       },
       "/api/v1/agents/{id}": {
         get: operation("getAgent", "One agent", [200, "Agent"], { params: [agentId], errors: [404] }),
-        delete: operation("deleteAgent", "Deregister an agent (its peering torn down first); answers it as it was", [200, "Agent"], {
-          params: [agentId],
-          errors: [404, 409],
-        }),
+        delete: operation(
+          "deleteAgent",
+          "Deregister an agent (its peering torn down first); answers it as it was",
+          [200, "Agent"],
+          {
+            params: [agentId],
+            errors: [404, 409],
+          },
+        ),
       },
       "/api/v1/pins": {
         get: operation("getPins", "The platform-validated pin set for an architecture", [200, "PinSet"], {

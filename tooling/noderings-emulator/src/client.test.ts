@@ -516,9 +516,9 @@ describe("teardown and deregistration (nr cluster reset)", () => {
     expect((await userErrorOf(api.deleteAgent(agent.id))).errorCode).toBe(nodeRingsErrorCodes.NODERINGS_NOT_FOUND);
     // And a peering teardown of an unpeered agent is a conflict, not a second set of credentials
     const again = await api.ensureAgent({ name: "vm-reset-2", architecture: "amd64" });
-    expect((await userErrorOf(api.startPeeringTeardown(again.agent.id, { clusterId: "vm-reset-2" }))).message).toContain(
-      "has no peering to tear down",
-    );
+    expect(
+      (await userErrorOf(api.startPeeringTeardown(again.agent.id, { clusterId: "vm-reset-2" }))).message,
+    ).toContain("has no peering to tear down");
   });
 });
 

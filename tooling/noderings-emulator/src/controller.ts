@@ -12,11 +12,11 @@ import {
   type OutboundPeering,
   type PeeringParameters,
   type PeeringStatus,
+  type PeeringTeardown,
   RESERVED_AGENT_NAMES,
   ReportOffloadingRequestSchema,
   RequestInboundPeeringRequestSchema,
   StartOutboundPeeringRequestSchema,
-  type PeeringTeardown,
   TeardownPeeringRequestSchema,
 } from "@nodekit/noderings-api";
 import type * as z from "zod";
@@ -311,7 +311,11 @@ export function startTeardown(
   const expiresAt = iso(ctx.now + 60 * 60 * 1000);
   const peeringUser = `liqo-peer-${request.clusterId}`.slice(0, 63);
   const consumerUser = `liqo-consumer-${request.clusterId}`.slice(0, 63);
-  const tearing = { state: "Pending" as const, message: "tearing down: waiting for the agent to unpeer", updatedAt: at };
+  const tearing = {
+    state: "Pending" as const,
+    message: "tearing down: waiting for the agent to unpeer",
+    updatedAt: at,
+  };
   peering.outbound = tearing;
   peering.inbound = tearing;
   peering.peeringUser = { user: peeringUser, expiresAt };

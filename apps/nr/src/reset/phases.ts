@@ -224,7 +224,16 @@ const uninstallOperator = resetPhase({
         {
           ...helmCall(
             ctx.kube,
-            ["uninstall", op.release, "--namespace", op.namespace, "--ignore-not-found", "--wait", "--timeout", `${ctx.wait.seconds}s`],
+            [
+              "uninstall",
+              op.release,
+              "--namespace",
+              op.namespace,
+              "--ignore-not-found",
+              "--wait",
+              "--timeout",
+              `${ctx.wait.seconds}s`,
+            ],
             ctx.helmEnv,
           ),
           command: helm,
@@ -312,7 +321,8 @@ const uninstallK3s = resetPhase({
 const deregister = resetPhase({
   id: "deregister",
   title: "Deregister",
-  description: "delete the agent in NodeRings, when the registration created it (--force: NodeRings unreachable, left there)",
+  description:
+    "delete the agent in NodeRings, when the registration created it (--force: NodeRings unreachable, left there)",
   needs: ["recorded", "api", "force"],
   outputs: z.strictObject({ noderings: z.enum(["deleted", "gone", "left"]) }),
   guard: (ctx) =>

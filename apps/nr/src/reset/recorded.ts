@@ -88,7 +88,9 @@ export function recordedInstall(state: RunState, stateFile: string): RecordedIns
     ...(liqoOut === undefined
       ? {}
       : { liqo: { version: text(liqoOut.version) ?? "", clusterId: text(liqoOut.clusterId) ?? "" } }),
-    ...(outboundOut === undefined ? {} : { outbound: { platformClusterId: text(outboundOut.platformClusterId) ?? "" } }),
+    ...(outboundOut === undefined
+      ? {}
+      : { outbound: { platformClusterId: text(outboundOut.platformClusterId) ?? "" } }),
     inbound: ["done", "stale", "failed"].includes(state.phases[inboundPeering.id]?.state ?? "none"),
     ...(offloadingOut === undefined
       ? {}

@@ -7,7 +7,7 @@ import type { ProcessRunner, Redactor } from "@nodekit/process";
 import type { RegisterContext } from "../register/context.ts";
 import { RecordedPins, recorded } from "../register/meta.ts";
 import { agent } from "../register/phases/agent.ts";
-import { calicoChecks } from "../register/phases/calico.ts";
+import { calico, calicoChecks } from "../register/phases/calico.ts";
 import { check } from "../register/phases/common.ts";
 import { peeringChecks, reverseChecks } from "../register/phases/inbound-peering.ts";
 import { k3s, k3sChecks, nodeReadyChecks } from "../register/phases/k3s.ts";
@@ -15,7 +15,6 @@ import { liqo, liqoChecks } from "../register/phases/liqo.ts";
 import { offloading, offloadingChecks } from "../register/phases/offloading.ts";
 import { operator, operatorChecks } from "../register/phases/operator.ts";
 import { outboundChecks, outboundPeer } from "../register/phases/outbound-peer.ts";
-import { calico } from "../register/phases/calico.ts";
 import { apiEndpoint, loadNrConfig, type NrPaths } from "./home.ts";
 import { K3S_KUBECONFIG } from "./register.ts";
 import { findInstalledTool } from "./tools.ts";
@@ -88,7 +87,12 @@ export async function liveHealth(state: RunState, options: LiveOptions): Promise
       tools: {
         helm: async () => {
           if (helm.path === undefined) throw new Error(`helm is not on this machine (${helm.found})`);
-          return { tool: "helm", version: recorded(RecordedPins, state.meta.pins)?.versions.helm ?? "", action: "use", path: helm.path };
+          return {
+            tool: "helm",
+            version: recorded(RecordedPins, state.meta.pins)?.versions.helm ?? "",
+            action: "use",
+            path: helm.path,
+          };
         },
       } as unknown as RegisterContext["tools"],
     };
@@ -109,11 +113,16 @@ export async function liveHealth(state: RunState, options: LiveOptions): Promise
       retry: { limit: 1 },
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
-    if (state.phases["inbound-peering"]?.state === "done") await guarded("peering", () => peeringChecks({ api }, agentId));
+    if (state.phases["inbound-peering"]?.state === "done")
+      await guarded("peering", () => peeringChecks({ api }, agentId));
     if (done(offloading.id)) {
       const namespaces = outputs(offloading.id).namespaces;
       await guarded("offloading", () =>
-        offloadingChecks({ api }, agentId, Array.isArray(namespaces) ? namespaces.filter((n): n is string => typeof n === "string") : undefined),
+        offloadingChecks(
+          { api },
+          agentId,
+          Array.isArray(namespaces) ? namespaces.filter((n): n is string => typeof n === "string") : undefined,
+        ),
       );
     }
   }

@@ -15,7 +15,7 @@ import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { errorCodes } from "../errors.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import type { ResetContext } from "../reset/context.ts";
-import { TEARDOWN_CONSUMER_KUBECONFIG, TEARDOWN_PEERING_KUBECONFIG, RESET_PHASES } from "../reset/phases.ts";
+import { RESET_PHASES, TEARDOWN_CONSUMER_KUBECONFIG, TEARDOWN_PEERING_KUBECONFIG } from "../reset/phases.ts";
 import { RecordedInstall, recordedInstall } from "../reset/recorded.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
@@ -70,10 +70,14 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
   } else {
     const registration = await createStateStore({ path: paths.state }).read(REGISTER_PHASES);
     if (registration === undefined) {
-      throw new UserError(errorCodes.RESET_NOTHING_RECORDED, `nothing to reset: no registration is recorded in ${paths.state}`, {
-        why: "nr cluster reset removes only what a registration recorded that nr created",
-        next: "nothing to do; a registration archived by an earlier reset is in ~/.nr/archive/",
-      });
+      throw new UserError(
+        errorCodes.RESET_NOTHING_RECORDED,
+        `nothing to reset: no registration is recorded in ${paths.state}`,
+        {
+          why: "nr cluster reset removes only what a registration recorded that nr created",
+          next: "nothing to do; a registration archived by an earlier reset is in ~/.nr/archive/",
+        },
+      );
     }
     recorded = recordedInstall(registration, paths.state);
     const stamp = (options.clock ?? (() => new Date()))().toISOString().replace(/[:.]/g, "-");
@@ -93,10 +97,14 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
   const tool = (name: "liqoctl" | "helm", version: string | undefined) => async () => {
     const found = await findInstalledTool(name, { paths, runner: options.runner, env, version });
     if (found.path !== undefined) return found.path;
-    throw new UserError(errorCodes.RESET_TOOL_MISSING, `nr cluster reset needs ${name}${version === undefined ? "" : ` ${version}`}, and it is not on this machine`, {
-      why: `found: ${found.found}; a reset downloads nothing`,
-      next: `put ${name}${version === undefined ? "" : ` ${version}`} on PATH (or run nr cluster register --resume to install it into ~/.nr/bin), then run the reset again`,
-    });
+    throw new UserError(
+      errorCodes.RESET_TOOL_MISSING,
+      `nr cluster reset needs ${name}${version === undefined ? "" : ` ${version}`}, and it is not on this machine`,
+      {
+        why: `found: ${found.found}; a reset downloads nothing`,
+        next: `put ${name}${version === undefined ? "" : ` ${version}`} on PATH (or run nr cluster register --resume to install it into ~/.nr/bin), then run the reset again`,
+      },
+    );
   };
   const kube = { kubeconfig: recorded.kubeconfig };
   const context: ResetContext = {
@@ -109,7 +117,8 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
     // liqoctl's version must be Liqo's (liqotech/liqo docs: liqoctl and Liqo are released together).
     tools: { liqoctl: tool("liqoctl", recorded.liqo?.version), helm: tool("helm", undefined) },
     env,
-    calicoManifests: options.calicoManifests ?? calicoManifestsBase(recorded.calico?.version ?? recorded.pins.calico ?? ""),
+    calicoManifests:
+      options.calicoManifests ?? calicoManifestsBase(recorded.calico?.version ?? recorded.pins.calico ?? ""),
     helmEnv: isolatedToolEnv(join(paths.run, "helm")),
     wait: { seconds: options.waitSeconds },
     redactor,
@@ -133,7 +142,11 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     describeFailure: (error, step) =>
       /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, { doing: "resetting", kubeconfig: kube.kubeconfig, cluster: "the agent cluster" })
+        ? kubeToolError(error, step.call, {
+            doing: "resetting",
+            kubeconfig: kube.kubeconfig,
+            cluster: "the agent cluster",
+          })
         : undefined,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     beforeRun: async () => {
@@ -147,7 +160,9 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
   await rename(join(paths.home, RESET_STATE), join(archiveDir, RESET_STATE));
   const left = [
     ...(result.outputs.of("unpeer")?.noderings === "left" ? ["the agent's peering in NodeRings"] : []),
-    ...(result.outputs.of("deregister")?.noderings === "left" ? [`agent ${recorded.agent?.name ?? ""} in NodeRings`] : []),
+    ...(result.outputs.of("deregister")?.noderings === "left"
+      ? [`agent ${recorded.agent?.name ?? ""} in NodeRings`]
+      : []),
   ];
   return { kind: "done", result, archive: archiveDir, left };
 }

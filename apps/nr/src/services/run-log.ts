@@ -14,7 +14,11 @@ export const LAST_RUN_LOG = "last-run.log";
  * running one's log alone). Returns the event handler to chain with the progress renderer's.
  * A line that cannot be written is dropped: the log never fails a run.
  */
-export function runLog(paths: NrPaths, redactor: Redactor, clock: () => Date = () => new Date()): (event: PhaseEvent) => void {
+export function runLog(
+  paths: NrPaths,
+  redactor: Redactor,
+  clock: () => Date = () => new Date(),
+): (event: PhaseEvent) => void {
   const file = join(paths.run, LAST_RUN_LOG);
   let open = false;
   return (event) => {

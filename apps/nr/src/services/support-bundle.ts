@@ -11,10 +11,10 @@ import * as z from "zod";
 import { errorCodes } from "../errors.ts";
 import { RecordedPins, recorded } from "../register/meta.ts";
 import { operator as operatorPhase } from "../register/phases/operator.ts";
-import { RESET_STATE } from "./reset.ts";
 import { apiEndpoint, assertNrHome, ensureNrDir, loadNrConfig, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { K3S_KUBECONFIG } from "./register.ts";
+import { RESET_STATE } from "./reset.ts";
 import { LAST_RUN_LOG } from "./run-log.ts";
 import { findInstalledTool } from "./tools.ts";
 
@@ -53,7 +53,9 @@ const CREDENTIAL_LINE =
 
 /** Redacts what the redactor knows and every credential-looking field. */
 function scrub(redactor: Redactor, text: string): string {
-  return redactor.redact(text).replace(CREDENTIAL_LINE, (_match, key: string, quote: string) => `${key}${quote}[REDACTED]${quote}`);
+  return redactor
+    .redact(text)
+    .replace(CREDENTIAL_LINE, (_match, key: string, quote: string) => `${key}${quote}[REDACTED]${quote}`);
 }
 
 /**
@@ -92,7 +94,9 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
     operatorPhase.id
   ]?.outputs ?? {}) as Record<string, unknown>;
   const [secretNamespace, secretName] =
-    typeof operatorOutputs.secret === "string" ? operatorOutputs.secret.split("/") : ["proxmox-operator", "proxmox-credentials"];
+    typeof operatorOutputs.secret === "string"
+      ? operatorOutputs.secret.split("/")
+      : ["proxmox-operator", "proxmox-credentials"];
   const release = typeof operatorOutputs.release === "string" ? operatorOutputs.release : "proxmox-operator";
 
   // The Proxmox credentials as the cluster holds them: learnt, never written.
@@ -133,14 +137,23 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
         ...(result.exitCode === 0 ? {} : { note: "the command failed: its output and error are kept" }),
       });
     } catch (error) {
-      await put(file, what, "", { command: scrub(redactor, command), note: `did not run: ${(error as Error).message}` });
+      await put(file, what, "", {
+        command: scrub(redactor, command),
+        note: `did not run: ${(error as Error).message}`,
+      });
     }
   };
   try {
     await mkdir(dir, { mode: 0o700 });
-    await put("state.json", "the registration's state (~/.nr/state.json)", stateText ?? "", stateText === undefined ? { note: "no registration on this machine" } : {});
+    await put(
+      "state.json",
+      "the registration's state (~/.nr/state.json)",
+      stateText ?? "",
+      stateText === undefined ? { note: "no registration on this machine" } : {},
+    );
     const resetRead = await readPrivateFile(join(paths.home, RESET_STATE));
-    if (resetRead.kind === "read") await put("reset-state.json", "a reset in progress", resetRead.data.toString("utf8"));
+    if (resetRead.kind === "read")
+      await put("reset-state.json", "a reset in progress", resetRead.data.toString("utf8"));
     const logRead = await readPrivateFile(join(paths.run, LAST_RUN_LOG));
     await put(
       "last-run.log",
@@ -152,40 +165,50 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
     await put("pins.json", "the pins the registration used", `${JSON.stringify(pins ?? null, null, 2)}\n`);
     const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
     const facts = await host.facts().catch((error: unknown) => ({ error: (error as Error).message }));
-    await put("host.json", "host facts (OS, kernel, memory, architecture, network, ports)", `${JSON.stringify(facts, null, 2)}\n`);
+    await put(
+      "host.json",
+      "host facts (OS, kernel, memory, architecture, network, ports)",
+      `${JSON.stringify(facts, null, 2)}\n`,
+    );
     await run("k3s-check-config.txt", "k3s check-config", { command: "k3s", args: ["check-config"] });
     await run("k3s-journal.txt", `the last ${options.journalLines} lines of k3s's journal`, {
       command: "journalctl",
       args: ["-u", "k3s", "--no-pager", "-n", String(options.journalLines)],
     });
     await run("nodes.json", "kubectl get nodes", kubectlCall(kube, ["get", "nodes", "-o", "json"]));
-    await run("tigerastatus.json", "kubectl get tigerastatus", kubectlCall(kube, ["get", "tigerastatus", "-o", "json"]));
+    await run(
+      "tigerastatus.json",
+      "kubectl get tigerastatus",
+      kubectlCall(kube, ["get", "tigerastatus", "-o", "json"]),
+    );
     const liqoVersion = pins?.versions.liqo;
     const liqoctl = await findInstalledTool("liqoctl", { paths, runner, env, version: liqoVersion });
     await run(
       "liqoctl-info.json",
       "liqoctl info -o json",
-      liqoctl.path === undefined ? undefined : { command: liqoctl.path, args: ["info", "--kubeconfig", kubeconfig, "-o", "json"] },
+      liqoctl.path === undefined
+        ? undefined
+        : { command: liqoctl.path, args: ["info", "--kubeconfig", kubeconfig, "-o", "json"] },
       liqoctl.path === undefined ? `liqoctl: ${liqoctl.found}` : undefined,
     );
     const helm = await findInstalledTool("helm", { paths, runner, env });
-    const helmCallFor = helm.path === undefined
-      ? undefined
-      : {
-          ...helmCall(
-            kube,
-            ["status", release, "--namespace", secretNamespace ?? "", "-o", "json"],
-            isolatedToolEnv(join(paths.run, "helm")),
-          ),
-          command: helm.path,
-        };
+    const helmCallFor =
+      helm.path === undefined
+        ? undefined
+        : {
+            ...helmCall(
+              kube,
+              ["status", release, "--namespace", secretNamespace ?? "", "-o", "json"],
+              isolatedToolEnv(join(paths.run, "helm")),
+            ),
+            command: helm.path,
+          };
     // The release's info only: its values and manifest are left out.
     if (helm.path === undefined || helmCallFor === undefined) {
       await put("helm-status.json", "helm status of the operator", "", {
         note: `helm: ${helm.path === undefined ? helm.found : "not found"}`,
       });
-    }
-    else {
+    } else {
       const result = await runner.run(helmCallFor, { allowFailure: true }).catch(() => undefined);
       const status =
         result?.exitCode === 0
@@ -194,16 +217,28 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
               return { name: parsed.name, namespace: parsed.namespace, version: parsed.version, info: parsed.info };
             })()
           : { error: result?.stderr ?? "helm did not run" };
-      await put("helm-status.json", "helm status of the operator (its info; never values or manifest)", `${JSON.stringify(status, null, 2)}\n`, {
-        command: scrub(redactor, [helmCallFor.command, ...helmCallFor.args].join(" ")),
-        exitCode: result?.exitCode ?? 127,
-      });
+      await put(
+        "helm-status.json",
+        "helm status of the operator (its info; never values or manifest)",
+        `${JSON.stringify(status, null, 2)}\n`,
+        {
+          command: scrub(redactor, [helmCallFor.command, ...helmCallFor.args].join(" ")),
+          exitCode: result?.exitCode ?? 127,
+        },
+      );
     }
-    await put("index.json", "what each file is", `${JSON.stringify({ createdAt: clock().toISOString(), files: [...entries] }, null, 2)}\n`);
+    await put(
+      "index.json",
+      "what each file is",
+      `${JSON.stringify({ createdAt: clock().toISOString(), files: [...entries] }, null, 2)}\n`,
+    );
 
     const out = options.output ?? join(options.cwd ?? process.cwd(), `${name}.tar.gz`);
     try {
-      await pipeline(create({ gzip: true, cwd: work, portable: true }, [name]), createWriteStream(out, { mode: 0o600, flags: "wx" }));
+      await pipeline(
+        create({ gzip: true, cwd: work, portable: true }, [name]),
+        createWriteStream(out, { mode: 0o600, flags: "wx" }),
+      );
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST") {
         throw new UserError(errorCodes.BUNDLE_EXISTS, `${out} exists; nothing was overwritten`, {

@@ -11,7 +11,8 @@ export default class ClusterReset extends NrCommand<typeof ClusterReset> {
   static override summary =
     "Undo this machine's registration: unoffload, unpeer, uninstall Liqo, the operator, Calico and k3s, deregister the agent.";
 
-  static override description = `Runs the registration's phases in reverse, each checkpointed in ~/.nr/reset-state.json once it succeeded:
+  static override description =
+    `Runs the registration's phases in reverse, each checkpointed in ~/.nr/reset-state.json once it succeeded:
 
 ${describePhases(RESET_PHASES)
   .split("\n")
@@ -34,7 +35,8 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
         "Go on when NodeRings cannot be reached: remove this machine's side of the peering only, and leave the agent in NodeRings.",
     }),
     "api-url": Flags.string({
-      description: "The NodeRings API URL (default: the one the registration used, then NR_API_URL and ~/.nr/config.yaml).",
+      description:
+        "The NodeRings API URL (default: the one the registration used, then NR_API_URL and ~/.nr/config.yaml).",
     }),
     "calico-manifests": Flags.string({
       description: "Where the tigera operator manifests are, when the registration took them from a mirror.",

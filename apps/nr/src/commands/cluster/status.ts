@@ -108,7 +108,9 @@ Until the operator phase has run, VMs cannot be sold from this machine; status s
   }
 
   /** A failed live check is the command's failure: scripts branch on the exit code. */
-  private failOnLive(live: { result: string; checks: readonly { id: string; result: string; message?: string }[] } | undefined): void {
+  private failOnLive(
+    live: { result: string; checks: readonly { id: string; result: string; message?: string }[] } | undefined,
+  ): void {
     if (live?.result !== "fail") return;
     const failed = live.checks.filter((entry) => entry.result === "fail");
     throw new UserError(

@@ -5,7 +5,8 @@ import { supportBundle } from "../../services/support-bundle.ts";
 export default class ClusterSupportBundle extends NrCommand<typeof ClusterSupportBundle> {
   static override summary = "Write one archive with what support needs to see this machine: never a secret.";
 
-  static override description = `Writes nr-support-<time>.tar.gz (mode 0600) in the current directory, or --output FILE, with:
+  static override description =
+    `Writes nr-support-<time>.tar.gz (mode 0600) in the current directory, or --output FILE, with:
 
   state.json          the registration's state (and reset-state.json while a reset is under way)
   last-run.log        the last register or reset run's log
