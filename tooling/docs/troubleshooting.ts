@@ -218,8 +218,10 @@ export const FIXES: Record<string, string> = {
     "Choose either `--from-phase` or `--only-phase`, and do not skip the phase you chose; `nr cluster register --help` lists the phase ids.",
   PHASE_UNKNOWN:
     "Use one of the phase ids the message lists (also in [registration.md](registration.md#phases) and `nr cluster register --help`).",
+  PRECHECK_UNKNOWN:
+    "Name a check as a failed precheck names it (`os`, `kernel`, `init`, `kubectl`, `port-179-tcp`, …): see [registration.md](registration.md#phases).",
   PRECHECKS_FAILED:
-    "Each failed check says what was found, what is required and how to fix it: fix them all and run again; `--skip-prechecks` skips them (recorded in the state).",
+    "Each failed check says what was found, what is required and how to fix it: fix them all and run again; `--ignore-precheck NAME` lets one you checked yourself pass (reported, recorded), `--skip-prechecks` skips them all (recorded in the state).",
   PROXMOX_CREDENTIALS_INVALID:
     "Fix each problem listed: the credentials need `url`, `tokenId` (`user@realm!name`) and `tokenSecret` ([registration.md](registration.md#proxmox-credentials)).",
   PROXMOX_CREDENTIALS_MISSING:

@@ -54,6 +54,10 @@ export const errorCodes = defineErrorCodes("nr", {
     meaning:
       "The machine does not meet what k3s, Calico and Liqo need; every failed check says what was found, what is required and how to fix it.",
   },
+  PRECHECK_UNKNOWN: {
+    exitCode: ExitCode.Usage,
+    meaning: "--ignore-precheck names a check that is not one of the prechecks; nothing was done.",
+  },
   HOST_FACTS_UNREADABLE: {
     exitCode: ExitCode.Precondition,
     meaning: "The prechecks could not read a fact about this machine (/etc/os-release, /proc).",

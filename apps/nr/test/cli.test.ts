@@ -325,6 +325,108 @@ describe("the network plan (issue 23, item 4)", () => {
   });
 });
 
+describe("prechecks (issue 23, item 8)", () => {
+  // Only the agent and the prechecks run: nothing is installed, no tool is asked for.
+  const upToPrechecks = ["--skip-phases", PHASES.slice(2).join(",")];
+
+  it("no systemd as PID 1 and a kubectl older than 1.31 on PATH: both named, exit 9, with the one flag to let each pass", async () => {
+    const env = await fresh("prechecks-fail");
+    const machine = await hostRoot(join(home.path, "prechecks-fail-host"), { init: "bash" });
+    // A distro's kubectl 1.28, first on PATH: it answers `kubectl version --client --output=json`.
+    const bin = join(home.path, "prechecks-old-kubectl");
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, "kubectl"), `#!/bin/sh\necho '{"clientVersion":{"gitVersion":"v1.28.2"}}'\n`, {
+      mode: 0o755,
+    });
+    const args = base(["--name", "vm-pre", ...upToPrechecks]);
+    args[args.indexOf(root)] = machine;
+    const pathEnv = { ...env, PATH: `${bin}:${process.env.PATH}` };
+
+    const failed = await home.nr(args, { env: pathEnv });
+    expect(failed.exitCode, failed.stderr).toBe(9);
+    expect(failed.stderr).toContain("found PID 1 is bash; requires systemd as PID 1");
+    expect(failed.stderr).toContain(
+      "found kubectl v1.28.2 on PATH; requires no kubectl on PATH, or kubectl 1.31 or newer",
+    );
+    expect(failed.stderr).toContain("--ignore-precheck init,kubectl");
+
+    // When the operator lets one pass, the other still fails
+    const one = await home.nr([...args, "--resume", "--ignore-precheck", "init"], { env: pathEnv });
+    expect(one.exitCode, one.stderr).toBe(9);
+    expect(one.stderr).toContain("1 of");
+    expect(one.stderr).toContain("--ignore-precheck kubectl");
+
+    // Both: the phase passes, says what it let pass, and the state records it
+    const both = await home.nr([...args, "--resume", "--ignore-precheck", "init", "--ignore-precheck", "kubectl"], {
+      env: pathEnv,
+    });
+    expect(both.exitCode, both.stderr).toBe(0);
+    expect(both.stderr).toContain(
+      "warning: precheck init failed and was let pass (--ignore-precheck): found PID 1 is bash",
+    );
+    const state = JSON.parse(await readFile(join(env.NR_HOME as string, "state.json"), "utf8"));
+    expect(state.phases.prechecks.state).toBe("done");
+    expect(state.phases.prechecks.outputs.ignored).toEqual([
+      "init: found PID 1 is bash",
+      "kubectl: found kubectl v1.28.2 on PATH",
+    ]);
+  });
+
+  it("Calico's ports: BGP 179 in use is named (exit 9)", async () => {
+    const env = await fresh("prechecks-bgp");
+    // 00B3 is port 179, 0A LISTEN.
+    const tcp = "   0: 00000000:00B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31313 1\n";
+    const machine = await hostRoot(join(home.path, "prechecks-bgp-host"), { tcp });
+    const args = base(["--name", "vm-pre-bgp", ...upToPrechecks]);
+    args[args.indexOf(root)] = machine;
+    const result = await home.nr(args, { env });
+    expect(result.exitCode, result.stderr).toBe(9);
+    expect(result.stderr).toContain("found 179/tcp in use; requires 179/tcp free for Calico's BGP");
+  });
+
+  it("the Liqo gateway server's port, when NodeRings asks this machine to run it behind a LoadBalancer", async () => {
+    const own = await startNodeRingsEmulator({
+      tokens: [TOKEN],
+      platform: { gateway: { serverLocation: "Consumer", serviceType: "LoadBalancer", port: 51840, mtu: 1340 } },
+    });
+    try {
+      const env = await fresh("prechecks-gateway");
+      // CA80 is port 51840, bound (07) by a WireGuard of the machine's own.
+      const udp =
+        "  10: 00000000:CA80 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 22222 2\n";
+      const machine = await hostRoot(join(home.path, "prechecks-gateway-host"), { udp });
+      const args = base(["--name", "vm-pre-gw", ...upToPrechecks]);
+      args[args.indexOf(root)] = machine;
+      args[args.indexOf(emulator.url)] = own.url;
+      const result = await home.nr(args, { env });
+      expect(result.exitCode, result.stderr).toBe(9);
+      expect(result.stderr).toContain(
+        "found 51840/udp in use; requires 51840/udp free for Liqo's WireGuard gateway server (the outbound peering's, a LoadBalancer on this node)",
+      );
+      // Where NodeRings runs the server (this emulator's default), the same machine passes.
+      const fine = await home.nr(
+        base(["--name", "vm-pre-gw", ...upToPrechecks]).map((a) => (a === root ? machine : a)),
+        {
+          env: await fresh("prechecks-gateway-2"),
+        },
+      );
+      expect(fine.exitCode, fine.stderr).toBe(0);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("--ignore-precheck with a name no check has: a usage error before anything is sent (exit 2)", async () => {
+    const env = await fresh("prechecks-unknown");
+    const before = emulator.requests.length;
+    const result = await home.nr(base(["--name", "vm-pre-x", "--ignore-precheck", "init,systemd"]), { env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.stderr).toContain("--ignore-precheck systemd: there is no such precheck; nothing was done");
+    expect(result.stderr).toContain("port-<number>-<tcp|udp>");
+    expect(emulator.requests.length).toBe(before);
+  });
+});
+
 describe("the API's failures", () => {
   it("an HTML 500 from a proxy (after the retries), exit 6, the page not the contract", async () => {
     const env = await fresh("html500");

@@ -50,7 +50,8 @@ export async function nrHome(prefix = "nr-test-"): Promise<NrHome> {
 
 /**
  * A directory laid out like a provider VM's, for the prechecks (`--host-root`): a
- * supported distribution and kernel, 8 GiB of memory, nothing on the ports it checks.
+ * supported distribution and kernel, systemd as PID 1, 8 GiB of memory, nothing on the
+ * ports it checks.
  */
 export async function hostRoot(
   dir: string,
@@ -59,7 +60,11 @@ export async function hostRoot(
     kernel?: string;
     memKb?: number;
     tcp?: string;
+    /** /proc/net/udp's lines after its header. */
+    udp?: string;
     arch?: string;
+    /** What runs as PID 1 (/proc/1/comm): systemd unless told. */
+    init?: string;
     hostname?: string;
     /** The address on the default route's interface (eth0, in 10.20.0.0/24); null for a machine without a default route. */
     address?: string | null;
@@ -83,8 +88,8 @@ export async function hostRoot(
     "proc/sys/kernel/hostname": `${overrides.hostname ?? "pve-node-1"}\n`,
     "proc/meminfo": `MemTotal:       ${overrides.memKb ?? 8 * 1024 * 1024} kB\nMemFree:         1000 kB\n`,
     "proc/net/tcp": `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n${overrides.tcp ?? ""}`,
-    "proc/net/udp":
-      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n",
+    "proc/net/udp": `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n${overrides.udp ?? ""}`,
+    "proc/1/comm": `${overrides.init ?? "systemd"}\n`,
     "var/lib/.keep": "",
     "proc/net/route":
       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +

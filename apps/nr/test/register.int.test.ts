@@ -461,6 +461,104 @@ describe("nr cluster register, end to end", () => {
     expect(state.phases["outbound-peer"]?.runs).toBe(1);
   }, 240_000);
 
+  it("verify judges the peering and the offloading on this cluster, not on NodeRings' word (item 9)", async () => {
+    const nr = join(home.path, "verify");
+    const root = await hostRoot(join(home.path, "verify-host"), { hostname: "pve-verify" });
+    const first = await home.nr(registerArgs("pve-verify", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const passed = (await readState(nr)).phases.verify?.outputs?.checks as Array<{ id: string; result: string }>;
+    expect(passed.filter((c) => c.id.startsWith("liqo-") || c.id.startsWith("offloading"))).toEqual([
+      { id: "liqo-installed", result: "pass" },
+      {
+        id: "liqo-peering-role",
+        result: "pass",
+        message: "ForeignCluster noderings-emulator has role ConsumerAndProvider",
+      },
+      { id: "liqo-network", result: "pass" },
+      { id: "liqo-auth", result: "pass" },
+      { id: "liqo-virtual-node", result: "pass", message: "node/noderings-emulator" },
+      { id: "liqo-info", result: "pass" },
+      { id: "offloading", result: "pass", message: "offloaded: nr-vnc-gateway, tenant-vms" },
+      { id: "offloading-reported", result: "pass" },
+    ]);
+
+    // Given this cluster's side broken while NodeRings still reports everything Established and
+    // offloaded: the reverse peering's Tenant gone (role Provider, no AuthTenantStatus), the
+    // tunnel down, the virtual node gone, an offloaded namespace's NamespaceOffloading gone, and
+    // a Liqo pod that is not ready
+    await kubectl(kubeconfig, [
+      "patch",
+      "foreignclusters.core.liqo.io/noderings-emulator",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({
+        status: {
+          role: "Provider",
+          modules: {
+            networking: {
+              enabled: true,
+              conditions: [{ type: "NetworkConnectionStatus", status: "Error", message: "tunnel down" }],
+            },
+            authentication: {
+              enabled: true,
+              conditions: [{ type: "AuthIdentityControlPlaneStatus", status: "Ready" }],
+            },
+            offloading: { enabled: true, conditions: [] },
+          },
+        },
+      }),
+    ]);
+    await kubectl(kubeconfig, ["delete", "node/noderings-emulator"]);
+    await kubectl(kubeconfig, ["delete", "namespaceoffloadings.offloading.liqo.io/offloading", "-n", "tenant-vms"]);
+    await kubectl(kubeconfig, ["create", "serviceaccount", "default", "-n", "liqo"]).catch(() => "");
+    await kubectl(
+      kubeconfig,
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "liqo-controller-manager-x", namespace: "liqo" },
+        spec: {
+          containers: [{ name: "controller-manager", image: "ghcr.io/liqotech/liqo-controller-manager:v1.0.1" }],
+        },
+      }),
+    );
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    const agent = await api.getAgentByName("pve-verify");
+    const peering = await api.getPeeringStatus(agent.id);
+    expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+
+    // When verify runs again
+    const verify = await home.nr([...registerArgs("pve-verify", root), "--resume", "--only-phase", "verify"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then it fails, naming each of them, and NodeRings hears the agent failed its checks
+    expect(verify.exitCode, verify.stderr).toBe(1);
+    for (const line of [
+      "liqo-peering-role: ForeignCluster noderings-emulator has role Provider, not ConsumerAndProvider (both peerings)",
+      "liqo-network: NetworkConnectionStatus Error (tunnel down)",
+      "liqo-auth: AuthTenantStatus missing (want Ready)",
+      "liqo-virtual-node: no node labelled liqo.io/type=virtual-node for noderings-emulator",
+      "liqo-info: Liqo is unhealthy (pods not ready: liqo-controller-manager-x); networkingStatus Unhealthy",
+      "offloading: not offloaded on this cluster: tenant-vms (no NamespaceOffloading)",
+    ]) {
+      expect(verify.stderr).toContain(line);
+    }
+    expect(verify.stderr).not.toContain("peering-inbound:");
+    expect((await api.getAgentByName("pve-verify")).state).not.toBe("Ready");
+
+    // And running the peering phases again repairs what the checks named
+    await kubectl(kubeconfig, ["delete", "pod/liqo-controller-manager-x", "-n", "liqo", "--grace-period=0", "--force"]);
+    const repair = await home.nr([...registerArgs("pve-verify", root), "--from-phase", "outbound-peer"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(repair.exitCode, repair.stderr).toBe(0);
+  }, 240_000);
+
   it("--dry-run prints exactly the calls the real run then makes", async () => {
     const nr = join(home.path, "plan");
     const root = await hostRoot(join(home.path, "plan-host"), { hostname: "pve-plan" });

@@ -25,6 +25,10 @@ export interface RegisterContext {
   apiServer: { url: string | undefined; tlsSan?: string | undefined; nodeSubnet: string | undefined };
   host: HostFactsSource;
   skipPrechecks: boolean;
+  /** `--ignore-precheck`: the checks whose failure is only reported. */
+  ignorePrechecks: readonly string[];
+  /** A warning for the operator (stderr), whatever the output: what a phase let pass. */
+  warn: (message: string) => void;
   /** The agent cluster: k3s's kubeconfig, or `--kubeconfig`. */
   kube: KubeTarget;
   paths: NrPaths;

@@ -119,7 +119,7 @@ export async function liveHealth(state: RunState, options: LiveOptions): Promise
       const namespaces = outputs(offloading.id).namespaces;
       await guarded("offloading", () =>
         offloadingChecks(
-          { api },
+          { api, runner, kube },
           agentId,
           Array.isArray(namespaces) ? namespaces.filter((n): n is string => typeof n === "string") : undefined,
         ),

@@ -23,6 +23,7 @@ import { agent } from "../register/phases/agent.ts";
 import { k3s } from "../register/phases/k3s.ts";
 import { apiServerUnknown, liqo } from "../register/phases/liqo.ts";
 import { operator } from "../register/phases/operator.ts";
+import { isPrecheckId, PRECHECK_IDS } from "../register/phases/prechecks.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
@@ -68,6 +69,8 @@ export interface RegisterOptions {
   apiServerUrl?: string | undefined;
   offload: readonly string[];
   skipPrechecks: boolean;
+  /** `--ignore-precheck`: checks whose failure is only reported (kubeadm's --ignore-preflight-errors). */
+  ignorePrechecks?: readonly string[];
   offline: boolean;
   skipOperator: boolean;
   proxmoxCredentials?: string | undefined;
@@ -172,6 +175,16 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const recordedNetwork = recorded(RecordedNetwork, existing?.meta.network);
   const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr }, recordedNetwork);
   assertNetworkUnchanged(network, (existing?.phases[k3s.id]?.runs ?? 0) > 0 ? recordedNetwork : undefined);
+  const unknownChecks = (options.ignorePrechecks ?? []).filter((id) => !isPrecheckId(id));
+  if (unknownChecks.length > 0) {
+    throw new UserError(
+      errorCodes.PRECHECK_UNKNOWN,
+      `--ignore-precheck ${unknownChecks.join(", ")}: there is no such precheck; nothing was done`,
+      {
+        next: `name a check as a failed precheck names it: ${PRECHECK_IDS.join(", ")}`,
+      },
+    );
+  }
   // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
   checkOffloadNamespaces(options.offload, NR_SECRETS);
 
@@ -245,6 +258,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     apiServer,
     host,
     skipPrechecks: options.skipPrechecks,
+    ignorePrechecks: options.ignorePrechecks ?? [],
+    warn: options.warn,
     kube,
     paths,
     runner: options.runner,

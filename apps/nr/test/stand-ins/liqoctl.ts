@@ -50,8 +50,11 @@ import {
 //   §"Tear down"); `offload namespace` / `unoffload namespace`; `uninstall` refuses while
 //   peerings or offloaded namespaces remain (pkg/liqoctl/uninstall/handler.go), `--purge`
 //   also removes Liqo's CRDs; `info -o json` prints the local, health, network and peerings
-//   sections (pkg/liqoctl/info, the checkers' GetID and json tags), and fails when Liqo is
-//   not installed.
+//   sections (pkg/liqoctl/info, the checkers' GetID and json tags; `health.healthy` only while
+//   every pod in the liqo namespace is Ready, localstatus/health.go; a module is Healthy when
+//   every condition is Established or Ready, common/utils.go), and fails when Liqo is not
+//   installed. The ForeignCluster's module conditions are those Liqo's ForeignCluster
+//   controller writes (pkg/liqo-controller-manager/core/foreigncluster-controller).
 // - Reflection (docs/usage/reflection.md): Secrets of an offloaded namespace "are propagated
 //   by Liqo verbatim into remote clusters" under the default DenyList policy; with
 //   `offloading.reflection.secret.type=AllowList` only those annotated
@@ -278,7 +281,14 @@ function statusFor(outbound: boolean, inbound: boolean): ForeignClusterStatus {
     modules: {
       networking: {
         enabled: outbound || inbound,
-        conditions: outbound || inbound ? [{ type: "NetworkConnectionStatus", status: "Established" }] : [],
+        conditions:
+          outbound || inbound
+            ? [
+                { type: "NetworkConfigurationStatus", status: "Ready" },
+                { type: "NetworkGatewayPresence", status: "Ready" },
+                { type: "NetworkConnectionStatus", status: "Established" },
+              ]
+            : [],
       },
       authentication: {
         enabled: outbound || inbound,
@@ -475,9 +485,31 @@ function info(): void {
       : module.conditions.every((c) => c.status === "Established" || c.status === "Ready")
         ? "Healthy"
         : "Unhealthy";
+  // Healthy while every pod in the liqo namespace is Ready (pkg/liqoctl/info/localstatus/health.go).
+  const pods = JSON.parse(kubectl(w, ["get", "pods", "-n", "liqo", "-o", "json"])) as {
+    items: Array<{
+      metadata: { name: string };
+      status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
+    }>;
+  };
+  const unready = pods.items.filter(
+    (pod) => !(pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+  );
   const data = {
     local: { clusterID: liqo.clusterID, version: liqo.version, labels: {}, APIServerAddr: liqo.apiServer },
-    health: { healthy: true },
+    health: {
+      healthy: unready.length === 0,
+      ...(unready.length === 0
+        ? {}
+        : {
+            unhealthyPods: Object.fromEntries(
+              unready.map((pod) => [
+                pod.metadata.name,
+                { status: pod.status?.phase ?? "Pending", readyContainers: 0, totalContainers: 0, restarts: 0 },
+              ]),
+            ),
+          }),
+    },
     network: {
       podCIDR: liqo.podCIDR,
       serviceCIDR: liqo.serviceCIDR,

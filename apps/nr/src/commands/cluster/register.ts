@@ -72,6 +72,11 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       multiple: true,
     }),
     "skip-prechecks": Flags.boolean({ description: "Skip the prechecks phase (recorded in the state as skipped)." }),
+    "ignore-precheck": Flags.string({
+      description:
+        "Let this precheck's failure pass, reported and recorded (repeatable, or comma-separated: init, kubectl, port-179-tcp, …), as kubeadm's --ignore-preflight-errors.",
+      multiple: true,
+    }),
     offline: Flags.boolean({
       description:
         "Do not ask the API for the pinned versions: use the local defaults (~/.nr/config.yaml pins, else the shipped ones). Not platform-validated.",
@@ -184,6 +189,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         apiServerUrl: flags["api-server-url"],
         offload: list(flags["offload-namespace"]),
         skipPrechecks: flags["skip-prechecks"],
+        ignorePrechecks: list(flags["ignore-precheck"]),
         offline: flags.offline,
         skipOperator: flags["skip-operator-install"],
         proxmoxCredentials: flags["proxmox-credentials"],
