@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { isUserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv } from "@nodekit/kube";
 import { createNodeRingsClient, type HealthCheck } from "@nodekit/noderings-api";
 import type { RunState } from "@nodekit/phase-runner";
@@ -33,7 +34,7 @@ export interface LiveOptions {
   redactor: Redactor;
   version: string;
   clock?: () => Date;
-  fetch?: typeof globalThis.fetch;
+  transport?: Transport;
 }
 
 /**
@@ -111,7 +112,7 @@ export async function liveHealth(state: RunState, options: LiveOptions): Promise
       userAgent: `nr/${options.version}`,
       timeoutMs: 10_000,
       retry: { limit: 1 },
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.transport === undefined ? {} : { transport: options.transport }),
     });
     if (state.phases["inbound-peering"]?.state === "done")
       await guarded("peering", () => peeringChecks({ api }, agentId));

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
 import {
@@ -101,7 +102,7 @@ export interface RegisterOptions {
   debug: (message: string) => void;
   onDownload?: (tool: string, received: number, total: number | undefined) => void;
   signal?: AbortSignal;
-  fetch?: typeof globalThis.fetch;
+  transport?: Transport;
 }
 
 export type RegisterOutcome =
@@ -194,7 +195,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     userAgent: `nr/${options.version}`,
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     log: (line) => options.debug(line),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
   });
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
@@ -279,7 +280,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     redactor,
     reporter: `nr/${options.version}`,
     clock: () => new Date(),
-    fetch: options.fetch,
+    transport: options.transport,
     onDownload: options.onDownload,
     onInstalled: (tool) => installed.push(tool),
   };

@@ -1,6 +1,7 @@
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv, kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
 import {
@@ -37,7 +38,7 @@ export interface ResetOptions {
   onEvent?: (event: PhaseEvent) => void;
   debug: (message: string) => void;
   signal?: AbortSignal;
-  fetch?: typeof globalThis.fetch;
+  transport?: Transport;
   /** The archive directory's time (default now). */
   clock?: () => Date;
 }
@@ -92,7 +93,7 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
     userAgent: `nr/${options.version}`,
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     log: (line) => options.debug(line),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
   });
   const tool = (name: "liqoctl" | "helm", version: string | undefined) => async () => {
     const found = await findInstalledTool(name, { paths, runner: options.runner, env, version });
