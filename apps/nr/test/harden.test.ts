@@ -174,7 +174,9 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     expect(result.exitCode).toBe(8);
     for (const path of left) expect(await exists(join(nr, path)), path).toBe(false);
     expect(await exists(join(nr, "bin/.helm-install-AbC123"))).toBe(false);
-    expect(await readdir(join(nr, "run"))).toEqual(["calico-resources.json"]);
+    // What is left: the run's files, and this run's own log (redacted; nr cluster support-bundle takes it).
+    expect((await readdir(join(nr, "run"))).sort()).toEqual(["calico-resources.json", "last-run.log"]);
+    expect(await readFile(join(nr, "run/last-run.log"), "utf8")).not.toContain("canary-one-time-token");
     expect(result.stderr).toContain(
       `warning: removed what a run that was killed left in ~/leftovers: run/.calico-resources.json.999999.0123456789ab.tmp, run/noderings-consumer.kubeconfig, run/noderings-peering.kubeconfig, bin/..k3s-install.sh.999999.new.0123456789ab.partial, bin/.helm-install-AbC123, bin/.k3s-install.sh.999999.new`,
     );
