@@ -251,6 +251,7 @@ describe("nr cluster status --live", () => {
       "peering-outbound",
       "peering-inbound",
       "offloading",
+      "offloading-reported",
     ]);
 
     // Given Calico's operator gone
@@ -259,7 +260,7 @@ describe("nr cluster status --live", () => {
     const broken = await home.nr(["cluster", "status", "--live"], { env: envFor(nr), timeoutMs: 60_000 });
     expect(broken.exitCode).toBe(1);
     expect(broken.stdout).toMatch(/calico-ready\s+FAIL\s+Calico is not Available/);
-    expect(broken.stderr).toContain("1 of 12 live checks failed: calico-ready");
+    expect(broken.stderr).toContain("1 of 13 live checks failed: calico-ready");
     // Nothing was posted, put or deleted at NodeRings, and the state is as it was
     expect(writes()).toBe(before);
     expect(JSON.parse(await readFile(join(nr, "state.json"), "utf8")).status).toBe("succeeded");
