@@ -115,8 +115,6 @@ export async function hostRoot(
   return root;
 }
 
-export type { Recorded } from "./stand-ins/world.ts";
-
 const STAND_INS = join(repoRoot, "apps/nr/test/stand-ins");
 
 export interface StandIns {

@@ -249,7 +249,7 @@ export interface HostContext {
 }
 
 /** `kubectl wait --for=create` exists since kubectl 1.31 (kubernetes/kubernetes#125868); the phases wait with it. */
-export const MIN_KUBECTL = "1.31.0";
+const MIN_KUBECTL = "1.31.0";
 
 /**
  * Assesses the facts against the requirements, purely: every check, failed or not, each

@@ -26,7 +26,7 @@ const ForeignClusterRole = z.object({ status: z.object({ role: z.string().option
  * NodeRings' provider (role Consumer, or ConsumerAndProvider with the outbound direction):
  * the reverse peering's Tenant is here.
  */
-export async function reverseChecks(
+async function reverseChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   platformClusterId: string,
 ): Promise<HealthCheck[]> {

@@ -21,7 +21,7 @@ const ForeignCluster = z.object({ status: z.object({ role: z.string().optional()
  * The verify phase's check of the outbound peering, and the outbound phase's probe: the
  * ForeignCluster toward NodeRings is there, with NodeRings as the provider.
  */
-export async function outboundChecks(
+async function outboundChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   platformClusterId: string,
 ): Promise<HealthCheck[]> {
