@@ -203,7 +203,7 @@ describe("nr cluster register, end to end", () => {
     const before = (await stand.records()).length;
     const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
       env: envFor(nr),
-      timeoutMs: 110_000,
+      timeoutMs: 200_000,
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^agent pve-e2e \([0-9a-f-]{36}\) registered: 10 phases ran, 0 kept, 0 skipped/);
@@ -381,7 +381,7 @@ describe("nr cluster register, end to end", () => {
     expect(await stand.k3sConfig()).toEqual(k3sBefore);
     // The same name again (without --resume) never makes a second agent.
     expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
-  }, 120_000);
+  }, 300_000);
 
   it("outbound-peer run again on a registered machine (--from-phase): verify passes, now and on every --resume", async () => {
     const nr = join(home.path, "again");

@@ -65,6 +65,9 @@ export const NVKECTL_HINTS = {
   OCI_AUTH_REFUSED: () => [REGISTRY_LOGIN],
   RELEASE_REGISTRY_UNREACHABLE: () => [REGISTRY_REACH],
   OCI_UNREACHABLE: () => [REGISTRY_REACH],
+  OCI_TOKEN_REALM_REFUSED: (error) => [
+    `if ${String(error.facts.realm ?? "that host")} is this registry's token service, allow it with --allow-token-realm ${String(error.facts.realm ?? "HOST").replace(/^\w+:\/\//, "")}`,
+  ],
   RELEASE_INCOMPLETE_FOR_INSTALL: () => [
     "export the release built for this deploy path: nvkectl release verify REF --policy FILE, then nvkectl release export",
   ],

@@ -1,3 +1,4 @@
+import type { Transport } from "@nodekit/http";
 import type { KubeTarget } from "@nodekit/kube";
 import type { NodeRingsClient } from "@nodekit/noderings-api";
 import { type DefinedPhase, type Phase, type PhaseOutputs, phase } from "@nodekit/phase-runner";
@@ -63,7 +64,7 @@ export interface RegisterContext {
   /** The User-Agent-like name in health reports, e.g. `nr/0.1.0`. */
   reporter: string;
   clock: () => Date;
-  fetch: typeof globalThis.fetch | undefined;
+  transport: Transport | undefined;
   /** Progress of downloads, for a TTY. */
   onDownload: ((tool: string, received: number, total: number | undefined) => void) | undefined;
   /** A companion tool installed into ~/.nr/bin by this run (the CLI then gives the PATH advice). */

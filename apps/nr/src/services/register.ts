@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
 import {
@@ -103,7 +104,7 @@ export interface RegisterOptions {
   /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
   onInstalled?: (tool: string) => void;
   signal?: AbortSignal;
-  fetch?: typeof globalThis.fetch;
+  transport?: Transport;
 }
 
 export type RegisterOutcome =
@@ -204,7 +205,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     userAgent: `nr/${options.version}`,
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     log: (line) => options.debug(line),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
   });
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
@@ -289,7 +290,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     redactor,
     reporter: `nr/${options.version}`,
     clock: () => new Date(),
-    fetch: options.fetch,
+    transport: options.transport,
     onDownload: options.onDownload,
     onInstalled: (tool) => {
       installed.push(tool);

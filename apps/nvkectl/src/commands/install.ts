@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
-import { registryFlags } from "../flags.ts";
+import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
@@ -77,7 +77,7 @@ The NICo API key is read from the environment variable the stack config names (n
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,
-          registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
           requestTimeoutMs,
         },
         runner: this.processRunner(),

@@ -24,6 +24,7 @@ import {
   type HelmRegistryLogin,
   helmRegistryLogin,
   type RegistryConfigHooks,
+  removeLeftoverRegistryConfig,
   withHelmRegistryConfig,
 } from "./install-registry-login.ts";
 import {
@@ -89,7 +90,7 @@ export interface InstallInputs {
   /** A release description (release export wrote it): charts, images and providers pinned by digest. */
   release?: string | undefined;
   /** How the release's registry is reached (for the provider components and helm's pulls). */
-  registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
+  registry?: Pick<RegistryAccess, "plainHttp" | "caFile" | "allowTokenRealms" | "warn"> | undefined;
   /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
   requestTimeoutMs?: number | undefined;
 }
@@ -917,6 +918,7 @@ export interface RunInstallOptions {
 
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
+  await removeLeftoverRegistryConfig(context.workDir);
   await checkProviderRepository(context, plan);
   const login = context.release?.helmRegistryLogin;
   if (login === undefined) return runPlanned(context, plan, options);

@@ -46,7 +46,7 @@ describe("the install-tool action", () => {
     const ctx = {
       runner,
       paths,
-      fetch: undefined,
+      transport: undefined,
       onDownload: undefined,
       onInstalled: (tool: string) => installed.push(tool),
     };

@@ -61,7 +61,7 @@ export function toolSteps(decision: ToolDecision, phaseTool: string): PlanStep[]
 
 /** The `install-tool` action: downloads, checks and installs what the phase's observation decided. */
 export async function installToolAction(
-  ctx: Pick<RegisterContext, "runner" | "fetch" | "onDownload" | "onInstalled" | "paths">,
+  ctx: Pick<RegisterContext, "runner" | "transport" | "onDownload" | "onInstalled" | "paths">,
   decision: ToolDecision,
   io: Pick<PhaseIo<unknown, { installed?: string | undefined }>, "signal" | "report" | "set">,
 ): Promise<void> {
@@ -69,7 +69,7 @@ export async function installToolAction(
   await installTool(decision, {
     runner: ctx.runner,
     paths: ctx.paths,
-    fetch: ctx.fetch,
+    transport: ctx.transport,
     signal: io.signal,
     onProgress: (received, total) => {
       ctx.onDownload?.(decision.tool, received, total);

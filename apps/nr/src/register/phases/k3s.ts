@@ -70,7 +70,7 @@ export const k3s = registerPhase({
   title: "k3s",
   description:
     "install the pinned k3s without flannel and its network policy controller; wait for its API and its node (Ready comes with Calico)",
-  needs: ["pins", "network", "apiServer", "kube", "tools", "wait", "host", "runner", "fetch", "paths"],
+  needs: ["pins", "network", "apiServer", "kube", "tools", "wait", "host", "runner", "transport", "paths"],
   uses: { tools: ["k3sInstaller"] },
   outputs: K3sOutputs,
   inputs: (ctx) => ({
@@ -132,7 +132,7 @@ export const k3s = registerPhase({
     "install-installer": async (ctx, _step, io) => {
       const { installer } = io.observation;
       if (installer.action === "install") {
-        await installInstaller(installer, { paths: ctx.paths, fetch: ctx.fetch, signal: io.signal });
+        await installInstaller(installer, { paths: ctx.paths, transport: ctx.transport, signal: io.signal });
       }
     },
   },

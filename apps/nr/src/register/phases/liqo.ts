@@ -61,7 +61,7 @@ export const liqo = registerPhase({
     "wait",
     "tools",
     "runner",
-    "fetch",
+    "transport",
     "onDownload",
     "onInstalled",
     "paths",

@@ -46,7 +46,7 @@ export const operator = registerPhase({
     "helmEnv",
     "wait",
     "runner",
-    "fetch",
+    "transport",
     "onDownload",
     "onInstalled",
     "redactor",
