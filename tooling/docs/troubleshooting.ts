@@ -198,6 +198,8 @@ export const FIXES: Record<string, string> = {
     "The pins do not name a tool the command needs: update the local config defaults, or tell the platform.",
   API_SERVER_URL_UNKNOWN:
     "Give `--api-server-url https://ADDRESS:6443` with an address of this machine that NodeRings reaches (Liqo refuses localhost), or give the machine a default route.",
+  AGENT_OTHER_MACHINE:
+    "Register this machine under another `--name`; when it replaces the machine that registered the agent, remove the agent in NodeRings first ([registration.md](registration.md#phases)).",
   AGENT_IDENTITY_CHANGED:
     "This machine is registered as another agent (`nr cluster status` names it): run with that `--name` or `--agent-id`, or start over with `--restart` to register it as the new one.",
   AGENT_IDENTITY_MISSING:

@@ -22,6 +22,11 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Conflict,
     meaning: "--name or --agent-id names another agent than the one this machine's state is registered as.",
   },
+  AGENT_OTHER_MACHINE: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The agent named was registered from another machine (NodeRings records a keyed hash of its /etc/machine-id); this one does not take it over.",
+  },
   NETWORK_PLAN_INVALID: {
     exitCode: ExitCode.Usage,
     meaning: "The pod or service CIDR is not an IPv4 CIDR, or the two overlap.",

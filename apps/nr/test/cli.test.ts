@@ -143,6 +143,9 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('there is no phase "agnet" (--skip-phases)');
     expect(result.stderr).toContain(`the phases are, in order: ${PHASES.join(", ")}`);
+    // Nothing ran: no "phases before agnet are done", no --resume (issue 23, item 10).
+    expect(result.stderr).not.toContain("--resume");
+    expect(result.stderr).not.toContain("are done");
   });
 
   it("a namespace holding nr's Secret, or a system one, is never offloaded: refused before anything, --dry-run too (exit 2)", async () => {
@@ -196,9 +199,21 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     const result = await home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
     expect(result.exitCode).toBe(8);
     expect(result.stderr).toMatch(/error: agent: .*reserved/);
+    // The first phase: no phase before it to call done (issue 23, item 10).
+    expect(result.stderr).toContain("next: no phase is done yet (the failure is recorded in");
+    expect(result.stderr).not.toContain("the phases before agent");
     expect(result.stderr).toContain("nr cluster register --resume");
     const state = JSON.parse(await readFile(join(env.NR_HOME as string, "state.json"), "utf8"));
     expect(state.phases.agent.state).toBe("failed");
+    // The refused name is not the machine's agent: status does not show it, and another name
+    // is taken on --resume without --restart (issue 23, item 10).
+    const status = await home.nr(["cluster", "status", "-o", "json"], { env });
+    expect(JSON.parse(status.stdout).agent).toEqual({});
+    const other = await home.nr(base(["--name", "vm-accepted", "--resume", "--skip-operator-install", "--dry-run"]), {
+      env,
+    });
+    expect(other.exitCode, other.stderr).toBe(0);
+    expect(other.stdout).toContain("# create agent vm-accepted (amd64");
   });
 
   it("no token: nothing is sent (exit 7)", async () => {
@@ -219,6 +234,44 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     expect(result.exitCode).toBe(9);
     expect(result.stderr).toContain(`chmod 600 ${config}`);
     expect(result.stderr).not.toContain(TOKEN);
+  });
+});
+
+describe("one agent, one machine (issue 23, item 10)", () => {
+  it("a second VM given an existing agent's --name does not take it over: refused (exit 5), nothing recorded; the first VM still reuses it", async () => {
+    const first = await fresh("twin-a");
+    const machineA = await hostRoot(join(home.path, "twin-a-host"), { machineId: "0123456789abcdef0123456789abcdef" });
+    const machineB = await hostRoot(join(home.path, "twin-b-host"), { machineId: "fedcba9876543210fedcba9876543210" });
+    const on = (machine: string, extra: string[]) => {
+      const args = base(["--name", "vm-twin", "--only-phase", "agent", ...extra]);
+      args[args.indexOf(root)] = machine;
+      return args;
+    };
+    const made = await home.nr(on(machineA, []), { env: first });
+    expect(made.exitCode, made.stderr).toBe(0);
+    const listed = await fetch(`${emulator.url}/api/v1/agents?name=vm-twin`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const agent = ((await listed.json()) as { items: Array<{ id: string; machineId?: string }> }).items[0];
+    // NodeRings holds a keyed hash of /etc/machine-id, never the id itself.
+    expect(agent?.machineId).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(emulator.requests)).not.toContain("0123456789abcdef0123456789abcdef");
+
+    const second = await fresh("twin-b");
+    for (const extra of [[], ["--dry-run"]]) {
+      const taken = await home.nr(on(machineB, extra), { env: second });
+      expect(taken.exitCode, taken.stderr).toBe(5);
+      expect(taken.stderr).toContain(
+        `agent vm-twin (${agent?.id}) was registered from another machine; nothing was done`,
+      );
+      expect(taken.stderr).toContain("register this machine under another --name");
+    }
+    const state = JSON.parse(await readFile(join(second.NR_HOME as string, "state.json"), "utf8"));
+    expect(state.phases.agent.state).toBe("failed");
+
+    // The first machine, with a new ~/.nr, reuses it.
+    const again = await home.nr(on(machineA, []), { env: await fresh("twin-a-again") });
+    expect(again.exitCode, again.stderr).toBe(0);
   });
 });
 
@@ -427,6 +480,29 @@ describe("prechecks (issue 23, item 8)", () => {
   });
 });
 
+describe("the PATH advice (issue 23, item 10)", () => {
+  it("is given whenever nr installed a tool into ~/.nr/bin, also when the run fails afterwards", async () => {
+    const env = await fresh("path-advice");
+    // liqoctl is downloaded (the emulator's, which only answers `version`), then its install fails.
+    const result = await home.nr(
+      base([
+        "--name",
+        "vm-path-advice",
+        "--skip-phases",
+        "prechecks,k3s,calico",
+        "--skip-operator-install",
+        "--kubeconfig",
+        "/nonexistent",
+      ]),
+      { env: { ...env, PATH: "/usr/bin:/bin" } },
+    );
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain("error: liqo:");
+    expect(await exists(join(env.NR_HOME as string, "bin", "liqoctl"))).toBe(true);
+    expect(result.stderr).toContain(`export PATH="${join(env.NR_HOME as string, "bin")}:$PATH"`);
+  });
+});
+
 describe("the API's failures", () => {
   it("an HTML 500 from a proxy (after the retries), exit 6, the page not the contract", async () => {
     const env = await fresh("html500");
@@ -495,7 +571,7 @@ describe("the API's failures", () => {
         "vm-x",
         "--skip-operator-install",
         "--skip-phases",
-        "liqo,outbound-peer,offloading,inbound-peering",
+        "liqo,outbound-peer,offloading,inbound-peering,verify",
         "--dry-run",
       ]),
       { env },
@@ -560,6 +636,39 @@ describe("dry run", () => {
       env,
     });
     expect(JSON.parse(json.stdout)).toMatchObject({ apiVersion: "plan.nodekit.dev/v1", kind: "Plan" });
+  });
+
+  it("the node is named as k3s names it: the hostname lowercased, in --node-name and every wait (issue 23, item 10)", async () => {
+    const env = await fresh("node-name");
+    const machine = await hostRoot(join(home.path, "node-name-host"), { hostname: "PVE-Node-7.Example.LOCAL" });
+    const args = base(["--name", "vm-node-name", "--skip-operator-install", "--dry-run"]);
+    args[args.indexOf(root)] = machine;
+    const result = await home.nr(args, { env });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain("--node-name=pve-node-7.example.local");
+    expect(result.stdout).toContain("wait --for=create node/pve-node-7.example.local");
+    expect(result.stdout).toContain("wait --for=condition=Ready node/pve-node-7.example.local");
+    expect(result.stdout).not.toContain("PVE-Node-7");
+  });
+
+  it("Calico's manifests are named as the pinned release names them (3.32 renamed the CRDs'; issue 23, item 10)", async () => {
+    const own = await startNodeRingsEmulator({ tokens: [TOKEN] });
+    try {
+      const pins = structuredClone(own.pins);
+      pins.tools.calico.version = "v3.32.0";
+      own.setPins(pins);
+      const env = await fresh("calico-3-32");
+      const args = base(["--name", "vm-calico", "--skip-operator-install", "--dry-run"]);
+      args[args.indexOf(emulator.url)] = own.url;
+      const result = await home.nr(args, { env });
+      expect(result.exitCode, result.stderr).toBe(0);
+      const manifests = "https://raw.githubusercontent.com/projectcalico/calico/v3.32.0/manifests";
+      expect(result.stdout).toContain(`-f ${manifests}/v1_crd_projectcalico_org.yaml`);
+      expect(result.stdout).toContain(`-f ${manifests}/tigera-operator.yaml`);
+      expect(result.stdout).not.toContain("operator-crds.yaml");
+    } finally {
+      await own.stop();
+    }
   });
 
   it("--offline warns that the combination is not platform-validated and asks no pins", async () => {

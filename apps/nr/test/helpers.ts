@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -65,6 +66,8 @@ export async function hostRoot(
     arch?: string;
     /** What runs as PID 1 (/proc/1/comm): systemd unless told. */
     init?: string;
+    /** /etc/machine-id (32 hex digits): one of this directory's own unless told; null for none. */
+    machineId?: string | null;
     hostname?: string;
     /** The address on the default route's interface (eth0, in 10.20.0.0/24); null for a machine without a default route. */
     address?: string | null;
@@ -90,6 +93,9 @@ export async function hostRoot(
     "proc/net/tcp": `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n${overrides.tcp ?? ""}`,
     "proc/net/udp": `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n${overrides.udp ?? ""}`,
     "proc/1/comm": `${overrides.init ?? "systemd"}\n`,
+    ...(overrides.machineId === null
+      ? {}
+      : { "etc/machine-id": `${overrides.machineId ?? createHash("md5").update(root).digest("hex")}\n` }),
     "var/lib/.keep": "",
     "proc/net/route":
       "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
@@ -108,8 +114,6 @@ export async function hostRoot(
   }
   return root;
 }
-
-export type { Recorded } from "./stand-ins/world.ts";
 
 const STAND_INS = join(repoRoot, "apps/nr/test/stand-ins");
 

@@ -187,10 +187,23 @@ describe("nr cluster register, end to end", () => {
       "--from-literal=token=canary-tenant-3b1d",
     ]);
     await kubectl(kubeconfig, ["create", "serviceaccount", "worker", "-n", "tenant-vms"]);
+    // The credentials Secret as an earlier nr left it: client-side applied, so its
+    // last-applied-configuration annotation holds the secret in plaintext.
+    await kubectl(kubeconfig, ["create", "namespace", "proxmox-operator"]);
+    await kubectl(
+      kubeconfig,
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "proxmox-credentials", namespace: "proxmox-operator" },
+        stringData: { tokenSecret: CANARY },
+      }),
+    );
     const before = (await stand.records()).length;
     const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
       env: envFor(nr),
-      timeoutMs: 110_000,
+      timeoutMs: 200_000,
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^agent pve-e2e \([0-9a-f-]{36}\) registered: 10 phases ran, 0 kept, 0 skipped/);
@@ -204,6 +217,7 @@ describe("nr cluster register, end to end", () => {
       "--cluster-cidr=10.42.0.0/16",
       `--service-cidr=${SERVICE_CIDR}`,
       "--node-name=pve-e2e",
+      "--disable=traefik",
     ]);
     expect(k3s?.env.INSTALL_K3S_VERSION).toBe(emulator.pins.tools.k3s.version);
     const install = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "install");
@@ -288,6 +302,8 @@ describe("nr cluster register, end to end", () => {
     );
     expect(installation.spec.calicoNetwork.ipPools[0].cidr).toBe("10.42.0.0/16");
     expect(installation.spec.calicoNetwork.nodeAddressAutodetectionV4).toEqual({ skipInterface: "liqo.*" });
+    // traefik off, ServiceLB kept with container IP forwarding for its pods (item 10).
+    expect(installation.spec.calicoNetwork.containerIPForwarding).toBe("Enabled");
     expect(
       await kubectl(kubeconfig, ["get", "deployment/tigera-operator", "-n", "tigera-operator", "-o", "name"]),
     ).toContain("tigera-operator");
@@ -297,6 +313,10 @@ describe("nr cluster register, end to end", () => {
       await kubectl(kubeconfig, ["get", "secret/proxmox-credentials", "-n", "proxmox-operator", "-o", "json"]),
     );
     expect(Buffer.from(secret.data.tokenSecret, "base64").toString()).toBe(CANARY);
+    // Applied server-side, and the earlier client-side copy removed: no plaintext copy of the
+    // secret in its metadata (item 10).
+    expect(secret.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toBeUndefined();
+    expect(JSON.stringify(secret)).not.toContain(CANARY);
     const values = await kubectl(kubeconfig, [
       "get",
       "configmap/proxmox-operator",
@@ -361,7 +381,7 @@ describe("nr cluster register, end to end", () => {
     expect(await stand.k3sConfig()).toEqual(k3sBefore);
     // The same name again (without --resume) never makes a second agent.
     expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
-  }, 120_000);
+  }, 300_000);
 
   it("outbound-peer run again on a registered machine (--from-phase): verify passes, now and on every --resume", async () => {
     const nr = join(home.path, "again");

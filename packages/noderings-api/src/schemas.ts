@@ -64,6 +64,15 @@ export const AgentStateSchema = z.enum([
 ]);
 export type AgentState = z.infer<typeof AgentStateSchema>;
 
+/**
+ * Which machine an agent runs on: a keyed SHA-256 of the VM's /etc/machine-id, never the id
+ * itself (machine-id(5): it "should be considered confidential"; an application that needs
+ * a stable machine identifier hashes it with a fixed, application-specific key).
+ */
+export const MachineIdSchema = z
+  .string()
+  .regex(/^[a-f0-9]{64}$/, "must be 64 lowercase hex digits (a keyed hash of /etc/machine-id, not the id itself)");
+
 export const CreateAgentRequestSchema = z.strictObject({
   /** Unique per account; the name `nr cluster register --name` gives. */
   name: DnsLabelSchema,
@@ -71,6 +80,8 @@ export const CreateAgentRequestSchema = z.strictObject({
   labels: LabelsSchema.optional(),
   /** The VM's CPU architecture, so the platform can answer pins for it. */
   architecture: z.enum(["amd64", "arm64", "arm"]).optional(),
+  /** The machine registering it: another machine can then not take the agent over by its name. */
+  machineId: MachineIdSchema.optional(),
 });
 export type CreateAgentRequest = z.infer<typeof CreateAgentRequestSchema>;
 
@@ -80,6 +91,8 @@ export const AgentSchema = z.object({
   description: z.string().optional(),
   labels: LabelsSchema.default({}),
   architecture: z.string().optional(),
+  /** The machine that registered it (CreateAgentRequest.machineId); none for an agent created without. */
+  machineId: z.string().optional(),
   state: AgentStateSchema,
   /** The agent cluster's Liqo cluster id, once outbound peering started. */
   clusterId: z.string().optional(),

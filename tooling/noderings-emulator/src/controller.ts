@@ -90,6 +90,7 @@ export function createAgent(state: EmulatorState, account: string, body: unknown
     ...(request.description === undefined ? {} : { description: request.description }),
     labels: request.labels ?? {},
     ...(request.architecture === undefined ? {} : { architecture: request.architecture }),
+    ...(request.machineId === undefined ? {} : { machineId: request.machineId }),
     state: "Registered",
     createdAt: at,
     updatedAt: at,

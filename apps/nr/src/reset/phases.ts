@@ -257,7 +257,7 @@ const uninstallCalico = resetPhase({
   guard: (ctx) => (ctx.recorded.calico === undefined ? notRecorded("install Calico", "calico") : undefined),
   inputs: (ctx) => ({ version: ctx.recorded.calico?.version ?? null, manifests: ctx.calicoManifests }),
   plan(ctx) {
-    const manifests = calicoManifests(ctx.calicoManifests);
+    const manifests = calicoManifests(ctx.calicoManifests, ctx.recorded.calico?.version ?? "");
     const timeout = `--timeout=${ctx.wait.seconds}s`;
     return [
       exec(

@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { testdir } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { hostRoot } from "../../test/helpers.ts";
-import { assessHost, createHostFactsSource, type HostFacts, hostProblems } from "./host.ts";
+import { assessHost, createHostFactsSource, type HostFacts, hostProblems, machineIdentity } from "./host.ts";
 
 const GiB = 1024 ** 3;
 const good: HostFacts = {
@@ -16,6 +17,7 @@ const good: HostFacts = {
   listening: [],
   network: { interface: "eth0", address: "10.20.0.11", subnet: "10.20.0.0/24" },
   init: "systemd",
+  machineId: null,
 };
 
 describe("prechecks", () => {
@@ -138,6 +140,25 @@ describe("what else the prechecks read", () => {
     expect((await source.facts()).listening).toEqual([]);
     const asked = await source.facts({ ports: [{ port: 51840, protocol: "udp", for: "Liqo" }] });
     expect(asked.listening).toEqual([{ port: 51840, protocol: "udp", process: null }]);
+  });
+});
+
+describe("this machine's identity for NodeRings", () => {
+  it("is a keyed hash of /etc/machine-id, never the id itself; none without a valid one", async () => {
+    const id = "0123456789abcdef0123456789abcdef";
+    const identity = machineIdentity(`${id}\n`);
+    expect(identity).toMatch(/^[0-9a-f]{64}$/);
+    expect(identity).not.toContain(id);
+    expect(machineIdentity(id.toUpperCase())).toBe(identity);
+    expect(identity).not.toBe(createHash("sha256").update(id).digest("hex"));
+    for (const bad of ["", "uninitialized\n", "0123"]) expect(machineIdentity(bad)).toBeNull();
+    const dir = await testdir({});
+    const facts = await createHostFactsSource({ root: await hostRoot(dir.root, { machineId: id }) }).facts();
+    expect(facts.machineId).toBe(identity);
+    const none = await createHostFactsSource({
+      root: await hostRoot(join(dir.root, "b"), { machineId: null }),
+    }).facts();
+    expect(none.machineId).toBeNull();
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { readdir, readFile, readlink, statfs } from "node:fs/promises";
 import { hostname, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,21 @@ export interface HostFacts {
   network: HostNetwork;
   /** What runs as PID 1 (/proc/1/comm): `systemd` on a machine k3s's installer sets up a service on. */
   init: string | null;
+  /** This machine's identity for NodeRings: {@link machineIdentity} of /etc/machine-id; null without one. */
+  machineId: string | null;
+}
+
+/**
+ * The identity an agent records of the machine that registered it: HMAC-SHA256 of
+ * /etc/machine-id under a key of nr's own. machine-id(5): the ID "should be considered
+ * confidential, and must not be exposed in untrusted environments"; an application that needs
+ * a stable machine identifier "should hash the machine ID with a cryptographic, keyed hash
+ * function, using a fixed, application-specific key" (as sd_id128_get_machine_app_specific).
+ */
+export function machineIdentity(machineIdText: string): string | null {
+  const id = machineIdText.trim().toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(id)) return null;
+  return createHmac("sha256", "nr.nodekit.dev/agent-machine/v1").update(id).digest("hex");
 }
 
 /** A port a check wants free, and for what. */
@@ -160,16 +176,18 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
       const orOs = (path: string, fallback: () => string) =>
         root === "/" ? readFile(join(root, path), "utf8").catch(fallback) : read(path);
       const optional = (path: string) => readFile(join(root, path), "utf8").catch(() => "");
-      const [osRelease, kernel, meminfo, archText, hostText, routes, fibTrie, initComm] = await Promise.all([
-        optional("etc/os-release"),
-        orOs("proc/sys/kernel/osrelease", () => release()),
-        orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
-        optional("proc/sys/kernel/arch"),
-        readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
-        optional("proc/net/route"),
-        optional("proc/net/fib_trie"),
-        optional("proc/1/comm"),
-      ]);
+      const [osRelease, kernel, meminfo, archText, hostText, routes, fibTrie, initComm, machineIdText] =
+        await Promise.all([
+          optional("etc/os-release"),
+          orOs("proc/sys/kernel/osrelease", () => release()),
+          orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
+          optional("proc/sys/kernel/arch"),
+          readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
+          optional("proc/net/route"),
+          optional("proc/net/fib_trie"),
+          optional("proc/1/comm"),
+          optional("etc/machine-id"),
+        ]);
       const sockets = await Promise.all(
         (["tcp", "tcp6", "udp", "udp6"] as const).map(async (file) => {
           const protocol = file.startsWith("tcp") ? ("tcp" as const) : ("udp" as const);
@@ -201,6 +219,7 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
           }),
         network: hostNetwork(routes, fibTrie),
         init: initComm.trim() === "" ? null : initComm.trim(),
+        machineId: machineIdentity(machineIdText),
       };
     },
   };
@@ -230,7 +249,7 @@ export interface HostContext {
 }
 
 /** `kubectl wait --for=create` exists since kubectl 1.31 (kubernetes/kubernetes#125868); the phases wait with it. */
-export const MIN_KUBECTL = "1.31.0";
+const MIN_KUBECTL = "1.31.0";
 
 /**
  * Assesses the facts against the requirements, purely: every check, failed or not, each

@@ -101,6 +101,8 @@ export interface RegisterOptions {
   warn: (message: string) => void;
   debug: (message: string) => void;
   onDownload?: (tool: string, received: number, total: number | undefined) => void;
+  /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
+  onInstalled?: (tool: string) => void;
   signal?: AbortSignal;
   transport?: Transport;
 }
@@ -118,7 +120,9 @@ export type RegisterOutcome =
     };
 
 function agentIdentity(options: RegisterOptions, state: RunState | undefined): { name?: string; agentId?: string } {
-  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
+  // Only an agent NodeRings accepted binds the machine: a name it refused (or a run stopped
+  // before the agent phase was done) is no identity to continue with, nor one to keep to.
+  const registeredAs = registeredAgent(state);
   const given = options.agentId ?? options.name;
   if (given === undefined) {
     if (registeredAs?.name !== undefined || registeredAs?.agentId !== undefined) return registeredAs;
@@ -127,7 +131,7 @@ function agentIdentity(options: RegisterOptions, state: RunState | undefined): {
       next: ["give --name NAME to create or reuse the agent named so", "or --agent-id ID to reuse an existing agent"],
     });
   }
-  if (registeredAs !== undefined && state !== undefined && Object.keys(state.phases).length > 0) {
+  if (registeredAs !== undefined) {
     const differs =
       (options.name !== undefined && registeredAs.name !== undefined && options.name !== registeredAs.name) ||
       (options.agentId !== undefined && registeredAs.agentId !== undefined && options.agentId !== registeredAs.agentId);
@@ -143,6 +147,12 @@ function agentIdentity(options: RegisterOptions, state: RunState | undefined): {
     }
   }
   return options.agentId !== undefined ? { agentId: options.agentId } : { name: options.name as string };
+}
+
+/** The agent the state says this machine registered as: recorded, and its agent phase done. */
+function registeredAgent(state: RunState | undefined): { name?: string; agentId?: string } | undefined {
+  if (state?.phases[agent.id]?.state !== "done") return undefined;
+  return recorded(RecordedAgent, state.meta.agent);
 }
 
 function memo<T>(make: () => Promise<T>): () => Promise<T> {
@@ -282,7 +292,10 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     clock: () => new Date(),
     transport: options.transport,
     onDownload: options.onDownload,
-    onInstalled: (tool) => installed.push(tool),
+    onInstalled: (tool) => {
+      installed.push(tool);
+      options.onInstalled?.(tool);
+    },
   };
   const common = {
     name: "nr cluster register",

@@ -40,7 +40,9 @@ export async function registrationStatus(
       : machineLock;
   const report = runStatus(REGISTER_PHASES, state, lock);
   const agentOutputs = state?.phases[agentPhase.id]?.outputs;
-  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
+  // A name NodeRings refused is not the machine's agent.
+  const registeredAs =
+    state?.phases[agentPhase.id]?.state === "done" ? recorded(RecordedAgent, state.meta.agent) : undefined;
   const agent =
     state === undefined
       ? undefined

@@ -1,6 +1,6 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
-import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
+import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
@@ -178,6 +178,8 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    // Whatever happens after: a tool nr put into ~/.nr/bin is there (NR-5).
+    const installedTools: string[] = [];
     try {
       const outcome = await register({
         name: flags.name,
@@ -218,6 +220,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         warn: (message) => this.logger.warn(message),
         debug: (message) => this.logger.debug(message),
         signal: controller.signal,
+        onInstalled: (tool) => installedTools.push(tool),
       });
       renderer?.close();
       if (outcome.kind === "plan") {
@@ -228,10 +231,9 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       await this.out(
         `agent ${agent?.name ?? ""} (${agent?.agentId ?? ""}) registered: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped`,
       );
-      if (outcome.installedTools.length > 0) this.logger.info(pathAdvice(env));
       if (outcome.operatorSkipped) {
         this.logger.warn(
-          "the operator is not installed (--skip-operator-install): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE",
+          `the operator is not installed (${flags["skip-operator-install"] ? "--skip-operator-install" : "--skip-phases"}): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE`,
         );
       }
     } catch (error) {
@@ -240,21 +242,41 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     } finally {
       process.removeListener("SIGINT", stop);
       process.removeListener("SIGTERM", stop);
+      if (installedTools.length > 0) this.logger.info(pathAdvice(env));
     }
   }
 }
 
-/** A phase's failure says which phase, what is recorded, and how to continue (STYLE: errors). */
+/** Errors about which phases to run: nothing ran, nothing to resume (usage, or the state says no). */
+const SELECTION_ERRORS: ReadonlySet<string> = new Set(
+  [
+    phaseRunnerErrorCodes.PHASE_UNKNOWN,
+    phaseRunnerErrorCodes.PHASE_SELECTION_CONFLICT,
+    phaseRunnerErrorCodes.PHASE_PREREQUISITE_MISSING,
+    phaseRunnerErrorCodes.PHASE_OUTPUT_MISSING,
+  ].map((entry) => entry.code),
+);
+
+/**
+ * A phase's failure says which phase, what is recorded, and how to continue (STYLE: errors)
+ * — only where that is true: not for an error about which phases to run (nothing ran), and
+ * for the first phase without claiming that phases before it are done.
+ */
 function withResumeAdvice(error: unknown): unknown {
-  if (!isUserError(error) || typeof error.facts.phase !== "string") return error;
+  if (!isUserError(error) || typeof error.facts.phase !== "string" || SELECTION_ERRORS.has(error.code)) return error;
   const phase = error.facts.phase;
+  const stateFile = String(error.facts.stateFile ?? "~/.nr/state.json");
+  const done =
+    REGISTER_PHASES[0]?.id === phase
+      ? `no phase is done yet (the failure is recorded in ${stateFile})`
+      : `the phases before ${phase} are done and recorded in ${stateFile}`;
+  const stopped =
+    error.code === phaseRunnerErrorCodes.RUN_INTERRUPTED.code ||
+    error.code === phaseRunnerErrorCodes.RUN_TERMINATED.code;
   return new UserError(error.errorCode, error.message, {
     why: error.why,
     problems: error.problems,
-    next: [
-      ...error.next,
-      `the phases before ${phase} are done and recorded in ${String(error.facts.stateFile ?? "~/.nr/state.json")}; after fixing it, continue with: nr cluster register --resume`,
-    ],
+    next: [...error.next, `${done}; ${stopped ? "" : "after fixing it, "}continue with: nr cluster register --resume`],
     facts: error.facts,
     cause: error,
   });

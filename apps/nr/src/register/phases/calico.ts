@@ -36,7 +36,7 @@ export const calico = registerPhase({
     node: prior.require(k3s, "nodeName"),
   }),
   plan(ctx, { prior }) {
-    const manifests = calicoManifests(ctx.calicoManifests);
+    const manifests = calicoManifests(ctx.calicoManifests, ctx.pins.pins.tools.calico.version);
     const file = join(ctx.paths.run, "calico-resources.json");
     const wait = waitTarget(ctx.kube, ctx.wait.seconds);
     const timeout = `--timeout=${ctx.wait.seconds}s`;
@@ -60,7 +60,7 @@ export const calico = registerPhase({
         { mutates: false },
       ),
       writeFileStep(
-        `write the Installation (IP pool ${ctx.network.podCidr}, VXLAN, Liqo's liqo.* interfaces skipped in address autodetection) and the APIServer to ${displayPath(file)}`,
+        `write the Installation (IP pool ${ctx.network.podCidr}, VXLAN, Liqo's liqo.* interfaces skipped in address autodetection, container IP forwarding for k3s's ServiceLB) and the APIServer to ${displayPath(file)}`,
         file,
         calicoResources(ctx.network),
       ),

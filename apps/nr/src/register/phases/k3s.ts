@@ -52,6 +52,15 @@ export async function nodeReadyChecks(
 }
 
 /**
+ * The node name k3s registers for a hostname: lowercased "to comply with kubernetes
+ * constraint" (k3s pkg/util/net.go GetHostnameAndIPs, kubernetes/kubernetes#71140), as the
+ * kubelet's GetHostname does; `PVE-Node-7` is node `pve-node-7`, which the waits name.
+ */
+function nodeNameOf(hostname: string): string {
+  return hostname.trim().toLowerCase();
+}
+
+/**
  * 3. k3s (NR-6): the pinned k3s without flannel and its network policy controller; its API
  * answers and its node exists. The node becomes Ready only once a CNI runs: the Calico phase
  * waits for that.
@@ -71,7 +80,7 @@ export const k3s = registerPhase({
   }),
   async observe(ctx): Promise<{ nodeName: string; installer: InstallerDecision }> {
     const facts = await ctx.host.facts();
-    return { nodeName: facts.hostname, installer: await ctx.tools.k3sInstaller() };
+    return { nodeName: nodeNameOf(facts.hostname), installer: await ctx.tools.k3sInstaller() };
   },
   plan(ctx, { observation: seen }) {
     const version = ctx.pins.pins.tools.k3s.version;
@@ -99,6 +108,10 @@ export const k3s = registerPhase({
             `--cluster-cidr=${ctx.network.podCidr}`,
             `--service-cidr=${ctx.network.serviceCidr}`,
             `--node-name=${seen.nodeName}`,
+            // An agent serves no ingress; Calico's own k3s quickstart disables it too. ServiceLB
+            // stays (a LoadBalancer Liqo gateway needs it); Calico's Installation enables
+            // container IP forwarding for its pods (services/calico.ts).
+            "--disable=traefik",
             // The name NodeRings reaches the API server by (--api-server-url), in its certificate.
             ...(ctx.apiServer.tlsSan === undefined ? [] : [`--tls-san=${ctx.apiServer.tlsSan}`]),
           ],
