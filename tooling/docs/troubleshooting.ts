@@ -31,6 +31,8 @@ const EXIT_FIXES: Record<ExitCodeName, string> = {
     "Check the spelling; the closest command is suggested. `nvkectl --help` and `nr --help` list every command.",
   Interrupted: "Run the command again (with `--resume` where it has one, as `nr cluster register` does) to continue.",
   BrokenPipe: "Nothing to fix: the program reading the output (such as `head`) stopped reading.",
+  Terminated:
+    "Run the command again (with `--resume` where it has one, as `nr cluster register` does) to continue; whatever sent SIGTERM (systemd, a CI timeout) may need more time allowed.",
 };
 
 /** Fixes of individual codes, where more can be said than the exit code's. */
@@ -194,6 +196,10 @@ export const FIXES: Record<string, string> = {
   PINS_INVALID: "Fix each problem listed in the pins (the platform's or the local config defaults).",
   PINS_TOOL_MISSING:
     "The pins do not name a tool the command needs: update the local config defaults, or tell the platform.",
+  API_SERVER_URL_UNKNOWN:
+    "Give `--api-server-url https://ADDRESS:6443` with an address of this machine that NodeRings reaches (Liqo refuses localhost), or give the machine a default route.",
+  AGENT_OTHER_MACHINE:
+    "Register this machine under another `--name`; when it replaces the machine that registered the agent, remove the agent in NodeRings first ([registration.md](registration.md#phases)).",
   AGENT_IDENTITY_CHANGED:
     "This machine is registered as another agent (`nr cluster status` names it): run with that `--name` or `--agent-id`, or start over with `--restart` to register it as the new one.",
   AGENT_IDENTITY_MISSING:
@@ -202,6 +208,8 @@ export const FIXES: Record<string, string> = {
     "Make `/etc/os-release` and `/proc` readable to the user running nr (run it as root on the VM), then run again.",
   K3S_INSTALLER_MISSING:
     "Put the official k3s installer, checked, on PATH as `k3s-install.sh` (chmod +x), or use pins that name a `k3s-install` download with its sha256.",
+  NETWORK_PLAN_CHANGED:
+    "Leave `--pod-cidr`/`--service-cidr` out (the ranges k3s was installed with are used; `nr cluster status` shows them), or remove k3s (`k3s-uninstall.sh`) before registering again with `--restart`.",
   NETWORK_PLAN_INVALID:
     "Give `--pod-cidr` and `--service-cidr` as IPv4 CIDRs that do not overlap (the defaults are 10.42.0.0/16 and 10.43.0.0/16).",
   NR_API_URL_MISSING:
@@ -212,6 +220,8 @@ export const FIXES: Record<string, string> = {
     "Fix each problem listed (line, field) in `~/.nr/config.yaml`; its keys are `apiUrl`, `token` and `pins` ([registration.md](registration.md#versions)).",
   OFFLOAD_NAMESPACE_INVALID:
     "Name each `--offload-namespace` as a Kubernetes namespace: lower-case letters, digits and `-`, at most 63 characters.",
+  OFFLOAD_NAMESPACE_UNSAFE:
+    "Leave that namespace out of `--offload-namespace`: Liqo would copy its Secrets (the Proxmox credentials, for `proxmox-operator`) into NodeRings' cluster ([registration.md](registration.md#what-noderings-can-and-cannot-do)).",
   OFFLOAD_NAMESPACE_REFUSED:
     "NodeRings' message says why (a reserved name, too many namespaces): leave that `--offload-namespace` out, then run again with `--resume`.",
   PHASE_OUTPUT_MISSING:
@@ -222,13 +232,17 @@ export const FIXES: Record<string, string> = {
     "Choose either `--from-phase` or `--only-phase`, and do not skip the phase you chose; `nr cluster register --help` lists the phase ids.",
   PHASE_UNKNOWN:
     "Use one of the phase ids the message lists (also in [registration.md](registration.md#phases) and `nr cluster register --help`).",
+  PRECHECK_UNKNOWN:
+    "Name a check as a failed precheck names it (`os`, `kernel`, `init`, `kubectl`, `port-179-tcp`, …): see [registration.md](registration.md#phases).",
   PRECHECKS_FAILED:
-    "Each failed check says what was found, what is required and how to fix it: fix them all and run again; `--skip-prechecks` skips them (recorded in the state).",
+    "Each failed check says what was found, what is required and how to fix it: fix them all and run again; `--ignore-precheck NAME` lets one you checked yourself pass (reported, recorded), `--skip-prechecks` skips them all (recorded in the state).",
   PROXMOX_CREDENTIALS_INVALID:
     "Fix each problem listed: the credentials need `url`, `tokenId` (`user@realm!name`) and `tokenSecret` ([registration.md](registration.md#proxmox-credentials)).",
   PROXMOX_CREDENTIALS_MISSING:
     "Give them with `--proxmox-credentials FILE` (`-` for standard input), the `NR_PROXMOX_*` variables or the prompt on a terminal; or `--skip-operator-install` to install the operator later.",
   RUN_INTERRUPTED: "Run `nr cluster register --resume`: completed phases are re-checked, not redone.",
+  RUN_TERMINATED:
+    "Run `nr cluster register --resume`: completed phases are re-checked, not redone; the lock was released.",
   RUN_LOCK_COMPROMISED:
     "Make sure no other nr run is in progress on this machine (`nr cluster status`), then `nr cluster register --resume`.",
   RUN_LOCK_STALE:

@@ -22,13 +22,33 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Conflict,
     meaning: "--name or --agent-id names another agent than the one this machine's state is registered as.",
   },
+  AGENT_OTHER_MACHINE: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The agent named was registered from another machine (NodeRings records a keyed hash of its /etc/machine-id); this one does not take it over.",
+  },
   NETWORK_PLAN_INVALID: {
     exitCode: ExitCode.Usage,
     meaning: "The pod or service CIDR is not an IPv4 CIDR, or the two overlap.",
   },
+  NETWORK_PLAN_CHANGED: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "--pod-cidr or --service-cidr differs from the range k3s was installed with on this machine; the network plan cannot change after k3s. Nothing was done.",
+  },
+  API_SERVER_URL_UNKNOWN: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "This machine has no default route with an IPv4 address to tell Liqo where its API server is (--api-server-url); nothing was done.",
+  },
   OFFLOAD_NAMESPACE_INVALID: {
     exitCode: ExitCode.Usage,
     meaning: "A namespace named with --offload-namespace is not a valid namespace name.",
+  },
+  OFFLOAD_NAMESPACE_UNSAFE: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "A namespace named with --offload-namespace holds a Secret nr creates (the Proxmox credentials) or is a system namespace: Liqo would reflect its Secrets to NodeRings. Refused before anything is done.",
   },
   OFFLOAD_NAMESPACE_REFUSED: {
     exitCode: ExitCode.Rejected,
@@ -38,6 +58,10 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Precondition,
     meaning:
       "The machine does not meet what k3s, Calico and Liqo need; every failed check says what was found, what is required and how to fix it.",
+  },
+  PRECHECK_UNKNOWN: {
+    exitCode: ExitCode.Usage,
+    meaning: "--ignore-precheck names a check that is not one of the prechecks; nothing was done.",
   },
   HOST_FACTS_UNREADABLE: {
     exitCode: ExitCode.Precondition,
@@ -65,6 +89,25 @@ export const errorCodes = defineErrorCodes("nr", {
   SECRET_ON_COMMAND_LINE: {
     exitCode: ExitCode.Usage,
     meaning: "A secret was passed as a command-line flag, where shell history and ps can read it; it was not used.",
+  },
+  RESET_NOTHING_RECORDED: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "nr cluster reset found no registration recorded on this machine (no ~/.nr/state.json): there is nothing it created to remove.",
+  },
+  RESET_TOOL_MISSING: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "nr cluster reset needs liqoctl (at the installed Liqo's version) or helm and finds none on this machine; a reset downloads nothing.",
+  },
+  LIVE_CHECK_FAILED: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "nr cluster status --live found the running machine unhealthy; each failed check is listed. Nothing was changed or reported.",
+  },
+  BUNDLE_EXISTS: {
+    exitCode: ExitCode.Conflict,
+    meaning: "The support bundle's file (--output) exists already; nr never overwrites it.",
   },
   VERIFY_FAILED: {
     exitCode: ExitCode.CheckFailed,

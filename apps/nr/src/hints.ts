@@ -31,6 +31,22 @@ export const NR_HINTS = {
   NODERINGS_NO_TOKEN: () => ["set NR_API_TOKEN, or token in ~/.nr/config.yaml (mode 0600)"],
   NODERINGS_UNAUTHORIZED: () => ["check the token in NR_API_TOKEN or ~/.nr/config.yaml"],
   PINS_DIGEST_MISSING: () => ["or run with pins that carry the digest (--offline reads pins from ~/.nr/config.yaml)"],
-  PRECHECKS_FAILED: () => ["nr cluster register --skip-prechecks skips them (recorded in the state)"],
+  AGENT_OTHER_MACHINE: () => [
+    "register this machine under another --name",
+    "or, when this machine replaces the one that registered it, remove the agent in NodeRings first",
+  ],
+  PRECHECKS_FAILED: (error) => {
+    const checks = error.problems.flatMap((problem) =>
+      typeof problem.path?.[0] === "string" ? [problem.path[0]] : [],
+    );
+    return [
+      ...(checks.length === 0
+        ? []
+        : [
+            `or, for a check you verified yourself, let it pass (reported, recorded): nr cluster register --resume --ignore-precheck ${checks.join(",")}`,
+          ]),
+      "nr cluster register --skip-prechecks skips them all (recorded in the state)",
+    ];
+  },
   VERIFY_FAILED: () => ["then: nr cluster register --resume --only-phase verify"],
 } satisfies NrHints;

@@ -154,6 +154,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     const nr = join(home.path, "leftovers");
     const left = [
       "run/noderings-peering.kubeconfig",
+      "run/noderings-consumer.kubeconfig",
       "run/.calico-resources.json.999999.0123456789ab.tmp",
       "bin/.helm-install-AbC123/download",
       "bin/.k3s-install.sh.999999.new",
@@ -173,9 +174,11 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     expect(result.exitCode).toBe(8);
     for (const path of left) expect(await exists(join(nr, path)), path).toBe(false);
     expect(await exists(join(nr, "bin/.helm-install-AbC123"))).toBe(false);
-    expect(await readdir(join(nr, "run"))).toEqual(["calico-resources.json"]);
+    // What is left: the run's files, and this run's own log (redacted; nr cluster support-bundle takes it).
+    expect((await readdir(join(nr, "run"))).sort()).toEqual(["calico-resources.json", "last-run.log"]);
+    expect(await readFile(join(nr, "run/last-run.log"), "utf8")).not.toContain("canary-one-time-token");
     expect(result.stderr).toContain(
-      `warning: removed what a run that was killed left in ~/leftovers: run/.calico-resources.json.999999.0123456789ab.tmp, run/noderings-peering.kubeconfig, bin/..k3s-install.sh.999999.new.0123456789ab.partial, bin/.helm-install-AbC123, bin/.k3s-install.sh.999999.new`,
+      `warning: removed what a run that was killed left in ~/leftovers: run/.calico-resources.json.999999.0123456789ab.tmp, run/noderings-consumer.kubeconfig, run/noderings-peering.kubeconfig, bin/..k3s-install.sh.999999.new.0123456789ab.partial, bin/.helm-install-AbC123, bin/.k3s-install.sh.999999.new`,
     );
     expect(result.stderr).not.toContain("canary-one-time-token");
   });
@@ -206,7 +209,14 @@ describe("what a killed run left (security 5, reliability 12)", () => {
           ...register(["--name", "vm-ctrl-c", "--skip-operator-install", "--kubeconfig", "/nonexistent"]),
         ],
         {
-          env: { PATH: process.env.PATH ?? "", HOME: home.path, NO_COLOR: "1", NR_HOME: nr, NR_API_TOKEN: TOKEN },
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: home.path,
+            NO_COLOR: "1",
+            NR_HOME: nr,
+            NR_API_TOKEN: TOKEN,
+            NR_LOCK_DIR: home.lockDir,
+          },
           stdio: ["ignore", "ignore", "pipe"],
         },
       );

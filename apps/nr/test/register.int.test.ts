@@ -12,6 +12,7 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
 import {
+  calicoOperator,
   FIXTURES,
   hostRoot,
   kubectl,
@@ -19,7 +20,6 @@ import {
   nrHome,
   type StandIns,
   standIns,
-  tigeraStatusSetter,
 } from "./helpers.ts";
 
 // nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
@@ -29,6 +29,7 @@ import {
 // k3s installer and liqoctl, which cannot run here.
 
 const TOKEN = "nr-e2e-token";
+const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-7f3e9b1c-proxmox-secret-4a2d";
 const PHASES = [
   "agent",
@@ -104,7 +105,7 @@ beforeAll(async () => {
   home = await nrHome("nr-e2e-");
   stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
   path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = tigeraStatusSetter(kubeconfig);
+  stopTigera = calicoOperator(kubeconfig);
 });
 
 afterAll(async () => {
@@ -132,6 +133,10 @@ function registerArgs(name: string, root: string, extra: string[] = []): string[
     join(FIXTURES, "proxmox-operator"),
     "--offload-namespace",
     "tenant-vms",
+    // The test tier's kube-apiserver serves this range (as k3s would serve --service-cidr):
+    // liqoctl install checks that every Service's ClusterIP is in it.
+    "--service-cidr",
+    SERVICE_CIDR,
     "--poll-interval",
     "100ms",
     "--timeout",
@@ -143,6 +148,7 @@ function registerArgs(name: string, root: string, extra: string[] = []): string[
 function envFor(nrHomeDir: string): Record<string, string> {
   return {
     NR_HOME: nrHomeDir,
+    NR_LOCK_DIR: home.lockDir,
     NR_API_TOKEN: TOKEN,
     NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
     NR_PROXMOX_TOKEN_ID: "root@pam!nr",
@@ -169,10 +175,35 @@ describe("nr cluster register, end to end", () => {
   it("runs the ten phases with the real commands, and the Proxmox secret goes only into the Secret", async () => {
     const nr = join(home.path, "e2e");
     const root = await hostRoot(join(home.path, "e2e-host"), { hostname: "pve-e2e" });
+    // A namespace to offload that holds a Secret and a ServiceAccount of its own.
+    await kubectl(kubeconfig, ["create", "namespace", "tenant-vms"]);
+    await kubectl(kubeconfig, [
+      "create",
+      "secret",
+      "generic",
+      "app-creds",
+      "-n",
+      "tenant-vms",
+      "--from-literal=token=canary-tenant-3b1d",
+    ]);
+    await kubectl(kubeconfig, ["create", "serviceaccount", "worker", "-n", "tenant-vms"]);
+    // The credentials Secret as an earlier nr left it: client-side applied, so its
+    // last-applied-configuration annotation holds the secret in plaintext.
+    await kubectl(kubeconfig, ["create", "namespace", "proxmox-operator"]);
+    await kubectl(
+      kubeconfig,
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "proxmox-credentials", namespace: "proxmox-operator" },
+        stringData: { tokenSecret: CANARY },
+      }),
+    );
     const before = (await stand.records()).length;
     const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
       env: envFor(nr),
-      timeoutMs: 110_000,
+      timeoutMs: 200_000,
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^agent pve-e2e \([0-9a-f-]{36}\) registered: 10 phases ran, 0 kept, 0 skipped/);
@@ -184,8 +215,9 @@ describe("nr cluster register, end to end", () => {
       "--flannel-backend=none",
       "--disable-network-policy",
       "--cluster-cidr=10.42.0.0/16",
-      "--service-cidr=10.43.0.0/16",
+      `--service-cidr=${SERVICE_CIDR}`,
       "--node-name=pve-e2e",
+      "--disable=traefik",
     ]);
     expect(k3s?.env.INSTALL_K3S_VERSION).toBe(emulator.pins.tools.k3s.version);
     const install = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "install");
@@ -199,9 +231,19 @@ describe("nr cluster register, end to end", () => {
       "--pod-cidr",
       "10.42.0.0/16",
       "--service-cidr",
-      "10.43.0.0/16",
+      SERVICE_CIDR,
       "--version",
       "v1.0.1",
+      // Where NodeRings reaches this cluster (the default route's address), the node subnet and
+      // NodeRings' ranges reserved (item 4).
+      "--api-server-url",
+      "https://10.20.0.11:6443",
+      "--reserved-subnets",
+      "10.20.0.0/24,10.100.0.0/16,10.101.0.0/16,10.70.0.0/16",
+      "--set",
+      "offloading.reflection.secret.type=AllowList",
+      "--set",
+      "virtualKubelet.extra.args={--enable-apiserver-support=false}",
       "--timeout",
       "60s",
       "--skip-confirm",
@@ -217,12 +259,42 @@ describe("nr cluster register, end to end", () => {
       ]),
     );
     // The one-time peering kubeconfig existed (0600, with its token) while liqoctl ran, and is gone since.
-    expect(peer?.remoteKubeconfig).toEqual({ mode: 0o600, hasToken: true });
+    expect(peer?.kubeconfigs?.remote).toMatchObject({ mode: 0o600, hasToken: true });
     await expect(access(join(nr, "run", "noderings-peering.kubeconfig"))).rejects.toThrow();
+    // The reverse direction (item 3): nr ran liqoctl peer itself, NodeRings the consumer with the
+    // one-time consumer credential it issued (0600, with its token, while liqoctl ran; gone
+    // since), this cluster the provider with its own kubeconfig, which no request carried.
+    const reverse = records.find((r) => r.tool === "liqoctl" && r.argv[0] === "peer" && r.argv[4] === kubeconfig);
+    expect(reverse?.argv.slice(0, 5)).toEqual([
+      "peer",
+      "--kubeconfig",
+      join(nr, "run", "noderings-consumer.kubeconfig"),
+      "--remote-kubeconfig",
+      kubeconfig,
+    ]);
+    expect(reverse?.argv).toEqual(expect.arrayContaining(["--gw-server-service-location", "Consumer", "--in-band"]));
+    expect(reverse?.kubeconfigs?.local).toMatchObject({ mode: 0o600, hasToken: true });
+    await expect(access(join(nr, "run", "noderings-consumer.kubeconfig"))).rejects.toThrow();
+    const foreign = JSON.parse(
+      await kubectl(kubeconfig, ["get", "foreignclusters.core.liqo.io/noderings-emulator", "-o", "json"]),
+    );
+    expect(foreign.status.role).toBe("ConsumerAndProvider");
+    const agentKey = /client-key-data:\s*(\S+)/.exec(await readFile(kubeconfig, "utf8"))?.[1];
+    expect(agentKey).toBeDefined();
+    for (const request of seen) expect(request.body).not.toContain(agentKey);
+    expect(seen.some((r) => r.method === "POST" && r.url.endsWith("/peering/inbound/complete"))).toBe(true);
+
     const offloads = records
       .filter((r) => r.tool === "liqoctl" && r.argv[0] === "offload")
       .map((r) => r.argv.slice(0, 3).join(" "));
     expect(offloads).toEqual(["offload namespace nr-vnc-gateway", "offload namespace tenant-vms"]);
+    // Liqo was installed with reflection restricted: nothing of the offloaded namespaces reached
+    // NodeRings' cluster, neither their Secrets nor their ServiceAccount tokens (item 2).
+    expect(await stand.reflected()).toEqual([]);
+
+    // The k3s phase finished with its node NotReady (no CNI yet); Calico brought Ready (item 1).
+    const node = JSON.parse(await kubectl(kubeconfig, ["get", "node/pve-e2e", "-o", "json"]));
+    expect(node.status.conditions.find((c: { type: string }) => c.type === "Ready").status).toBe("True");
 
     // Calico: the Installation's IP pool is the pod CIDR, and Liqo's interfaces are skipped.
     const installation = JSON.parse(
@@ -230,6 +302,8 @@ describe("nr cluster register, end to end", () => {
     );
     expect(installation.spec.calicoNetwork.ipPools[0].cidr).toBe("10.42.0.0/16");
     expect(installation.spec.calicoNetwork.nodeAddressAutodetectionV4).toEqual({ skipInterface: "liqo.*" });
+    // traefik off, ServiceLB kept with container IP forwarding for its pods (item 10).
+    expect(installation.spec.calicoNetwork.containerIPForwarding).toBe("Enabled");
     expect(
       await kubectl(kubeconfig, ["get", "deployment/tigera-operator", "-n", "tigera-operator", "-o", "name"]),
     ).toContain("tigera-operator");
@@ -239,6 +313,10 @@ describe("nr cluster register, end to end", () => {
       await kubectl(kubeconfig, ["get", "secret/proxmox-credentials", "-n", "proxmox-operator", "-o", "json"]),
     );
     expect(Buffer.from(secret.data.tokenSecret, "base64").toString()).toBe(CANARY);
+    // Applied server-side, and the earlier client-side copy removed: no plaintext copy of the
+    // secret in its metadata (item 10).
+    expect(secret.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toBeUndefined();
+    expect(JSON.stringify(secret)).not.toContain(CANARY);
     const values = await kubectl(kubeconfig, [
       "get",
       "configmap/proxmox-operator",
@@ -267,6 +345,8 @@ describe("nr cluster register, end to end", () => {
     for (const request of seen) expect(`${request.url} ${request.headers} ${request.body}`).not.toContain(CANARY);
     expect(seen.some((r) => r.method === "POST" && r.url.endsWith("/health-reports"))).toBe(true);
     expect(await allFiles(nr)).not.toContain(CANARY);
+    // Neither one-time token (peering user, consumer credential) is kept anywhere in ~/.nr.
+    expect(await allFiles(nr)).not.toContain("nrpu_");
     expect(result.stdout).not.toContain(CANARY);
     expect(result.stderr).not.toContain(CANARY);
     expect(result.stderr).not.toContain(TOKEN);
@@ -291,9 +371,17 @@ describe("nr cluster register, end to end", () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stdout).toContain("0 phases ran, 10 kept");
     expect((await stand.records()).length).toBe(count);
+    // The network plan is fixed once k3s ran: another pod CIDR is refused, and k3s is not re-run (item 4).
+    const k3sBefore = await stand.k3sConfig();
+    const moved = await home.nr([...registerArgs("pve-e2e", root), "--resume", "--pod-cidr", "10.50.0.0/16"], {
+      env: envFor(nr),
+    });
+    expect(moved.exitCode).toBe(5);
+    expect(moved.stderr).toContain("is not the pod CIDR k3s was installed with, 10.42.0.0/16");
+    expect(await stand.k3sConfig()).toEqual(k3sBefore);
     // The same name again (without --resume) never makes a second agent.
     expect((await api.getAgentByName("pve-e2e")).id).toBe(agent.id);
-  }, 120_000);
+  }, 300_000);
 
   it("outbound-peer run again on a registered machine (--from-phase): verify passes, now and on every --resume", async () => {
     const nr = join(home.path, "again");
@@ -346,7 +434,7 @@ describe("nr cluster register, end to end", () => {
       clusterId: "pve-repair",
       liqoVersion: emulator.pins.tools.liqo.version,
       podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
+      serviceCIDR: SERVICE_CIDR,
     });
     expect((await api.getPeeringStatus(agent.id)).outbound.state).toBe("Pending");
 
@@ -356,11 +444,139 @@ describe("nr cluster register, end to end", () => {
       timeoutMs: 110_000,
     });
 
-    // Then the inbound phase's probe sees it, runs again, and verify passes
+    // Then the inbound phase's probe sees it and runs again, alone: the operator and verify are
+    // still in place and kept (no cascade, item 5)
     expect(resume.exitCode, resume.stderr).toBe(0);
-    expect(resume.stdout).toContain("3 phases ran, 7 kept");
+    expect(resume.stdout).toContain("1 phases ran, 9 kept");
     const peering = await api.getPeeringStatus(agent.id);
     expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+  }, 240_000);
+
+  it("one thing gone on resume is redone alone: Calico's operator deleted re-runs Calico, and no new peering (item 5)", async () => {
+    const nr = join(home.path, "cascade");
+    const root = await hostRoot(join(home.path, "cascade-host"), { hostname: "pve-cascade" });
+    const first = await home.nr(registerArgs("pve-cascade", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    // Given Calico's operator gone: TigeraStatus calico is no longer Available
+    await kubectl(kubeconfig, ["delete", "deployment/tigera-operator", "-n", "tigera-operator"]);
+    await kubectl(kubeconfig, ["wait", "--for=condition=Available=False", "tigerastatus/calico", "--timeout=30s"]);
+    const records = (await stand.records()).length;
+    const outboundRequests = seen.filter((r) => r.url.endsWith("/peering/outbound")).length;
+
+    // When the machine is resumed
+    const resume = await home.nr([...registerArgs("pve-cascade", root), "--resume"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then Calico alone runs again (its manifests re-applied, the operator back), and everything
+    // after it is probed and kept: no Liqo install, no new peering asked for or run
+    expect(resume.exitCode, resume.stderr).toBe(0);
+    expect(resume.stdout).toContain("1 phases ran, 9 kept");
+    await kubectl(kubeconfig, ["get", "deployment/tigera-operator", "-n", "tigera-operator"]);
+    expect((await stand.records()).slice(records)).toEqual([]);
+    expect(seen.filter((r) => r.url.endsWith("/peering/outbound")).length).toBe(outboundRequests);
+    const state = await readState(nr);
+    expect(state.phases.calico?.runs).toBe(2);
+    expect(state.phases["outbound-peer"]?.runs).toBe(1);
+  }, 240_000);
+
+  it("verify judges the peering and the offloading on this cluster, not on NodeRings' word (item 9)", async () => {
+    const nr = join(home.path, "verify");
+    const root = await hostRoot(join(home.path, "verify-host"), { hostname: "pve-verify" });
+    const first = await home.nr(registerArgs("pve-verify", root), { env: envFor(nr), timeoutMs: 110_000 });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const passed = (await readState(nr)).phases.verify?.outputs?.checks as Array<{ id: string; result: string }>;
+    expect(passed.filter((c) => c.id.startsWith("liqo-") || c.id.startsWith("offloading"))).toEqual([
+      { id: "liqo-installed", result: "pass" },
+      {
+        id: "liqo-peering-role",
+        result: "pass",
+        message: "ForeignCluster noderings-emulator has role ConsumerAndProvider",
+      },
+      { id: "liqo-network", result: "pass" },
+      { id: "liqo-auth", result: "pass" },
+      { id: "liqo-virtual-node", result: "pass", message: "node/noderings-emulator" },
+      { id: "liqo-info", result: "pass" },
+      { id: "offloading", result: "pass", message: "offloaded: nr-vnc-gateway, tenant-vms" },
+      { id: "offloading-reported", result: "pass" },
+    ]);
+
+    // Given this cluster's side broken while NodeRings still reports everything Established and
+    // offloaded: the reverse peering's Tenant gone (role Provider, no AuthTenantStatus), the
+    // tunnel down, the virtual node gone, an offloaded namespace's NamespaceOffloading gone, and
+    // a Liqo pod that is not ready
+    await kubectl(kubeconfig, [
+      "patch",
+      "foreignclusters.core.liqo.io/noderings-emulator",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({
+        status: {
+          role: "Provider",
+          modules: {
+            networking: {
+              enabled: true,
+              conditions: [{ type: "NetworkConnectionStatus", status: "Error", message: "tunnel down" }],
+            },
+            authentication: {
+              enabled: true,
+              conditions: [{ type: "AuthIdentityControlPlaneStatus", status: "Ready" }],
+            },
+            offloading: { enabled: true, conditions: [] },
+          },
+        },
+      }),
+    ]);
+    await kubectl(kubeconfig, ["delete", "node/noderings-emulator"]);
+    await kubectl(kubeconfig, ["delete", "namespaceoffloadings.offloading.liqo.io/offloading", "-n", "tenant-vms"]);
+    await kubectl(kubeconfig, ["create", "serviceaccount", "default", "-n", "liqo"]).catch(() => "");
+    await kubectl(
+      kubeconfig,
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "liqo-controller-manager-x", namespace: "liqo" },
+        spec: {
+          containers: [{ name: "controller-manager", image: "ghcr.io/liqotech/liqo-controller-manager:v1.0.1" }],
+        },
+      }),
+    );
+    const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
+    const agent = await api.getAgentByName("pve-verify");
+    const peering = await api.getPeeringStatus(agent.id);
+    expect([peering.outbound.state, peering.inbound.state]).toEqual(["Established", "Established"]);
+
+    // When verify runs again
+    const verify = await home.nr([...registerArgs("pve-verify", root), "--resume", "--only-phase", "verify"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+
+    // Then it fails, naming each of them, and NodeRings hears the agent failed its checks
+    expect(verify.exitCode, verify.stderr).toBe(1);
+    for (const line of [
+      "liqo-peering-role: ForeignCluster noderings-emulator has role Provider, not ConsumerAndProvider (both peerings)",
+      "liqo-network: NetworkConnectionStatus Error (tunnel down)",
+      "liqo-auth: AuthTenantStatus missing (want Ready)",
+      "liqo-virtual-node: no node labelled liqo.io/type=virtual-node for noderings-emulator",
+      "liqo-info: Liqo is unhealthy (pods not ready: liqo-controller-manager-x); networkingStatus Unhealthy",
+      "offloading: not offloaded on this cluster: tenant-vms (no NamespaceOffloading)",
+    ]) {
+      expect(verify.stderr).toContain(line);
+    }
+    expect(verify.stderr).not.toContain("peering-inbound:");
+    expect((await api.getAgentByName("pve-verify")).state).not.toBe("Ready");
+
+    // And running the peering phases again repairs what the checks named
+    await kubectl(kubeconfig, ["delete", "pod/liqo-controller-manager-x", "-n", "liqo", "--grace-period=0", "--force"]);
+    const repair = await home.nr([...registerArgs("pve-verify", root), "--from-phase", "outbound-peer"], {
+      env: envFor(nr),
+      timeoutMs: 110_000,
+    });
+    expect(repair.exitCode, repair.stderr).toBe(0);
   }, 240_000);
 
   it("--dry-run prints exactly the calls the real run then makes", async () => {
@@ -381,6 +597,7 @@ describe("nr cluster register, end to end", () => {
         calicoManifests: join(FIXTURES, "calico"),
         operatorChart: join(FIXTURES, "proxmox-operator"),
         offload: ["tenant-vms"],
+        serviceCidr: SERVICE_CIDR,
         skipPrechecks: false,
         offline: false,
         skipOperator: false,

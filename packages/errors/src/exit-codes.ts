@@ -28,10 +28,12 @@ export const ExitCode = {
   Internal: 70,
   /** No such command; the CLI suggests the closest one (as shells do, 127). */
   UnknownCommand: 127,
-  /** The run was interrupted (SIGINT/SIGTERM); a later run can resume. */
+  /** The run was interrupted (SIGINT, Ctrl-C); a later run can resume. 128 + 2, as a shell reports it. */
   Interrupted: 130,
   /** The reader closed standard output (`| head`): the status of a process killed by SIGPIPE, as kubectl's. */
   BrokenPipe: 141,
+  /** The run was asked to stop (SIGTERM: systemd, kill, a CI timeout); a later run can resume. 128 + 15. */
+  Terminated: 143,
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;
@@ -53,7 +55,8 @@ export const exitCodeDescriptions: Record<ExitCodeName, string> = {
   Precondition: "The machine lacks something the command needs (a tool, OS, free port, disk, memory).",
   Internal: "An unexpected failure inside the tool. This is a bug: please report it with the output of -v.",
   UnknownCommand: "No such command. The closest command is suggested.",
-  Interrupted: "The run was interrupted. Re-run (with --resume where the command has it) to continue.",
+  Interrupted: "The run was interrupted (SIGINT, Ctrl-C). Re-run (with --resume where the command has it) to continue.",
   BrokenPipe:
     "The program reading the output (for example head) closed it early. The command stopped writing and printed nothing more, as kubectl does.",
+  Terminated: "The run was asked to stop (SIGTERM). Re-run (with --resume where the command has it) to continue.",
 };

@@ -31,12 +31,17 @@ describe("the contract", () => {
       "/api/v1/agents/{id}/peering/parameters",
       "/api/v1/agents/{id}/peering/outbound",
       "/api/v1/agents/{id}/peering/inbound",
+      "/api/v1/agents/{id}/peering/inbound/complete",
       "/api/v1/agents/{id}/peering",
       "/api/v1/agents/{id}/offloading",
       "/api/v1/agents/{id}/health-reports",
     ]);
     for (const schema of Object.values(document.components.schemas)) expect(schema.type).toBe("object");
     expect(Object.keys(document.components.schemas)).toContain("PinSet");
+    // The reverse peering: a one-time consumer credential for NodeRings' cluster, then the agent's report
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(["InboundPeering", "CompleteInboundPeeringRequest"]),
+    );
   });
 
   test("requests are strict; an agent name is a DNS label", () => {

@@ -20,12 +20,15 @@ import {
   AgentSchema,
   type ApiErrorBody,
   ApiErrorBodySchema,
+  type CompleteInboundPeeringRequest,
   type CreateAgentRequest,
   type CreateHealthReportRequest,
   type HealthReport,
   HealthReportSchema,
   HealthSchema,
   IDEMPOTENCY_KEY_HEADER,
+  type InboundPeering,
+  InboundPeeringSchema,
   type OffloadingTargets,
   OffloadingTargetsSchema,
   type OutboundPeering,
@@ -34,9 +37,12 @@ import {
   PeeringParametersSchema,
   type PeeringStatus,
   PeeringStatusSchema,
+  type PeeringTeardown,
+  PeeringTeardownSchema,
   type ReportOffloadingRequest,
   type RequestInboundPeeringRequest,
   type StartOutboundPeeringRequest,
+  type TeardownPeeringRequest,
 } from "./schemas.ts";
 
 export interface RetryPolicy {
@@ -80,6 +86,8 @@ export interface WaitOptions {
   now?: () => number;
   /** How to wait between polls; tests pass one that advances their clock. */
   sleep?: (ms: number) => Promise<void>;
+  /** Stops the wait at once when aborted (Ctrl-C): it rejects with the signal's reason, as fetch does. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface NodeRingsClient {
@@ -113,11 +121,27 @@ export interface NodeRingsClient {
   getPeeringParameters(agentId: string): Promise<PeeringParameters>;
   /** Starts outbound peering: the platform issues a one-time peering user. Sent once, never retried. */
   startOutboundPeering(agentId: string, request: StartOutboundPeeringRequest): Promise<OutboundPeering>;
-  /** Tells the platform outbound is established and asks it to peer back. Sent once, never retried. */
-  requestInboundPeering(agentId: string, request: RequestInboundPeeringRequest): Promise<PeeringStatus>;
+  /**
+   * Tells the platform outbound is established and asks it for the reverse peering: it
+   * issues a one-time consumer credential for its own cluster, for the reverse `liqoctl peer`
+   * the agent runs. Sent once, never retried.
+   */
+  requestInboundPeering(agentId: string, request: RequestInboundPeeringRequest): Promise<InboundPeering>;
+  /** Tells the platform the reverse `liqoctl peer` is done; it then checks it (inbound Pending, then Established). Sent once, never retried. */
+  completeInboundPeering(agentId: string, request: CompleteInboundPeeringRequest): Promise<PeeringStatus>;
   getPeeringStatus(agentId: string): Promise<PeeringStatus>;
   /** Polls until inbound is Established (returned), Failed (PEERING_FAILED) or the wait ends (PEERING_TIMEOUT). */
   waitForInboundPeering(agentId: string, options?: WaitOptions): Promise<PeeringStatus>;
+
+  /**
+   * Starts tearing the peering down (`nr cluster reset`): the platform issues a one-time
+   * peering user and consumer credential for the two `liqoctl unpeer` calls. Sent once, never retried.
+   */
+  startPeeringTeardown(agentId: string, request: TeardownPeeringRequest): Promise<PeeringTeardown>;
+  /** Tells the platform both `liqoctl unpeer` calls returned: both directions are None, nothing is offloaded. Sent once, never retried. */
+  completePeeringTeardown(agentId: string, request: TeardownPeeringRequest): Promise<PeeringStatus>;
+  /** Deregisters the agent (its peering must be torn down first: 409 otherwise), answering it as it was. Gone already is NODERINGS_NOT_FOUND. */
+  deleteAgent(agentId: string): Promise<Agent>;
 
   /** Which namespaces to offload: the VNC gateway's always, and how optional ones are offloaded. */
   getOffloadingTargets(agentId: string): Promise<OffloadingTargets>;
@@ -131,7 +155,7 @@ export interface NodeRingsClient {
 type RetryMode = "read" | "idempotent-create" | "once";
 
 interface SendSpec {
-  method: "GET" | "POST" | "PUT";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
@@ -320,6 +344,14 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
         method: "POST",
         path: agentPath(id, "/peering/inbound"),
         body,
+        schema: InboundPeeringSchema,
+        retry: "once",
+      }),
+    completeInboundPeering: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/inbound/complete"),
+        body,
         schema: PeeringStatusSchema,
         retry: "once",
       }),
@@ -327,11 +359,26 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
       request({ method: "GET", path: agentPath(id, "/peering"), schema: PeeringStatusSchema, retry: "read" }),
     async waitForInboundPeering(id, o = {}) {
       const now = o.now ?? Date.now;
-      const sleep = o.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+      const { signal } = o;
+      const sleep =
+        o.sleep ??
+        ((ms: number) =>
+          new Promise<void>((resolve, reject) => {
+            const stop = () => {
+              clearTimeout(timer);
+              reject(signal?.reason);
+            };
+            const timer = setTimeout(() => {
+              signal?.removeEventListener("abort", stop);
+              resolve();
+            }, ms);
+            signal?.addEventListener("abort", stop, { once: true });
+          }));
       const intervalMs = o.intervalMs ?? 2_000;
       const waitMs = o.timeoutMs ?? 600_000;
       const deadline = now() + waitMs;
       for (;;) {
+        signal?.throwIfAborted();
         const status = await client.getPeeringStatus(id);
         const { inbound } = status;
         if (inbound.state === "Established") return status;
@@ -364,8 +411,27 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
           );
         }
         await sleep(Math.min(intervalMs, Math.max(0, deadline - now())));
+        signal?.throwIfAborted();
       }
     },
+
+    startPeeringTeardown: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/teardown"),
+        body,
+        schema: PeeringTeardownSchema,
+        retry: "once",
+      }),
+    completePeeringTeardown: (id, body) =>
+      request({
+        method: "POST",
+        path: agentPath(id, "/peering/teardown/complete"),
+        body,
+        schema: PeeringStatusSchema,
+        retry: "once",
+      }),
+    deleteAgent: (id) => request({ method: "DELETE", path: agentPath(id), schema: AgentSchema, retry: "once" }),
 
     getOffloadingTargets: (id) =>
       request({ method: "GET", path: agentPath(id, "/offloading"), schema: OffloadingTargetsSchema, retry: "read" }),

@@ -4,18 +4,22 @@ import {
   AgentListSchema,
   AgentSchema,
   ApiErrorBodySchema,
+  CompleteInboundPeeringRequestSchema,
   CreateAgentRequestSchema,
   CreateHealthReportRequestSchema,
   HealthReportSchema,
   HealthSchema,
   IDEMPOTENCY_KEY_HEADER,
+  InboundPeeringSchema,
   OffloadingTargetsSchema,
   OutboundPeeringSchema,
   PeeringParametersSchema,
   PeeringStatusSchema,
+  PeeringTeardownSchema,
   ReportOffloadingRequestSchema,
   RequestInboundPeeringRequestSchema,
   StartOutboundPeeringRequestSchema,
+  TeardownPeeringRequestSchema,
 } from "./schemas.ts";
 
 /** The API version this package describes; the OpenAPI document's `info.version`. */
@@ -30,7 +34,11 @@ const components: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   StartOutboundPeeringRequest: { schema: StartOutboundPeeringRequestSchema, io: "input" },
   OutboundPeering: { schema: OutboundPeeringSchema, io: "output" },
   RequestInboundPeeringRequest: { schema: RequestInboundPeeringRequestSchema, io: "input" },
+  InboundPeering: { schema: InboundPeeringSchema, io: "output" },
+  CompleteInboundPeeringRequest: { schema: CompleteInboundPeeringRequestSchema, io: "input" },
   PeeringStatus: { schema: PeeringStatusSchema, io: "output" },
+  TeardownPeeringRequest: { schema: TeardownPeeringRequestSchema, io: "input" },
+  PeeringTeardown: { schema: PeeringTeardownSchema, io: "output" },
   OffloadingTargets: { schema: OffloadingTargetsSchema, io: "output" },
   ReportOffloadingRequest: { schema: ReportOffloadingRequestSchema, io: "input" },
   CreateHealthReportRequest: { schema: CreateHealthReportRequestSchema, io: "input" },
@@ -130,6 +138,15 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       },
       "/api/v1/agents/{id}": {
         get: operation("getAgent", "One agent", [200, "Agent"], { params: [agentId], errors: [404] }),
+        delete: operation(
+          "deleteAgent",
+          "Deregister an agent (its peering torn down first); answers it as it was",
+          [200, "Agent"],
+          {
+            params: [agentId],
+            errors: [404, 409],
+          },
+        ),
       },
       "/api/v1/pins": {
         get: operation("getPins", "The platform-validated pin set for an architecture", [200, "PinSet"], {
@@ -162,13 +179,41 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       "/api/v1/agents/{id}/peering/inbound": {
         post: operation(
           "requestInboundPeering",
-          "Outbound is established: the platform peers back, asynchronously",
-          [202, "PeeringStatus"],
+          "Outbound is established: issues a one-time consumer credential for the reverse peering the agent runs",
+          [201, "InboundPeering"],
           {
             params: [agentId, idempotencyKey],
             body: "RequestInboundPeeringRequest",
             errors: [400, 404, 409, 415, 422],
           },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/inbound/complete": {
+        post: operation(
+          "completeInboundPeering",
+          "The agent ran the reverse peering: the platform checks it, asynchronously",
+          [202, "PeeringStatus"],
+          {
+            params: [agentId, idempotencyKey],
+            body: "CompleteInboundPeeringRequest",
+            errors: [400, 404, 409, 415, 422],
+          },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/teardown": {
+        post: operation(
+          "startPeeringTeardown",
+          "Start tearing the peering down: issues a one-time peering user and consumer credential for the two liqoctl unpeer calls",
+          [201, "PeeringTeardown"],
+          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
+        ),
+      },
+      "/api/v1/agents/{id}/peering/teardown/complete": {
+        post: operation(
+          "completePeeringTeardown",
+          "The agent ran both liqoctl unpeer calls: both directions are None, nothing is offloaded",
+          [200, "PeeringStatus"],
+          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
         ),
       },
       "/api/v1/agents/{id}/peering": {

@@ -3,8 +3,8 @@ import * as z from "zod";
 // The NodeRings API contract. Request schemas are strict (an unknown field is a 422, as
 // the service answers it); object schemas ignore fields they do not know, so a client
 // keeps working against a newer service. Nothing a client sends carries a secret: the
-// only credential in the contract is the one-time peering-user token the platform
-// issues to the agent (OutboundPeering.peeringUser.token).
+// only credentials in the contract are the one-time tokens the platform issues to the
+// agent for its own cluster (OutboundPeering.peeringUser, InboundPeering.consumerUser).
 
 // ---------------------------------------------------------------------------------------
 // Shared pieces
@@ -64,6 +64,15 @@ export const AgentStateSchema = z.enum([
 ]);
 export type AgentState = z.infer<typeof AgentStateSchema>;
 
+/**
+ * Which machine an agent runs on: a keyed SHA-256 of the VM's /etc/machine-id, never the id
+ * itself (machine-id(5): it "should be considered confidential"; an application that needs
+ * a stable machine identifier hashes it with a fixed, application-specific key).
+ */
+export const MachineIdSchema = z
+  .string()
+  .regex(/^[a-f0-9]{64}$/, "must be 64 lowercase hex digits (a keyed hash of /etc/machine-id, not the id itself)");
+
 export const CreateAgentRequestSchema = z.strictObject({
   /** Unique per account; the name `nr cluster register --name` gives. */
   name: DnsLabelSchema,
@@ -71,6 +80,8 @@ export const CreateAgentRequestSchema = z.strictObject({
   labels: LabelsSchema.optional(),
   /** The VM's CPU architecture, so the platform can answer pins for it. */
   architecture: z.enum(["amd64", "arm64", "arm"]).optional(),
+  /** The machine registering it: another machine can then not take the agent over by its name. */
+  machineId: MachineIdSchema.optional(),
 });
 export type CreateAgentRequest = z.infer<typeof CreateAgentRequestSchema>;
 
@@ -80,6 +91,8 @@ export const AgentSchema = z.object({
   description: z.string().optional(),
   labels: LabelsSchema.default({}),
   architecture: z.string().optional(),
+  /** The machine that registered it (CreateAgentRequest.machineId); none for an agent created without. */
+  machineId: z.string().optional(),
   state: AgentStateSchema,
   /** The agent cluster's Liqo cluster id, once outbound peering started. */
   clusterId: z.string().optional(),
@@ -94,11 +107,15 @@ export type AgentList = z.infer<typeof AgentListSchema>;
 // ---------------------------------------------------------------------------------------
 // Peering (Liqo)
 //
-// Outbound: the agent (Liqo consumer) peers toward NodeRings (the provider) with
-// `liqoctl peer --remote-kubeconfig <peering user>`; the platform issues that peering
-// user. Inbound: the agent tells the platform outbound is done; the platform peers back
-// (NodeRings as consumer) over the tunnel the outbound peering built, and reports
-// Established. The agent polls until it is.
+// A Liqo peering is one-way, consumer → provider, and `liqoctl peer` needs the kubeconfigs
+// of both (liqotech/liqo@v1.0.1 docs/usage/peer.md). Outbound: the agent (consumer) peers
+// toward NodeRings (provider) with `liqoctl peer --remote-kubeconfig <peering user>`; the
+// platform issues that one-time peering user. Inbound: NodeRings is the consumer, and the
+// agent runs the reverse `liqoctl peer --kubeconfig <consumer credential> --remote-kubeconfig
+// <its own cluster>` itself, with a one-time consumer credential for NodeRings' cluster that
+// the platform issues: no credential of the agent's cluster leaves the agent (liqoctl creates
+// the Tenant there with the agent's own kubeconfig). The agent then tells the platform, which
+// checks the reverse peering and reports it Established; the agent polls until it is.
 
 /** How the WireGuard gateway pair is set up: `liqoctl peer --gw-server-service-*`, `--mtu`. */
 export const GatewaySchema = z.object({
@@ -130,6 +147,13 @@ export const PeeringParametersSchema = z.object({
   resources: ResourceRequestSchema,
   /** When true, the platform's API server is reached through the tunnel (`liqoctl peer --in-band`). */
   inBand: z.boolean(),
+  /**
+   * The reverse peering (NodeRings the consumer, the agent the provider), as the agent runs
+   * it: the gateway (`--gw-server-service-location Consumer`: NodeRings runs the server
+   * again, so the agent still only dials out), what NodeRings asks of the agent
+   * (`--cpu --memory --pods`), and `--in-band`.
+   */
+  inbound: z.object({ gateway: GatewaySchema, resources: ResourceRequestSchema, inBand: z.boolean() }),
 });
 export type PeeringParameters = z.infer<typeof PeeringParametersSchema>;
 
@@ -188,6 +212,24 @@ export const OutboundPeeringSchema = PeeringParametersSchema.extend({
 });
 export type OutboundPeering = z.infer<typeof OutboundPeeringSchema>;
 
+/**
+ * The answer to an inbound request: the platform's side of the reverse peering. The
+ * consumer user is a one-time credential for NodeRings' own cluster (NodeRings is the
+ * consumer of the reverse direction), for `liqoctl peer --kubeconfig`: a secret of
+ * NodeRings', good for one peering and until `expiresAt`. Write it only into a 0600
+ * kubeconfig for liqoctl and delete that file afterwards.
+ */
+export const InboundPeeringSchema = z.object({ status: PeeringStatusSchema, consumerUser: PeeringUserSchema });
+export type InboundPeering = z.infer<typeof InboundPeeringSchema>;
+
+export const CompleteInboundPeeringRequestSchema = z.strictObject({
+  /** The agent's Liqo cluster id, as in the outbound and inbound requests. */
+  clusterId: DnsLabelSchema,
+  /** That the reverse `liqoctl peer` returned: the agent is now NodeRings' provider. */
+  reversePeering: z.literal("Done", { error: 'must be "Done": report it only after liqoctl peer returned' }),
+});
+export type CompleteInboundPeeringRequest = z.infer<typeof CompleteInboundPeeringRequestSchema>;
+
 export const RequestInboundPeeringRequestSchema = z.strictObject({
   /** The agent's Liqo cluster id, as in the outbound request. */
   clusterId: DnsLabelSchema,
@@ -195,6 +237,27 @@ export const RequestInboundPeeringRequestSchema = z.strictObject({
   outbound: z.literal("Established", { error: 'must be "Established": report outbound done only after it is' }),
 });
 export type RequestInboundPeeringRequest = z.infer<typeof RequestInboundPeeringRequestSchema>;
+
+export const TeardownPeeringRequestSchema = z.strictObject({
+  /** The agent's Liqo cluster id, as in the outbound request. */
+  clusterId: DnsLabelSchema,
+});
+export type TeardownPeeringRequest = z.infer<typeof TeardownPeeringRequestSchema>;
+
+/**
+ * The answer to a teardown request (`nr cluster reset`): `liqoctl unpeer` needs the
+ * kubeconfigs of both clusters, as `liqoctl peer` did, so the platform issues again a
+ * one-time peering user (for unpeering the outbound direction, the agent the consumer) and
+ * a one-time consumer credential (for unpeering the reverse one, NodeRings the consumer).
+ * Both are secrets of NodeRings': write each only into a 0600 kubeconfig for liqoctl and
+ * delete it afterwards.
+ */
+export const PeeringTeardownSchema = z.object({
+  status: PeeringStatusSchema,
+  peeringUser: PeeringUserSchema,
+  consumerUser: PeeringUserSchema,
+});
+export type PeeringTeardown = z.infer<typeof PeeringTeardownSchema>;
 
 // ---------------------------------------------------------------------------------------
 // Offloading (`liqoctl offload namespace`)

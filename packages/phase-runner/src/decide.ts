@@ -34,7 +34,9 @@ export interface DecideSelection extends PhaseSelection {
 /**
  * One phase's decision.
  *
- * - `run`, and why.
+ * - `run`, and why. A phase that runs again because its probe failed (`probe-failed`) does
+ *   not make the phases after it run (`after-earlier-rerun`): they are probed, and kept when
+ *   their own work is still in place. Any other run of a phase does.
  * - `keep`: its checkpoint stands and later phases read its outputs — because its inputs are
  *   unchanged and its probe passed (`unchanged`), or because this run leaves it out
  *   (`selection`, a done phase) or its guard does (`guard`, a done or stale phase: skipping a
@@ -115,7 +117,10 @@ export function decide(
       continue;
     }
     decisions.push(run);
-    if (entry.invalidatesLater !== false) dirty = true;
+    // What runs again because its work is gone is redone as it was (same inputs): the phases
+    // after it are probed on their own evidence, not re-run with it. Anything else an earlier
+    // phase does differently (new inputs, a failed or chosen run) re-runs the later ones.
+    if (entry.invalidatesLater !== false && run.reason !== "probe-failed") dirty = true;
   }
   return decisions;
 }

@@ -58,6 +58,12 @@ export const errorCodes = defineErrorCodes("phase-runner", {
   },
   RUN_INTERRUPTED: {
     exitCode: ExitCode.Interrupted,
-    meaning: "The run was interrupted between two steps; completed phases are recorded and a resumed run continues.",
+    meaning:
+      "The run was interrupted (SIGINT) between two steps, or the step it stopped; completed phases are recorded and a resumed run continues.",
+  },
+  RUN_TERMINATED: {
+    exitCode: ExitCode.Terminated,
+    meaning:
+      "The run was asked to stop (SIGTERM) between two steps, or the step it stopped; completed phases are recorded and a resumed run continues.",
   },
 });

@@ -90,6 +90,43 @@ describe("the run lock", () => {
     await held.release().catch(() => {});
   });
 
+  it("a lock whose pid another process took since (pid + start time) is stale, and is broken", async () => {
+    const dir = await testdir({});
+    const file = dir.path("state.json");
+    const held = await acquireLock({ file, name: "killed run", runId: "r1" });
+    // What a kill -9 and a reboot-free pid reuse leave: the owner's pid is a live process (this
+    // one), but not the process that took the lock: it started at another time.
+    const owner = JSON.parse(await readFile(`${file}.lock-owner.json`, "utf8")) as { pid: number; startTime?: string };
+    expect(owner.startTime).toMatch(/^\d+$/);
+    owner.startTime = "1";
+    await writeFile(`${file}.lock-owner.json`, JSON.stringify(owner));
+    const inspection = await inspectLock(file);
+    expect(inspection).toMatchObject({ state: "stale", owner: { pid: process.pid } });
+    expect(inspection.state === "stale" && inspection.why).toContain("that pid is another process now");
+    expect((await userErrorOf(acquireLock({ file, name: "next run", runId: "r2" }))).code).toBe("RUN_LOCK_STALE");
+    expect(await breakStaleLock(file)).toMatchObject({ state: "stale" });
+    const next = await acquireLock({ file, name: "next run", runId: "r2" });
+    await next.release();
+    await held.release().catch(() => {});
+  });
+
+  it("one lock at a path of its own guards every state: two states on one machine never run at once", async () => {
+    const dir = await testdir({});
+    const path = dir.path("machine/register.lock");
+    const first = await acquireLock({ file: dir.path("home-a/state.json"), path, name: "run a", runId: "a" });
+    const error = await userErrorOf(
+      acquireLock({ file: dir.path("home-b/state.json"), path, name: "run b", runId: "b" }),
+    );
+    expect(error.code).toBe("RUN_LOCKED");
+    expect(error.message).toContain("run a (pid");
+    expect(error.facts).toMatchObject({ lock: path });
+    expect(await exists(`${dir.path("home-a/state.json")}.lock`)).toBe(false);
+    await first.release();
+    const second = await acquireLock({ file: dir.path("home-b/state.json"), path, name: "run b", runId: "b" });
+    await second.release();
+    expect(await breakStaleLock(dir.path("home-b/state.json"), { path })).toBeUndefined();
+  });
+
   it("a held lock is never broken", async () => {
     const dir = await testdir({});
     const file = dir.path("state.json");

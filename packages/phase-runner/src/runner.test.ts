@@ -193,7 +193,7 @@ describe("runPhases", () => {
     ]);
   });
 
-  it("on resume, a phase whose probe fails runs again, and every phase after it", async () => {
+  it("on resume, a phase whose probe fails runs again; the phases after it are probed, not re-run (no cascade)", async () => {
     const { store } = await setup();
     const context = world();
     await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
@@ -209,12 +209,19 @@ describe("runPhases", () => {
       resume: true,
       onEvent: (e) => events.push(e),
     });
-    expect(context.log).toEqual(["install", "verify"]);
+    expect(context.log).toEqual(["install"]);
     expect(events.find((e) => e.type === "phase-started")).toMatchObject({
       phase: { id: "install" },
       reason: "probe-failed",
       detail: "the thing is gone",
     });
+    expect(events.filter((e) => e.type === "phase-kept").map((e) => [e.phase.id, e.basis])).toEqual([
+      ["agent", "unchanged"],
+      ["verify", "unchanged"],
+    ]);
+    // and the state does not mark them stale: a run killed now would not redo them either
+    const state = await store.read();
+    expect(state?.phases.verify?.state).toBe("done");
   });
 
   it("on resume with nothing changed, redoes nothing", async () => {
@@ -616,5 +623,50 @@ describe("typed outputs", () => {
     const { store } = await setup();
     const planned = await planPhases({ name: "t", phases: [agent, peer], context: world(), store });
     expect(planCallLines(planned.plan)).toEqual(["echo peer '<agent id>'"]);
+  });
+});
+
+describe("stopping a run", () => {
+  const waiting = (controller: AbortController) =>
+    phase<object>()({
+      id: "wait",
+      title: "Wait",
+      needs: [],
+      inputs: () => ({}),
+      plan: () => [action("wait", "wait for something", { mutates: false })],
+      actions: {
+        // A step the stop ends (as Ctrl-C ends the programs of the terminal's process group).
+        wait: async () => {
+          controller.abort(signal);
+          throw new Error("the wait ended with exit code 130");
+        },
+      },
+    });
+  let signal = "SIGINT";
+
+  it("a step that fails once the run was asked to stop is the stop: RUN_INTERRUPTED (SIGINT) or RUN_TERMINATED (SIGTERM), recorded", async () => {
+    for (const [sent, code, exitCode] of [
+      ["SIGINT", "RUN_INTERRUPTED", 130],
+      ["SIGTERM", "RUN_TERMINATED", 143],
+    ] as const) {
+      signal = sent;
+      const { store } = await setup();
+      const controller = new AbortController();
+      const error = await userErrorOf(
+        runPhases({
+          name: "t",
+          phases: [waiting(controller)],
+          context: {},
+          store,
+          runner: createRecordingRunner(),
+          signal: controller.signal,
+        }),
+      );
+      expect([error.code, error.exitCode]).toEqual([code, exitCode]);
+      expect(error.why).toContain("the wait ended with exit code 130");
+      const state = await store.read();
+      expect(state?.status).toBe("interrupted");
+      expect(state?.lastError).toMatchObject({ code, phase: "wait" });
+    }
   });
 });

@@ -87,7 +87,13 @@ export interface RunPhasesOptions<Ctx> extends CommonOptions<Ctx> {
   meta?: Readonly<Record<string, JsonValue>>;
   /** Default: a lock on the state file (`<state>.lock`); `false` runs without one. */
   lock?: boolean | Partial<Omit<LockOptions, "file" | "name" | "runId">>;
-  /** Checked before each step: when aborted, the run stops with RUN_INTERRUPTED. */
+  /**
+   * Checked before each step: when aborted, the run stops with RUN_INTERRUPTED, or
+   * RUN_TERMINATED when the abort's reason is "SIGTERM" (exit 130 or 143, as a shell reports
+   * the two); so does a step that fails once it was aborted (the signal stopped it, as Ctrl-C
+   * stops the programs of the terminal's process group). The phase and the error are
+   * recorded, and the lock released.
+   */
   signal?: AbortSignal;
   /**
    * Called once the lock is held, before the state is read: the place to remove what a
@@ -461,9 +467,10 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
           runs,
         };
         state.phases[entry.id] = done;
-        if (entry.invalidatesLater !== false) {
+        if (entry.invalidatesLater !== false && decision.reason !== "probe-failed") {
           // The phases after this one ran on what it did before: they run again, and the
           // state says so in the same write, so a run killed before them still redoes them.
+          // (A phase redone because its work was gone did nothing new: see decide().)
           for (const later of phases.slice(index + 1)) {
             const record = state.phases[later.id];
             if (record?.state === "done") state.phases[later.id] = { ...record, state: "stale" };
@@ -485,7 +492,10 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
           error: { code, message: failure.message },
         };
         state.status =
-          isUserError(failure) && failure.code === errorCodes.RUN_INTERRUPTED.code ? "interrupted" : "failed";
+          isUserError(failure) &&
+          (failure.code === errorCodes.RUN_INTERRUPTED.code || failure.code === errorCodes.RUN_TERMINATED.code)
+            ? "interrupted"
+            : "failed";
         state.lastError = { code, message: failure.message, phase: entry.id, at: clock().toISOString() };
         emit({ type: "phase-failed", phase: ref, code, message: failure.message });
         await save().catch(() => {});
@@ -539,14 +549,41 @@ async function executePhase<Ctx>(
     report: (detail) => emit({ type: "phase-progress", phase: ref, detail }),
     signal: options.signal,
   };
+  const code = () => (options.signal?.reason === "SIGTERM" ? errorCodes.RUN_TERMINATED : errorCodes.RUN_INTERRUPTED);
   const interrupted = () =>
-    new UserError(errorCodes.RUN_INTERRUPTED, `interrupted during phase ${entry.id}`, {
-      why: "the run was asked to stop; the step that was running finished first",
-      next: "resume to continue from this phase",
-      facts: { phase: entry.id },
-    });
+    new UserError(
+      code(),
+      `${code() === errorCodes.RUN_TERMINATED ? "stopped" : "interrupted"} during phase ${entry.id}`,
+      {
+        why: "the run was asked to stop; the step that was running finished first",
+        next: "resume to continue from this phase",
+        facts: { phase: entry.id },
+      },
+    );
   const check = () => {
     if (options.signal?.aborted) throw interrupted();
+  };
+  /** A step's failure once the run was asked to stop: the stop's (the signal stopped the step, or the step saw it). */
+  const stopped = (error: unknown): unknown => {
+    if (!options.signal?.aborted) return error;
+    if (
+      isUserError(error) &&
+      (error.code === errorCodes.RUN_INTERRUPTED.code || error.code === errorCodes.RUN_TERMINATED.code)
+    ) {
+      return error.code === code().code
+        ? error
+        : new UserError(code(), error.message, { why: error.why, next: error.next, facts: error.facts, cause: error });
+    }
+    return new UserError(
+      code(),
+      `${code() === errorCodes.RUN_TERMINATED ? "stopped" : "interrupted"} during phase ${entry.id}: its step stopped`,
+      {
+        why: `the run was asked to stop, and the step that was running ended with it (${error instanceof Error ? error.message : String(error)})`,
+        next: "resume to run this phase again",
+        facts: { phase: entry.id },
+        cause: error,
+      },
+    );
   };
   check();
   const actions: Record<string, ActionHandler> = {};
@@ -576,6 +613,8 @@ async function executePhase<Ctx>(
       ...(options.redactor === undefined ? {} : { redactor: options.redactor }),
       ...(options.describeFailure === undefined ? {} : { describeFailure: options.describeFailure }),
     });
+  } catch (error) {
+    throw stopped(error);
   } finally {
     await entry.cleanup?.(context, io).catch(() => {});
   }

@@ -337,9 +337,20 @@ describe("peering, offloading and health", () => {
       "customer-vms",
     ]);
 
-    // And asks for inbound peering, then waits (each wait moves the clock)
+    // And asks for inbound peering: the platform issues a one-time consumer credential for its
+    // own cluster, for the reverse liqoctl peer the agent runs; nothing settles before the
+    // agent reports it ran it
+    const inbound = await api.requestInboundPeering(agent.id, { clusterId: "nr-vm-5", outbound: "Established" });
+    expect(inbound.status.inbound.state).toBe("Pending");
+    expect(inbound.consumerUser).toMatchObject({ server: outbound.peeringUser.server, user: "liqo-consumer-nr-vm-5" });
+    expect(inbound.consumerUser.token).not.toBe(outbound.peeringUser.token);
+    expect(parameters.inbound.gateway.serverLocation).toBe("Consumer");
+    clock += 60_000;
+    await emulator.reconcile();
+    expect((await api.getPeeringStatus(agent.id)).inbound.state).toBe("Pending");
+    // Then reports the reverse peering done, and waits (each wait moves the clock)
     expect(
-      (await api.requestInboundPeering(agent.id, { clusterId: "nr-vm-5", outbound: "Established" })).inbound.state,
+      (await api.completeInboundPeering(agent.id, { clusterId: "nr-vm-5", reversePeering: "Done" })).inbound.state,
     ).toBe("Pending");
     const sleeps: number[] = [];
     const status = await api.waitForInboundPeering(agent.id, {
@@ -388,6 +399,7 @@ describe("peering, offloading and health", () => {
         serviceCIDR: "10.43.0.0/16",
       });
       await api.requestInboundPeering(agent.id, { clusterId: name, outbound: "Established" });
+      await api.completeInboundPeering(agent.id, { clusterId: name, reversePeering: "Done" });
       if (name === "vm-6") {
         await emulator.failNextInbound(agent.id, "the gateway on the agent did not answer on UDP 51840");
         clock += 60_000;
@@ -397,9 +409,29 @@ describe("peering, offloading and health", () => {
       } else {
         const late = await userErrorOf(api.waitForInboundPeering(agent.id, wait));
         expect(late.code).toBe("PEERING_TIMEOUT");
-        expect(late.why).toBe("it is still Pending: the platform is peering back");
+        expect(late.why).toBe("it is still Pending: the platform is checking the reverse peering");
       }
     }
+  });
+
+  test("a wait for the inbound peering stops at once when its signal is aborted (Ctrl-C), with the signal's reason", async () => {
+    const emulator = await start();
+    const api = client(emulator);
+    const { agent } = await api.ensureAgent({ name: "vm-abort" });
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "vm-abort",
+      liqoVersion: "v1.0.1",
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    await api.requestInboundPeering(agent.id, { clusterId: "vm-abort", outbound: "Established" });
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort("SIGTERM"), 100);
+    await expect(
+      api.waitForInboundPeering(agent.id, { intervalMs: 10_000, timeoutMs: 60_000, signal: controller.signal }),
+    ).rejects.toBe("SIGTERM");
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   test("the platform's rules: reserved CIDRs, another Liqo minor, a missing required namespace, a pass with a failed check", async () => {
@@ -439,6 +471,54 @@ describe("peering, offloading and health", () => {
       }),
     );
     expect(lie.message).toBe("invalid health report: result is pass, but calico-ready failed");
+  });
+});
+
+describe("teardown and deregistration (nr cluster reset)", () => {
+  test("a peered agent cannot be deregistered; a teardown issues both unpeer credentials, then it can", async () => {
+    // Given an agent peered both ways, with a namespace offloaded
+    const emulator = await start({ timing: { inboundMs: 0 } });
+    const api = client(emulator);
+    const { agent } = await api.ensureAgent({ name: "vm-reset", architecture: "amd64" });
+    await api.startOutboundPeering(agent.id, {
+      clusterId: "vm-reset",
+      liqoVersion: "v1.0.1",
+      podCIDR: "10.42.0.0/16",
+      serviceCIDR: "10.43.0.0/16",
+    });
+    await api.reportOffloading(agent.id, { namespaces: ["nr-vnc-gateway"] });
+    await api.requestInboundPeering(agent.id, { clusterId: "vm-reset", outbound: "Established" });
+    await api.completeInboundPeering(agent.id, { clusterId: "vm-reset", reversePeering: "Done" });
+    await api.waitForInboundPeering(agent.id, { intervalMs: 10 });
+
+    // When it is deregistered while peered, it is refused: the platform would keep a peering to nothing
+    const refused = await userErrorOf(api.deleteAgent(agent.id));
+    expect(refused.errorCode).toBe(nodeRingsErrorCodes.NODERINGS_CONFLICT);
+    expect(refused.message).toContain("tear the peering down before deregistering it");
+    // And a teardown for another cluster id is refused too
+    expect((await userErrorOf(api.startPeeringTeardown(agent.id, { clusterId: "other" }))).errorCode).toBe(
+      nodeRingsErrorCodes.NODERINGS_CONFLICT,
+    );
+
+    // When the teardown starts: two one-time credentials, one per liqoctl unpeer, both directions Pending
+    const teardown = await api.startPeeringTeardown(agent.id, { clusterId: "vm-reset" });
+    expect(teardown.peeringUser.user).toBe("liqo-peer-vm-reset");
+    expect(teardown.consumerUser.user).toBe("liqo-consumer-vm-reset");
+    expect(teardown.peeringUser.token).not.toBe(teardown.consumerUser.token);
+    expect([teardown.status.outbound.state, teardown.status.inbound.state]).toEqual(["Pending", "Pending"]);
+
+    // Then once reported done, nothing is peered or offloaded, and the agent can be deregistered
+    const done = await api.completePeeringTeardown(agent.id, { clusterId: "vm-reset" });
+    expect([done.outbound.state, done.inbound.state]).toEqual(["None", "None"]);
+    expect((await api.getOffloadingTargets(agent.id)).offloaded).toEqual([]);
+    expect((await api.deleteAgent(agent.id)).id).toBe(agent.id);
+    expect(await api.findAgentByName("vm-reset")).toBeUndefined();
+    expect((await userErrorOf(api.deleteAgent(agent.id))).errorCode).toBe(nodeRingsErrorCodes.NODERINGS_NOT_FOUND);
+    // And a peering teardown of an unpeered agent is a conflict, not a second set of credentials
+    const again = await api.ensureAgent({ name: "vm-reset-2", architecture: "amd64" });
+    expect(
+      (await userErrorOf(api.startPeeringTeardown(again.agent.id, { clusterId: "vm-reset-2" }))).message,
+    ).toContain("has no peering to tear down");
   });
 });
 

@@ -2,6 +2,7 @@ import { expect, test } from "vitest";
 import {
   advance,
   type ControllerContext,
+  completeInbound,
   createAgent,
   nextDueAt,
   requestInbound,
@@ -30,7 +31,9 @@ test("inbound peering settles when it falls due by the clock, not before, and on
     { clusterId: "vm", liqoVersion: "v1.0.1", podCIDR: "10.42.0.0/16", serviceCIDR: "10.43.0.0/16" },
     ctx(5_000),
   );
-  requestInbound(state, "acme", agent.id, { clusterId: "vm", outbound: "Established" }, ctx(10_000));
+  requestInbound(state, "acme", agent.id, { clusterId: "vm", outbound: "Established" }, ctx(8_000));
+  expect(nextDueAt(state)).toBeUndefined(); // the agent runs the reverse peering first
+  completeInbound(state, "acme", agent.id, { clusterId: "vm", reversePeering: "Done" }, ctx(10_000));
   expect(nextDueAt(state)).toBe(11_000);
 
   // When time passes, Then nothing happens before 11 000, and at 11 000 it is Established
@@ -44,6 +47,31 @@ test("inbound peering settles when it falls due by the clock, not before, and on
   expect(state.agents[agent.id]?.agent.state).toBe("Peered");
   expect(advance(state, 99_000)).toBe(false);
   expect(nextDueAt(state)).toBeUndefined();
+});
+
+test("the reverse peering is reported only after a consumer credential was issued, for the same cluster", () => {
+  const state = emptyState();
+  const agent = createAgent(state, "acme", { name: "vm" }, ctx(0));
+  startOutbound(
+    state,
+    "acme",
+    agent.id,
+    { clusterId: "vm", liqoVersion: "v1.0.1", podCIDR: "10.42.0.0/16", serviceCIDR: "10.43.0.0/16" },
+    ctx(1),
+  );
+  expect(() => completeInbound(state, "acme", agent.id, { clusterId: "vm", reversePeering: "Done" }, ctx(2))).toThrow(
+    "was issued no consumer credential",
+  );
+  const issued = requestInbound(state, "acme", agent.id, { clusterId: "vm", outbound: "Established" }, ctx(3));
+  expect(issued.consumerUser.token).toBe("t");
+  expect(state.agents[agent.id]?.peering.consumerUser).toEqual({
+    user: "liqo-consumer-vm",
+    expiresAt: expect.any(String),
+  });
+  expect(JSON.stringify(state)).not.toContain('"token"');
+  expect(() =>
+    completeInbound(state, "acme", agent.id, { clusterId: "other", reversePeering: "Done" }, ctx(4)),
+  ).toThrow("peers as cluster vm, not other");
 });
 
 test("another account's agent is not found, and asking for inbound before outbound is a conflict", () => {

@@ -3,17 +3,21 @@ import { formatPath } from "@nodekit/errors";
 import {
   type Agent,
   type ApiErrorDetail,
+  CompleteInboundPeeringRequestSchema,
   CreateAgentRequestSchema,
   CreateHealthReportRequestSchema,
   type HealthReport,
+  type InboundPeering,
   type OffloadingTargets,
   type OutboundPeering,
   type PeeringParameters,
   type PeeringStatus,
+  type PeeringTeardown,
   RESERVED_AGENT_NAMES,
   ReportOffloadingRequestSchema,
   RequestInboundPeeringRequestSchema,
   StartOutboundPeeringRequestSchema,
+  TeardownPeeringRequestSchema,
 } from "@nodekit/noderings-api";
 import type * as z from "zod";
 import { ApiError, conflict, invalid, notFound } from "./api-error.ts";
@@ -86,6 +90,7 @@ export function createAgent(state: EmulatorState, account: string, body: unknown
     ...(request.description === undefined ? {} : { description: request.description }),
     labels: request.labels ?? {},
     ...(request.architecture === undefined ? {} : { architecture: request.architecture }),
+    ...(request.machineId === undefined ? {} : { machineId: request.machineId }),
     state: "Registered",
     createdAt: at,
     updatedAt: at,
@@ -101,8 +106,8 @@ export function createAgent(state: EmulatorState, account: string, body: unknown
 }
 
 export function peeringParameters(ctx: ControllerContext): PeeringParameters {
-  const { platformClusterId, network, gateway, resources, inBand } = ctx.platform;
-  return { platformClusterId, liqoVersion: ctx.liqoVersion, network, gateway, resources, inBand };
+  const { platformClusterId, network, gateway, resources, inBand, inbound } = ctx.platform;
+  return { platformClusterId, liqoVersion: ctx.liqoVersion, network, gateway, resources, inBand, inbound };
 }
 
 export function peeringStatus(record: AgentRecord, ctx: ControllerContext): PeeringStatus {
@@ -190,13 +195,20 @@ export function startOutbound(
   };
 }
 
+/**
+ * Outbound is established (the agent says so): the platform issues a one-time consumer
+ * credential for its own cluster, for the reverse `liqoctl peer` the agent runs itself
+ * (NodeRings is the consumer of that direction). Inbound stays as it is when established
+ * (the reverse peering is there; running it again changes nothing), else it waits for the
+ * agent's report.
+ */
 export function requestInbound(
   state: EmulatorState,
   account: string,
   id: string,
   body: unknown,
   ctx: ControllerContext,
-): PeeringStatus {
+): InboundPeering {
   const record = getAgentRecord(state, account, id);
   const request = parseBody(RequestInboundPeeringRequestSchema, body, "inbound peering request");
   const { peering } = record;
@@ -210,12 +222,156 @@ export function requestInbound(
   }
   const at = iso(ctx.now);
   if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
-  if (peering.inbound.state === "None" || peering.inbound.state === "Failed") {
-    peering.inbound = { state: "Pending", message: "the platform is peering back", updatedAt: at };
+  const user = `liqo-consumer-${request.clusterId}`.slice(0, 63);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  peering.consumerUser = { user, expiresAt };
+  if (peering.inbound.state !== "Established") {
+    peering.inbound = {
+      state: "Pending",
+      message: "consumer credential issued; waiting for the agent to run the reverse peering",
+      updatedAt: at,
+    };
+    delete peering.inboundDueMs;
+  }
+  touch(record, ctx, record.agent.state);
+  return {
+    status: peeringStatus(record, ctx),
+    consumerUser: {
+      server: ctx.platform.peeringServer,
+      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+      user,
+      token: ctx.newToken(),
+      expiresAt,
+    },
+  };
+}
+
+/**
+ * The agent ran the reverse `liqoctl peer`: the platform checks its side of it, which
+ * settles `timing.inboundMs` later (Established, or Failed as a test asked). Before a
+ * consumer credential was issued, or for another cluster id, it is a conflict.
+ */
+export function completeInbound(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringStatus {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(CompleteInboundPeeringRequestSchema, body, "inbound peering report");
+  const { peering } = record;
+  if (peering.consumerUser === undefined || peering.clusterId === undefined) {
+    throw conflict(
+      `agent "${record.agent.name}" was issued no consumer credential; ask for inbound peering first, then run the reverse peering`,
+    );
+  }
+  if (peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  if (peering.inbound.state !== "Established") {
+    peering.inbound = {
+      state: "Pending",
+      message: "the platform is checking the reverse peering",
+      updatedAt: iso(ctx.now),
+    };
     peering.inboundDueMs = ctx.now + ctx.timing.inboundMs;
     touch(record, ctx, record.agent.state);
   }
   return peeringStatus(record, ctx);
+}
+
+/**
+ * The agent asks to tear its peering down (`nr cluster reset`): `liqoctl unpeer` needs both
+ * clusters' kubeconfigs, as `liqoctl peer` did, so the platform issues again a one-time
+ * peering user (unpeering the outbound direction) and consumer credential (the reverse one).
+ * Both directions are Pending until the agent reports the unpeer calls done. Without a
+ * peering, or for another cluster id, it is a conflict.
+ */
+export function startTeardown(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringTeardown {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown request");
+  const { peering } = record;
+  if (peering.clusterId === undefined || (peering.outbound.state === "None" && peering.inbound.state === "None")) {
+    throw conflict(`agent "${record.agent.name}" has no peering to tear down`);
+  }
+  if (peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  const at = iso(ctx.now);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  const peeringUser = `liqo-peer-${request.clusterId}`.slice(0, 63);
+  const consumerUser = `liqo-consumer-${request.clusterId}`.slice(0, 63);
+  const tearing = {
+    state: "Pending" as const,
+    message: "tearing down: waiting for the agent to unpeer",
+    updatedAt: at,
+  };
+  peering.outbound = tearing;
+  peering.inbound = tearing;
+  peering.peeringUser = { user: peeringUser, expiresAt };
+  peering.consumerUser = { user: consumerUser, expiresAt };
+  delete peering.inboundDueMs;
+  touch(record, ctx, record.agent.state);
+  const credential = (user: string) => ({
+    server: ctx.platform.peeringServer,
+    certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+    user,
+    token: ctx.newToken(),
+    expiresAt,
+  });
+  return {
+    status: peeringStatus(record, ctx),
+    peeringUser: credential(peeringUser),
+    consumerUser: credential(consumerUser),
+  };
+}
+
+/** The agent ran both `liqoctl unpeer` calls: both directions None, nothing offloaded; the agent is Registered again. */
+export function completeTeardown(
+  state: EmulatorState,
+  account: string,
+  id: string,
+  body: unknown,
+  ctx: ControllerContext,
+): PeeringStatus {
+  const record = getAgentRecord(state, account, id);
+  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown report");
+  const { peering } = record;
+  if (peering.clusterId !== undefined && peering.clusterId !== request.clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
+      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
+    ]);
+  }
+  const at = iso(ctx.now);
+  record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
+  record.offloading = { offloaded: [], updatedAt: at };
+  delete record.agent.clusterId;
+  touch(record, ctx, "Registered");
+  return peeringStatus(record, ctx);
+}
+
+/** Deregisters an agent: refused (409) while either peering direction is not None. Answers it as it was. */
+export function deleteAgent(state: EmulatorState, account: string, id: string, ctx: ControllerContext): Agent {
+  const record = getAgentRecord(state, account, id);
+  const { outbound, inbound } = record.peering;
+  if (outbound.state !== "None" || inbound.state !== "None") {
+    throw conflict(
+      `agent "${record.agent.name}" is still peered (outbound ${outbound.state}, inbound ${inbound.state}); tear the peering down before deregistering it`,
+    );
+  }
+  delete state.agents[id];
+  return { ...record.agent, updatedAt: iso(ctx.now) };
 }
 
 export function offloadingTargets(record: AgentRecord, ctx: ControllerContext): OffloadingTargets {

@@ -36,6 +36,7 @@ describe("the state file", () => {
       serviceCIDR: "10.43.0.0/16",
     });
     await api.requestInboundPeering(agent.id, { clusterId: "kept", outbound: "Established" });
+    await api.completeInboundPeering(agent.id, { clusterId: "kept", reversePeering: "Done" });
     await first.stop();
     expect((await stat(stateFile)).mode & 0o777).toBe(0o600);
     expect(await readFile(stateFile, "utf8")).not.toContain(DEV_TOKEN);

@@ -24,8 +24,11 @@ import {
   advance,
   agentsOf,
   type ControllerContext,
+  completeInbound,
+  completeTeardown,
   createAgent,
   createHealthReport,
+  deleteAgent,
   getAgentRecord,
   nextDueAt,
   offloadingTargets,
@@ -35,6 +38,7 @@ import {
   reportOffloading,
   requestInbound,
   startOutbound,
+  startTeardown,
 } from "./controller.ts";
 import { RequestLog } from "./request-log.ts";
 import { DEFAULT_PLATFORM, DEFAULT_TIMING, type EmulatorState, type Platform, type Timing } from "./state.ts";
@@ -288,8 +292,24 @@ export async function startNodeRingsEmulator(
   });
   routes.add("POST", "/api/v1/agents/{id}/peering/inbound", async ({ account, params: [id = ""], body }) => {
     const request = await body();
-    return [202, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
+    return [201, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
   });
+  routes.add("POST", "/api/v1/agents/{id}/peering/inbound/complete", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [202, await mutate((ctx) => completeInbound(state, account, id, request, ctx))];
+  });
+  routes.add("POST", "/api/v1/agents/{id}/peering/teardown", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [201, await mutate((ctx) => startTeardown(state, account, id, request, ctx))];
+  });
+  routes.add("POST", "/api/v1/agents/{id}/peering/teardown/complete", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [200, await mutate((ctx) => completeTeardown(state, account, id, request, ctx))];
+  });
+  routes.add("DELETE", "/api/v1/agents/{id}", async ({ account, params: [id = ""] }) => [
+    200,
+    await mutate((ctx) => deleteAgent(state, account, id, ctx)),
+  ]);
   routes.add("GET", "/api/v1/agents/{id}/peering", async ({ account, params: [id = ""] }) => {
     settle();
     return [200, peeringStatus(getAgentRecord(state, account, id), context())];

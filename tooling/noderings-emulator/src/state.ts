@@ -24,7 +24,7 @@ export interface Platform extends Omit<PeeringParameters, "liqoVersion"> {
     forbidden: string[];
     max: number;
   };
-  /** The peering user's API server, as the one-time kubeconfig names it. */
+  /** NodeRings' API server for peering, as the one-time kubeconfigs (peering user, consumer credential) name it. */
   peeringServer: string;
 }
 
@@ -34,6 +34,13 @@ export const DEFAULT_PLATFORM: Platform = {
   gateway: { serverLocation: "Provider", serviceType: "NodePort", port: 51840, mtu: 1340 },
   resources: { cpu: "4", memory: "8Gi", pods: "110" },
   inBand: true,
+  // The reverse peering: NodeRings the consumer runs the gateway server again (the agent
+  // still only dials out), and asks the agent for a small share of its own.
+  inbound: {
+    gateway: { serverLocation: "Consumer", serviceType: "NodePort", port: 51840, mtu: 1340 },
+    resources: { cpu: "2", memory: "4Gi", pods: "110" },
+    inBand: true,
+  },
   peeringServer: "https://peering.noderings-emulator.invalid:6443",
   requiredNamespaces: [
     {
@@ -76,6 +83,8 @@ const AgentRecordSchema = z.strictObject({
     inboundFailure: z.string().optional(),
     /** The issued peering user: its name and expiry (the token is in the answer only, and in that answer's idempotency record). */
     peeringUser: z.strictObject({ user: z.string(), expiresAt: z.string() }).optional(),
+    /** The issued consumer credential for the reverse peering (the token, as the peering user's, only in the answer). */
+    consumerUser: z.strictObject({ user: z.string(), expiresAt: z.string() }).optional(),
   }),
   offloading: z.strictObject({ offloaded: z.array(z.string()), updatedAt: z.string().optional() }),
   healthReports: z.array(HealthReportSchema),

@@ -18,8 +18,18 @@ export interface RegisterContext {
   /** `--name` or `--agent-id` (or what the state recorded). */
   identity: { name?: string | undefined; agentId?: string | undefined };
   network: NetworkPlan;
+  /**
+   * Where NodeRings reaches this cluster's API server (Liqo's --api-server-url; undefined when
+   * it cannot be told, refused before a run that installs Liqo), the name to add to k3s's
+   * certificate when it was given, and the nodes' subnet (Liqo's reserved subnets).
+   */
+  apiServer: { url: string | undefined; tlsSan?: string | undefined; nodeSubnet: string | undefined };
   host: HostFactsSource;
   skipPrechecks: boolean;
+  /** `--ignore-precheck`: the checks whose failure is only reported. */
+  ignorePrechecks: readonly string[];
+  /** A warning for the operator (stderr), whatever the output: what a phase let pass. */
+  warn: (message: string) => void;
   /** The agent cluster: k3s's kubeconfig, or `--kubeconfig`. */
   kube: KubeTarget;
   paths: NrPaths;

@@ -15,6 +15,9 @@ export const RecordedPins = z.object({
   versions: z.record(z.string(), z.string()),
 });
 
+/** The network plan the run used. */
+export const RecordedNetwork = z.object({ podCidr: z.string(), serviceCidr: z.string() });
+
 /** A part of `meta` as its schema reads it; undefined when it is not there or not that (a hand edit). */
 export function recorded<T>(schema: z.ZodType<T>, value: unknown): T | undefined {
   const read = schema.safeParse(value);

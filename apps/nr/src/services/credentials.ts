@@ -139,7 +139,15 @@ export function terminalPrompt(): CredentialsOptions["prompt"] {
   };
 }
 
-/** The Secret the operator chart is told to use, by name (never through Helm values). */
+/** How a Secret's `data` holds a value. */
+export const base64 = (value: string) => Buffer.from(value, "utf8").toString("base64");
+
+/**
+ * The Secret the operator chart is told to use, by name (never through Helm values), for
+ * `kubectl apply --server-side`: a client-side apply would keep a plaintext copy of
+ * `stringData` in the `kubectl.kubernetes.io/last-applied-configuration` annotation, which
+ * `kubectl get -o yaml`, backups and every reader of metadata see.
+ */
 export function credentialsSecret(credentials: ProxmoxCredentials, namespace: string, name: string): string {
   return `${JSON.stringify({
     apiVersion: "v1",
@@ -151,7 +159,12 @@ export function credentialsSecret(credentials: ProxmoxCredentials, namespace: st
         kind: "Secret",
         type: "Opaque",
         metadata: { name, namespace, labels: { "app.kubernetes.io/managed-by": "nr" } },
-        stringData: { url: credentials.url, tokenId: credentials.tokenId, tokenSecret: credentials.tokenSecret },
+        // `data`, applied server-side: no last-applied-configuration annotation holds a copy.
+        data: {
+          url: base64(credentials.url),
+          tokenId: base64(credentials.tokenId),
+          tokenSecret: base64(credentials.tokenSecret),
+        },
       },
     ],
   })}\n`;

@@ -1,5 +1,5 @@
 import { readdir, rm, stat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type LocatedDocument, readInputFile, readYamlDocuments, validateDocument } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
@@ -36,6 +36,27 @@ export function nrPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(
   };
 }
 
+/**
+ * The one lock of `nr cluster register` on this machine, whatever NR_HOME: two states on one
+ * VM must never register it twice at once (they would install the same k3s and Liqo). In
+ * `/run/nr/` for root, who registers: /run is root's, on a tmpfs cleared at boot (a lock
+ * never outlives a reboot), and nr makes `/run/nr` its own 0700 directory, where the
+ * world-writable /run/lock (/var/lock) would let another user plant or hold it. For another
+ * user, in their own runtime directory (XDG_RUNTIME_DIR). `NR_LOCK_DIR` names another
+ * directory (tests, a sandbox): every state run with the same one shares the lock.
+ */
+export function nrLockPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const dir = env.NR_LOCK_DIR
+    ? resolve(cwd, env.NR_LOCK_DIR)
+    : uid === 0
+      ? "/run/nr"
+      : env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR)
+        ? join(env.XDG_RUNTIME_DIR, "nr")
+        : join(tmpdir(), `nr-${uid ?? "user"}`);
+  return join(dir, "register.lock");
+}
+
 /** `~/.nr/bin` as users write it, for messages. */
 export function displayPath(path: string, env: NodeJS.ProcessEnv = process.env): string {
   const home = env.HOME;
@@ -44,6 +65,9 @@ export function displayPath(path: string, env: NodeJS.ProcessEnv = process.env):
 
 /** The one-time peering kubeconfig's name in `run/`: it holds a token, and never outlives the call that uses it. */
 export const PEERING_KUBECONFIG = "noderings-peering.kubeconfig";
+
+/** The one-time consumer credential for the reverse peering, in `run/`: as the peering kubeconfig, it never outlives its call. */
+export const CONSUMER_KUBECONFIG = "noderings-consumer.kubeconfig";
 
 const HOME_WHAT = "nr's home (NR_HOME)";
 const DIRS = {
@@ -81,7 +105,7 @@ const INSTALL_LEFTOVER = /^\.(?:[a-z0-9.-]+-install-[A-Za-z0-9]{6}|.+\.\d+\.new|
 
 /**
  * Removes what a run that was killed (kill -9, a second Ctrl-C, a power cut) left in
- * `run/` and `bin/`: the one-time peering kubeconfig, which holds a token, half-written
+ * `run/` and `bin/`: the one-time peering and consumer kubeconfigs, which hold a token, half-written
  * files, and partial downloads. Call it only while holding the run lock: no other run can
  * be using them then. Creates `run/` (0700) when it is missing. Returns what was removed,
  * relative to the home.
@@ -102,7 +126,7 @@ export async function clearRunLeftovers(paths: NrPaths): Promise<string[]> {
     }
   };
   await ensureNrDir(paths, "run");
-  await sweep("run", (name) => name === PEERING_KUBECONFIG || WRITE_TEMP.test(name));
+  await sweep("run", (name) => name === PEERING_KUBECONFIG || name === CONSUMER_KUBECONFIG || WRITE_TEMP.test(name));
   await sweep("bin", (name) => INSTALL_LEFTOVER.test(name) || WRITE_TEMP.test(name));
   return removed;
 }

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { readdir, readFile, readlink, statfs } from "node:fs/promises";
 import { hostname, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -5,11 +6,20 @@ import { type Problem, UserError } from "@nodekit/errors";
 import coerce from "semver/functions/coerce.js";
 import gte from "semver/functions/gte.js";
 import { errorCodes } from "../errors.ts";
+import { type HostNetwork, hostNetwork } from "./host-network.ts";
 import { cidrsOverlap, type NetworkPlan } from "./network.ts";
 
 /** What the prechecks know about the machine: read once, assessed purely. */
 export interface HostFacts {
-  [key: string]: string | number | boolean | null | HostFacts["os"] | HostFacts["disk"] | HostFacts["listening"];
+  [key: string]:
+    | string
+    | number
+    | boolean
+    | null
+    | HostFacts["os"]
+    | HostFacts["disk"]
+    | HostFacts["listening"]
+    | HostFacts["network"];
   /** From /etc/os-release; null when it is missing. */
   os: { id: string; versionId: string; prettyName: string } | null;
   kernel: string;
@@ -21,18 +31,53 @@ export interface HostFacts {
   disk: { path: string; freeBytes: number };
   /** Sockets listening (TCP) or bound (UDP) on the ports the prechecks care about, with their process when readable. */
   listening: Array<{ port: number; protocol: "tcp" | "udp"; process: string | null }>;
+  /** The default route's interface, its IPv4 address (k3s's node IP) and subnet; null without a default route. */
+  network: HostNetwork;
+  /** What runs as PID 1 (/proc/1/comm): `systemd` on a machine k3s's installer sets up a service on. */
+  init: string | null;
+  /** This machine's identity for NodeRings: {@link machineIdentity} of /etc/machine-id; null without one. */
+  machineId: string | null;
+}
+
+/**
+ * The identity an agent records of the machine that registered it: HMAC-SHA256 of
+ * /etc/machine-id under a key of nr's own. machine-id(5): the ID "should be considered
+ * confidential, and must not be exposed in untrusted environments"; an application that needs
+ * a stable machine identifier "should hash the machine ID with a cryptographic, keyed hash
+ * function, using a fixed, application-specific key" (as sd_id128_get_machine_app_specific).
+ */
+export function machineIdentity(machineIdText: string): string | null {
+  const id = machineIdText.trim().toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(id)) return null;
+  return createHmac("sha256", "nr.nodekit.dev/agent-machine/v1").update(id).digest("hex");
+}
+
+/** A port a check wants free, and for what. */
+export interface PortSpec {
+  port: number;
+  protocol: "tcp" | "udp";
+  for: string;
 }
 
 /** Where host facts come from: the machine by default; tests give a directory laid out like one. */
 export interface HostFactsSource {
-  facts(): Promise<HostFacts>;
+  /** The facts; `ports` are looked up besides {@link REQUIRED_PORTS} (the Liqo gateway's, from NodeRings). */
+  facts(options?: { ports?: readonly PortSpec[] }): Promise<HostFacts>;
 }
 
-/** The ports a single-node agent needs free: the k3s API and kubelet, Calico's VXLAN. */
-export const REQUIRED_PORTS: ReadonlyArray<{ port: number; protocol: "tcp" | "udp"; for: string }> = [
+/**
+ * The ports a single-node agent needs free: the k3s API and kubelet (docs.k3s.io
+ * installation/requirements), and Calico's — VXLAN, BGP, Typha, Felix's health endpoint
+ * (docs.tigera.io "Network requirements": 179/tcp BGP, 4789/udp VXLAN, 5473/tcp Typha;
+ * 9099/tcp is calico-node's health port on the host).
+ */
+export const REQUIRED_PORTS: readonly PortSpec[] = [
   { port: 6443, protocol: "tcp", for: "the k3s API server" },
   { port: 10250, protocol: "tcp", for: "the kubelet" },
   { port: 4789, protocol: "udp", for: "Calico's VXLAN" },
+  { port: 179, protocol: "tcp", for: "Calico's BGP" },
+  { port: 5473, protocol: "tcp", for: "Calico's Typha" },
+  { port: 9099, protocol: "tcp", for: "Calico's Felix health endpoint" },
 ];
 
 export interface HostRequirements {
@@ -125,17 +170,24 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
     }
   };
   return {
-    async facts() {
+    async facts(factsOptions = {}) {
+      const ports = [...REQUIRED_PORTS, ...(factsOptions.ports ?? [])];
       // On the machine itself, a system without /proc (not Linux) still has facts to assess.
       const orOs = (path: string, fallback: () => string) =>
         root === "/" ? readFile(join(root, path), "utf8").catch(fallback) : read(path);
-      const [osRelease, kernel, meminfo, archText, hostText] = await Promise.all([
-        readFile(join(root, "etc/os-release"), "utf8").catch(() => ""),
-        orOs("proc/sys/kernel/osrelease", () => release()),
-        orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
-        readFile(join(root, "proc/sys/kernel/arch"), "utf8").catch(() => ""),
-        readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
-      ]);
+      const optional = (path: string) => readFile(join(root, path), "utf8").catch(() => "");
+      const [osRelease, kernel, meminfo, archText, hostText, routes, fibTrie, initComm, machineIdText] =
+        await Promise.all([
+          optional("etc/os-release"),
+          orOs("proc/sys/kernel/osrelease", () => release()),
+          orOs("proc/meminfo", () => `MemTotal: ${Math.floor(totalmem() / 1024)} kB`),
+          optional("proc/sys/kernel/arch"),
+          readFile(join(root, "proc/sys/kernel/hostname"), "utf8").catch(() => hostname()),
+          optional("proc/net/route"),
+          optional("proc/net/fib_trie"),
+          optional("proc/1/comm"),
+          optional("etc/machine-id"),
+        ]);
       const sockets = await Promise.all(
         (["tcp", "tcp6", "udp", "udp6"] as const).map(async (file) => {
           const protocol = file.startsWith("tcp") ? ("tcp" as const) : ("udp" as const);
@@ -143,9 +195,7 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
           return parseSockets(text, protocol).map((socket) => ({ ...socket, protocol }));
         }),
       );
-      const wanted = sockets
-        .flat()
-        .filter((s) => REQUIRED_PORTS.some((r) => r.port === s.port && r.protocol === s.protocol));
+      const wanted = sockets.flat().filter((s) => ports.some((r) => r.port === s.port && r.protocol === s.protocol));
       const owners = await socketOwners(root, new Set(wanted.map((s) => s.inode)));
       const diskPath = join(root, "var/lib");
       const disk = await statfs(diskPath).catch(() => statfs(root));
@@ -167,6 +217,9 @@ export function createHostFactsSource(options: { root?: string; arch?: string; u
             seen.add(key);
             return true;
           }),
+        network: hostNetwork(routes, fibTrie),
+        init: initComm.trim() === "" ? null : initComm.trim(),
+        machineId: machineIdentity(machineIdText),
       };
     },
   };
@@ -186,15 +239,30 @@ const gib = (bytes: number) => `${(bytes / GiB).toFixed(1)} GiB`;
 const OURS = /^(k3s|containerd|calico|bird|felix|liqo)/;
 
 /**
+ * What the checks know besides the host's files: the CIDRs NodeRings reserves (with the
+ * network plan), the Liqo gateway's port, and the version of the kubectl on PATH (null: none).
+ */
+export interface HostContext {
+  network?: { plan: NetworkPlan; reserved: readonly string[] } | undefined;
+  ports?: readonly PortSpec[] | undefined;
+  kubectl?: string | null | undefined;
+}
+
+/** `kubectl wait --for=create` exists since kubectl 1.31 (kubernetes/kubernetes#125868); the phases wait with it. */
+const MIN_KUBECTL = "1.31.0";
+
+/**
  * Assesses the facts against the requirements, purely: every check, failed or not, each
  * with found / required / fix. The network plan is checked against the CIDRs NodeRings
- * reserves, when known.
+ * reserves, the kubectl on PATH against {@link MIN_KUBECTL}, and the context's ports besides
+ * {@link REQUIRED_PORTS}, when known.
  */
 export function assessHost(
   facts: HostFacts,
   requirements: HostRequirements = REQUIREMENTS,
-  network?: { plan: NetworkPlan; reserved: readonly string[] },
+  context: HostContext = {},
 ): HostCheck[] {
+  const { network } = context;
   const checks: HostCheck[] = [];
   const distro = facts.os;
   checks.push({
@@ -228,6 +296,24 @@ export function assessHost(
     fix: "run it as root, e.g. with sudo -E",
   });
   checks.push({
+    id: "init",
+    ok: facts.init === "systemd",
+    found: facts.init === null ? "no /proc/1/comm" : `PID 1 is ${facts.init}`,
+    required: "systemd as PID 1 (nr installs k3s as a systemd service and manages it through it)",
+    fix: "register a VM that boots with systemd (a container or a WSL shell is not one)",
+  });
+  if (context.kubectl !== undefined) {
+    const version = context.kubectl === null ? null : coerce(context.kubectl);
+    checks.push({
+      id: "kubectl",
+      ok: context.kubectl === null || (version !== null && gte(version, MIN_KUBECTL)),
+      found:
+        context.kubectl === null ? "no kubectl on PATH (k3s installs its own)" : `kubectl ${context.kubectl} on PATH`,
+      required: `no kubectl on PATH, or kubectl ${MIN_KUBECTL.replace(/\.0$/, "")} or newer (nr waits with kubectl wait --for=create)`,
+      fix: "remove the older kubectl from PATH (k3s then links its own, as new as k3s), or put a newer one first on PATH",
+    });
+  }
+  checks.push({
     id: "memory",
     ok: facts.memoryBytes >= requirements.minMemoryBytes,
     found: gib(facts.memoryBytes),
@@ -241,7 +327,7 @@ export function assessHost(
     required: `at least ${gib(requirements.minDiskBytes)} free on ${facts.disk.path} (k3s keeps images and etcd there)`,
     fix: `free space on ${facts.disk.path} or grow the disk`,
   });
-  for (const port of REQUIRED_PORTS) {
+  for (const port of [...REQUIRED_PORTS, ...(context.ports ?? [])]) {
     const holder = facts.listening.find((s) => s.port === port.port && s.protocol === port.protocol);
     const ours = holder?.process !== null && holder?.process !== undefined && OURS.test(holder.process);
     checks.push({

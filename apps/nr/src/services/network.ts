@@ -44,10 +44,19 @@ function canonical(cidr: string, flag: string): string {
   return `${network}/${prefix}`;
 }
 
-/** Validates the flags into the plan: IPv4 CIDRs, written as their network, not overlapping. */
-export function networkPlan(options: { podCidr?: string | undefined; serviceCidr?: string | undefined }): NetworkPlan {
-  const podCidr = canonical(options.podCidr ?? DEFAULT_NETWORK.podCidr, "--pod-cidr");
-  const serviceCidr = canonical(options.serviceCidr ?? DEFAULT_NETWORK.serviceCidr, "--service-cidr");
+/**
+ * Validates the flags into the plan: IPv4 CIDRs, written as their network, not overlapping.
+ * A range not given is the recorded one (an earlier run's), else k3s's default.
+ */
+export function networkPlan(
+  options: { podCidr?: string | undefined; serviceCidr?: string | undefined },
+  recorded?: NetworkPlan,
+): NetworkPlan {
+  const podCidr = canonical(options.podCidr ?? recorded?.podCidr ?? DEFAULT_NETWORK.podCidr, "--pod-cidr");
+  const serviceCidr = canonical(
+    options.serviceCidr ?? recorded?.serviceCidr ?? DEFAULT_NETWORK.serviceCidr,
+    "--service-cidr",
+  );
   if (cidrsOverlap(podCidr, serviceCidr)) {
     throw new UserError(
       errorCodes.NETWORK_PLAN_INVALID,
@@ -59,4 +68,35 @@ export function networkPlan(options: { podCidr?: string | undefined; serviceCidr
     );
   }
   return { podCidr, serviceCidr };
+}
+
+/**
+ * Refuses a network plan other than the one k3s was installed with: k3s's cluster and
+ * service CIDRs cannot be changed on a live cluster (Calico's pool and Liqo's remapping are
+ * built on them), and re-running the installer with other flags would restart k3s with them.
+ * `recorded` is the plan of a state in which the k3s phase ran; undefined when it did not.
+ */
+export function assertNetworkUnchanged(plan: NetworkPlan, recorded: NetworkPlan | undefined): void {
+  if (recorded === undefined) return;
+  const changed = (["podCidr", "serviceCidr"] as const).filter((key) => plan[key] !== recorded[key]);
+  if (changed.length === 0) return;
+  const flag = (key: "podCidr" | "serviceCidr") => (key === "podCidr" ? "--pod-cidr" : "--service-cidr");
+  throw new UserError(
+    errorCodes.NETWORK_PLAN_CHANGED,
+    changed
+      .map(
+        (key) =>
+          `${flag(key)} ${plan[key]} is not the ${key === "podCidr" ? "pod" : "service"} CIDR k3s was installed with, ${recorded[key]}`,
+      )
+      .join("; ")
+      .concat("; nothing was done"),
+    {
+      why: "the network plan is fixed once k3s is installed: k3s, Calico's IP pool and Liqo are built on it, and re-running the installer with other ranges would restart k3s with them",
+      next: [
+        `leave ${changed.map(flag).join(" and ")} out (the recorded ${changed.map((key) => recorded[key]).join(" and ")} are used)`,
+        "or remove k3s first (k3s-uninstall.sh removes the cluster and everything in it), then register again with --restart",
+      ],
+      facts: { podCidr: recorded.podCidr, serviceCidr: recorded.serviceCidr },
+    },
+  );
 }

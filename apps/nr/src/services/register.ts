@@ -19,15 +19,27 @@ import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
-import { RecordedAgent, recorded } from "../register/meta.ts";
+import { RecordedAgent, RecordedNetwork, recorded } from "../register/meta.ts";
 import { agent } from "../register/phases/agent.ts";
+import { k3s } from "../register/phases/k3s.ts";
+import { apiServerUnknown, liqo } from "../register/phases/liqo.ts";
 import { operator } from "../register/phases/operator.ts";
+import { isPrecheckId, PRECHECK_IDS } from "../register/phases/prechecks.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
-import { createHostFactsSource } from "./host.ts";
-import { networkPlan } from "./network.ts";
+import {
+  apiEndpoint,
+  assertNrHome,
+  clearRunLeftovers,
+  displayPath,
+  loadNrConfig,
+  nrLockPath,
+  nrPaths,
+} from "./home.ts";
+import { createHostFactsSource, type HostFacts } from "./host.ts";
+import { assertNetworkUnchanged, networkPlan } from "./network.ts";
+import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -39,6 +51,11 @@ const OPERATOR = {
   secretName: "proxmox-credentials",
 };
 
+/** The Secrets nr creates in the agent cluster: their namespaces are never offloaded. */
+const NR_SECRETS: readonly NrSecret[] = [
+  { namespace: OPERATOR.namespace, name: OPERATOR.secretName, holds: "the Proxmox credentials" },
+];
+
 const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
 const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
 
@@ -49,8 +66,12 @@ export interface RegisterOptions {
   kubeconfig?: string | undefined;
   podCidr?: string | undefined;
   serviceCidr?: string | undefined;
+  /** Where NodeRings reaches this cluster's API server, for Liqo (default: https://<the default route's address>:6443). */
+  apiServerUrl?: string | undefined;
   offload: readonly string[];
   skipPrechecks: boolean;
+  /** `--ignore-precheck`: checks whose failure is only reported (kubeadm's --ignore-preflight-errors). */
+  ignorePrechecks?: readonly string[];
   offline: boolean;
   skipOperator: boolean;
   proxmoxCredentials?: string | undefined;
@@ -80,6 +101,8 @@ export interface RegisterOptions {
   warn: (message: string) => void;
   debug: (message: string) => void;
   onDownload?: (tool: string, received: number, total: number | undefined) => void;
+  /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
+  onInstalled?: (tool: string) => void;
   signal?: AbortSignal;
   transport?: Transport;
 }
@@ -97,7 +120,9 @@ export type RegisterOutcome =
     };
 
 function agentIdentity(options: RegisterOptions, state: RunState | undefined): { name?: string; agentId?: string } {
-  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
+  // Only an agent NodeRings accepted binds the machine: a name it refused (or a run stopped
+  // before the agent phase was done) is no identity to continue with, nor one to keep to.
+  const registeredAs = registeredAgent(state);
   const given = options.agentId ?? options.name;
   if (given === undefined) {
     if (registeredAs?.name !== undefined || registeredAs?.agentId !== undefined) return registeredAs;
@@ -106,7 +131,7 @@ function agentIdentity(options: RegisterOptions, state: RunState | undefined): {
       next: ["give --name NAME to create or reuse the agent named so", "or --agent-id ID to reuse an existing agent"],
     });
   }
-  if (registeredAs !== undefined && state !== undefined && Object.keys(state.phases).length > 0) {
+  if (registeredAs !== undefined) {
     const differs =
       (options.name !== undefined && registeredAs.name !== undefined && options.name !== registeredAs.name) ||
       (options.agentId !== undefined && registeredAs.agentId !== undefined && options.agentId !== registeredAs.agentId);
@@ -122,6 +147,12 @@ function agentIdentity(options: RegisterOptions, state: RunState | undefined): {
     }
   }
   return options.agentId !== undefined ? { agentId: options.agentId } : { name: options.name as string };
+}
+
+/** The agent the state says this machine registered as: recorded, and its agent phase done. */
+function registeredAgent(state: RunState | undefined): { name?: string; agentId?: string } | undefined {
+  if (state?.phases[agent.id]?.state !== "done") return undefined;
+  return recorded(RecordedAgent, state.meta.agent);
 }
 
 function memo<T>(make: () => Promise<T>): () => Promise<T> {
@@ -151,7 +182,22 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const store = createStateStore({ path: paths.state });
   const existing = await store.read(REGISTER_PHASES);
   const identity = agentIdentity(options, options.restart ? undefined : existing);
-  const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr });
+  // The network plan is fixed once k3s ran: a range not given is the recorded one, another one is refused.
+  const recordedNetwork = recorded(RecordedNetwork, existing?.meta.network);
+  const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr }, recordedNetwork);
+  assertNetworkUnchanged(network, (existing?.phases[k3s.id]?.runs ?? 0) > 0 ? recordedNetwork : undefined);
+  const unknownChecks = (options.ignorePrechecks ?? []).filter((id) => !isPrecheckId(id));
+  if (unknownChecks.length > 0) {
+    throw new UserError(
+      errorCodes.PRECHECK_UNKNOWN,
+      `--ignore-precheck ${unknownChecks.join(", ")}: there is no such precheck; nothing was done`,
+      {
+        next: `name a check as a failed precheck names it: ${PRECHECK_IDS.join(", ")}`,
+      },
+    );
+  }
+  // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
+  checkOffloadNamespaces(options.offload, NR_SECRETS);
 
   const api = createNodeRingsClient({
     baseUrl: endpoint.url,
@@ -170,6 +216,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     });
   }
   const arch = facts.arch as Arch;
+  const apiServer = apiServerOf(options.apiServerUrl, facts.network);
 
   let pins: ResolvedPins;
   if (options.offline) {
@@ -219,8 +266,11 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     arch,
     identity,
     network,
+    apiServer,
     host,
     skipPrechecks: options.skipPrechecks,
+    ignorePrechecks: options.ignorePrechecks ?? [],
+    warn: options.warn,
     kube,
     paths,
     runner: options.runner,
@@ -242,7 +292,10 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     clock: () => new Date(),
     transport: options.transport,
     onDownload: options.onDownload,
-    onInstalled: (tool) => installed.push(tool),
+    onInstalled: (tool) => {
+      installed.push(tool);
+      options.onInstalled?.(tool);
+    },
   };
   const common = {
     name: "nr cluster register",
@@ -258,9 +311,11 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // Before anything is installed, for the phases that will run only (as far as can be told
   // before their probes): the tools they use must be here or downloadable, and the secrets
   // they write are read now, not mid-run (never in a dry run).
-  const uses = foreseeRun(common, existing)
-    .filter((decision) => decision.action === "run")
-    .flatMap((decision) => REGISTER_PHASES.find((entry) => entry.id === decision.id)?.uses ?? []);
+  const running = foreseeRun(common, existing).filter((decision) => decision.action === "run");
+  if (apiServer.url === undefined && !options.dryRun && running.some((decision) => decision.id === liqo.id)) {
+    throw apiServerUnknown();
+  }
+  const uses = running.flatMap((decision) => REGISTER_PHASES.find((entry) => entry.id === decision.id)?.uses ?? []);
   await prepare(uses, tools, options.dryRun ? undefined : credentials);
   if (options.dryRun) return { kind: "plan", planned: await planPhases(common) };
 
@@ -284,6 +339,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     runner: options.planRunner ?? options.runner,
     redactor,
     meta,
+    // One lock for the machine, not one per NR_HOME.
+    lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     describeFailure: (error, step) =>
       /(^|\/)(kubectl|helm)$/.test(step.call.command)
@@ -312,6 +369,35 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     operatorSkipped: result.state.phases[operator.id]?.state === "skipped",
     stateFile: paths.state,
   };
+}
+
+/**
+ * Where NodeRings reaches this cluster's API server, for `liqoctl install --api-server-url`:
+ * the URL given, or https://<the default route's address>:6443 — the address k3s takes as its
+ * node IP, which its serving certificate covers. Liqo refuses a localhost URL
+ * (liqotech/liqo@v1.0.1 pkg/liqoctl/install/validation.go), and with none the k3s provider
+ * leaves the address empty, as its kubeconfig's is 127.0.0.1. A URL given by name is added
+ * to k3s's certificate (`--tls-san`).
+ */
+function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
+  if (given === undefined) {
+    return { url: network === null ? undefined : `https://${network.address}:6443`, nodeSubnet: network?.subnet };
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch {}
+  if (url?.protocol !== "https:" || ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"].includes(url.hostname)) {
+    throw new UserError(
+      errorCodes.NETWORK_PLAN_INVALID,
+      `--api-server-url ${JSON.stringify(given)} is not an https:// URL NodeRings can reach`,
+      {
+        why: "Liqo tells NodeRings this URL for this cluster's API server; it refuses a localhost one",
+        next: "give the address (or name) of this machine that NodeRings reaches, e.g. --api-server-url https://203.0.113.7:6443",
+      },
+    );
+  }
+  return { url: given, tlsSan: url.hostname.replace(/^\[|\]$/g, ""), nodeSubnet: network?.subnet };
 }
 
 /**

@@ -4,7 +4,8 @@ import { RecordedAgent, RecordedPins, recorded } from "../register/meta.ts";
 import { agent as agentPhase } from "../register/phases/agent.ts";
 import { operator } from "../register/phases/operator.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
-import { assertNrHome, nrPaths } from "./home.ts";
+import { assertNrHome, nrLockPath, nrPaths } from "./home.ts";
+import { type LiveHealth, type LiveOptions, liveHealth } from "./live.ts";
 
 /** What `nr cluster status` shows (NR-15), and what `-o json|yaml` prints. */
 export interface RegistrationStatus extends RunStatusReport {
@@ -18,18 +19,30 @@ export interface RegistrationStatus extends RunStatusReport {
   nextStep: string | undefined;
   /** A run holding the lock right now. */
   runningPid: number | undefined;
+  /** With `--live`: the running machine's health, checked now (read-only). */
+  live?: LiveHealth;
 }
 
 /** Reads the state (none yet is fine; an invalid one is RUN_STATE_INVALID) and where the lock stands. */
-export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): Promise<RegistrationStatus> {
+export async function registrationStatus(
+  env: NodeJS.ProcessEnv = process.env,
+  live?: Omit<LiveOptions, "paths" | "env">,
+): Promise<RegistrationStatus> {
   const paths = nrPaths(env);
   await assertNrHome(paths);
   const store = createStateStore({ path: paths.state });
   const state: RunState | undefined = await store.read(REGISTER_PHASES);
-  const lock = await inspectLock(paths.state);
+  // The machine's one lock: this state's run holds it when the owner's run id is the state's.
+  const machineLock = await inspectLock(paths.state, { path: nrLockPath(env) });
+  const lock =
+    machineLock.state === "held" && machineLock.owner !== undefined && machineLock.owner.runId !== state?.runId
+      ? ({ state: "free" } as const)
+      : machineLock;
   const report = runStatus(REGISTER_PHASES, state, lock);
   const agentOutputs = state?.phases[agentPhase.id]?.outputs;
-  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
+  // A name NodeRings refused is not the machine's agent.
+  const registeredAs =
+    state?.phases[agentPhase.id]?.state === "done" ? recorded(RecordedAgent, state.meta.agent) : undefined;
   const agent =
     state === undefined
       ? undefined
@@ -57,5 +70,6 @@ export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): 
     operatorInstalled,
     nextStep,
     runningPid: lock.state === "held" ? lock.owner?.pid : undefined,
+    ...(live === undefined || state === undefined ? {} : { live: await liveHealth(state, { ...live, paths, env }) }),
   };
 }

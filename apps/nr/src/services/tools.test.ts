@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { access, chmod, mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -240,6 +241,65 @@ describe("companion tools", () => {
     await rename(join(paths.bin, "k3s-install.sh"), dir.path("elsewhere.sh"));
     await symlink(dir.path("elsewhere.sh"), join(paths.bin, "k3s-install.sh"));
     expect(await resolveK3sInstaller({ pins, arch: "amd64", paths, env })).toMatchObject({ action: "install" });
+  });
+
+  it("a program built for another architecture is named so: a download is not installed, one on PATH is not used (issue 23, item 10)", async () => {
+    const { dir, paths } = await home();
+    // An ELF header (64-bit, little-endian) for e_machine 183, AArch64: what linux-arm64 ships.
+    const elf = Buffer.alloc(64);
+    elf.writeUInt32BE(0x7f454c46, 0);
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[6] = 1;
+    elf.writeUInt16LE(2, 16);
+    elf.writeUInt16LE(183, 18);
+    await mkdir(dir.path("pack"), { recursive: true });
+    await writeFile(dir.path("pack/liqoctl"), elf, { mode: 0o755 });
+    const { c } = await import("tar");
+    await c({ gzip: true, file: dir.path("liqoctl.tar.gz"), cwd: dir.path("pack") }, ["liqoctl"]);
+    const archive = await readFile(dir.path("liqoctl.tar.gz"));
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/gzip", "content-length": String(archive.length) });
+      res.end(archive);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const wrong = structuredClone(emulator.pins);
+      const artifact = wrong.tools.liqoctl.artifacts?.amd64;
+      if (artifact === undefined) throw new Error("no amd64 liqoctl");
+      artifact.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/liqoctl-linux-amd64.tar.gz`;
+      artifact.sha256 = createHash("sha256").update(archive).digest("hex");
+      delete artifact.size;
+      const env = { PATH: dir.path("empty-path") };
+      const decision = await resolveTool("liqoctl", {
+        pins: { ...pins, pins: wrong },
+        arch: "amd64",
+        paths,
+        runner,
+        env,
+      });
+      if (decision.action !== "install") throw new Error("expected an install");
+      const error = await userErrorOf(installTool(decision, { runner, paths }));
+      expect(error.code).toBe("TOOL_INSTALL_FAILED");
+      expect(error.message).toBe(
+        "the downloaded liqoctl is a linux/arm64 program, not linux/amd64: it cannot run on this machine; nothing was installed",
+      );
+      expect(await readdir(paths.bin)).toEqual([]);
+      // The same program on PATH: not run, and named for what it is.
+      const onPath = await resolveTool("liqoctl", {
+        pins,
+        arch: "amd64",
+        paths,
+        runner,
+        env: { PATH: dir.path("pack") },
+      });
+      expect(onPath).toMatchObject({
+        action: "install",
+        found: `liqoctl at ${dir.path("pack/liqoctl")} (a linux/arm64 program, not linux/amd64)`,
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("Ctrl-C during a download stops it, keeps nothing, and says the run was interrupted", async () => {

@@ -1,5 +1,5 @@
 import { constants, realpathSync } from "node:fs";
-import { access, chmod, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { access, chmod, mkdir, mkdtemp, open, rename, rm } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
 import { isUserError, UserError } from "@nodekit/errors";
 import { assertTrustedFile, digestOwnFile, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
@@ -79,6 +79,55 @@ async function distrustOnPath(path: string): Promise<string | undefined> {
     if (!isUserError(error)) throw error;
     return error.why === undefined ? error.message : `${error.message}: ${error.why}`;
   }
+}
+
+/**
+ * ELF `e_machine` values (System V ABI, the ELF header's 16-bit field at offset 18) as Go
+ * and the pins name architectures.
+ */
+const ELF_MACHINES: Record<number, string> = {
+  3: "386",
+  8: "mips",
+  20: "ppc",
+  21: "ppc64",
+  22: "s390x",
+  40: "arm",
+  62: "amd64",
+  183: "arm64",
+  243: "riscv64",
+  258: "loong64",
+};
+
+/**
+ * The architecture a program is built for, from its ELF header; undefined for what is not an
+ * ELF file (a script) or cannot be read. Linux refuses to run a program for another
+ * architecture ("Exec format error", execve(2) ENOEXEC), which would otherwise read as a tool
+ * that reports no version.
+ */
+async function programArch(path: string): Promise<string | undefined> {
+  let header: Buffer;
+  try {
+    const file = await open(path, "r");
+    try {
+      header = Buffer.alloc(20);
+      const { bytesRead } = await file.read(header, 0, 20, 0);
+      if (bytesRead < 20) return undefined;
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return undefined;
+  }
+  if (header.readUInt32BE(0) !== 0x7f454c46) return undefined;
+  // EI_DATA (offset 5): 1 little-endian, 2 big-endian.
+  const machine = header[5] === 2 ? header.readUInt16BE(18) : header.readUInt16LE(18);
+  return ELF_MACHINES[machine] ?? `ELF machine ${machine}`;
+}
+
+/** Why a program cannot run here: built for another architecture than `arch`. */
+async function foreignArch(path: string, arch: string): Promise<string | undefined> {
+  const built = await programArch(path);
+  return built !== undefined && built !== arch ? `a linux/${built} program, not linux/${arch}` : undefined;
 }
 
 /** The version a tool at `path` reports, or undefined when it does not run or says none. */
@@ -199,11 +248,15 @@ export async function resolveTool(
     const distrust = await distrustOnPath(onPath);
     if (distrust !== undefined) seen.push(`${tool} at ${onPath} (not run: ${distrust})`);
     else {
-      const version = await toolVersion(options.runner, tool, onPath);
-      if (version !== undefined && sameVersion(version, pinned)) {
-        return { tool, version: pinned, action: "use", path: onPath };
+      const foreign = await foreignArch(onPath, options.arch);
+      if (foreign !== undefined) seen.push(`${tool} at ${onPath} (${foreign})`);
+      else {
+        const version = await toolVersion(options.runner, tool, onPath);
+        if (version !== undefined && sameVersion(version, pinned)) {
+          return { tool, version: pinned, action: "use", path: onPath };
+        }
+        seen.push(`${tool} ${version ?? "of unknown version"} at ${onPath}`);
       }
-      seen.push(`${tool} ${version ?? "of unknown version"} at ${onPath}`);
     }
   }
   return requireArtifactDecision(tool, options, seen.length === 0 ? "not found" : seen.join(", "));
@@ -299,6 +352,14 @@ export async function installTool(
       }
     }
     await chmod(executable, 0o755);
+    const foreign = await foreignArch(executable, artifact.arch);
+    if (foreign !== undefined) {
+      throw installFailed(
+        decision,
+        `the downloaded ${decision.tool} is ${foreign}: it cannot run on this machine`,
+        `the pins name ${artifact.url} for linux/${artifact.arch}, and it holds a program for another architecture`,
+      );
+    }
     await rename(executable, staged);
     // It came out of the download whose digest was just checked: asking it its version runs nothing unverified.
     const version = await toolVersion(options.runner, decision.tool as CompanionTool, staged);
@@ -407,4 +468,44 @@ export async function installInstaller(
   } finally {
     await rm(staged, { force: true });
   }
+}
+
+/**
+ * Where a companion tool already on this machine is, for a command that installs nothing
+ * (`nr cluster reset`, `support-bundle`, `status --live`): `~/.nr/bin/<tool>` when it is the
+ * executable nr installed (its digest the recorded one, never run to ask), else the one on
+ * PATH when only its user or root can have changed it. A `version` given must be the one it
+ * reports (liqoctl and Liqo must match). Undefined, with what was found, when there is none.
+ */
+export async function findInstalledTool(
+  tool: CompanionTool,
+  options: { paths: NrPaths; runner: ProcessRunner; env?: NodeJS.ProcessEnv; version?: string | undefined },
+): Promise<{ path: string } | { path: undefined; found: string }> {
+  const seen: string[] = [];
+  const own = join(options.paths.bin, tool);
+  const digest = await digestOwnFile(own);
+  if (digest.kind === "hashed") {
+    const recorded = (await readInstalledTools(options.paths)).tools[tool];
+    if (
+      recorded?.sha256 === digest.sha256 &&
+      (options.version === undefined || sameVersion(recorded.version, options.version))
+    ) {
+      return { path: own };
+    }
+    seen.push(
+      `${tool} at ${own} (not used: ${recorded === undefined ? "not recorded as installed by nr" : recorded.sha256 !== digest.sha256 ? "its sha256 is not the one nr installed" : `installed as ${recorded.version}`})`,
+    );
+  }
+  const onPath = await findOnPath(tool, options.env ?? process.env, options.paths.bin);
+  if (onPath !== undefined) {
+    const distrust = await distrustOnPath(onPath);
+    if (distrust !== undefined) seen.push(`${tool} at ${onPath} (not run: ${distrust})`);
+    else if (options.version === undefined) return { path: onPath };
+    else {
+      const version = await toolVersion(options.runner, tool, onPath);
+      if (version !== undefined && sameVersion(version, options.version)) return { path: onPath };
+      seen.push(`${tool} ${version ?? "of unknown version"} at ${onPath}`);
+    }
+  }
+  return { path: undefined, found: seen.length === 0 ? "not found" : seen.join(", ") };
 }

@@ -1,11 +1,12 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
-import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
+import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
-import { assertNrHome, nrPaths } from "../../services/home.ts";
+import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
+import { runLog } from "../../services/run-log.ts";
 
 const list = (values: readonly string[] | undefined) =>
   (values ?? []).flatMap((value) => value.split(",").map((part) => part.trim())).filter((part) => part !== "");
@@ -55,18 +56,27 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       description: `The agent cluster's kubeconfig: where k3s writes it (${K3S_KUBECONFIG}), or an existing cluster's.`,
     }),
     "pod-cidr": Flags.string({
-      description: "The cluster's pod CIDR, for k3s, Calico and Liqo alike.",
-      default: "10.42.0.0/16",
+      description:
+        "The cluster's pod CIDR, for k3s, Calico and Liqo alike (default 10.42.0.0/16, or what an earlier run recorded; fixed once k3s is installed).",
     }),
     "service-cidr": Flags.string({
-      description: "The cluster's service CIDR, for k3s and Liqo.",
-      default: "10.43.0.0/16",
+      description:
+        "The cluster's service CIDR, for k3s and Liqo (default 10.43.0.0/16, or what an earlier run recorded; fixed once k3s is installed).",
+    }),
+    "api-server-url": Flags.string({
+      description:
+        "Where NodeRings reaches this cluster's API server, for Liqo (default https://<the default route's address>:6443; a name given is added to k3s's certificate).",
     }),
     "offload-namespace": Flags.string({
       description: "Offload this namespace too, besides the VNC gateway's (repeatable, or comma-separated).",
       multiple: true,
     }),
     "skip-prechecks": Flags.boolean({ description: "Skip the prechecks phase (recorded in the state as skipped)." }),
+    "ignore-precheck": Flags.string({
+      description:
+        "Let this precheck's failure pass, reported and recorded (repeatable, or comma-separated: init, kubectl, port-179-tcp, …), as kubeadm's --ignore-preflight-errors.",
+      multiple: true,
+    }),
     offline: Flags.boolean({
       description:
         "Do not ask the API for the pinned versions: use the local defaults (~/.nr/config.yaml pins, else the shipped ones). Not platform-validated.",
@@ -141,19 +151,25 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     if (flags["break-lock"]) {
       const paths = nrPaths(env);
       await assertNrHome(paths);
-      const cleared = await breakStaleLock(paths.state);
+      const cleared = await breakStaleLock(paths.state, { path: nrLockPath(env) });
       if (cleared !== undefined)
         this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
     }
     const dryRun = flags["dry-run"];
     const renderer = dryRun ? undefined : await this.progress();
+    const progress = renderer === undefined ? undefined : runProgress(renderer);
+    // The run's log, for nr cluster support-bundle (redacted).
+    const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
     const controller = new AbortController();
     // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal that no other
     // listener is left to handle, which killed nr at the first Ctrl-C once it held the lock
-    // (a partial download left behind). A second one stops at once, as without this handler.
+    // (a partial download left behind). The first SIGINT or SIGTERM lets the running step
+    // finish (or ends with it: a wait, a download) and stops the run there, recorded as
+    // RUN_INTERRUPTED or RUN_TERMINATED with its phase, the lock released: exit 130 or 143.
+    // A second one stops at once, as without this handler.
     const stop = (signal: NodeJS.Signals) => {
       if (!controller.signal.aborted) {
-        controller.abort();
+        controller.abort(signal);
         return;
       }
       process.removeListener("SIGINT", stop);
@@ -162,6 +178,8 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    // Whatever happens after: a tool nr put into ~/.nr/bin is there (NR-5).
+    const installedTools: string[] = [];
     try {
       const outcome = await register({
         name: flags.name,
@@ -170,8 +188,10 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         kubeconfig: flags.kubeconfig,
         podCidr: flags["pod-cidr"],
         serviceCidr: flags["service-cidr"],
+        apiServerUrl: flags["api-server-url"],
         offload: list(flags["offload-namespace"]),
         skipPrechecks: flags["skip-prechecks"],
+        ignorePrechecks: list(flags["ignore-precheck"]),
         offline: flags.offline,
         skipOperator: flags["skip-operator-install"],
         proxmoxCredentials: flags["proxmox-credentials"],
@@ -193,10 +213,14 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         runner: this.processRunner(),
         redactor: this.redactor,
         version: this.config.version,
-        ...(renderer === undefined ? {} : { onEvent: runProgress(renderer) }),
+        onEvent: (event) => {
+          log?.(event);
+          progress?.(event);
+        },
         warn: (message) => this.logger.warn(message),
         debug: (message) => this.logger.debug(message),
         signal: controller.signal,
+        onInstalled: (tool) => installedTools.push(tool),
       });
       renderer?.close();
       if (outcome.kind === "plan") {
@@ -207,10 +231,9 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       await this.out(
         `agent ${agent?.name ?? ""} (${agent?.agentId ?? ""}) registered: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped`,
       );
-      if (outcome.installedTools.length > 0) this.logger.info(pathAdvice(env));
       if (outcome.operatorSkipped) {
         this.logger.warn(
-          "the operator is not installed (--skip-operator-install): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE",
+          `the operator is not installed (${flags["skip-operator-install"] ? "--skip-operator-install" : "--skip-phases"}): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE`,
         );
       }
     } catch (error) {
@@ -219,21 +242,41 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     } finally {
       process.removeListener("SIGINT", stop);
       process.removeListener("SIGTERM", stop);
+      if (installedTools.length > 0) this.logger.info(pathAdvice(env));
     }
   }
 }
 
-/** A phase's failure says which phase, what is recorded, and how to continue (STYLE: errors). */
+/** Errors about which phases to run: nothing ran, nothing to resume (usage, or the state says no). */
+const SELECTION_ERRORS: ReadonlySet<string> = new Set(
+  [
+    phaseRunnerErrorCodes.PHASE_UNKNOWN,
+    phaseRunnerErrorCodes.PHASE_SELECTION_CONFLICT,
+    phaseRunnerErrorCodes.PHASE_PREREQUISITE_MISSING,
+    phaseRunnerErrorCodes.PHASE_OUTPUT_MISSING,
+  ].map((entry) => entry.code),
+);
+
+/**
+ * A phase's failure says which phase, what is recorded, and how to continue (STYLE: errors)
+ * — only where that is true: not for an error about which phases to run (nothing ran), and
+ * for the first phase without claiming that phases before it are done.
+ */
 function withResumeAdvice(error: unknown): unknown {
-  if (!isUserError(error) || typeof error.facts.phase !== "string") return error;
+  if (!isUserError(error) || typeof error.facts.phase !== "string" || SELECTION_ERRORS.has(error.code)) return error;
   const phase = error.facts.phase;
+  const stateFile = String(error.facts.stateFile ?? "~/.nr/state.json");
+  const done =
+    REGISTER_PHASES[0]?.id === phase
+      ? `no phase is done yet (the failure is recorded in ${stateFile})`
+      : `the phases before ${phase} are done and recorded in ${stateFile}`;
+  const stopped =
+    error.code === phaseRunnerErrorCodes.RUN_INTERRUPTED.code ||
+    error.code === phaseRunnerErrorCodes.RUN_TERMINATED.code;
   return new UserError(error.errorCode, error.message, {
     why: error.why,
     problems: error.problems,
-    next: [
-      ...error.next,
-      `the phases before ${phase} are done and recorded in ${String(error.facts.stateFile ?? "~/.nr/state.json")}; after fixing it, continue with: nr cluster register --resume`,
-    ],
+    next: [...error.next, `${done}; ${stopped ? "" : "after fixing it, "}continue with: nr cluster register --resume`],
     facts: error.facts,
     cause: error,
   });

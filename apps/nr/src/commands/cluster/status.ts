@@ -1,5 +1,7 @@
 import { Flags, formatTable } from "@nodekit/cli-kit";
+import { UserError } from "@nodekit/errors";
 import { NrCommand } from "../../base.ts";
+import { errorCodes } from "../../errors.ts";
 import { registrationStatus } from "../../services/status.ts";
 
 export default class ClusterStatus extends NrCommand<typeof ClusterStatus> {
@@ -9,14 +11,20 @@ export default class ClusterStatus extends NrCommand<typeof ClusterStatus> {
   static override description =
     `Reads ~/.nr/state.json (written by nr cluster register) and shows each phase in order with its state (done, skipped, failed, stale, running, pending) and when it ran, the agent, the pins used, the last error and the command to run next. It works before any registration (it says so) and on the state of an interrupted run. It changes nothing and talks to no service.
 
-Until the operator phase has run, VMs cannot be sold from this machine; status says so.`;
+Until the operator phase has run, VMs cannot be sold from this machine; status says so.
+
+--live also checks the running machine now, read-only: for each phase the registration completed, the checks its probe and the verify phase make (the k3s API and node, Calico, the node Ready, Liqo, the ForeignCluster both ways, the operator release and its Secret), and NodeRings' view of the peering and offloading by GET requests only: nothing is posted to NodeRings, nothing changes. A failed check exits ${errorCodes.LIVE_CHECK_FAILED.exitCode}.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %>",
     { description: "As JSON, for scripts:", command: "<%= config.bin %> <%= command.id %> -o json | jq -r .status" },
+    { description: "Check the running machine now:", command: "<%= config.bin %> <%= command.id %> --live" },
   ];
 
   static override flags = {
+    live: Flags.boolean({
+      description: "Also check the running machine now (read-only; NodeRings is only asked, by GET).",
+    }),
     output: Flags.option({
       char: "o",
       description: "Output format.",
@@ -26,10 +34,16 @@ Until the operator phase has run, VMs cannot be sold from this machine; status s
   };
 
   override async run(): Promise<void> {
-    const status = await registrationStatus(process.env);
+    const status = await registrationStatus(
+      process.env,
+      this.flags.live
+        ? { runner: this.processRunner(), redactor: this.redactor, version: this.config.version }
+        : undefined,
+    );
     if (this.flags.output !== "table") {
       const { renderOutput } = await import("@nodekit/cli-kit");
       await this.out(await renderOutput(this.flags.output, { rows: [], columns: [], data: status }));
+      this.failOnLive(status.live);
       return;
     }
     const lines: string[] = [];
@@ -79,6 +93,30 @@ Until the operator phase has run, VMs cannot be sold from this machine; status s
           ? "Next:     wait for the run in progress"
           : "Next:     nothing: the registration is complete.",
     );
+    if (status.live !== undefined) {
+      lines.push("");
+      lines.push(`Live:     ${status.live.result} at ${status.live.checkedAt}`);
+      lines.push(
+        formatTable(
+          ["CHECK", "RESULT", "DETAIL"],
+          status.live.checks.map((entry) => [entry.id, entry.result.toUpperCase(), entry.message ?? ""]),
+        ).trimEnd(),
+      );
+    }
     await this.out(lines.join("\n"));
+    this.failOnLive(status.live);
+  }
+
+  /** A failed live check is the command's failure: scripts branch on the exit code. */
+  private failOnLive(
+    live: { result: string; checks: readonly { id: string; result: string; message?: string }[] } | undefined,
+  ): void {
+    if (live?.result !== "fail") return;
+    const failed = live.checks.filter((entry) => entry.result === "fail");
+    throw new UserError(
+      errorCodes.LIVE_CHECK_FAILED,
+      `${failed.length} of ${live.checks.length} live checks failed: ${failed.map((entry) => entry.id).join(", ")}`,
+      { next: "fix what the checks say; nr cluster register --resume redoes a phase whose work is gone" },
+    );
   }
 }

@@ -1,10 +1,15 @@
-import { BugError } from "@nodekit/errors";
+import { BugError, UserError } from "@nodekit/errors";
+import type { Agent } from "@nodekit/noderings-api";
 import { action } from "@nodekit/plan";
 import * as z from "zod";
+import { errorCodes } from "../../errors.ts";
 import { registerPhase } from "../context.ts";
 
-/** What the agent phase found in NodeRings before planning. */
-type AgentObservation = { exists: true; id: string; name: string; state: string } | { exists: false; name: string };
+/** What the agent phase found in NodeRings before planning, and this machine's identity (null: none). */
+type AgentObservation = (
+  | { exists: true; id: string; name: string; state: string; machineId: string | undefined }
+  | { exists: false; name: string }
+) & { machine: string | null };
 
 /**
  * What the agent phase records. The cluster id is the agent's name: a record without one
@@ -25,24 +30,43 @@ export const agent = registerPhase({
   id: "agent",
   title: "Agent record",
   description: "create the agent in NodeRings, or reuse it (--name / --agent-id)",
-  needs: ["api", "identity", "arch"],
+  needs: ["api", "identity", "arch", "host"],
   uses: {},
   outputs: AgentOutputs,
   inputs: (ctx) => ({ name: ctx.identity.name ?? null, agentId: ctx.identity.agentId ?? null }),
   async observe(ctx): Promise<AgentObservation> {
-    if (ctx.identity.agentId !== undefined) {
-      const found = await ctx.api.getAgent(ctx.identity.agentId);
-      return { exists: true, id: found.id, name: found.name, state: found.state };
-    }
+    const { machineId: machine } = await ctx.host.facts();
+    const seen = (found: Agent) =>
+      ({
+        exists: true,
+        id: found.id,
+        name: found.name,
+        state: found.state,
+        machineId: found.machineId,
+        machine,
+      }) as const;
+    if (ctx.identity.agentId !== undefined) return seen(await ctx.api.getAgent(ctx.identity.agentId));
     const name = ctx.identity.name;
     if (name === undefined) throw new BugError("the agent phase needs a name or an id");
     const found = await ctx.api.findAgentByName(name);
-    return found === undefined
-      ? { exists: false, name }
-      : { exists: true, id: found.id, name: found.name, state: found.state };
+    return found === undefined ? { exists: false, name, machine } : seen(found);
   },
   plan(ctx, { observation: seen }) {
     if (seen.exists) {
+      // One agent, one machine: another VM given the same --name does not take it over.
+      if (seen.machineId !== undefined && seen.machineId !== seen.machine) {
+        throw new UserError(
+          errorCodes.AGENT_OTHER_MACHINE,
+          `agent ${seen.name} (${seen.id}) was registered from another machine; nothing was done`,
+          {
+            why:
+              seen.machine === null
+                ? "this machine has no /etc/machine-id to tell it from the one that registered the agent"
+                : "NodeRings records the machine that registered an agent (a keyed hash of its /etc/machine-id), and this is not that machine",
+            facts: { agent: seen.id },
+          },
+        );
+      }
       return [
         action("reuse-agent", `reuse agent ${seen.name} (${seen.id}, ${seen.state}) in NodeRings`, {
           mutates: false,
@@ -53,7 +77,7 @@ export const agent = registerPhase({
     return [
       action(
         "create-agent",
-        `create agent ${seen.name} (${ctx.arch}) in NodeRings; a retried or repeated create reuses it, never a duplicate`,
+        `create agent ${seen.name} (${ctx.arch}${seen.machine === null ? "" : ", this machine's identity"}) in NodeRings; a retried or repeated create reuses it, never a duplicate`,
         { mutates: true, params: { name: seen.name, architecture: ctx.arch } },
       ),
     ];
@@ -68,7 +92,20 @@ export const agent = registerPhase({
       io.set("created", false);
     },
     "create-agent": async (ctx, _step, io) => {
-      const { agent: made, created } = await ctx.api.ensureAgent({ name: io.observation.name, architecture: ctx.arch });
+      const { machine } = io.observation;
+      const { agent: made, created } = await ctx.api.ensureAgent({
+        name: io.observation.name,
+        architecture: ctx.arch,
+        ...(machine === null ? {} : { machineId: machine }),
+      });
+      // Created by another machine between the look-up and the create (its 409 resolved to it).
+      if (!created && made.machineId !== undefined && made.machineId !== machine) {
+        throw new UserError(
+          errorCodes.AGENT_OTHER_MACHINE,
+          `agent ${made.name} (${made.id}) was registered from another machine; nothing was done`,
+          { facts: { agent: made.id } },
+        );
+      }
       io.set("agentId", made.id);
       io.set("name", made.name);
       io.set("clusterId", made.name);

@@ -7,6 +7,7 @@ import { calicoManifests, calicoResources } from "../../services/calico.ts";
 import { displayPath } from "../../services/home.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { check, conditionTrue, getObject, verdict, waitTarget, writeFile, writeFileStep } from "./common.ts";
+import { k3s } from "./k3s.ts";
 
 /** The verify phase's check of Calico, and the Calico phase's probe: TigeraStatus `calico` is Available. */
 export async function calicoChecks(ctx: Pick<RegisterContext, "runner" | "kube">): Promise<HealthCheck[]> {
@@ -16,21 +17,26 @@ export async function calicoChecks(ctx: Pick<RegisterContext, "runner" | "kube">
   return [check("calico-ready", available, available ? undefined : "Calico is not Available")];
 }
 
-/** 4. Calico (NR-7): the pinned Calico through the tigera operator, as the CNI; ready. */
+/**
+ * 4. Calico (NR-7): the pinned Calico through the tigera operator, as the CNI; ready, and
+ * with it the node (NotReady without a CNI until now).
+ */
 export const calico = registerPhase({
   id: "calico",
   title: "Calico",
-  description: "install the pinned Calico through the tigera operator, IP pool = the pod CIDR; wait until ready",
+  description:
+    "install the pinned Calico through the tigera operator, IP pool = the pod CIDR; wait until it is ready, and the node with it",
   needs: ["pins", "network", "kube", "wait", "paths", "calicoManifests", "runner"],
   uses: {},
   outputs: z.strictObject({ version: z.string(), podCidr: z.string() }),
-  inputs: (ctx) => ({
+  inputs: (ctx, prior) => ({
     version: ctx.pins.pins.tools.calico.version,
     podCidr: ctx.network.podCidr,
     manifests: ctx.calicoManifests,
+    node: prior.require(k3s, "nodeName"),
   }),
-  plan(ctx) {
-    const manifests = calicoManifests(ctx.calicoManifests);
+  plan(ctx, { prior }) {
+    const manifests = calicoManifests(ctx.calicoManifests, ctx.pins.pins.tools.calico.version);
     const file = join(ctx.paths.run, "calico-resources.json");
     const wait = waitTarget(ctx.kube, ctx.wait.seconds);
     const timeout = `--timeout=${ctx.wait.seconds}s`;
@@ -54,13 +60,17 @@ export const calico = registerPhase({
         { mutates: false },
       ),
       writeFileStep(
-        `write the Installation (IP pool ${ctx.network.podCidr}, VXLAN, Liqo's liqo.* interfaces skipped in address autodetection) and the APIServer to ${displayPath(file)}`,
+        `write the Installation (IP pool ${ctx.network.podCidr}, VXLAN, Liqo's liqo.* interfaces skipped in address autodetection, container IP forwarding for k3s's ServiceLB) and the APIServer to ${displayPath(file)}`,
         file,
         calicoResources(ctx.network),
       ),
       exec(kubectlCall(ctx.kube, ["apply", "-f", file]), { mutates: true, reads: [file] }),
       exec(kubectlCall(wait, ["wait", "--for=create", "tigerastatus/calico", timeout]), { mutates: false }),
       exec(kubectlCall(wait, ["wait", "--for=condition=Available", "tigerastatus/calico", timeout]), {
+        mutates: false,
+      }),
+      // The kubelet reports Ready once the CNI is there (calico-node wrote its config).
+      exec(kubectlCall(wait, ["wait", "--for=condition=Ready", `node/${prior.require(k3s, "nodeName")}`, timeout]), {
         mutates: false,
       }),
     ];

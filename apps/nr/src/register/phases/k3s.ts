@@ -17,29 +17,70 @@ const K3S_INSTALLER_ENV = ["CONTAINERD_HTTP_PROXY", "CONTAINERD_HTTPS_PROXY", "C
 
 const K3sOutputs = z.strictObject({ nodeName: z.string().min(1), version: z.string() });
 
-/** The verify phase's check of k3s, and the k3s phase's probe: the node it installed is Ready. */
+/**
+ * The k3s phase's probe, and the verify phase's check of k3s: the API server answers
+ * (`/readyz`) and the node k3s registered exists. Not that it is Ready: without a CNI a k3s
+ * node is NotReady ("cni plugin not initialized", k3s-io/k3s#12583); Ready is Calico's to
+ * bring, and checked after it ({@link nodeReadyChecks}).
+ */
 export async function k3sChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   nodeName: string,
 ): Promise<HealthCheck[]> {
-  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node");
-  if (!answer.found) return [check("k3s-node-ready", false, `node ${nodeName} is not in the cluster`)];
-  const ready = conditionTrue(answer.stdout, "Ready");
-  return [check("k3s-node-ready", ready, ready ? undefined : `node ${nodeName} is not Ready`)];
+  const api = await ctx.runner.run(kubectlCall(ctx.kube, ["get", "--raw=/readyz"]), { allowFailure: true });
+  if (api.exitCode !== 0) {
+    return [
+      check("k3s-api", false, `the API server does not answer /readyz (${api.stderr.trim().split("\n").at(-1) ?? ""})`),
+    ];
+  }
+  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node", "name");
+  return [
+    check("k3s-api", true),
+    check("k3s-node", answer.found, answer.found ? undefined : `node ${nodeName} is not in the cluster`),
+  ];
 }
 
-/** 3. k3s (NR-6): the pinned k3s without flannel and its network policy controller; the node Ready. */
+/** The verify phase's check that the node is Ready: k3s runs and Calico gave it its network. */
+export async function nodeReadyChecks(
+  ctx: Pick<RegisterContext, "runner" | "kube">,
+  nodeName: string,
+): Promise<HealthCheck[]> {
+  const answer = await getObject(ctx, `node/${nodeName}`, "checking the node");
+  if (!answer.found) return [check("node-ready", false, `node ${nodeName} is not in the cluster`)];
+  const ready = conditionTrue(answer.stdout, "Ready");
+  return [check("node-ready", ready, ready ? undefined : `node ${nodeName} is not Ready`)];
+}
+
+/**
+ * The node name k3s registers for a hostname: lowercased "to comply with kubernetes
+ * constraint" (k3s pkg/util/net.go GetHostnameAndIPs, kubernetes/kubernetes#71140), as the
+ * kubelet's GetHostname does; `PVE-Node-7` is node `pve-node-7`, which the waits name.
+ */
+function nodeNameOf(hostname: string): string {
+  return hostname.trim().toLowerCase();
+}
+
+/**
+ * 3. k3s (NR-6): the pinned k3s without flannel and its network policy controller; its API
+ * answers and its node exists. The node becomes Ready only once a CNI runs: the Calico phase
+ * waits for that.
+ */
 export const k3s = registerPhase({
   id: "k3s",
   title: "k3s",
-  description: "install the pinned k3s without flannel and its network policy controller; wait for the node Ready",
-  needs: ["pins", "network", "kube", "tools", "wait", "host", "runner", "transport", "paths"],
+  description:
+    "install the pinned k3s without flannel and its network policy controller; wait for its API and its node (Ready comes with Calico)",
+  needs: ["pins", "network", "apiServer", "kube", "tools", "wait", "host", "runner", "transport", "paths"],
   uses: { tools: ["k3sInstaller"] },
   outputs: K3sOutputs,
-  inputs: (ctx) => ({ version: ctx.pins.pins.tools.k3s.version, network: { ...ctx.network } }),
+  inputs: (ctx) => ({
+    version: ctx.pins.pins.tools.k3s.version,
+    network: { ...ctx.network },
+    ...(ctx.apiServer.tlsSan === undefined ? {} : { tlsSan: ctx.apiServer.tlsSan }),
+  }),
   async observe(ctx): Promise<{ nodeName: string; installer: InstallerDecision }> {
     const facts = await ctx.host.facts();
-    return { nodeName: facts.hostname, installer: await ctx.tools.k3sInstaller() };
+    return { nodeName: nodeNameOf(facts.hostname), installer: await ctx.tools.k3sInstaller() };
   },
   plan(ctx, { observation: seen }) {
     const version = ctx.pins.pins.tools.k3s.version;
@@ -67,6 +108,12 @@ export const k3s = registerPhase({
             `--cluster-cidr=${ctx.network.podCidr}`,
             `--service-cidr=${ctx.network.serviceCidr}`,
             `--node-name=${seen.nodeName}`,
+            // An agent serves no ingress; Calico's own k3s quickstart disables it too. ServiceLB
+            // stays (a LoadBalancer Liqo gateway needs it); Calico's Installation enables
+            // container IP forwarding for its pods (services/calico.ts).
+            "--disable=traefik",
+            // The name NodeRings reaches the API server by (--api-server-url), in its certificate.
+            ...(ctx.apiServer.tlsSan === undefined ? [] : [`--tls-san=${ctx.apiServer.tlsSan}`]),
           ],
           env: { INSTALL_K3S_VERSION: version },
           // The installer copies these into k3s's service environment: containerd's way out.
@@ -74,13 +121,10 @@ export const k3s = registerPhase({
         },
         { mutates: true, reads: [installer.path] },
       ),
+      exec(kubectlCall(ctx.kube, ["get", "--raw=/readyz"]), { mutates: false }),
       exec(kubectlCall(wait, ["wait", "--for=create", `node/${seen.nodeName}`, `--timeout=${ctx.wait.seconds}s`]), {
         mutates: false,
       }),
-      exec(
-        kubectlCall(wait, ["wait", "--for=condition=Ready", `node/${seen.nodeName}`, `--timeout=${ctx.wait.seconds}s`]),
-        { mutates: false },
-      ),
     );
     return steps;
   },

@@ -9,7 +9,7 @@ import { displayPath } from "../../services/home.ts";
 import type { ToolDecision } from "../../services/tools.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { agent } from "./agent.ts";
-import { check, placeholder, verdict, writeFile, writeFileStep } from "./common.ts";
+import { check, getObject, placeholder, verdict, writeFile, writeFileStep } from "./common.ts";
 
 /** One namespace to offload, with the strategies NodeRings asks for. */
 interface OffloadTarget {
@@ -25,23 +25,50 @@ interface OffloadingObservation {
   namespaces: OffloadTarget[];
 }
 
+const NamespaceOffloading = z.object({
+  status: z.object({ offloadingPhase: z.string().optional() }).optional(),
+});
+
 /**
- * The verify phase's check of offloading, and the offloading phase's probe: NodeRings lists
- * each namespace as offloaded (those recorded; without a record, the ones it requires).
+ * The verify phase's check of offloading, and the offloading phase's probe: on this cluster,
+ * each namespace's NamespaceOffloading (`liqoctl offload namespace` creates it) reports phase
+ * Ready (liqotech/liqo@v1.0.1 docs/usage/namespace-offloading.md; NoClusterSelected, InProgress,
+ * SomeFailed, AllFailed or Terminating otherwise) — judged here, not on NodeRings' word — and
+ * NodeRings lists each as offloaded (it sends VM orders only there). The namespaces are those
+ * recorded; without a record, the ones NodeRings requires.
  */
 export async function offloadingChecks(
-  ctx: Pick<RegisterContext, "api">,
+  ctx: Pick<RegisterContext, "api" | "runner" | "kube">,
   agentId: string,
   recorded: readonly string[] | undefined,
 ): Promise<HealthCheck[]> {
   const targets = await ctx.api.getOffloadingTargets(agentId);
   const wanted = recorded ?? targets.required.map((ns) => ns.name);
-  const missing = wanted.filter((name) => !targets.offloaded.includes(name));
+  const here: string[] = [];
+  for (const name of wanted) {
+    const answer = await getObject(
+      ctx,
+      "namespaceoffloadings.offloading.liqo.io/offloading",
+      "checking the offloading",
+      "json",
+      name,
+    );
+    const phase = answer.found
+      ? (NamespaceOffloading.parse(JSON.parse(answer.stdout)).status?.offloadingPhase ?? "no phase")
+      : "no NamespaceOffloading";
+    if (phase !== "Ready") here.push(`${name} (${phase})`);
+  }
+  const unreported = wanted.filter((name) => !targets.offloaded.includes(name));
   return [
     check(
       "offloading",
-      missing.length === 0,
-      missing.length === 0 ? `offloaded: ${wanted.join(", ")}` : `not offloaded: ${missing.join(", ")}`,
+      here.length === 0,
+      here.length === 0 ? `offloaded: ${wanted.join(", ")}` : `not offloaded on this cluster: ${here.join(", ")}`,
+    ),
+    check(
+      "offloading-reported",
+      unreported.length === 0,
+      unreported.length === 0 ? undefined : `NodeRings does not list ${unreported.join(", ")} as offloaded`,
     ),
   ];
 }

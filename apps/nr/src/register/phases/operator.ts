@@ -2,7 +2,7 @@ import { helmCall, kubectlCall } from "@nodekit/kube";
 import type { HealthCheck } from "@nodekit/noderings-api";
 import { action, exec } from "@nodekit/plan";
 import * as z from "zod";
-import { credentialsSecret } from "../../services/credentials.ts";
+import { base64, credentialsSecret } from "../../services/credentials.ts";
 import type { ToolDecision } from "../../services/tools.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { check, getObject, installToolAction, toolSteps, verdict } from "./common.ts";
@@ -96,7 +96,7 @@ export const operator = registerPhase({
       ...toolSteps(helm, "helm"),
       action(
         "create-credentials-secret",
-        `create Secret ${op.namespace}/${op.secretName} with the Proxmox credentials (from the ${op.credentialsSource}) in this cluster: they go nowhere else`,
+        `create Secret ${op.namespace}/${op.secretName} with the Proxmox credentials (from the ${op.credentialsSource}) in this cluster, applied server-side (no last-applied-configuration copy): they go nowhere else`,
         { mutates: true, params: { namespace: op.namespace, name: op.secretName } },
       ),
       exec(
@@ -110,11 +110,24 @@ export const operator = registerPhase({
     "create-credentials-secret": async (ctx, _step, io) => {
       const credentials = await ctx.operator.credentials();
       ctx.redactor.add(credentials.tokenSecret, "the Proxmox token secret");
-      // Through stdin: the secret is in no argument, no file, no log line.
+      ctx.redactor.add(base64(credentials.tokenSecret), "the Proxmox token secret");
+      const { namespace, secretName } = ctx.operator;
+      // Through stdin: the secret is in no argument, no file, no log line. Server-side: no
+      // last-applied-configuration annotation keeps a copy of it.
       await ctx.runner.run(
-        kubectlCall(ctx.kube, ["apply", "-f", "-"], {
-          input: credentialsSecret(credentials, ctx.operator.namespace, ctx.operator.secretName),
+        kubectlCall(ctx.kube, ["apply", "--server-side", "--field-manager=nr", "--force-conflicts", "-f", "-"], {
+          input: credentialsSecret(credentials, namespace, secretName),
         }),
+      );
+      // The copy a client-side apply of an earlier nr left there (a no-op when there is none).
+      await ctx.runner.run(
+        kubectlCall(ctx.kube, [
+          "annotate",
+          `secret/${secretName}`,
+          "-n",
+          namespace,
+          "kubectl.kubernetes.io/last-applied-configuration-",
+        ]),
       );
       io.set("secret", `${ctx.operator.namespace}/${ctx.operator.secretName}`);
       io.set("release", ctx.operator.release);

@@ -9,11 +9,12 @@ import { agent } from "./agent.ts";
 import { calicoChecks } from "./calico.ts";
 import { check } from "./common.ts";
 import { peeringChecks } from "./inbound-peering.ts";
-import { k3s, k3sChecks } from "./k3s.ts";
+import { k3s, k3sChecks, nodeReadyChecks } from "./k3s.ts";
 import { liqoChecks } from "./liqo.ts";
+import { foreignClusterChecks, liqoInfoChecks } from "./liqo-health.ts";
 import { offloading, offloadingChecks } from "./offloading.ts";
 import { operator, operatorChecks } from "./operator.ts";
-import { outboundChecks, outboundPeer } from "./outbound-peer.ts";
+import { outboundPeer } from "./outbound-peer.ts";
 
 const VerifyOutputs = z.strictObject({
   checks: z.array(HealthCheckSchema),
@@ -27,21 +28,30 @@ const VerifyOutputs = z.strictObject({
  * skipped with --skip-operator-install, is reported skipped).
  */
 async function healthChecks(
-  ctx: Pick<RegisterContext, "api" | "kube" | "runner" | "operator" | "tools" | "helmEnv">,
+  ctx: Pick<RegisterContext, "api" | "kube" | "runner" | "operator" | "tools" | "helmEnv" | "pins">,
   prior: PriorOutputs,
 ): Promise<HealthCheck[]> {
   const node = prior.recorded(k3s)?.nodeName;
   const platform = prior.recorded(outboundPeer)?.platformClusterId;
   const agentId = prior.require(agent, "agentId");
+  const clusterId = prior.require(agent, "clusterId");
   return [
     ...(node === undefined
-      ? [check("k3s-node-ready", false, `the ${k3s.id} phase recorded no node`)]
+      ? [check("k3s-node", false, `the ${k3s.id} phase recorded no node`)]
       : await k3sChecks(ctx, node)),
     ...(await calicoChecks(ctx)),
+    ...(node === undefined ? [] : await nodeReadyChecks(ctx, node)),
     ...(await liqoChecks(ctx)),
     ...(platform === undefined
       ? [check("liqo-foreign-cluster", false, `the ${outboundPeer.id} phase recorded no platform cluster`)]
-      : await outboundChecks(ctx, platform)),
+      : [
+          ...(await foreignClusterChecks(ctx, platform)),
+          ...(await liqoInfoChecks(ctx, {
+            clusterId,
+            version: ctx.pins.pins.tools.liqo.version,
+            platformClusterId: platform,
+          })),
+        ]),
     ...(await peeringChecks(ctx, agentId)),
     ...(await offloadingChecks(ctx, agentId, prior.recorded(offloading)?.namespaces)),
     ...(ctx.operator.skip && prior.recorded(operator) === undefined
@@ -56,13 +66,13 @@ export const verify = registerPhase({
   title: "Verify",
   description: "pass/fail health gate over everything above, reported to NodeRings; the exit code says which",
   needs: ["api", "kube", "runner", "operator", "pins", "reporter", "clock", "tools", "helmEnv"],
-  uses: {},
+  uses: { tools: ["liqoctl"] },
   outputs: VerifyOutputs,
   inputs: () => ({}),
   plan: () => [
     action(
       "check-health",
-      "check the node Ready, Calico Available, Liqo installed, the ForeignCluster toward NodeRings, both peering directions and the offloaded namespaces in NodeRings, and the operator release (or that it was skipped)",
+      "check the k3s API and node, Calico Available, the node Ready, Liqo installed, on this cluster the ForeignCluster for NodeRings (role ConsumerAndProvider, network Established, authentication Ready), its virtual node and liqoctl info -o json, both peering directions in NodeRings, the offloaded namespaces here and in NodeRings, and the operator release (or that it was skipped)",
       { mutates: false },
     ),
     action("report-health", "post the result to NodeRings (pass or fail, each check; never a secret)", {
