@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
@@ -37,6 +37,7 @@ import {
   prunable,
   pruneItem,
 } from "./install-prune.ts";
+import { type InstallRecord, nextRecord, type RecordContent, recordedItems, sha256 } from "./install-record.ts";
 import {
   type HelmRegistryLogin,
   helmRegistryLogin,
@@ -116,6 +117,8 @@ export interface InstallInputs {
   registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
   /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
   requestTimeoutMs?: number | undefined;
+  /** The clock the install record's time is read from. */
+  now?: () => Date;
 }
 
 type ReleaseProvider = ReleasePinning["release"]["providers"][number];
@@ -158,6 +161,8 @@ export interface InstallContext {
   observations: InstallObservations;
   release?: ReleaseContext;
   registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
+  /** The install record the run writes last (install-record.ts). */
+  record: InstallRecord;
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
@@ -465,12 +470,48 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const prune = await observePrune(runner, target, inventoryOf(documents), FIELD_MANAGER);
   const observations = { architecture, nodes, providers, prune };
   const registry = { ...inputs.registry, env: inputs.env ?? process.env };
-  if (documents.release === undefined) return { ...documents, target, observations, registry };
+  const content = await recordContent(documents, inputs, inventoryOf(documents));
+  const record = nextRecord(content, prune.record, (inputs.now ?? (() => new Date()))());
+  if (documents.release === undefined) return { ...documents, target, observations, registry, record };
   // The stack's images, pinned by the release, for the architecture just read.
   const lib = await import("@nodekit/release");
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
-  return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
+  return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry, record };
+}
+
+/** What the install record says of this run (install-record.ts): everything but its time. */
+async function recordContent(
+  documents: Awaited<ReturnType<typeof readDocuments>>,
+  inputs: InstallInputs,
+  objects: OwnedObject[],
+): Promise<RecordContent> {
+  const cwd = inputs.cwd ?? process.cwd();
+  const { release, deployPath } = documents;
+  return {
+    site: documents.site.metadata.name,
+    deployPath: deployPath.name,
+    ...(release === undefined
+      ? {}
+      : {
+          release: {
+            name: release.release.metadata.name,
+            version: release.release.metadata.version,
+            digest: sha256(await readFile(resolve(cwd, release.source))),
+            file: release.source,
+          },
+        }),
+    items: await recordedItems(deployPath),
+    providers: providersOf(deployPath, release).map((p) => ({
+      type: p.type,
+      name: p.name,
+      version: p.version,
+      ...(p.artifact === undefined ? {} : { digest: p.artifact.digest }),
+    })),
+    certManager: v(deployPath.clusterAPI?.certManager ?? ""),
+    stackConfigSha256: sha256(await readFile(resolve(cwd, inputs.stackConfig))),
+    objects,
+  };
 }
 
 interface Provider {
@@ -933,8 +974,9 @@ export function planInstall(context: InstallContext): Plan {
     pruneItem({
       target,
       fieldManager: FIELD_MANAGER,
-      inventoryFile: join(workDir, "inventory.yaml"),
+      inventoryFile: join(workDir, "install-record.yaml"),
       rendered: inventoryOf(context),
+      record: context.record,
       observed: observations.prune,
       writeStep,
     }),
