@@ -51,6 +51,8 @@ export async function shippedContext(
       items: await recordedItems(deployPath),
       providers: [],
       certManager: "v1.19.1",
+      namespaces: [],
+      crds: [],
       stackConfigSha256: `sha256:${"0".repeat(64)}`,
       objects: [],
     },

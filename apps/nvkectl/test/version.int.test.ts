@@ -68,6 +68,8 @@ describe("nvkectl version", () => {
         items: [{ id: "nvke-controller", kind: "chart", version: "0.4.0", digest: `sha256:${"b".repeat(64)}` }],
         providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
         certManager: "v1.19.1",
+        namespaces: [],
+        crds: [],
         stackConfigSha256: `sha256:${"c".repeat(64)}`,
         objects: [],
       }),

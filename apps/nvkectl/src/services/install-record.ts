@@ -25,6 +25,9 @@ import type { OwnedObject } from "./install-prune.ts";
 //   providers          [{type, name, version, digest?}]: the Cluster API providers (digest:
 //                      of their components artifact, with a release)
 //   certManager        the cert-manager version clusterctl installs
+//   namespaces         the namespaces the install creates (the controller's, the items',
+//                      the manifests' Namespace objects), which the uninstall deletes
+//   crds               the CustomResourceDefinitions of the manifest items, by name
 //   stackConfigSha256  sha256 of the stack config file the install read
 //   objects            the objects the install applies itself (the prune inventory)
 
@@ -41,6 +44,8 @@ export interface RecordedItem {
   version?: string;
   /** The chart's name, or its oci:// reference with a release. */
   chart?: string;
+  /** The Helm release (chart items). */
+  release?: string;
   /** The chart's digest, with a release. */
   chartDigest?: string;
   namespace?: string;
@@ -74,6 +79,8 @@ export interface InstallRecord {
   items: RecordedItem[];
   providers: RecordedProvider[];
   certManager: string;
+  namespaces: string[];
+  crds: string[];
   stackConfigSha256: string;
   objects: OwnedObject[];
 }
@@ -115,6 +122,7 @@ export async function recordedItems(deployPath: DeployPath): Promise<RecordedIte
       kind: "chart",
       version: item.pin.version,
       chart,
+      release: item.release,
       ...(item.pin.digest === undefined ? {} : { chartDigest: item.pin.digest }),
       ...namespace,
       digest,
@@ -138,6 +146,8 @@ export function recordData(record: InstallRecord): Record<string, string> {
     items: json(record.items),
     providers: json(record.providers),
     certManager: record.certManager,
+    namespaces: json(record.namespaces),
+    crds: json(record.crds),
     stackConfigSha256: record.stackConfigSha256,
     objects: json(record.objects),
   };
@@ -177,6 +187,8 @@ const parseJson = (text: string | undefined): unknown => {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 const arrayOf = <T>(value: unknown, keep: (entry: Record<string, unknown>) => boolean): T[] =>
   Array.isArray(value) ? (value.filter((entry) => isObject(entry) && keep(entry)) as T[]) : [];
+const stringArray = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === "string") : [];
 const strings = (entry: Record<string, unknown>, ...keys: string[]) =>
   keys.every((key) => typeof entry[key] === "string");
 
@@ -197,6 +209,8 @@ export function parseInstallRecord(data: Record<string, string> | undefined): In
     items: arrayOf<RecordedItem>(parseJson(d.items), (e) => strings(e, "id", "kind", "digest")),
     providers: arrayOf<RecordedProvider>(parseJson(d.providers), (e) => strings(e, "type", "name", "version")),
     certManager: d.certManager ?? "",
+    namespaces: stringArray(parseJson(d.namespaces)),
+    crds: stringArray(parseJson(d.crds)),
     stackConfigSha256: d.stackConfigSha256 ?? "",
     objects: arrayOf<OwnedObject>(parseJson(d.objects), (e) => strings(e, "apiVersion", "kind", "name", "item")),
   };
