@@ -32,7 +32,7 @@ import type { OwnedObject } from "./install-prune.ts";
 //   objects            the objects the install applies itself (the prune inventory)
 
 export const INSTALL_RECORD = { namespace: "kube-system", name: "nvkectl-install-record" } as const;
-export const RECORD_LABELS = {
+const RECORD_LABELS = {
   "app.kubernetes.io/managed-by": "nvkectl",
   "app.kubernetes.io/component": "install-record",
 } as const;
@@ -61,7 +61,7 @@ export interface RecordedProvider {
   digest?: string;
 }
 
-export interface RecordedRelease {
+interface RecordedRelease {
   name: string;
   version: string;
   /** sha256 of the release description's bytes, as release export wrote them. */
@@ -88,7 +88,7 @@ export interface InstallRecord {
 export const sha256 = (bytes: Uint8Array | string) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 
 /** sha256 over a directory's files, each as its relative path and bytes, in path order: stable across machines. */
-export async function directoryDigest(dir: string): Promise<string> {
+async function directoryDigest(dir: string): Promise<string> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const files = entries
     .filter((entry) => entry.isFile())
@@ -137,7 +137,7 @@ export type RecordContent = Omit<InstallRecord, "installedAt">;
 const json = (value: unknown) => `${JSON.stringify(value, null, 1)}\n`;
 
 /** The ConfigMap's data for a record. */
-export function recordData(record: InstallRecord): Record<string, string> {
+function recordData(record: InstallRecord): Record<string, string> {
   return {
     installedAt: record.installedAt,
     site: record.site,

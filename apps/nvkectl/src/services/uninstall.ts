@@ -55,7 +55,7 @@ export interface UninstallInputs {
   requestTimeoutMs?: number | undefined;
 }
 
-export interface UninstallObservations {
+interface UninstallObservations {
   record: InstallRecord;
   /** The tenant clusters found, `namespace/name`. */
   tenantClusters: string[];
@@ -190,7 +190,7 @@ const deleteObject = (target: KubeTarget, object: OwnedObject) =>
   );
 
 /** The install's items, last first, each undoing what it applied. */
-export function planUninstall(context: UninstallContext): Plan {
+function planUninstall(context: UninstallContext): Plan {
   const { target, observations } = context;
   const { record } = observations;
   const toolEnv = isolatedToolEnv(join(context.workDir, "home"));

@@ -9,9 +9,9 @@ import type { InstallRecord, RecordContent, RecordedItem, RecordedProvider } fro
 // version whose contract is not known (its metadata.yaml's releaseSeries) is not planned.
 
 /** Cluster API's contracts, oldest first (a provider's metadata.yaml maps its release series to one). */
-export const CONTRACTS = ["v1alpha2", "v1alpha3", "v1alpha4", "v1beta1", "v1beta2"] as const;
+const CONTRACTS = ["v1alpha2", "v1alpha3", "v1alpha4", "v1beta1", "v1beta2"] as const;
 
-export interface ItemChange {
+interface ItemChange {
   id: string;
   kind: "chart" | "manifests";
   /** added: only the target has it; removed: only the record; changed: its content differs; unchanged. */
@@ -24,7 +24,7 @@ export interface ItemChange {
   restarts?: string;
 }
 
-export interface ProviderChange {
+interface ProviderChange {
   type: string;
   name: string;
   from?: string;

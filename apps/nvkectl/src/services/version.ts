@@ -20,7 +20,7 @@ export interface VersionReport {
   installed?: InstalledSummary | null;
 }
 
-export interface InstalledSummary {
+interface InstalledSummary {
   release?: InstallRecord["release"];
   deployPath: string;
   installedAt: string;
