@@ -207,7 +207,13 @@ describe("nvkectl uninstall", () => {
       ).plan,
     );
     expect(dry).toContain("helm uninstall controller --namespace nke-controller --wait");
-    expect(dry).toContain("clusterctl delete --all --include-crd --include-namespace");
+    const deletes = dry.split("\n").filter((line) => !line.startsWith("#") && line.includes("clusterctl delete "));
+    expect(deletes.map((line) => line.replace(/^.* clusterctl delete (\S+ \S+).*$/, "$1"))).toEqual([
+      "--infrastructure nico",
+      "--control-plane kubeadm",
+      "--bootstrap kubeadm",
+      "--core cluster-api",
+    ]);
     expect(dry).toContain(
       "delete customresourcedefinitions.apiextensions.k8s.io widgets.example.test --ignore-not-found",
     );

@@ -45,6 +45,26 @@ const CERT_MANAGER_KINDS = [
   "namespaces",
 ];
 
+/** The order clusterctl delete removes providers in: everything that builds on the core provider first. */
+const PROVIDER_ORDER = ["InfrastructureProvider", "ControlPlaneProvider", "BootstrapProvider", "CoreProvider"];
+const PROVIDER_FLAG: Record<string, string> = {
+  InfrastructureProvider: "--infrastructure",
+  ControlPlaneProvider: "--control-plane",
+  BootstrapProvider: "--bootstrap",
+  CoreProvider: "--core",
+};
+/** The label clusterctl gives a provider's components (cluster.x-k8s.io/provider), from `type/name`. */
+function providerLabel(key: string): string {
+  const name = nameOf(key);
+  const type = typeOf(key);
+  if (type === "CoreProvider") return name;
+  if (type === "BootstrapProvider") return `bootstrap-${name}`;
+  if (type === "ControlPlaneProvider") return `control-plane-${name}`;
+  return `infrastructure-${name}`;
+}
+const typeOf = (key: string) => key.split("/")[0] ?? "";
+const nameOf = (key: string) => key.split("/")[1] ?? "";
+
 export interface UninstallInputs {
   kubeconfig: string;
   /** Uninstall although tenant clusters exist (they lose their management plane). */
@@ -235,7 +255,7 @@ function planUninstall(context: UninstallContext): Plan {
     title:
       providers.length === 0
         ? `Cluster API: no provider is installed; cert-manager ${record.certManager} (objects labelled ${CERT_MANAGER_LABEL})`
-        : `Cluster API: clusterctl delete --all (${providers.join(", ")}, their CRDs and namespaces), then cert-manager ${record.certManager}, which clusterctl init installed and clusterctl delete leaves`,
+        : `Cluster API: clusterctl delete of each provider, the core provider last (${providers.join(", ")}, their CRDs and namespaces), then cert-manager ${record.certManager}, which clusterctl init installed and clusterctl delete leaves`,
     steps: [
       ...(providers.length === 0
         ? []
@@ -244,9 +264,51 @@ function planUninstall(context: UninstallContext): Plan {
               mutates: true,
               params: { path: join(context.workDir, "home") },
             }),
-            exec(clusterctlCall(target, ["delete", "--all", "--include-crd", "--include-namespace"], toolEnv), {
-              mutates: true,
-            }),
+            // One provider at a time, the core provider last: with --all, clusterctl deletes the
+            // core provider's CRDs first and then fails listing ClusterClasses for the next one.
+            ...[...providers]
+              .sort((a, b) => PROVIDER_ORDER.indexOf(typeOf(a)) - PROVIDER_ORDER.indexOf(typeOf(b)))
+              .map((provider) =>
+                exec(
+                  clusterctlCall(
+                    target,
+                    [
+                      "delete",
+                      PROVIDER_FLAG[typeOf(provider)] ?? "--infrastructure",
+                      nameOf(provider),
+                      "--include-crd",
+                      "--include-namespace",
+                    ],
+                    toolEnv,
+                  ),
+                  { mutates: true },
+                ),
+              ),
+          ]),
+      // What clusterctl delete leaves of the providers' components (their cluster-wide RBAC, and
+      // clusterctl's own inventory CRD): every object clusterctl labelled as a provider's.
+      ...(providers.length === 0
+        ? []
+        : [
+            exec(
+              kubectlCall(target, [
+                "delete",
+                CERT_MANAGER_KINDS.join(","),
+                "--all-namespaces",
+                `--selector=cluster.x-k8s.io/provider in (${providers.map(providerLabel).join(",")})`,
+                "--ignore-not-found",
+              ]),
+              { mutates: true },
+            ),
+            exec(
+              kubectlCall(target, [
+                "delete",
+                "customresourcedefinitions.apiextensions.k8s.io",
+                "providers.clusterctl.cluster.x-k8s.io",
+                "--ignore-not-found",
+              ]),
+              { mutates: true },
+            ),
           ]),
       exec(
         kubectlCall(target, [
