@@ -15,7 +15,7 @@ export default defineConfig({
   entry: ["src/launch.ts", "src/run.ts", "src/commands/**/*.ts", "!src/**/*.test.ts"],
   splitting: true,
   dts: false,
-  noExternal: [/^@nodekit\//, "zod", "js-yaml", "ky", "ipaddr.js", "semver", /^@oclif\/core/],
+  noExternal: [/^@nodekit\//, "zod", "js-yaml", "ipaddr.js", "semver", /^@oclif\/core/],
   // @kubernetes/client-node is reached only through @nodekit/kube's connect(), which nr never calls.
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).

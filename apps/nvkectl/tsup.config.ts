@@ -22,7 +22,7 @@ export default defineConfig({
   dts: false,
   // dist/metafile-esm.json: which source modules each chunk holds (the start-up guard test reads it).
   metafile: true,
-  noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", "ky", /^@oclif\/core/],
+  noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", /^@oclif\/core/],
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],

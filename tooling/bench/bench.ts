@@ -235,7 +235,7 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
             "-e",
             `const { default: ky } = await import("ky"); await ky(${healthz}).json();`,
           ],
-          cwd: join(root, "packages/nvke-api"),
+          cwd: join(root, "tooling/bench"),
         },
         {
           name: "node: one GET with node:http (getBuiltinModule)",
@@ -416,7 +416,6 @@ const deps: Array<{ name: string; from: string }> = [
   { name: "csv-parse/sync", from: "packages/sitespec" },
   { name: "proper-lockfile", from: "packages/fs-safe" },
   { name: "@kubernetes/client-node", from: "packages/k8s-auth" },
-  { name: "ky", from: "packages/nvke-api" },
 ];
 const importCosts: Array<{ name: string; ms: number }> = [];
 const baseline = medians.get("node -e 0") ?? 0;

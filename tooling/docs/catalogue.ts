@@ -8,6 +8,7 @@ import { deployPathErrorCodes } from "@nodekit/deploy-path";
 import { documentsErrorCodes } from "@nodekit/documents";
 import { catalogue, type ErrorCode, errorCodes } from "@nodekit/errors";
 import { fsSafeErrorCodes } from "@nodekit/fs-safe";
+import { httpErrorCodes } from "@nodekit/http";
 import { k8sAuthErrorCodes } from "@nodekit/k8s-auth";
 import { kubeErrorCodes } from "@nodekit/kube";
 import { nodeRingsErrorCodes } from "@nodekit/noderings-api";
@@ -31,6 +32,7 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   fsSafeErrorCodes,
   documentsErrorCodes,
   kubeErrorCodes,
+  httpErrorCodes,
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,
   siteConfigErrorCodes,

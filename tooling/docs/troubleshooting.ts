@@ -114,10 +114,16 @@ export const FIXES: Record<string, string> = {
     "Fix the docker or helm registry config file the message names: it must be JSON with an `auths` map.",
   OCI_DIGEST_MISMATCH:
     "Do not use this content: the registry served something else than was asked for. Report it to the registry's owner.",
+  OCI_MANIFEST_INVALID:
+    "Do not use the artifact: the manifest the registry serves is malformed. Ask its publisher to push it again; the message names each field at fault.",
   OCI_INVALID_REFERENCE: "Write the reference as `registry/repository[:tag][@sha256:…]`.",
   OCI_NOT_FOUND: "Check the repository, tag or digest; the registry has no such thing.",
   OCI_REGISTRY_ERROR: "The registry's answer is shown: retry later, or report it to the registry's owner.",
+  OCI_REGISTRY_UNAVAILABLE:
+    "The registry is busy or failing (429, 5xx), also after the retries each read gets: try again later; the message quotes what the registry said.",
   OCI_TLS_UNTRUSTED: "Trust the registry's CA on this machine, or check that the host name is the certificate's.",
+  OCI_TOKEN_REALM_REFUSED:
+    "If the host the message names is the registry's own token service (Docker Hub's `auth.docker.io`), allow it with `--allow-token-realm HOST`; otherwise do not: the registry's answers may have been tampered with.",
   OCI_TOO_LARGE: "The content is larger than a release may be: check that the reference names what you meant.",
   OCI_UNREACHABLE: "Check the registry's address and that it answers from this machine.",
   OUTPUT_NOT_WRITTEN: "Check that the directory of `--output-file` exists and that you may write there.",
@@ -151,11 +157,17 @@ export const FIXES: Record<string, string> = {
     "Do not install the file: it is not what the platform pinned. Run again (a corrupted download); if it persists, the artifact or its pin is wrong — tell the platform.",
   DOWNLOAD_FAILED:
     "Check that the download URL the pins name answers from this machine (proxy, firewall), then run again.",
+  DOWNLOAD_TOO_LARGE:
+    "The pinned URL serves far more than a tool is: check the pin's URL with the platform; if the file really is that large, its pin should name its size.",
   DOWNLOAD_TRUNCATED:
     "Run again; a connection that keeps dropping mid-download points at a proxy or an unstable network.",
   DOWNLOAD_WRITE_FAILED: "Free disk space, or make the target directory (`~/.nr/bin`) writable by you, then run again.",
   NODERINGS_BAD_RESPONSE:
     "Something else answered at the NodeRings API's address (a proxy's page): check the URL and what listens there.",
+  NODERINGS_REDIRECTED:
+    "Check the NodeRings API URL (`--api-url`, `NR_API_URL`): it points at something that redirects elsewhere (a proxy or a login page).",
+  NODERINGS_RESPONSE_TOO_LARGE:
+    "Something other than the NodeRings API answered with a huge body: check the API URL and this machine's proxy settings.",
   NODERINGS_CONFLICT:
     "The NodeRings API's message says what conflicts (a name taken, a state in progress): use another name, or wait and run again.",
   NODERINGS_NO_TOKEN: "Give the NodeRings API token (`NR_API_TOKEN`, or nr's 0600 config file), then run again.",
@@ -295,6 +307,20 @@ export const FIXES: Record<string, string> = {
     "Point `--certificate-authority` at a readable PEM file holding the certificate authority (`-----BEGIN CERTIFICATE-----`) that signed the controller's certificate.",
   CA_FILE_NOT_FOUND:
     "Check the path given to `--certificate-authority` (relative paths are from the current directory).",
+  HTTP_ABORTED: "Run the command again; it was ended (Ctrl-C, or its whole deadline) before the answer came.",
+  HTTP_BAD_RESPONSE:
+    "Something other than the service answered, or its answer was damaged on the way (a proxy): check the URL and what listens there.",
+  HTTP_CONNECTION_LOST:
+    "Run again; a connection that keeps dropping points at a proxy, a load balancer or the network.",
+  HTTP_REDIRECT_REFUSED:
+    "Check the URL: it points at something that redirects elsewhere (a proxy, a login page); point it at the service itself.",
+  HTTP_RESPONSE_TOO_LARGE:
+    "Check the URL: the service answered with far more than it should (the message names the limit).",
+  HTTP_TIMEOUT: "Check that the service runs and answers from this machine, then run again.",
+  HTTP_TLS_UNTRUSTED:
+    "Trust the certificate authority that signed the service's certificate on this machine, or use the host name its certificate names.",
+  HTTP_UNREACHABLE:
+    "Check the URL's host and port, and that the service answers from this machine (DNS, proxy, firewall).",
   CONTROLLER_BUSY:
     "The controller is busy: wait as long as the message says, then run the command again (reads already waited and retried once).",
   CONTROLLER_REDIRECTED:

@@ -1,7 +1,26 @@
-import type { Hints } from "@nodekit/cli-kit";
+import type { UserError } from "@nodekit/errors";
+import type { fsSafeErrorCodes } from "@nodekit/fs-safe";
+import type { nodeRingsErrorCodes } from "@nodekit/noderings-api";
+import type { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
+import type { versionPinsErrorCodes } from "@nodekit/version-pins";
+import type { errorCodes } from "./errors.ts";
+
+/**
+ * A code of the error tables nr's failures come from: a hint under a code no table has (a
+ * renamed or removed one) fails the typecheck. Types only: the tables are not loaded for it.
+ */
+type NrErrorCode =
+  | keyof typeof errorCodes
+  | keyof typeof phaseRunnerErrorCodes
+  | keyof typeof fsSafeErrorCodes
+  | keyof typeof nodeRingsErrorCodes
+  | keyof typeof versionPinsErrorCodes;
+
+/** nr's hint table: its own next steps, by the code they follow. */
+export type NrHints = Partial<Record<NrErrorCode, (error: UserError) => readonly string[]>>;
 
 /** nr's own next steps, per error code, after the library's (which never name nr). */
-export const NR_HINTS: Hints = {
+export const NR_HINTS = {
   RUN_STATE_EXISTS: () => ["see where it stopped with nr cluster status"],
   RUN_LOCK_STALE: () => [
     "or let nr clear it and continue: nr cluster register --resume --break-lock (only when no other nr runs on this machine)",
@@ -14,4 +33,4 @@ export const NR_HINTS: Hints = {
   PINS_DIGEST_MISSING: () => ["or run with pins that carry the digest (--offline reads pins from ~/.nr/config.yaml)"],
   PRECHECKS_FAILED: () => ["nr cluster register --skip-prechecks skips them (recorded in the state)"],
   VERIFY_FAILED: () => ["then: nr cluster register --resume --only-phase verify"],
-};
+} satisfies NrHints;

@@ -257,6 +257,28 @@ describe("the API's failures", () => {
     expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
   });
 
+  it("a tool only the phases left out use is not asked for: its missing digest does not matter", async () => {
+    const env = await fresh("no-digest-unused");
+    const pins = structuredClone(emulator.pins);
+    delete pins.tools.liqoctl.artifacts?.amd64?.sha256;
+    emulator.setPins(pins);
+    const result = await home.nr(
+      base([
+        "--name",
+        "vm-x",
+        "--skip-operator-install",
+        "--skip-phases",
+        "liqo,outbound-peer,offloading",
+        "--dry-run",
+      ]),
+      { env },
+    );
+    emulator.setPins(undefined);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain("liqoctl");
+    expect(result.stdout).toContain("Liqo (skipped (--skip-phases))");
+  });
+
   it("a tampered download fails the phase closed: nothing kept in ~/.nr/bin, the phase failed in the state", async () => {
     const env = await fresh("tampered");
     emulator.artifactFault("tamper", { tool: "k3s-install" });

@@ -70,4 +70,26 @@ export const registryFlags = {
   "ca-file": Flags.string({
     description: "A PEM file of CA certificates to trust for the registry's TLS certificate.",
   }),
+  "allow-token-realm": Flags.string({
+    description:
+      "A host (auth.example.com, or host:port) the registry may send token requests to although it is not the registry's own host (Docker Hub's auth.docker.io): the registry's credentials go there. Repeat for more; a warning says when one is used.",
+    multiple: true,
+  }),
 };
+
+/** The registry flags as the services take them, with where a warning goes. */
+export function registryAccess(
+  flags: {
+    "plain-http"?: boolean | undefined;
+    "ca-file"?: string | undefined;
+    "allow-token-realm"?: string[] | undefined;
+  },
+  warn: (message: string) => void,
+) {
+  return {
+    plainHttp: flags["plain-http"],
+    caFile: flags["ca-file"],
+    allowTokenRealms: flags["allow-token-realm"],
+    warn,
+  };
+}

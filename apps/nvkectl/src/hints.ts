@@ -1,4 +1,27 @@
-import type { Hints } from "@nodekit/cli-kit";
+import type { UserError } from "@nodekit/errors";
+import type { fsSafeErrorCodes } from "@nodekit/fs-safe";
+import type { kubeErrorCodes } from "@nodekit/kube";
+import type { nvkeApiErrorCodes } from "@nodekit/nvke-api";
+import type { ociErrorCodes } from "@nodekit/oci";
+import type { releaseErrorCodes } from "@nodekit/release";
+import type { siteConfigErrorCodes } from "@nodekit/site-config";
+import type { errorCodes } from "./errors.ts";
+
+/**
+ * A code of the error tables nvkectl's failures come from: a hint under a code no table has
+ * (a renamed or removed one) fails the typecheck. Types only: the tables are not loaded for it.
+ */
+type NvkectlErrorCode =
+  | keyof typeof errorCodes
+  | keyof typeof kubeErrorCodes
+  | keyof typeof siteConfigErrorCodes
+  | keyof typeof nvkeApiErrorCodes
+  | keyof typeof releaseErrorCodes
+  | keyof typeof ociErrorCodes
+  | keyof typeof fsSafeErrorCodes;
+
+/** nvkectl's hint table: its own next steps, by the code they follow. */
+export type NvkectlHints = Partial<Record<NvkectlErrorCode, (error: UserError) => readonly string[]>>;
 
 const SET_SITE = "nvkectl config set-site NAME --url URL --kubeconfig FILE";
 const REGISTRY_LOGIN =
@@ -10,7 +33,7 @@ const CHECK_URL = "check the site's controller URL with `nvkectl config get-site
  * nvkectl's own next steps, per error code, after the library's (which never name nvkectl):
  * what to run in this CLI to fix it.
  */
-export const NVKECTL_HINTS: Hints = {
+export const NVKECTL_HINTS = {
   KUBECONFIG_NOT_FOUND: () => [
     `pass the site cluster's kubeconfig with --kubeconfig (site bootstrap leaves it as <site>.kubeconfig): ${SET_SITE}`,
   ],
@@ -42,6 +65,9 @@ export const NVKECTL_HINTS: Hints = {
   OCI_AUTH_REFUSED: () => [REGISTRY_LOGIN],
   RELEASE_REGISTRY_UNREACHABLE: () => [REGISTRY_REACH],
   OCI_UNREACHABLE: () => [REGISTRY_REACH],
+  OCI_TOKEN_REALM_REFUSED: (error) => [
+    `if ${String(error.facts.realm ?? "that host")} is this registry's token service, allow it with --allow-token-realm ${String(error.facts.realm ?? "HOST").replace(/^\w+:\/\//, "")}`,
+  ],
   RELEASE_INCOMPLETE_FOR_INSTALL: () => [
     "export the release built for this deploy path: nvkectl release verify REF --policy FILE, then nvkectl release export",
   ],
@@ -56,4 +82,4 @@ export const NVKECTL_HINTS: Hints = {
   NODEPOOL_NOT_FOUND: (error) => [
     `list the cluster's node pools with: nvkectl get nodepools --cluster ${String(error.facts.cluster ?? "<cluster>")}`,
   ],
-};
+} satisfies NvkectlHints;

@@ -193,6 +193,8 @@ describe("what the hot paths load", () => {
       // The site config and the token cache are read only when no other user could have changed
       // them (issue 9): a few lstat calls, node built-ins only (node:crypto loads on a write).
       "@nodekit/fs-safe",
+      // The one HTTP layer (issue 25): request() on node:http, no fetch, no undici.
+      "@nodekit/http",
       "@nodekit/k8s-auth",
       "@nodekit/kube",
       "@nodekit/nvke-api",

@@ -2,13 +2,25 @@
 // CLIs). This module imports nothing, so that it runs (and says what is wrong) on an older
 // Node.js too: the CLI itself is loaded only after the engine check.
 
-/** The oldest Node.js major the CLIs run on (package.json's engines say >=22.12.0). */
-const MINIMUM_MAJOR = 22;
+/**
+ * The oldest Node.js the CLIs run on: every published package.json's engines says
+ * `>=` this (tooling/packaging's manifest test holds them to it); @sigstore/* need 22.22.2.
+ */
+export const MINIMUM_NODE = "22.22.2";
 
 /** What is wrong with running on Node.js `version` ("20.11.1"), or undefined when nothing is. */
 export function engineProblem(version: string): string | undefined {
-  if (Number(version.split(".")[0]) >= MINIMUM_MAJOR) return undefined;
-  return `error: this CLI needs Node.js ${MINIMUM_MAJOR} or newer; this is v${version}\nnext: install Node.js ${MINIMUM_MAJOR} LTS or newer and run it again\n`;
+  const have = version.split(".").map(Number);
+  const want = MINIMUM_NODE.split(".").map(Number);
+  for (let i = 0; i < want.length; i++) {
+    const a = have[i] ?? 0;
+    const b = want[i] ?? 0;
+    if (a > b) return undefined;
+    if (a < b) {
+      return `error: this CLI needs Node.js ${MINIMUM_NODE} or newer; this is v${version}\nnext: install Node.js 22 LTS (${MINIMUM_NODE} or newer) and run it again\n`;
+    }
+  }
+  return undefined;
 }
 
 /** A CLI's bundled entry (its dist/run.js), which re-exports @nodekit/cli-kit/run's `run`. */

@@ -31,11 +31,12 @@ export {
 } from "./output.ts";
 export {
   createProgressRenderer,
+  type ProgressEvent,
   type ProgressOptions,
   type ProgressRenderer,
   type ProgressState,
   type ProgressUpdate,
-  planProgress,
+  runProgress,
 } from "./progress.ts";
 export { describeFailure, type Failure, type FailureContext, type Hints } from "./render-error.ts";
 export { traceStartup } from "./trace.ts";

@@ -4,7 +4,7 @@ import { createRecordingRunner } from "@nodekit/process";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./logger.ts";
 import { renderPlan } from "./output.ts";
-import { createProgressRenderer, planProgress } from "./progress.ts";
+import { createProgressRenderer, runProgress } from "./progress.ts";
 
 function sink(isTTY: boolean) {
   const chunks: string[] = [];
@@ -33,7 +33,7 @@ describe("progress of a plan run", () => {
     await runPlan(plan, {
       runner: createRecordingRunner(),
       fromItem: "two",
-      onEvent: planProgress(renderer),
+      onEvent: runProgress(renderer),
       now: () => 0,
     });
     renderer.close();
@@ -44,7 +44,7 @@ describe("progress of a plan run", () => {
     const err = sink(false);
     const logger = createLogger({ stream: err.stream, json: true, now: () => new Date(0) });
     const renderer = await createProgressRenderer({ stream: err.stream, logger, json: true });
-    await runPlan(plan, { runner: createRecordingRunner(), onEvent: planProgress(renderer), now: () => 0 });
+    await runPlan(plan, { runner: createRecordingRunner(), onEvent: runProgress(renderer), now: () => 0 });
     const records = err
       .text()
       .trimEnd()
@@ -58,12 +58,40 @@ describe("progress of a plan run", () => {
     const err = sink(true);
     const logger = createLogger({ stream: err.stream, env: {} });
     const renderer = await createProgressRenderer({ stream: err.stream, logger, env: { NO_COLOR: "1" } });
-    await runPlan(plan, { runner: createRecordingRunner(), onEvent: planProgress(renderer), now: () => 0 });
+    await runPlan(plan, { runner: createRecordingRunner(), onEvent: runProgress(renderer), now: () => 0 });
     renderer.close();
     const text = err.text();
     expect(text).toContain("\u001b["); // cursor movement: the list is redrawn, not appended
     expect(text).toContain("✓ one  first item");
     expect(text).toContain("✓ two  second item");
+  });
+});
+
+describe("progress of a phase run", () => {
+  it("is the same entries and lines, with why a phase runs again or is kept", async () => {
+    const err = sink(false);
+    const logger = createLogger({ stream: err.stream, env: {} });
+    const renderer = await createProgressRenderer({ stream: err.stream, logger, env: {} });
+    const feed = runProgress(renderer);
+    const ref = (id: string, index: number) => ({ id, title: `Phase ${id}`, index, total: 4 });
+    feed({ type: "run-started", name: "t", runId: "r", resume: true, phases: 4 });
+    feed({ type: "phase-kept", phase: ref("a", 1), finishedAt: "2025-10-01T12:00:00.000Z", basis: "unchanged" });
+    feed({ type: "phase-skipped", phase: ref("b", 2), reason: "--skip-b" });
+    feed({ type: "phase-started", phase: ref("c", 3), reason: "probe-failed", detail: "its node is gone" });
+    feed({ type: "step-started", phase: ref("c", 3), step: 1, line: "true" });
+    feed({ type: "phase-finished", phase: ref("c", 3), ms: 0 });
+    feed({ type: "phase-kept", phase: ref("d", 4), finishedAt: undefined, basis: "guard", reason: "--skip-d" });
+    renderer.close();
+    expect(err.text()).toBe(
+      [
+        "[a] skipped: done at 2025-10-01T12:00:00.000Z, still in place: kept",
+        "[b] skipped: --skip-b",
+        "[c] Phase c (again: its work is no longer in place: its node is gone)",
+        "[c] done (0.0s)",
+        "[d] skipped: done, kept: --skip-d",
+        "",
+      ].join("\n"),
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { escapeControl } from "@nodekit/errors";
+import type { PhaseEvent } from "@nodekit/phase-runner";
 import type { PlanEvent } from "@nodekit/plan";
 import type { Logger } from "./logger.ts";
 
@@ -116,27 +117,61 @@ export async function createProgressRenderer(options: ProgressOptions): Promise<
   };
 }
 
-/** Feeds a plan run's events to a progress renderer: one entry per item. */
-export function planProgress(renderer: ProgressRenderer): (event: PlanEvent) => void {
-  return (event) => {
-    switch (event.type) {
-      case "item-started":
-        renderer.update({ key: event.item.id, title: event.item.title, state: "running" });
-        break;
-      case "step-started":
-        renderer.update({ key: event.item.id, title: event.item.title, state: "running", detail: event.line });
-        break;
-      case "item-finished":
-        renderer.update({ key: event.item.id, title: event.item.title, state: "done", ms: event.ms });
-        break;
-      case "item-failed":
-        renderer.update({ key: event.item.id, title: event.item.title, state: "failed", detail: event.message });
-        break;
-      case "item-skipped":
-        renderer.update({ key: event.item.id, title: event.item.title, state: "skipped", detail: event.reason });
-        break;
-      default:
-        break;
+/** A run's events, as a progress renderer shows them: a plan's items (`runPlan`) or a phase runner's phases (`runPhases`). */
+export type ProgressEvent = PlanEvent | PhaseEvent;
+
+const AGAIN: Readonly<Record<string, string>> = {
+  "failed-before": "again: it failed last time",
+  "inputs-changed": "again: its inputs changed",
+  "probe-failed": "again: its work is no longer in place",
+  "after-earlier-rerun": "again: an earlier phase ran again",
+};
+
+/** One event as a change of its entry (the plan item or phase, keyed by its id), or undefined for the run's own. */
+function progressUpdate(event: ProgressEvent): ProgressUpdate | undefined {
+  const unit = "phase" in event ? event.phase : "item" in event ? event.item : undefined;
+  if (unit === undefined) return undefined;
+  const entry = { key: unit.id, title: unit.title };
+  switch (event.type) {
+    case "item-started":
+      return { ...entry, state: "running" };
+    case "phase-started": {
+      const again = AGAIN[event.reason];
+      const why = again === undefined ? "" : ` (${again}${event.detail ? `: ${event.detail}` : ""})`;
+      return { ...entry, title: `${unit.title}${why}`, state: "running" };
     }
+    case "step-started":
+      return { ...entry, state: "running", detail: event.line };
+    case "phase-progress":
+      return { ...entry, state: "running", detail: event.detail };
+    case "item-finished":
+    case "phase-finished":
+      return { ...entry, state: "done", ms: event.ms };
+    case "item-failed":
+    case "phase-failed":
+      return { ...entry, state: "failed", detail: event.message };
+    case "item-skipped":
+    case "phase-skipped":
+      return { ...entry, state: "skipped", detail: event.reason };
+    case "phase-kept": {
+      const done = `done${event.finishedAt ? ` at ${event.finishedAt}` : ""}`;
+      const detail =
+        event.basis === "unchanged" ? `${done}, still in place: kept` : `${done}, kept: ${event.reason ?? ""}`;
+      return { ...entry, state: "skipped", detail };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Feeds a run's events to a progress renderer — a plan's (`runPlan`) or a phase runner's
+ * (`runPhases`): one entry per item or phase, keyed by its id (a live list on a TTY,
+ * `[id] …` lines otherwise, NDJSON with --json-logs).
+ */
+export function runProgress(renderer: ProgressRenderer): (event: ProgressEvent) => void {
+  return (event) => {
+    const update = progressUpdate(event);
+    if (update !== undefined) renderer.update(update);
   };
 }

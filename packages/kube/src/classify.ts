@@ -5,6 +5,9 @@
  * HTTP status, a transport error code — never on loose words such as "not found" anywhere
  * in the text (a missing context says "not found" too, and is no missing object).
  */
+
+import { classifyTransportError } from "@nodekit/http";
+
 export type KubeFailureKind =
   /** The object asked for does not exist (`Error from server (NotFound)`, 404 for an object). */
   | "not-found"
@@ -119,8 +122,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }
 
-const TLS_CODE = /^(CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_TLS|ERR_SSL|HOSTNAME_MISMATCH)/;
-
 /**
  * An error from @kubernetes/client-node, classified: an ApiException (`code` = HTTP status,
  * `body` = the Status JSON) or an undici transport error (a `cause` chain with a code).
@@ -143,21 +144,25 @@ export function classifyApiError(error: unknown, options: { object?: boolean } =
   const chain: unknown[] = [];
   for (let current: unknown = error; isRecord(current) && chain.length < 6; current = current.cause)
     chain.push(current);
+  // client-node's exec auth spawns the plugin: a missing one is ENOENT naming it.
   for (const link of chain) {
-    if (!isRecord(link)) continue;
-    const code = typeof link.code === "string" ? link.code : undefined;
-    const text = typeof link.message === "string" ? link.message : "";
-    if (link.name === "TimeoutError" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT") {
-      return { kind: "unreachable", message: "no answer in time" };
-    }
-    // client-node's exec auth spawns the plugin: a missing one is ENOENT naming it.
-    if (code === "ENOENT" && /spawn|exec/i.test(text)) {
+    const text = isRecord(link) && typeof link.message === "string" ? link.message : "";
+    if (isRecord(link) && link.code === "ENOENT" && /spawn|exec/i.test(text)) {
       const plugin = /spawn(?:Sync)? ([^\s]+) ENOENT/.exec(text)?.[1];
       return { kind: "credential-plugin-missing", message: text, ...(plugin === undefined ? {} : { plugin }) };
     }
-    if (code !== undefined) {
-      return { kind: "unreachable", message: text !== "" ? `${text} (${code})` : code, tls: TLS_CODE.test(code) };
-    }
+  }
+  // The transport's failure, as @nodekit/http classifies every one.
+  const failure = classifyTransportError(error);
+  if (failure.class === "timeout") return { kind: "unreachable", message: "no answer in time" };
+  if (failure.code !== undefined) {
+    const link = chain.find((l) => isRecord(l) && l.code === failure.code);
+    const text = isRecord(link) && typeof link.message === "string" ? link.message : "";
+    return {
+      kind: "unreachable",
+      message: text !== "" ? `${text} (${failure.code})` : failure.code,
+      tls: failure.class === "tls",
+    };
   }
   const innermost = chain.at(-1);
   const message = isRecord(innermost) && typeof innermost.message === "string" ? innermost.message : String(error);

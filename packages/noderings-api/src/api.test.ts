@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTransport } from "@nodekit/http";
 import { loopbackServers, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import {
@@ -78,18 +79,25 @@ describe("the contract", () => {
 });
 
 describe("the client's transport seam", () => {
-  test("a fetch passed in is the one used, and the token goes only in the Authorization header", async () => {
-    const seen: Request[] = [];
-    const fetch = async (input: string | URL | Request, init?: RequestInit) => {
-      const request = new Request(input, init);
-      seen.push(request);
-      return Response.json({ status: "ok" });
-    };
-    const client = createNodeRingsClient({ baseUrl: "https://api.example.invalid/base", token: () => " tok ", fetch });
+  test("a transport passed in is the one used, and the token goes only in the Authorization header", async () => {
+    const seen: Array<[string, string | undefined]> = [];
+    const server = createServer((req, res) => {
+      seen.push([`http://${req.headers.host}${req.url}`, req.headers.authorization]);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "ok" }));
+    });
+    const { port } = new URL(await servers.listen(server));
+    // The transport's lookup sends the API's host name to this loopback server: nothing leaves the machine.
+    const transport = createTransport({
+      lookup: (_host, options, callback) => {
+        const answer = (callback as (e: null, address: unknown, family?: number) => void).bind(null, null);
+        if (options.all) answer([{ address: "127.0.0.1", family: 4 }]);
+        else answer("127.0.0.1", 4);
+      },
+    });
+    const baseUrl = `http://api.example.invalid:${port}/base`;
+    const client = createNodeRingsClient({ baseUrl, token: () => " tok ", transport });
     expect(await client.healthz()).toEqual({ status: "ok" });
-    expect(seen.map((r) => [r.url, r.headers.get("authorization")])).toEqual([
-      ["https://api.example.invalid/base/healthz", "Bearer tok"],
-    ]);
+    expect(seen).toEqual([[`http://api.example.invalid:${port}/base/healthz`, "Bearer tok"]]);
   });
 });
 

@@ -1,9 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { type Problem, UserError } from "@nodekit/errors";
-import type { HTTPError, KyInstance, RetryOptions } from "ky";
+import {
+  classifyTransportError,
+  createTransport,
+  DEFAULT_MAX_BODY_BYTES,
+  excerpt,
+  formatBytes,
+  type HttpResponse,
+  type RetryPolicy as HttpRetryPolicy,
+  request as httpRequest,
+  type Transport,
+  TransportError,
+} from "@nodekit/http";
 import type * as z from "zod";
 import { errorCodes } from "./errors.ts";
-import { excerpt, systemReason } from "./http.ts";
 import {
   type Agent,
   AgentListSchema,
@@ -46,10 +56,14 @@ export interface NodeRingsClientOptions {
    * client sends it only to `baseUrl`'s origin and never puts it in an error or a log line.
    */
   token: string | (() => string | undefined | Promise<string | undefined>);
-  /** The transport (default: the global fetch). */
-  fetch?: typeof globalThis.fetch;
-  /** Deadline of each attempt: for the response headers, and again for the body (default 30 s). */
+  /** The connections and the trust for https (`createTransport()` of `@nodekit/http`; default: no keep-alive, the system's CAs). */
+  transport?: Transport;
+  /** One deadline for each attempt's whole answer, headers and body (default 30 s). */
   timeoutMs?: number;
+  /** The longest answer read, counted after decompression (default 16 MiB); a longer one is NODERINGS_RESPONSE_TOO_LARGE. */
+  maxResponseBytes?: number;
+  /** Ends every request: Ctrl-C, or the caller's deadline for the whole run. */
+  signal?: AbortSignal;
   retry?: RetryPolicy;
   /** Debug log: one line per attempt (method, path, status, time) and per retry. Never carries the token. */
   log?: (line: string) => void;
@@ -129,13 +143,7 @@ interface RequestSpec<T> extends SendSpec {
   schema: z.ZodType<T>;
 }
 
-interface Answer {
-  response: Response;
-  text: string;
-  url: URL;
-}
-
-const DEFAULTS = { timeoutMs: 30_000, limit: 3, backoffMs: 500, maxBackoffMs: 8_000, maxRetryAfterMs: 30_000 };
+const DEFAULTS = { timeoutMs: 30_000, limit: 3, backoffMs: 500, maxRetryAfterMs: 30_000 };
 const RETRY_STATUS = [408, 429, 500, 502, 503, 504];
 
 /**
@@ -150,16 +158,9 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
   const limit = options.retry?.limit ?? DEFAULTS.limit;
   const backoffMs = options.retry?.backoffMs ?? DEFAULTS.backoffMs;
   const maxRetryAfterMs = options.retry?.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs;
+  const maxBodyBytes = options.maxResponseBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const transport = options.transport ?? createTransport();
   const log = options.log ?? (() => {});
-  let kyInstance: Promise<KyInstance> | undefined;
-
-  // ky is loaded on the first request, so importing the schemas costs nothing more.
-  function http(): Promise<KyInstance> {
-    kyInstance ??= import("ky").then(({ default: ky }) =>
-      ky.create({ timeout: timeoutMs, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) }),
-    );
-    return kyInstance;
-  }
 
   async function readToken(): Promise<string> {
     const token = typeof options.token === "function" ? await options.token() : options.token;
@@ -177,84 +178,67 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return url;
   }
 
-  function retryOptions(spec: SendSpec): RetryOptions {
-    if (spec.retry === "once") return { limit: 0 };
+  function retryPolicy(spec: SendSpec): HttpRetryPolicy | false {
+    if (spec.retry === "once") return false;
     return {
-      limit,
-      methods: [spec.method.toLowerCase() as "get" | "post"],
-      statusCodes: RETRY_STATUS,
-      afterStatusCodes: [429, 503],
-      maxRetryAfter: maxRetryAfterMs,
-      delay: (attempt) => Math.min(backoffMs * 2 ** (attempt - 1), DEFAULTS.maxBackoffMs),
-      retryOnTimeout: true,
-      // A Retry-After beyond the bound fails now: waiting less than asked would only be refused again.
-      shouldRetry: ({ error }) => {
-        const wait = retryAfterMs(error);
-        if (wait !== undefined && wait > maxRetryAfterMs) return false;
-        // The first attempt (timed out here) is still running there: wait, then the answer is replayed.
-        return serviceCode(error) === "idempotency_key_in_use" ? true : undefined;
-      },
+      attempts: limit,
+      statuses: RETRY_STATUS,
+      // A lost connection or no answer in time, before the answer began; once it has, never.
+      failures: (failure) =>
+        (failure.class === "connection-lost" || failure.class === "timeout") && failure.stage !== "body",
+      backoffMs,
+      maxWaitMs: maxRetryAfterMs,
+      // The first attempt (timed out here) is still running there: wait, then the answer is replayed.
+      retryIf: (response) => response.status === 409 && serviceCode(response) === "idempotency_key_in_use",
     };
   }
 
-  async function send(spec: SendSpec): Promise<Answer> {
+  async function send(spec: SendSpec): Promise<HttpResponse> {
     const url = urlFor(spec.path, spec.query);
-    const [ky, token] = await Promise.all([http(), readToken()]);
+    const token = await readToken();
     const headers: Record<string, string> = { accept: "application/json", authorization: `Bearer ${token}` };
     if (options.userAgent !== undefined) headers["user-agent"] = options.userAgent;
     if (spec.idempotencyKey !== undefined) headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] = spec.idempotencyKey;
     if (spec.body !== undefined) headers["content-type"] = "application/json";
     const what = `${spec.method} ${url.pathname}${url.search}`;
-    let started = 0;
     let attempts = 1;
-    const promise = ky(url, {
-      method: spec.method,
-      headers,
-      ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
-      retry: retryOptions(spec),
-      hooks: {
-        beforeRequest: [
-          () => {
-            started = performance.now();
-          },
-        ],
-        afterResponse: [
-          ({ response }) => {
-            log(`${what} → ${response.status} (${Math.round(performance.now() - started)} ms)`);
-          },
-        ],
-        beforeRetry: [
-          ({ error, retryCount }) => {
-            attempts = retryCount + 1;
-            log(`${what}: ${retryReason(error)}; retry ${retryCount} of ${limit}`);
-            started = performance.now();
-          },
-        ],
-      },
-    });
-    let response: Response;
+    let response: HttpResponse;
     try {
-      response = await promise;
+      response = await httpRequest({
+        method: spec.method,
+        url,
+        headers,
+        ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+        transport,
+        timeoutMs,
+        maxBodyBytes,
+        signal: options.signal,
+        retry: retryPolicy(spec),
+        idempotent: spec.retry === "idempotent-create",
+        onEvent(event) {
+          if (event.type === "response") log(`${what} → ${event.status} (${event.ms} ms)`);
+          else if (event.type === "failed") log(`${what} → failed (${event.ms} ms)`);
+          else {
+            attempts = event.retry + 1;
+            log(`${what}: ${event.reason}; retry ${event.retry} of ${limit}`);
+          }
+        },
+      });
     } catch (error) {
       throw failure(spec, url, error, attempts);
     }
-    try {
-      return { response, text: await promise.text(), url };
-    } catch (error) {
-      throw failure(spec, url, error, attempts, "body");
-    }
+    if (response.status >= 400) throw httpError(spec, response);
+    return response;
   }
 
   async function request<T>(spec: RequestSpec<T>): Promise<T> {
-    const { response, text, url } = await send(spec);
-    const value = parseJson(text, response);
+    const response = await send(spec);
+    const value = parseJson(response);
     const result = value === undefined ? undefined : spec.schema.safeParse(value.json);
     if (result === undefined || !result.success) {
       throw badResponse(
         spec,
-        url,
         response,
-        text,
         value === undefined ? "is not JSON" : "does not match the NodeRings API contract",
       );
     }
@@ -311,9 +295,9 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
 
     async getPinsDocument({ arch }) {
       const spec: SendSpec = { method: "GET", path: "/api/v1/pins", query: { arch }, retry: "read" };
-      const { response, text, url } = await send(spec);
-      if (parseJson(text, response) === undefined) throw badResponse(spec, url, response, text, "is not JSON");
-      return { text, url: url.toString() };
+      const response = await send(spec);
+      if (parseJson(response) === undefined) throw badResponse(spec, response, "is not JSON");
+      return { text: response.text(), url: response.url.toString() };
     },
 
     getPeeringParameters: (id) =>
@@ -410,53 +394,77 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return `${spec.method} ${url.origin}${url.pathname}`;
   }
 
-  function failure(
-    spec: SendSpec,
-    url: URL,
-    error: unknown,
-    attempts: number,
-    stage: "headers" | "body" = "headers",
-  ): UserError {
-    if (error instanceof UserError) return error;
-    const name = error instanceof Error ? error.name : "";
+  function failure(spec: SendSpec, url: URL, error: unknown, attempts: number): unknown {
+    if (error instanceof UserError && !(error instanceof TransportError)) return error;
+    const failed = classifyTransportError(error);
     const tries = attempts > 1 ? ` (${attempts} attempts)` : "";
-    if (name === "HTTPError") return httpError(spec, url, error as HTTPError, attempts);
-    if (name === "TimeoutError") {
-      return new UserError(
-        errorCodes.NODERINGS_TIMEOUT,
-        stage === "body"
-          ? `the NodeRings API at ${url.origin} began to answer ${spec.method} ${url.pathname} but did not finish within ${timeoutMs} ms`
-          : `the NodeRings API at ${url.origin} did not answer ${spec.method} ${url.pathname} within ${timeoutMs} ms${tries}`,
-        {
-          why: stage === "body" ? "the answer's body stalled" : undefined,
-          next: ["retry later", "check that the API URL is right and reachable from this machine"],
-          facts: { url: url.origin, timeoutMs, stage },
-        },
-      );
+    const facts = { url: url.origin };
+    switch (failed.class) {
+      case "timeout":
+        return new UserError(
+          errorCodes.NODERINGS_TIMEOUT,
+          failed.stage === "body"
+            ? `the NodeRings API at ${url.origin} began to answer ${spec.method} ${url.pathname} but did not finish within ${timeoutMs} ms${tries}`
+            : `the NodeRings API at ${url.origin} did not answer ${spec.method} ${url.pathname} within ${timeoutMs} ms${tries}`,
+          {
+            why: failed.stage === "body" ? "the answer's body stalled" : undefined,
+            next: ["retry later", "check that the API URL is right and reachable from this machine"],
+            facts: { ...facts, timeoutMs, stage: failed.stage === "body" ? "body" : "headers" },
+          },
+        );
+      case "too-large":
+        return new UserError(
+          errorCodes.NODERINGS_RESPONSE_TOO_LARGE,
+          `the answer to ${describeRequest(spec, url)} is larger than ${formatBytes(failed.limitBytes ?? maxBodyBytes)}, the most read from one answer; it was not read further`,
+          {
+            why: "no answer of the NodeRings API comes near that size: something other than the API may be answering",
+            next: ["check the API URL", "check this machine's proxy settings"],
+            facts: { ...facts, limitBytes: failed.limitBytes ?? maxBodyBytes },
+          },
+        );
+      case "redirect":
+        return new UserError(
+          errorCodes.NODERINGS_REDIRECTED,
+          `${error instanceof Error ? error.message : String(error)}`,
+          {
+            why: "the NodeRings API never redirects to another origin: the URL may point at a proxy or a login page; the token was not sent there",
+            next: ["check the API URL", "check this machine's proxy settings"],
+            facts,
+          },
+        );
+      case "bad-response":
+        return new UserError(
+          errorCodes.NODERINGS_BAD_RESPONSE,
+          `the answer to ${describeRequest(spec, url)} could not be read: ${failed.reason}${tries}`,
+          {
+            why: "something other than the NodeRings API answered (a proxy, a captive portal, another service), or the API failed",
+            next: ["check the API URL", "retry later"],
+            facts,
+          },
+        );
+      case "aborted":
+        return error;
+      default:
+        return new UserError(
+          errorCodes.NODERINGS_UNREACHABLE,
+          `cannot reach the NodeRings API at ${url.origin}: ${failed.reason}${tries}`,
+          { next: ["check the API URL", "check this machine's network and proxy settings"], facts },
+        );
     }
-    return new UserError(
-      errorCodes.NODERINGS_UNREACHABLE,
-      `cannot reach the NodeRings API at ${url.origin}: ${systemReason(error)}${tries}`,
-      {
-        next: ["check the API URL", "check this machine's network and proxy settings"],
-        facts: { url: url.origin },
-      },
-    );
   }
 
-  function httpError(spec: SendSpec, url: URL, error: HTTPError, attempts: number): UserError {
-    const { response } = error;
-    const status = response.status;
-    const data: unknown = error.data;
-    const body = typeof data === "object" && data !== null ? ApiErrorBodySchema.safeParse(data) : undefined;
-    const text = typeof data === "string" ? data : data === undefined ? "" : JSON.stringify(data);
+  function httpError(spec: SendSpec, response: HttpResponse): UserError {
+    const { status, url } = response;
+    const parsed = parseJson(response);
+    const body = parsed === undefined ? undefined : ApiErrorBodySchema.safeParse(parsed.json);
     if (body === undefined || !body.success)
-      return badResponse(spec, url, response, text, "is not the NodeRings API's error body");
+      return badResponse(spec, response, "is not the NodeRings API's error body");
     const { code, message, details, requestId } = body.data.error;
     const facts = { status, serviceCode: code, ...(requestId === undefined ? {} : { requestId }) };
     const problems = detailsToProblems(spec, url, details);
     const who = `NodeRings answered ${describeRequest(spec, url)} with ${status} ${code}${requestId === undefined ? "" : ` (request ${requestId})`}`;
-    const after = attempts > 1 ? `, also after ${attempts - 1} ${attempts === 2 ? "retry" : "retries"}` : "";
+    const retries = response.attempts - 1;
+    const after = retries > 0 ? `, also after ${retries} ${retries === 1 ? "retry" : "retries"}` : "";
     if (status === 401 || status === 403) {
       return new UserError(errorCodes.NODERINGS_UNAUTHORIZED, message, {
         why: who,
@@ -471,7 +479,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     if (status === 404) return new UserError(errorCodes.NODERINGS_NOT_FOUND, message, { why: who, problems, facts });
     if (status === 409) return new UserError(errorCodes.NODERINGS_CONFLICT, message, { why: who, problems, facts });
     if (status === 429) {
-      const wait = retryAfterMs(error);
+      const wait = response.retryAfterMs;
       return new UserError(errorCodes.NODERINGS_RATE_LIMITED, message, {
         why:
           wait !== undefined && wait > maxRetryAfterMs
@@ -495,11 +503,11 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     return new UserError(errorCodes.NODERINGS_REJECTED, message, { why: who, problems, facts });
   }
 
-  function badResponse(spec: SendSpec, url: URL, response: Response, text: string, what: string): UserError {
-    const type = response.headers.get("content-type") ?? "no content type";
+  function badResponse(spec: SendSpec, response: HttpResponse, what: string): UserError {
+    const type = response.headers["content-type"] ?? "no content type";
     return new UserError(
       errorCodes.NODERINGS_BAD_RESPONSE,
-      `the answer to ${describeRequest(spec, url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(text)}`,
+      `the answer to ${describeRequest(spec, response.url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(response.text())}`,
       {
         why: "something other than the NodeRings API answered (a proxy, a captive portal, another service), or the API failed",
         next: ["check the API URL", "retry later"],
@@ -520,34 +528,18 @@ function detailsToProblems(spec: SendSpec, url: URL, details: ApiErrorBody["erro
   }));
 }
 
-function parseJson(text: string, response: Response): { json: unknown } | undefined {
-  const type = response.headers.get("content-type") ?? "";
+function parseJson(response: HttpResponse): { json: unknown } | undefined {
+  const type = response.headers["content-type"] ?? "";
   if (!/\bjson\b/i.test(type)) return undefined;
   try {
-    return { json: JSON.parse(text) };
+    return { json: JSON.parse(response.text()) };
   } catch {
     return undefined;
   }
 }
 
-/** The wait a 429/503 asks for (Retry-After: seconds or an HTTP date), in ms. */
-function retryAfterMs(error: unknown): number | undefined {
-  if (!(error instanceof Error) || error.name !== "HTTPError") return undefined;
-  const header = (error as HTTPError).response.headers.get("retry-after");
-  if (header === null) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-function serviceCode(error: unknown): string | undefined {
-  if (!(error instanceof Error) || error.name !== "HTTPError") return undefined;
-  const body = ApiErrorBodySchema.safeParse((error as HTTPError).data);
-  return body.success ? body.data.error.code : undefined;
-}
-
-function retryReason(error: Error): string {
-  if (error.name === "HTTPError") return `HTTP ${(error as HTTPError).response.status}`;
-  if (error.name === "TimeoutError") return "no answer in time";
-  return systemReason(error);
+function serviceCode(response: HttpResponse): string | undefined {
+  const parsed = parseJson(response);
+  const body = parsed === undefined ? undefined : ApiErrorBodySchema.safeParse(parsed.json);
+  return body?.success ? body.data.error.code : undefined;
 }

@@ -39,6 +39,16 @@ export const errorCodes = defineErrorCodes("noderings-api", {
     exitCode: ExitCode.Unreachable,
     meaning: "The NodeRings API could not be reached (connection refused or reset, name not resolved).",
   },
+  NODERINGS_RESPONSE_TOO_LARGE: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "An answer of the NodeRings API was longer than the most the client reads (16 MiB by default, counted after decompression); it was not read further.",
+  },
+  NODERINGS_REDIRECTED: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "The answer redirected to another origin (or in a loop); the API never does, so it was not followed and the token went nowhere else.",
+  },
   NODERINGS_TIMEOUT: {
     exitCode: ExitCode.Unreachable,
     meaning: "The NodeRings API did not answer, or did not finish its answer, within the deadline.",
@@ -63,9 +73,15 @@ export const errorCodes = defineErrorCodes("noderings-api", {
     exitCode: ExitCode.Unreachable,
     meaning: "A download ended before the whole file arrived; the partial file was discarded.",
   },
+  DOWNLOAD_TOO_LARGE: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "A download whose pin gives no size sent more than the ceiling (256 MiB by default); nothing was kept. A pinned size is held exactly (DOWNLOAD_DIGEST_MISMATCH).",
+  },
   DOWNLOAD_FAILED: {
     exitCode: ExitCode.Unreachable,
-    meaning: "A download could not be made (HTTP error, unreachable, stalled or too slow); nothing was kept.",
+    meaning:
+      "A download could not be made (HTTP error, unreachable, stalled or too slow, or redirected somewhere the pins' URL rule refuses: not https, or plain http off this machine); nothing was kept.",
   },
   DOWNLOAD_WRITE_FAILED: {
     exitCode: ExitCode.Precondition,

@@ -1,3 +1,4 @@
+export { excerpt } from "@nodekit/http";
 export {
   createNodeRingsClient,
   type NodeRingsClient,
@@ -5,9 +6,14 @@ export {
   type RetryPolicy,
   type WaitOptions,
 } from "./client.ts";
-export { type Downloaded, type DownloadOptions, type DownloadSpec, downloadArtifact } from "./download.ts";
+export {
+  DEFAULT_DOWNLOAD_CEILING_BYTES,
+  type Downloaded,
+  type DownloadOptions,
+  type DownloadSpec,
+  downloadArtifact,
+} from "./download.ts";
 export { errorCodes as nodeRingsErrorCodes } from "./errors.ts";
-export { excerpt } from "./http.ts";
 export { renderPeeringKubeconfig } from "./kubeconfig.ts";
 export { API_VERSION, buildOpenApiDocument } from "./openapi.ts";
 export * from "./schemas.ts";

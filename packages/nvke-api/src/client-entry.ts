@@ -1,4 +1,4 @@
-// `@nodekit/nvke-api/client`: the client, its transports, the fast checks and the plain
+// `@nodekit/nvke-api/client`: the client, the fast checks and the plain
 // values of the contract, without the zod schemas (which the client loads only when it
 // needs them). A short-lived CLI imports this; everything is also in the package index.
 export {
@@ -14,13 +14,11 @@ export {
   createNvkeClient,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
-  excerpt,
   type ListNodePoolsOptions,
   type MergePatch,
   type NvkeClient,
   type NvkeClientOptions,
   type PageOptions,
-  retryAfterMs,
 } from "./client.ts";
 export * from "./constants.ts";
 export { errorCodes as nvkeApiErrorCodes } from "./errors.ts";
@@ -48,12 +46,3 @@ export type {
   NodePoolPatch,
   NodePoolRelease,
 } from "./schemas.ts";
-export {
-  createFetchTransport,
-  type HttpTransport,
-  TransportError,
-  type TransportFailure,
-  type TransportRequest,
-  type TransportResponse,
-} from "./transport.ts";
-export { createNodeHttpTransport, type NodeHttpTransportOptions } from "./transport-node.ts";

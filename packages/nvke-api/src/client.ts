@@ -1,4 +1,17 @@
 import { type Problem, UserError } from "@nodekit/errors";
+import {
+  classifyTransportError,
+  createTransport,
+  excerpt,
+  formatBytes,
+  formatDuration,
+  type HttpResponse,
+  request as httpRequest,
+  isDnsFailure,
+  retryAfterMs,
+  type Transport,
+  TransportError,
+} from "@nodekit/http";
 import type * as z from "zod";
 import {
   type Check,
@@ -28,7 +41,6 @@ import type {
   NodePoolPatch,
   NodePoolRelease,
 } from "./schemas.ts";
-import { createFetchTransport, type HttpTransport, TransportError, type TransportResponse } from "./transport.ts";
 
 export interface NvkeClientOptions {
   /** The controller API, e.g. `http://10.0.0.5:30080` (a path prefix is kept: `https://gw/nvke/`). */
@@ -37,10 +49,11 @@ export interface NvkeClientOptions {
   token?: () => Promise<string | undefined>;
   /** Called on a 401 before the one retry, so the caller can drop a cached token. */
   onUnauthorized?: () => Promise<void>;
-  /** How requests are sent (default: ky over `fetch`). `createNodeHttpTransport()` starts faster in a CLI. */
-  transport?: HttpTransport;
-  /** The fetch the default transport uses (defaults to the global fetch). */
-  fetch?: typeof globalThis.fetch;
+  /**
+   * The connections and the trust for an https:// controller (`createTransport({ ca })` from
+   * `@nodekit/http`); default: no keep-alive, the system's certificate authorities.
+   */
+  transport?: Transport;
   /** One overall deadline per request, headers and body together (default 30 s). */
   timeoutMs?: number;
   /**
@@ -51,14 +64,15 @@ export interface NvkeClientOptions {
   /** The longest response body read (default 32 MiB); a longer one fails with CONTROLLER_RESPONSE_TOO_LARGE. */
   maxResponseBytes?: number;
   /**
-   * Reads (GET) answered 429 or 503 with a Retry-After are retried after the wait it asks
-   * for, at most `attempts` times and only when the wait is at most `maxWaitMs` (default 3
-   * retries, 30 s). Nothing else is ever retried, except once after a 401.
+   * Reads (GET) answered 429, 502, 503 or 504, or whose connection was lost, are sent again
+   * after the wait their Retry-After asks for (else a backoff from 500 ms), at most `attempts`
+   * times and only while the wait is at most `maxWaitMs` (default 3 retries, 30 s). A write is
+   * never retried, except once after a 401 with a fresh token.
    */
   retry?: { attempts?: number; maxWaitMs?: number };
   /** The clock (ms since the epoch), for Retry-After dates. */
   now?: () => number;
-  /** How a Retry-After wait is spent (default: a timer, ended early by `signal`). */
+  /** How a wait between attempts is spent (default: a timer, ended early by `signal`). */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Debug log: one line per request (method, path, status, time). Never carries a token. */
   log?: (line: string) => void;
@@ -196,35 +210,21 @@ interface RequestSpec<T> {
   shape: Shape<T>;
 }
 
-/** What went out and came back: the final URL (after same-origin redirects) and whether a token was sent. */
-interface Exchange {
-  response: TransportResponse;
-  url: URL;
-  sentToken: boolean;
-}
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const MAX_REDIRECTS = 5;
-
 /**
  * A typed client for the NVKE controller API. Every failure is a UserError from
  * `@nodekit/errors` with a permanent code (see {@link errorCodes}), the controller's own
- * message verbatim where it sent one, and an exit code. Each request has one deadline
- * (headers and body), its body a size limit. A redirect is followed only within the
- * controller's origin; a read is retried only when the controller asks for it with
- * Retry-After (429, 503), and any request once after a 401 with a fresh token.
+ * message verbatim where it sent one, and an exit code. Requests go through `@nodekit/http`:
+ * each has one deadline (headers and body), its body a size limit; a redirect is followed
+ * only within the controller's origin; a read is retried on 429, 502, 503, 504 and a lost
+ * connection, waiting as Retry-After says, and any request once after a 401 with a fresh token.
  */
 export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   const base = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBodyBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const attempts = options.retry?.attempts ?? 3;
-  const maxWaitMs = options.retry?.maxWaitMs ?? 30_000;
   const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? sleepFor;
   const log = options.log ?? (() => {});
-  const transport =
-    options.transport ?? createFetchTransport(options.fetch === undefined ? {} : { fetch: options.fetch });
+  const transport = options.transport ?? createTransport();
 
   function urlFor(path: string, query: Query | undefined): URL {
     const url = new URL(path.replace(/^\//, ""), base);
@@ -234,107 +234,61 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
     return url;
   }
 
-  /** One request to one URL, within the deadline; the caller's abort reason wins over a timeout. */
-  async function sendOnce(method: Method, url: URL, spec: RequestSpec<unknown>, body: string | undefined) {
-    const token = options.token === undefined ? undefined : await options.token();
-    const headers: Record<string, string> = { accept: "application/json" };
-    const sentToken = token !== undefined && token !== "";
-    if (sentToken) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["content-type"] = spec.contentType ?? "application/json";
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
-    // process.hrtime, not performance.now(): the global `performance` loads eleven of Node's
-    // modules (perf_hooks) on first use, a cost every short-lived read would pay for a log line.
-    const started = process.hrtime.bigint();
-    const took = () => `${Math.round(Number(process.hrtime.bigint() - started) / 1e6)} ms`;
-    try {
-      const response = await transport.send({
-        method,
-        url,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        signal,
-        maxBodyBytes,
-      });
-      log(`${method} ${url.pathname}${url.search} → ${response.status} (${took()})`);
-      return { response, sentToken };
-    } catch (error) {
-      log(`${method} ${url.pathname}${url.search} → failed (${took()})`);
-      if (options.signal?.aborted && options.signal.reason instanceof UserError) throw options.signal.reason;
-      throw transportError(error, method, url, { timeoutMs, maxBodyBytes });
-    }
-  }
-
-  /** Sends, following redirects that stay on the controller's origin and refusing any other. */
-  async function sendFollowing(spec: RequestSpec<unknown>, first: URL): Promise<Exchange> {
-    let method = spec.method;
-    let body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    let url = first;
-    for (let hops = 0; ; hops++) {
-      const { response, sentToken } = await sendOnce(method, url, spec, body);
-      const location = response.headers.location;
-      if (!REDIRECTS.has(response.status) || location === undefined) return { response, url, sentToken };
-      let next: URL;
-      try {
-        next = new URL(location, url);
-      } catch {
-        return { response, url, sentToken };
-      }
-      if (next.origin !== first.origin) throw crossOriginRedirect(spec.method, first, response.status, next);
-      if (hops + 1 > MAX_REDIRECTS) {
-        throw new UserError(
-          errorCodes.CONTROLLER_REDIRECTED,
-          `the answer to ${spec.method} ${first.origin}${first.pathname} redirected more than ${MAX_REDIRECTS} times`,
-          {
-            why: "a controller API does not redirect; a proxy in front of it may be misconfigured",
-            next: SITE_NEXT_STEPS,
-          },
-        );
-      }
-      if (response.status === 303) {
-        method = "GET";
-        body = undefined;
-      }
-      url = next;
-    }
-  }
-
-  /** Sends; a read the controller asks to come back to (429/503 + Retry-After) is sent again after that wait. */
-  async function exchange(spec: RequestSpec<unknown>, url: URL): Promise<Exchange> {
-    for (let retry = 0; ; retry++) {
-      const sent = await sendFollowing(spec, url);
-      const { status, headers } = sent.response;
-      if ((status !== 429 && status !== 503) || spec.method !== "GET" || retry >= attempts) return sent;
-      const waitMs = retryAfterMs(headers["retry-after"], now());
-      if (waitMs === undefined || waitMs > maxWaitMs) return sent;
-      log(
-        `${spec.method} ${url.pathname}${url.search}: the controller asks to retry in ${formatMs(waitMs)} (${status})`,
-      );
-      try {
-        await sleep(waitMs, options.signal);
-      } catch (error) {
-        if (options.signal?.aborted && options.signal.reason instanceof UserError) throw options.signal.reason;
-        throw error;
-      }
-    }
-  }
-
   async function request<T>(spec: RequestSpec<T>): Promise<T> {
     const url = urlFor(spec.path, spec.query);
-    let sent = await exchange(spec, url);
-    const tokens: boolean[] = [sent.sentToken];
-    if (sent.response.status === 401 && (options.token !== undefined || options.onUnauthorized !== undefined)) {
-      await options.onUnauthorized?.();
-      sent = await exchange(spec, url);
-      tokens.push(sent.sentToken);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const refreshes = options.token !== undefined || options.onUnauthorized !== undefined;
+    let response: HttpResponse;
+    try {
+      response = await httpRequest({
+        method: spec.method,
+        url,
+        headers: {
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": spec.contentType ?? "application/json" }),
+        },
+        ...(body === undefined ? {} : { body }),
+        transport,
+        timeoutMs,
+        maxBodyBytes,
+        signal: options.signal,
+        retry: {
+          ...(options.retry?.attempts === undefined ? {} : { attempts: options.retry.attempts }),
+          ...(options.retry?.maxWaitMs === undefined ? {} : { maxWaitMs: options.retry.maxWaitMs }),
+        },
+        now,
+        ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+        async authorization() {
+          const token = options.token === undefined ? undefined : await options.token();
+          return token === undefined || token === "" ? undefined : `Bearer ${token}`;
+        },
+        ...(refreshes
+          ? {
+              onUnauthorized: async () => {
+                await options.onUnauthorized?.();
+                return true;
+              },
+            }
+          : {}),
+        onEvent(event) {
+          const target = `${event.method} ${event.url.pathname}${event.url.search}`;
+          if (event.type === "response") log(`${target} → ${event.status} (${event.ms} ms)`);
+          else if (event.type === "failed") log(`${target} → failed (${event.ms} ms)`);
+          else {
+            const why = event.asked ? "the controller asks to retry in" : `${event.reason}; retrying in`;
+            log(`${target}: ${why} ${formatDuration(event.waitMs)} (retry ${event.retry} of ${event.of})`);
+          }
+        },
+      });
+    } catch (error) {
+      throw transportError(error, spec.method, url, timeoutMs);
     }
-    const { response } = sent;
-    if (response.status >= 400) throw await httpError(spec, sent, { tokens, now: now() });
+    if (response.status >= 400) throw await httpError(spec, response, now());
     const parsed = parseJson(response);
     if (parsed !== undefined && spec.shape.check(parsed.value)) return parsed.value;
     const result = parsed === undefined ? undefined : spec.shape.schema(await loadSchemas()).safeParse(parsed.value);
     if (result === undefined || !result.success) {
-      throw badResponse(spec, sent, parsed === undefined ? "is not JSON" : "does not match the NVKE API contract");
+      throw badResponse(spec, response, parsed === undefined ? "is not JSON" : "does not match the NVKE API contract");
     }
     return result.data;
   }
@@ -428,66 +382,19 @@ export function createNvkeClient(options: NvkeClientOptions): NvkeClient {
   return client;
 }
 
-function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** Retry-After as a wait in ms: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
-export function retryAfterMs(header: string | undefined, nowMs: number): number | undefined {
-  if (header === undefined) return undefined;
-  const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
-}
-
-function parseJson(response: TransportResponse): { value: unknown } | undefined {
+function parseJson(response: HttpResponse): { value: unknown } | undefined {
   const type = response.headers["content-type"] ?? "";
-  if (!/\bjson\b/i.test(type) && !/^\s*[{[]/.test(response.body)) return undefined;
+  const text = response.text();
+  if (!/\bjson\b/i.test(type) && !/^\s*[{[]/.test(text)) return undefined;
   try {
-    return { value: JSON.parse(response.body) };
+    return { value: JSON.parse(text) };
   } catch {
     return undefined;
   }
 }
 
-/** The first part of a body, on one line, for an error message. */
-export function excerpt(text: string, max = 160): string {
-  const flat = text
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  if (flat === "") return "(empty body)";
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
 function describe(method: string, url: URL): string {
   return `${method} ${url.origin}${url.pathname}`;
-}
-
-/** A duration for people: 1.5 s, 30 s, 2 min. */
-function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 120_000) return `${Number((ms / 1000).toFixed(1))} s`;
-  return `${Number((ms / 60_000).toFixed(1))} min`;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
 }
 
 /** What the requests that got a 401 carried, in words: "also after a retry with a fresh token" only when both had one. */
@@ -502,30 +409,26 @@ function whatWasSent(sent: readonly boolean[]): string {
     : "to a request without a bearer token, and to the retry with a fresh token";
 }
 
-async function httpError(
-  spec: RequestSpec<unknown>,
-  sent: Exchange,
-  context: { tokens: readonly boolean[]; now: number },
-): Promise<UserError> {
-  const { response, url } = sent;
-  const status = response.status;
+async function httpError(spec: RequestSpec<unknown>, response: HttpResponse, nowMs: number): Promise<UserError> {
+  const { status, url } = response;
   const parsed = parseJson(response);
   const schemas = parsed === undefined ? undefined : await loadSchemas();
   const body = parsed === undefined ? undefined : schemas?.ApiErrorBodySchema.safeParse(parsed.value);
   const retryAfter = response.headers["retry-after"];
   if (status === 429 || (status === 503 && retryAfter !== undefined)) {
-    return busy(spec, url, status, body?.success ? body.data.error.message : undefined, retryAfter, context.now);
+    return busy(spec, url, status, body?.success ? body.data.error.message : undefined, retryAfter, nowMs);
   }
   if (body === undefined || !body.success) {
-    return badResponse(spec, sent, "is not the NVKE controller's error body");
+    return badResponse(spec, response, "is not the NVKE controller's error body");
   }
   const { error } = body.data;
   const problems = detailsToProblems(error.details);
   const what = describe(spec.method, url);
   if (status === 401 || status === 403) {
-    const tokenSent = context.tokens.some(Boolean);
+    const tokens = response.authorized;
+    const tokenSent = tokens.some(Boolean);
     return new UserError(errorCodes.CONTROLLER_UNAUTHORIZED, error.message, {
-      why: `the NVKE controller answered ${what} with ${status} ${error.reason}${status === 401 ? ` ${whatWasSent(context.tokens)}` : ""}`,
+      why: `the NVKE controller answered ${what} with ${status} ${error.reason}${status === 401 ? ` ${whatWasSent(tokens)}` : ""}`,
       next:
         status === 401 && !tokenSent
           ? [
@@ -574,14 +477,14 @@ function busy(
   const when =
     waitMs === undefined
       ? "in a while (it did not say when)"
-      : `in ${formatMs(waitMs)}, at ${new Date(nowMs + waitMs).toISOString().replace(/\.\d{3}Z$/, "Z")}`;
+      : `in ${formatDuration(waitMs)}, at ${new Date(nowMs + waitMs).toISOString().replace(/\.\d{3}Z$/, "Z")}`;
   const retried = spec.method === "GET" ? "" : `; a ${spec.method} is never retried by itself, so nothing was changed`;
   return new UserError(
     errorCodes.CONTROLLER_BUSY,
     `the NVKE controller is too busy for ${describe(spec.method, url)} (${status}${message === undefined ? "" : `: ${message}`})`,
     {
       why: `it asks to be called again ${when}${retried}`,
-      next: `try again ${waitMs === undefined ? "in a while" : `after ${formatMs(waitMs)}`}`,
+      next: `try again ${waitMs === undefined ? "in a while" : `after ${formatDuration(waitMs)}`}`,
       facts: waitMs === undefined ? {} : { retryAfterMs: waitMs },
     },
   );
@@ -596,12 +499,11 @@ function detailsToProblems(details: ApiErrorBody["error"]["details"]): Problem[]
   }));
 }
 
-function badResponse(spec: RequestSpec<unknown>, sent: Exchange, what: string): UserError {
-  const { response, url } = sent;
+function badResponse(spec: RequestSpec<unknown>, response: HttpResponse, what: string): UserError {
   const type = response.headers["content-type"] ?? "no content type";
   return new UserError(
     errorCodes.CONTROLLER_BAD_RESPONSE,
-    `the answer to ${describe(spec.method, url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(response.body)}`,
+    `the answer to ${describe(spec.method, response.url)} (HTTP ${response.status}, ${type}) ${what}: ${excerpt(response.text())}`,
     {
       why: "something other than the NVKE controller answered (a proxy, a load balancer, another service on that port), or the controller failed",
       next: SITE_NEXT_STEPS,
@@ -609,108 +511,88 @@ function badResponse(spec: RequestSpec<unknown>, sent: Exchange, what: string): 
   );
 }
 
-function crossOriginRedirect(method: Method, from: URL, status: number, to: URL): UserError {
-  return new UserError(
-    errorCodes.CONTROLLER_REDIRECTED,
-    `the answer to ${describe(method, from)} is a redirect (${status}) to another origin, ${to.origin}; it was not followed`,
-    {
-      why: "a controller API never redirects to another host or port: the URL may point at a proxy or a login page, or the answer was tampered with; nothing was sent to the other origin",
-      next: SITE_NEXT_STEPS,
-      facts: { redirectOrigin: to.origin },
-    },
-  );
-}
-
-const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL", "EAI_NODATA"]);
-const TLS_CODES = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-]);
-
-function transportError(
-  error: unknown,
-  method: Method,
-  url: URL,
-  limits: { timeoutMs: number; maxBodyBytes: number },
-): UserError {
-  const kindOf = error instanceof TransportError ? error.kind : "network";
-  if (kindOf === "aborted") {
-    return new UserError(
-      errorCodes.CONTROLLER_TIMEOUT,
-      `the NVKE controller at ${url.origin} did not answer ${method} ${url.pathname} within ${formatMs(limits.timeoutMs)}`,
-      {
-        why: "every request has one deadline for the whole answer, headers and body",
-        next: [...SITE_NEXT_STEPS, "if the controller is only slow, allow each request more time"],
-        facts: { timeoutMs: limits.timeoutMs },
-      },
-    );
+/** A failure below the answer (classified by @nodekit/http) in the controller's words and codes. */
+function transportError(error: unknown, method: Method, url: URL, timeoutMs: number): unknown {
+  if (error instanceof UserError && !(error instanceof TransportError)) return error; // the caller's own (--timeout)
+  const failure = classifyTransportError(error);
+  switch (failure.class) {
+    case "timeout":
+      return new UserError(
+        errorCodes.CONTROLLER_TIMEOUT,
+        `the NVKE controller at ${url.origin} did not answer ${method} ${url.pathname} within ${formatDuration(timeoutMs)}`,
+        {
+          why: "every request has one deadline for the whole answer, headers and body",
+          next: [...SITE_NEXT_STEPS, "if the controller is only slow, allow each request more time"],
+          facts: { timeoutMs },
+        },
+      );
+    case "too-large": {
+      const limit = failure.limitBytes ?? 0;
+      return new UserError(
+        errorCodes.CONTROLLER_RESPONSE_TOO_LARGE,
+        `the answer to ${describe(method, url)} is larger than ${formatBytes(limit)}, the most read from one response; it was not read further`,
+        {
+          why: "a page of the NVKE API holds at most 1000 objects, far less than that: something other than the controller may be answering",
+          next: [...SITE_NEXT_STEPS, "if the controller really sends answers this large, raise the limit"],
+          facts: { limitBytes: limit },
+        },
+      );
+    }
+    case "redirect": {
+      const to = error instanceof UserError ? error.facts.redirectOrigin : undefined;
+      const status = error instanceof UserError ? error.facts.status : undefined;
+      if (typeof to === "string") {
+        return new UserError(
+          errorCodes.CONTROLLER_REDIRECTED,
+          `the answer to ${describe(method, url)} is a redirect (${status}) to another origin, ${to}; it was not followed`,
+          {
+            why: "a controller API never redirects to another host or port: the URL may point at a proxy or a login page, or the answer was tampered with; nothing was sent to the other origin",
+            next: SITE_NEXT_STEPS,
+            facts: { redirectOrigin: to },
+          },
+        );
+      }
+      return new UserError(
+        errorCodes.CONTROLLER_REDIRECTED,
+        `the answer to ${describe(method, url)} redirected too many times`,
+        {
+          why: "a controller API does not redirect; a proxy in front of it may be misconfigured",
+          next: SITE_NEXT_STEPS,
+        },
+      );
+    }
+    case "tls":
+      return new UserError(
+        errorCodes.CONTROLLER_TLS_UNTRUSTED,
+        `the NVKE controller at ${url.origin} presented a certificate that is not trusted: ${failure.reason}`,
+        {
+          why: "its certificate does not chain to a trusted certificate authority, or does not name this host",
+          next: [
+            "trust the certificate authority that signed it (install it in the system trust store, or name it for this client)",
+            "check that the URL uses the host name the certificate is for",
+          ],
+        },
+      );
+    case "aborted":
+      return error;
+    case "bad-response":
+      return new UserError(
+        errorCodes.CONTROLLER_BAD_RESPONSE,
+        `the answer to ${describe(method, url)} could not be read: ${failure.reason}`,
+        {
+          why: "something other than the NVKE controller answered (a proxy, a load balancer, another service on that port), or the controller failed",
+          next: SITE_NEXT_STEPS,
+        },
+      );
+    default:
+      return new UserError(
+        errorCodes.CONTROLLER_UNREACHABLE,
+        `cannot reach the NVKE controller at ${url.origin}: ${failure.reason}`,
+        {
+          next: isDnsFailure(failure)
+            ? ["check the host name in the controller URL", ...SITE_NEXT_STEPS]
+            : SITE_NEXT_STEPS,
+        },
+      );
   }
-  if (kindOf === "too-large") {
-    return new UserError(
-      errorCodes.CONTROLLER_RESPONSE_TOO_LARGE,
-      `the answer to ${describe(method, url)} is larger than ${formatBytes(limits.maxBodyBytes)}, the most read from one response; it was not read further`,
-      {
-        why: "a page of the NVKE API holds at most 1000 objects, far less than that: something other than the controller may be answering",
-        next: [...SITE_NEXT_STEPS, "if the controller really sends answers this large, raise the limit"],
-        facts: { limitBytes: limits.maxBodyBytes },
-      },
-    );
-  }
-  const code = systemCode(error);
-  if (code !== undefined && TLS_CODES.has(code)) {
-    return new UserError(
-      errorCodes.CONTROLLER_TLS_UNTRUSTED,
-      `the NVKE controller at ${url.origin} presented a certificate that is not trusted: ${rootMessage(error)} (${code})`,
-      {
-        why: "its certificate does not chain to a trusted certificate authority, or does not name this host",
-        next: [
-          "trust the certificate authority that signed it (install it in the system trust store, or name it for this client)",
-          "check that the URL uses the host name the certificate is for",
-        ],
-      },
-    );
-  }
-  const reason =
-    code === "ECONNREFUSED"
-      ? "connection refused"
-      : code !== undefined && DNS_CODES.has(code)
-        ? "the host name does not resolve"
-        : code === "ECONNRESET"
-          ? "the connection was reset"
-          : code !== undefined
-            ? code
-            : rootMessage(error);
-  return new UserError(
-    errorCodes.CONTROLLER_UNREACHABLE,
-    `cannot reach the NVKE controller at ${url.origin}: ${reason}`,
-    {
-      next:
-        code !== undefined && DNS_CODES.has(code)
-          ? ["check the host name in the controller URL", ...SITE_NEXT_STEPS]
-          : SITE_NEXT_STEPS,
-    },
-  );
-}
-
-/** The system error code (ECONNREFUSED, EAI_AGAIN, …) anywhere down the cause chain (fetch wraps it twice). */
-function systemCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 6; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && (/^E[A-Z_]+$/.test(code) || TLS_CODES.has(code))) return code;
-    const aggregate = current instanceof AggregateError ? current.errors[0] : undefined;
-    current = aggregate ?? current.cause;
-  }
-  return undefined;
-}
-
-function rootMessage(error: unknown): string {
-  let current = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
 }

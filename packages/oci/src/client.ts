@@ -1,9 +1,19 @@
 import { UserError } from "@nodekit/errors";
-import { Agent, type Dispatcher, request } from "undici";
+import {
+  classifyTransportError,
+  createTransport,
+  formatBytes,
+  type HttpResponse,
+  type Method,
+  request,
+  type Transport,
+  TransportError,
+} from "@nodekit/http";
 import { type Challenge, parseChallenges } from "./challenge.ts";
 import { anonymous, type Credential, type CredentialStore } from "./credentials.ts";
 import { digestOf, isDigest } from "./digest.ts";
 import { errorCodes } from "./errors.ts";
+import { checkManifest } from "./manifest.ts";
 import { MANIFEST_MEDIA_TYPES, MediaType } from "./media-types.ts";
 import { formatReference, manifestIdentifier, parseReference, type Reference } from "./reference.ts";
 
@@ -49,9 +59,12 @@ export interface SecretSink {
 }
 
 export interface OciClientOptions {
-  /** The undici dispatcher every request goes through; default: an Agent (with `ca`, when given). */
-  dispatcher?: Dispatcher;
-  /** Extra CA certificates (PEM) to trust for TLS, for a registry with a private CA. */
+  /**
+   * The connections every request goes through (`createTransport` of `@nodekit/http`);
+   * default: one that keeps its connections and trusts `ca` when given.
+   */
+  transport?: Transport;
+  /** The CA certificates (PEM) to trust for TLS, for a registry with a private CA. */
   ca?: string | readonly string[];
   /** Talk plain HTTP to these registries (loopback test registries); default: HTTPS everywhere. */
   plainHttp?: boolean | ((registry: string) => boolean);
@@ -65,9 +78,26 @@ export interface OciClientOptions {
   maxManifestBytes?: number;
   /** Largest blob read into memory by getBlob; default 512 MiB. */
   maxBlobBytes?: number;
-  /** Milliseconds since the epoch, for token expiry; default Date.now. */
+  /** Milliseconds since the epoch, for token expiry and Retry-After dates; default Date.now. */
   now?: () => number;
   userAgent?: string;
+  /**
+   * Reads (GET, HEAD) answered 429, 502, 503 or 504, or whose connection was lost, are sent
+   * again after the wait Retry-After asks for (else a backoff from 500 ms), at most
+   * `attempts` times while the wait is at most `maxWaitMs` (default 3, 30 s). Writes never.
+   */
+  retry?: { attempts?: number; maxWaitMs?: number };
+  /** How a wait between attempts is spent (default: a timer). */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  /**
+   * Hosts (`auth.docker.io`, or `host:port`) a registry's Bearer challenge may send the token
+   * request to although they are not the registry's own host. A realm on another host or
+   * scheme is refused otherwise (OCI_TOKEN_REALM_REFUSED): it would receive the registry's
+   * credentials. One allowed here is used with a warning.
+   */
+  allowTokenRealms?: readonly string[];
+  /** Warnings (a token realm used on another host); default: none shown. */
+  onWarning?: (message: string) => void;
 }
 
 type Actions = "pull" | "pull,push";
@@ -77,16 +107,9 @@ interface Scope {
   actions: Actions;
 }
 
-interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData["body"];
-  url: URL;
-}
-
 interface Exchange {
   registry: string;
-  method: "GET" | "HEAD" | "PUT" | "POST";
+  method: Method;
   /** A path under the registry (`/v2/…`) or an absolute URL (an upload Location). */
   target: string;
   headers?: Record<string, string>;
@@ -94,25 +117,13 @@ interface Exchange {
   scope?: Scope;
   /** What the request is about, for messages: `manifest registry/repo:tag`. */
   what: string;
+  /** The most read of a successful answer's body (default 64 KiB, cut there: a body only quoted). */
+  maxBytes?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_MANIFEST = 4 * 1024 * 1024;
 const DEFAULT_MAX_BLOB = 512 * 1024 * 1024;
-const MAX_REDIRECTS = 5;
-const TLS_ERRORS = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_HAS_EXPIRED",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
-]);
-
-function header(headers: RawResponse["headers"], name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
-}
 
 /** A registry's `{"errors":[{code,message}]}` body as one line, or the start of whatever else it sent. */
 function registrySaid(text: string): string {
@@ -120,23 +131,16 @@ function registrySaid(text: string): string {
     const parsed = JSON.parse(text) as { errors?: Array<{ code?: unknown; message?: unknown }> };
     if (Array.isArray(parsed.errors) && parsed.errors.length > 0) {
       return parsed.errors
-        .map((e) => [e.code, e.message].filter((part) => typeof part === "string").join(": "))
-        .join("; ");
+        .slice(0, 5)
+        .map((e) => [e?.code, e?.message].filter((part) => typeof part === "string").join(": "))
+        .join("; ")
+        .slice(0, 1000);
     }
   } catch {
     // not JSON
   }
   const trimmed = text.trim().replace(/\s+/g, " ");
   return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
-}
-
-async function drain(body: RawResponse["body"]): Promise<string> {
-  try {
-    const text = await body.text();
-    return text.length > 4096 ? text.slice(0, 4096) : text;
-  } catch {
-    return "";
-  }
 }
 
 /**
@@ -146,7 +150,7 @@ async function drain(body: RawResponse["body"]): Promise<string> {
  * Every read is checked against the digest it was asked for.
  */
 export class OciClient {
-  readonly #dispatcher: Dispatcher;
+  readonly #transport: Transport;
   readonly #plainHttp: (registry: string) => boolean;
   readonly #credentials: CredentialStore;
   readonly #secrets: SecretSink | undefined;
@@ -155,14 +159,18 @@ export class OciClient {
   readonly #maxBlob: number;
   readonly #now: () => number;
   readonly #userAgent: string;
+  readonly #retry: OciClientOptions["retry"];
+  readonly #sleep: OciClientOptions["sleep"];
+  readonly #allowTokenRealms: readonly string[];
+  readonly #onWarning: (message: string) => void;
+  readonly #warned = new Set<string>();
   /** The challenge each registry answered with, so later requests authenticate up front. */
   readonly #challenges = new Map<string, Challenge>();
   readonly #tokens = new Map<string, { token: string; expiresAt: number }>();
   readonly #referrersApi = new Map<string, boolean>();
 
   constructor(options: OciClientOptions = {}) {
-    const ca = options.ca === undefined ? undefined : typeof options.ca === "string" ? [options.ca] : [...options.ca];
-    this.#dispatcher = options.dispatcher ?? new Agent(ca === undefined ? {} : { connect: { ca } });
+    this.#transport = options.transport ?? createTransport({ ca: options.ca, keepAlive: true });
     const plain = options.plainHttp ?? false;
     this.#plainHttp = typeof plain === "function" ? plain : () => plain;
     this.#credentials = options.credentials ?? anonymous;
@@ -172,20 +180,19 @@ export class OciClient {
     this.#maxBlob = options.maxBlobBytes ?? DEFAULT_MAX_BLOB;
     this.#now = options.now ?? Date.now;
     this.#userAgent = options.userAgent ?? "nodekit-oci";
+    this.#retry = options.retry;
+    this.#sleep = options.sleep;
+    this.#allowTokenRealms = options.allowTokenRealms ?? [];
+    this.#onWarning = options.onWarning ?? (() => {});
   }
 
   /** `GET /v2/`: whether the registry answers, and how it asks for credentials. Never sends any. */
   async ping(registry: string): Promise<PingResult> {
-    const response = await this.#http(
-      new URL("/v2/", this.#base(registry)),
-      { method: "GET", headers: {} },
-      `registry ${registry}`,
-    );
-    const text = await drain(response.body);
-    const apiVersion = header(response.headers, "docker-distribution-api-version");
-    const challenge = parseChallenges(header(response.headers, "www-authenticate") ?? "")[0];
+    const response = await this.#send(new URL("/v2/", this.#base(registry)), { method: "GET" }, `registry ${registry}`);
+    const apiVersion = response.headers["docker-distribution-api-version"];
+    const challenge = parseChallenges(response.headers["www-authenticate"] ?? "")[0];
     if (response.status !== 200 && response.status !== 401) {
-      throw registryError(response.status, text, `registry ${registry}`);
+      throw registryError(response.status, response.text(), `registry ${registry}`);
     }
     if (challenge !== undefined) this.#challenges.set(registry, challenge);
     return {
@@ -207,12 +214,11 @@ export class OciClient {
       scope: { repository: ref.repository, actions: "pull" },
       what,
     });
-    await drain(response.body);
     if (response.status === 404) throw notFound(what);
     if (response.status !== 200) throw registryError(response.status, "", what);
-    const digest = header(response.headers, "docker-content-digest");
-    const mediaType = header(response.headers, "content-type")?.split(";")[0]?.trim();
-    const size = Number(header(response.headers, "content-length"));
+    const digest = response.headers["docker-content-digest"];
+    const mediaType = response.headers["content-type"]?.split(";")[0]?.trim();
+    const size = Number(response.headers["content-length"]);
     if (digest === undefined || !isDigest(digest) || mediaType === undefined || !Number.isFinite(size)) {
       // No usable digest header: read the manifest and hash it.
       return (await this.getManifest(ref)).descriptor;
@@ -278,22 +284,19 @@ export class OciClient {
       headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
       scope: { repository: ref.repository, actions: "pull" },
       what,
+      maxBytes: this.#maxManifest,
     });
-    if (response.status === 404) {
-      await drain(response.body);
-      throw notFound(what);
-    }
-    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
-    const bytes = await this.#read(response, this.#maxManifest, what);
-    const claimed = header(response.headers, "docker-content-digest");
+    if (response.status === 404) throw notFound(what);
+    if (response.status !== 200) throw registryError(response.status, response.text(), what);
+    const bytes = response.body;
+    const claimed = response.headers["docker-content-digest"];
     const expected = ref.digest ?? (claimed !== undefined && isDigest(claimed) ? claimed : undefined);
     const digest = digestOf(bytes, expected ?? "sha256:");
     if (expected !== undefined && digest !== expected) throw mismatch(what, expected, digest);
-    const manifest = this.#json(bytes, what);
+    const served = response.headers["content-type"]?.split(";")[0]?.trim();
+    const manifest = checkManifest(this.#json(bytes, what), served, what);
     const mediaType =
-      (typeof manifest.mediaType === "string" ? manifest.mediaType : undefined) ??
-      header(response.headers, "content-type")?.split(";")[0]?.trim() ??
-      MediaType.ImageManifest;
+      (typeof manifest.mediaType === "string" ? manifest.mediaType : undefined) ?? served ?? MediaType.ImageManifest;
     const artifactType = typeof manifest.artifactType === "string" ? manifest.artifactType : undefined;
     return {
       descriptor: { mediaType, digest, size: bytes.length, ...(artifactType === undefined ? {} : { artifactType }) },
@@ -328,11 +331,10 @@ export class OciClient {
       scope: { repository: ref.repository, actions: "pull,push" },
       what,
     });
-    const text = await drain(response.body);
-    if (response.status !== 201 && response.status !== 200) throw registryError(response.status, text, what);
-    const stored = header(response.headers, "docker-content-digest");
+    if (response.status !== 201 && response.status !== 200) throw registryError(response.status, response.text(), what);
+    const stored = response.headers["docker-content-digest"];
     if (stored !== undefined && stored !== digest) throw mismatch(what, digest, stored);
-    const subject = header(response.headers, "oci-subject");
+    const subject = response.headers["oci-subject"];
     const artifactType = typeof parsed.artifactType === "string" ? parsed.artifactType : undefined;
     return {
       descriptor: { mediaType, digest, size: bytes.length, ...(artifactType === undefined ? {} : { artifactType }) },
@@ -351,10 +353,9 @@ export class OciClient {
       scope: { repository: ref.repository, actions: "pull" },
       what,
     });
-    await drain(response.body);
     if (response.status === 404) return undefined;
     if (response.status !== 200) throw registryError(response.status, "", what);
-    const size = Number(header(response.headers, "content-length") ?? Number.NaN);
+    const size = Number(response.headers["content-length"] ?? Number.NaN);
     return { mediaType: "application/octet-stream", digest, size };
   }
 
@@ -373,13 +374,11 @@ export class OciClient {
       target: `/v2/${ref.repository}/blobs/${digest}`,
       scope: { repository: ref.repository, actions: "pull" },
       what,
+      maxBytes: options.maxBytes ?? this.#maxBlob,
     });
-    if (response.status === 404) {
-      await drain(response.body);
-      throw notFound(what);
-    }
-    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
-    const bytes = await this.#read(response, options.maxBytes ?? this.#maxBlob, what);
+    if (response.status === 404) throw notFound(what);
+    if (response.status !== 200) throw registryError(response.status, response.text(), what);
+    const bytes = response.body;
     const actual = digestOf(bytes, digest);
     if (actual !== digest) throw mismatch(what, digest, actual);
     return bytes;
@@ -406,9 +405,8 @@ export class OciClient {
       scope,
       what,
     });
-    const startText = await drain(started.body);
-    const location = header(started.headers, "location");
-    if (started.status !== 202 || location === undefined) throw registryError(started.status, startText, what);
+    const location = started.headers.location;
+    if (started.status !== 202 || location === undefined) throw registryError(started.status, started.text(), what);
     const url = new URL(location, started.url);
     url.searchParams.set("digest", digest);
     const finished = await this.#exchange({
@@ -420,9 +418,8 @@ export class OciClient {
       scope,
       what,
     });
-    const finishText = await drain(finished.body);
-    if (finished.status !== 201) throw registryError(finished.status, finishText, what);
-    const stored = header(finished.headers, "docker-content-digest");
+    if (finished.status !== 201) throw registryError(finished.status, finished.text(), what);
+    const stored = finished.headers["docker-content-digest"];
     if (stored !== undefined && stored !== digest) throw mismatch(what, digest, stored);
     return descriptor;
   }
@@ -529,19 +526,19 @@ export class OciClient {
         headers: { accept: MediaType.ImageIndex },
         scope: { repository: ref.repository, actions: "pull" },
         what,
+        maxBytes: this.#maxManifest,
       });
       if (response.status === 404 && page === 0) {
-        await drain(response.body);
         // 404 is how a registry without the API answers (one with it must not); remembered when
         // the repository exists, so a registry that lacks the API is asked once.
         if (known === undefined) this.#referrersApi.set(ref.registry, false);
         return undefined;
       }
-      if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
+      if (response.status !== 200) throw registryError(response.status, response.text(), what);
       this.#referrersApi.set(ref.registry, true);
-      const index = this.#json(await this.#read(response, this.#maxManifest, what), what);
+      const index = checkManifest(this.#json(response.body, what), MediaType.ImageIndex, what);
       descriptors.push(...descriptorsOf(index, what));
-      const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(header(response.headers, "link") ?? "")?.[1];
+      const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(response.headers.link ?? "")?.[1];
       if (next === undefined) break;
       target = new URL(next, response.url).href;
     }
@@ -553,41 +550,41 @@ export class OciClient {
   }
 
   /** One request, with its challenge answered: up front when the registry's scheme is known, else after a 401. */
-  async #exchange(exchange: Exchange): Promise<RawResponse> {
+  async #exchange(exchange: Exchange): Promise<HttpResponse> {
     const url = exchange.target.startsWith("/")
       ? new URL(exchange.target, this.#base(exchange.registry))
       : new URL(exchange.target);
-    const init = (authorization: string | undefined) => ({
-      method: exchange.method,
-      headers: { ...exchange.headers, ...(authorization === undefined ? {} : { authorization }) },
-      ...(exchange.body === undefined ? {} : { body: exchange.body }),
-    });
     const known = this.#challenges.get(exchange.registry);
     let authorization =
       known === undefined ? undefined : await this.#authorization(exchange.registry, known, exchange.scope, false);
-    let response = await this.#http(url, init(authorization), exchange.what);
-    if (response.status === 401) {
-      const text = await drain(response.body);
-      const challenge = parseChallenges(header(response.headers, "www-authenticate") ?? "")[0];
-      if (challenge === undefined)
-        throw this.#refused(exchange, "it answered 401 without a WWW-Authenticate challenge", text);
-      const retrying = authorization !== undefined;
-      this.#challenges.set(exchange.registry, challenge);
-      const fresh = await this.#authorization(exchange.registry, challenge, exchange.scope, true);
-      if (fresh === undefined)
-        throw this.#refused(exchange, "it asks for credentials and none were found for it", text);
-      if (!(retrying && fresh === authorization && challenge.scheme === "basic")) {
-        authorization = fresh;
-        response = await this.#http(url, init(authorization), exchange.what);
-      }
-      if (response.status === 401) {
-        const again = await drain(response.body);
-        throw this.#refused(exchange, "it refused the credentials", again);
-      }
-    }
-    if (response.status === 403) {
-      throw this.#refused(exchange, "it denied access", await drain(response.body));
-    }
+    const response = await this.#send(
+      url,
+      {
+        method: exchange.method,
+        ...(exchange.headers === undefined ? {} : { headers: exchange.headers }),
+        ...(exchange.body === undefined ? {} : { body: exchange.body }),
+        ...(exchange.maxBytes === undefined ? {} : { maxBytes: exchange.maxBytes }),
+        authorization: () => authorization,
+        onUnauthorized: async (answer) => {
+          const text = answer.text();
+          const challenge = parseChallenges(answer.headers["www-authenticate"] ?? "")[0];
+          if (challenge === undefined)
+            throw this.#refused(exchange, "it answered 401 without a WWW-Authenticate challenge", text);
+          const retrying = authorization !== undefined;
+          this.#challenges.set(exchange.registry, challenge);
+          const fresh = await this.#authorization(exchange.registry, challenge, exchange.scope, true);
+          if (fresh === undefined)
+            throw this.#refused(exchange, "it asks for credentials and none were found for it", text);
+          // The same Basic credential again would only be refused again.
+          if (retrying && fresh === authorization && challenge.scheme === "basic") return false;
+          authorization = fresh;
+          return true;
+        },
+      },
+      exchange.what,
+    );
+    if (response.status === 401) throw this.#refused(exchange, "it refused the credentials", response.text());
+    if (response.status === 403) throw this.#refused(exchange, "it denied access", response.text());
     return response;
   }
 
@@ -630,16 +627,22 @@ export class OciClient {
     } catch {
       throw registryError(0, "", `registry ${registry}`, `its token realm ${JSON.stringify(realm)} is not a URL`);
     }
+    this.#checkRealm(registry, url, credential !== undefined);
     if (service !== undefined) url.searchParams.set("service", service);
     if (scope !== undefined) for (const one of scope.split(" ")) url.searchParams.append("scope", one);
     const what = `token endpoint ${url.origin}${url.pathname} for ${registry}`;
-    const response = await this.#http(
+    const response = await this.#send(
       url,
-      { method: "GET", headers: credential === undefined ? {} : { authorization: basic(credential) } },
+      {
+        method: "GET",
+        ...(credential === undefined ? {} : { headers: { authorization: basic(credential) } }),
+        maxBytes: this.#maxManifest,
+        overflow: "fail",
+      },
       what,
     );
     if (response.status === 401 || response.status === 403) {
-      const text = await drain(response.body);
+      const text = response.text();
       throw new UserError(
         errorCodes.OCI_AUTH_REFUSED,
         `the ${what} refused to issue a token (HTTP ${response.status})`,
@@ -650,8 +653,8 @@ export class OciClient {
         },
       );
     }
-    if (response.status !== 200) throw registryError(response.status, await drain(response.body), what);
-    const body = this.#json(await this.#read(response, this.#maxManifest, what), what);
+    if (response.status !== 200) throw registryError(response.status, response.text(), what);
+    const body = this.#json(response.body, what);
     const token =
       typeof body.token === "string"
         ? body.token
@@ -665,69 +668,85 @@ export class OciClient {
     return { token, expiresAt: this.#now() + Math.max(expiresIn - 10, expiresIn / 2) * 1000 };
   }
 
-  /** One HTTP exchange with a deadline; redirects followed, the Authorization header dropped when one leaves the origin. */
-  async #http(
-    start: URL,
-    init: { method: string; headers: Record<string, string>; body?: Uint8Array },
-    what: string,
-  ): Promise<RawResponse> {
-    const signal = AbortSignal.timeout(this.#timeoutMs);
-    let url = start;
-    let headers = { "user-agent": this.#userAgent, ...init.headers };
-    for (let hop = 0; ; hop++) {
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request(url, {
-          dispatcher: this.#dispatcher,
-          method: init.method as Dispatcher.HttpMethod,
-          headers,
-          ...(init.body === undefined ? {} : { body: init.body }),
-          // undici closes the connection after a HEAD unless told otherwise (servers that send
-          // a body anyway would corrupt the next answer); a registry's HEAD carries none, and a
-          // release's existence checks are hundreds of HEADs: keep the connection.
-          ...(init.method === "HEAD" ? { reset: false } : {}),
-          signal,
-        });
-      } catch (error) {
-        throw this.#unreachable(url, what, error);
-      }
-      const location = header(response.headers, "location");
-      const redirect = [301, 302, 303, 307, 308].includes(response.statusCode) && location !== undefined;
-      if (!redirect || init.method === "PUT" || init.method === "POST") {
-        return { status: response.statusCode, headers: response.headers, body: response.body, url };
-      }
-      await drain(response.body);
-      if (hop >= MAX_REDIRECTS)
-        throw registryError(response.statusCode, "", what, `it redirected more than ${MAX_REDIRECTS} times`);
-      const next = new URL(location, url);
-      if (next.origin !== url.origin) {
-        const { authorization: _dropped, ...rest } = headers as Record<string, string>;
-        headers = rest as typeof headers;
-      }
-      url = next;
+  /**
+   * A Bearer challenge names where to ask for a token, and the registry's credentials go
+   * there: only to the registry's own host name and scheme (a token service on another port
+   * of it is the same operator's), or to a host the caller allows, with a warning.
+   */
+  #checkRealm(registry: string, realm: URL, withCredentials: boolean): void {
+    const base = this.#base(registry);
+    if (realm.protocol === base.protocol && realm.hostname === base.hostname) return;
+    const allowed = this.#allowTokenRealms.some((host) => host === realm.host || host === realm.hostname);
+    const where = realm.protocol !== base.protocol ? `over ${realm.protocol.replace(":", "")}` : "on another host";
+    if (!allowed || (realm.protocol === "http:" && base.protocol === "https:")) {
+      throw new UserError(
+        errorCodes.OCI_TOKEN_REALM_REFUSED,
+        `${registry} asks for its tokens to be fetched from ${realm.origin}, ${where}; nothing was sent there`,
+        {
+          why: `A registry's Bearer challenge names the token service, and the registry's credentials${withCredentials ? "" : " (none were found for it here)"} would go to it: only one on the registry's own host and scheme is used unless it is allowed${realm.protocol === "http:" && base.protocol === "https:" ? "; a plain-http realm for an https registry never is" : ""}.`,
+          next: `If ${realm.host} is this registry's token service, allow it; otherwise the registry's answers may have been tampered with.`,
+          facts: { registry, realm: realm.origin },
+        },
+      );
+    }
+    if (!this.#warned.has(realm.origin)) {
+      this.#warned.add(realm.origin);
+      this.#onWarning(
+        `${registry} fetches its tokens from ${realm.origin} (${where}, as allowed): ${withCredentials ? "the registry's credentials are sent there" : "no credentials are sent there"}`,
+      );
     }
   }
 
-  async #read(response: RawResponse, cap: number, what: string): Promise<Uint8Array> {
-    const declared = Number(header(response.headers, "content-length"));
-    if (Number.isFinite(declared) && declared > cap) {
-      await response.body.dump({ limit: 0 }).catch(() => {});
-      throw tooLarge(what, cap, declared);
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
+  /**
+   * One HTTP exchange through @nodekit/http: one deadline for the whole answer; a read retried
+   * on 429/5xx as Retry-After says; a read's redirect followed anywhere that keeps https (blob
+   * GETs go to object storage), without the Authorization header once it leaves the origin; a
+   * write's redirect not followed. Bodies are capped: `maxBytes` for what is read, 64 KiB of
+   * anything else (an error's body, an answer read only to be quoted).
+   */
+  async #send(
+    url: URL,
+    init: {
+      method: Method;
+      headers?: Record<string, string>;
+      body?: Uint8Array;
+      maxBytes?: number;
+      overflow?: "fail" | "truncate";
+      authorization?: () => string | undefined;
+      onUnauthorized?: (response: HttpResponse) => Promise<boolean>;
+    },
+    what: string,
+  ): Promise<HttpResponse> {
+    const read = init.method === "GET" || init.method === "HEAD";
     try {
-      for await (const chunk of response.body) {
-        total += (chunk as Buffer).length;
-        // Leaving the loop ends the iteration, which destroys the stream.
-        if (total > cap) throw tooLarge(what, cap, total);
-        chunks.push(chunk as Buffer);
-      }
+      return await request({
+        url,
+        method: init.method,
+        headers: { "user-agent": this.#userAgent, ...init.headers },
+        ...(init.body === undefined ? {} : { body: init.body }),
+        transport: this.#transport,
+        timeoutMs: this.#timeoutMs,
+        // Digests are over the bytes as stored: never unpacked on the way.
+        decode: false,
+        maxBodyBytes: init.maxBytes ?? 64 * 1024,
+        overflow: init.overflow ?? (init.maxBytes === undefined ? "truncate" : "fail"),
+        redirect: read
+          ? (from, to) =>
+              from.protocol === "https:" && to.protocol !== "https:" ? "it would leave https for plain http" : true
+          : "manual",
+        retry: {
+          ...(this.#retry?.attempts === undefined ? {} : { attempts: this.#retry.attempts }),
+          ...(this.#retry?.maxWaitMs === undefined ? {} : { maxWaitMs: this.#retry.maxWaitMs }),
+        },
+        now: this.#now,
+        ...(this.#sleep === undefined ? {} : { sleep: this.#sleep }),
+        ...(init.authorization === undefined ? {} : { authorization: init.authorization }),
+        ...(init.onUnauthorized === undefined ? {} : { onUnauthorized: init.onUnauthorized }),
+      });
     } catch (error) {
-      if (error instanceof UserError) throw error;
-      throw this.#unreachable(response.url, what, error);
+      if (error instanceof UserError && !(error instanceof TransportError)) throw error;
+      throw this.#unreachable(url, what, error);
     }
-    return new Uint8Array(Buffer.concat(chunks));
   }
 
   #json(bytes: Uint8Array, what: string): Record<string, unknown> {
@@ -740,19 +759,14 @@ export class OciClient {
     throw registryError(200, "", what, "what it served is not a JSON object");
   }
 
+  /** A failure below the answer (classified by @nodekit/http) in the client's codes. */
   #unreachable(url: URL, what: string, error: unknown): UserError {
-    const cause = error as {
-      code?: string;
-      name?: string;
-      message?: string;
-      cause?: { code?: string; message?: string };
-    };
-    const code = cause.code ?? cause.cause?.code;
+    const failure = classifyTransportError(error);
     const target = `${url.protocol}//${url.host}`;
-    if (code !== undefined && TLS_ERRORS.has(code)) {
+    if (failure.class === "tls") {
       return new UserError(
         errorCodes.OCI_TLS_UNTRUSTED,
-        `could not reach the ${what}: ${target} presented a certificate that is not trusted (${code})`,
+        `could not reach the ${what}: ${target} presented a certificate that is not trusted (${failure.code})`,
         {
           why: "The certificate is not signed by a CA this client trusts, or it does not name this host.",
           next: "Give the registry's CA certificate (PEM) as the trusted CA, or use the host name the certificate names.",
@@ -761,14 +775,18 @@ export class OciClient {
         },
       );
     }
-    const timedOut = cause.name === "TimeoutError" || cause.name === "AbortError" || code?.includes("TIMEOUT") === true;
+    if (failure.class === "too-large") return tooLarge(what, failure.limitBytes ?? 0);
+    if (failure.class === "redirect") {
+      return registryError(0, "", what, `a redirect that was not followed (${(error as Error).message})`);
+    }
+    const timedOut = failure.class === "timeout";
     return new UserError(
       errorCodes.OCI_UNREACHABLE,
       timedOut
         ? `the ${what} did not answer within ${this.#timeoutMs / 1000} s (${target})`
         : `could not reach the ${what} at ${target}`,
       {
-        why: timedOut ? "The request's deadline passed." : `${code ?? cause.message ?? String(error)}`,
+        why: timedOut ? "The request's deadline passed." : failure.reason,
         next: "Check the registry address and port, and that the registry is running and reachable from this machine.",
         facts: { url: target },
         cause: error,
@@ -825,24 +843,29 @@ function mismatch(what: string, expected: string, actual: string): UserError {
   });
 }
 
-function tooLarge(what: string, cap: number, size: number): UserError {
+function tooLarge(what: string, cap: number): UserError {
   return new UserError(
     errorCodes.OCI_TOO_LARGE,
-    `the ${what} is larger than ${cap} bytes (${size} or more were served)`,
+    `the ${what} is larger than ${formatBytes(cap)}, the most read of it`,
     {
       why: "Content past the size cap is not read, so that a registry cannot exhaust this process's memory.",
       next: "Check that the reference names what you meant; a manifest is normally a few kilobytes.",
+      facts: { limitBytes: cap },
     },
   );
 }
 
 function registryError(status: number, text: string, what: string, reason?: string): UserError {
+  // 429 and 5xx are "try again" (a read got its retries already); anything else is the registry's refusal.
+  const busy = status === 429 || status >= 500;
   return new UserError(
-    errorCodes.OCI_REGISTRY_ERROR,
+    busy ? errorCodes.OCI_REGISTRY_UNAVAILABLE : errorCodes.OCI_REGISTRY_ERROR,
     `the registry answered the request for the ${what} with ${reason ?? `HTTP ${status}`}`,
     {
       ...(text ? { why: `It said: ${registrySaid(text)}` } : {}),
-      next: "Check the reference; if it is right, the registry's own logs say more.",
+      next: busy
+        ? "Try again later; a read was already retried as the registry asked."
+        : "Check the reference; if it is right, the registry's own logs say more.",
       ...(status ? { facts: { status } } : {}),
     },
   );

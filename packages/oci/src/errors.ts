@@ -18,6 +18,11 @@ export const errorCodes = defineErrorCodes("oci", {
     exitCode: ExitCode.Unauthorized,
     meaning: "The registry or its token endpoint refused the credentials, or none were found for it.",
   },
+  OCI_TOKEN_REALM_REFUSED: {
+    exitCode: ExitCode.Unauthorized,
+    meaning:
+      "The registry's Bearer challenge sends token requests to another host or scheme than its own; its credentials were not sent there (a host can be allowed; a plain-http realm for an https registry never is).",
+  },
   OCI_CREDENTIALS_INVALID: {
     exitCode: ExitCode.InvalidInput,
     meaning: "A docker or helm registry config file could not be read as JSON with an auths map.",
@@ -33,6 +38,16 @@ export const errorCodes = defineErrorCodes("oci", {
   OCI_TOO_LARGE: {
     exitCode: ExitCode.CheckFailed,
     meaning: "The registry served more bytes than the size cap for that kind of content.",
+  },
+  OCI_MANIFEST_INVALID: {
+    exitCode: ExitCode.CheckFailed,
+    meaning:
+      "A manifest the registry served does not have the shape the image spec gives its media type (layers not a list, a descriptor without a digest, …); each problem names its field.",
+  },
+  OCI_REGISTRY_UNAVAILABLE: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "The registry answered 429 or a 5xx: busy or failing. Reads were retried as its Retry-After asked; try again later.",
   },
   OCI_REGISTRY_ERROR: {
     exitCode: ExitCode.Rejected,

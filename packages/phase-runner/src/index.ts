@@ -1,3 +1,12 @@
+export {
+  type DecidedPhase,
+  type DecideSelection,
+  type Decision,
+  decide,
+  foreseeDecisions,
+  type PhaseObservation,
+  type RunReason,
+} from "./decide.ts";
 export { errorCodes as phaseRunnerErrorCodes } from "./errors.ts";
 export { canonicalJson, hashInputs } from "./hash.ts";
 export {
@@ -13,7 +22,10 @@ export {
 export {
   type ActionHandlerOf,
   assertPhaseList,
+  type DefinedPhase,
   describePhases,
+  type OutputsOf,
+  type OutputsSchema,
   type Phase,
   type PhaseIo,
   type PhaseOutputs,
@@ -23,6 +35,7 @@ export {
   phase,
 } from "./phase.ts";
 export {
+  foreseeRun,
   type PhaseDecision,
   type PhaseEvent,
   type PhaseRef,
@@ -30,7 +43,6 @@ export {
   type PlanPhasesOptions,
   planPhases,
   type RunPhasesOptions,
-  type RunReason,
   type RunResult,
   runPhases,
 } from "./runner.ts";
@@ -46,6 +58,7 @@ export {
   RunStateSchema,
   type RunStatus,
   STATE_API_VERSION,
+  type StatePhase,
   type StateStore,
   type StateStoreOptions,
 } from "./state.ts";

@@ -3,6 +3,7 @@ import { action, exec, formatPlan, planCallLines } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
 import { testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import {
   createStateStore,
   describePhases,
@@ -481,5 +482,139 @@ describe("status", () => {
     expect(describePhases(phases())).toBe(
       ["1. agent    Agent record", "2. install  Install the thing", "3. verify   Verify"].join("\n"),
     );
+  });
+});
+
+describe("the dry run decides as the run does", () => {
+  it("a guarded phase whose checkpoint is stale: the plan's decision is the run's", async () => {
+    // Given a finished run, then the first phase run again: the later ones are stale
+    const { store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await runPhases({
+      name: "t",
+      phases: phases(),
+      context,
+      store,
+      runner: createRecordingRunner(),
+      selection: { only: "agent" },
+    });
+    expect((await store.read())?.phases.verify?.state).toBe("stale");
+    // When verify is guarded, and the dry run and the run decide
+    const list = phases();
+    const verify = list[2] as Phase<Ctx>;
+    list[2] = { ...verify, guard: () => "--skip-verify" };
+    const planned = await planPhases({ name: "t", phases: list, context, store, resume: true });
+    const events: PhaseEvent[] = [];
+    await runPhases({
+      name: "t",
+      phases: list,
+      context,
+      store,
+      runner: createRecordingRunner(),
+      resume: true,
+      onEvent: (e) => events.push(e),
+    });
+    // Then both keep its record: a guard skips the work, it does not undo what an earlier run did
+    const ran = events.flatMap((e) =>
+      e.type === "phase-kept" ? [[e.phase.id, "kept"]] : e.type === "phase-skipped" ? [[e.phase.id, "skipped"]] : [],
+    );
+    expect(ran).toContainEqual(["verify", "kept"]);
+    expect(planned.decisions.find((d) => d.id === "verify")?.decision).toBe("kept");
+  });
+});
+
+describe("typed outputs", () => {
+  const Recorded = z.strictObject({
+    agentId: z.string(),
+    name: z.string(),
+    // What an older version left out reads as the name, which it always was.
+    clusterId: z.string().optional(),
+  });
+  const agent = define({
+    id: "agent",
+    title: "Agent record",
+    needs: ["name"],
+    outputs: Recorded.transform((value) => ({ ...value, clusterId: value.clusterId ?? value.name })),
+    inputs: (ctx) => ({ name: ctx.name }),
+    plan: (ctx) => [action("create-agent", `create agent ${ctx.name}`, { mutates: true })],
+    actions: {
+      "create-agent": async (ctx, _step, io) => {
+        io.set("agentId", `id-${ctx.name}`);
+        io.set("name", ctx.name);
+        io.set("clusterId", ctx.name);
+      },
+    },
+    preview: (ctx) => ({ name: ctx.name }),
+  });
+  const peer = define({
+    id: "peer",
+    title: "Peer",
+    needs: ["log"],
+    inputs: (_ctx, prior) => ({ agent: prior.known(agent, "agentId") ?? null }),
+    plan: (_ctx, { prior }) => [
+      exec({ command: "echo", args: ["peer", prior.known(agent, "agentId") ?? "<agent id>"] }, { mutates: true }),
+    ],
+    probe: async (ctx, _outputs, prior) => {
+      // Typed by what the agent phase records: a string, never a cast.
+      const id: string = prior.require(agent, "clusterId");
+      ctx.log.push(`probe sees ${id}`);
+      return { ok: true };
+    },
+  });
+
+  it("each checkpoint's outputs are checked on read: a mismatch is located, an older record migrated", async () => {
+    const { dir, store } = await setup();
+    const context = world();
+    await runPhases({ name: "t", phases: [agent, peer], context, store, runner: createRecordingRunner() });
+    const text = await readFile(store.path, "utf8");
+    // Given a record an older version wrote (no clusterId): it reads as the name, and is written back so
+    await writeFile(store.path, text.replace(/,\n\s*"clusterId": "vm-1"/, ""));
+    expect(await readFile(store.path, "utf8")).not.toContain("clusterId");
+    const result = await runPhases({
+      name: "t",
+      phases: [agent, peer],
+      context,
+      store,
+      runner: createRecordingRunner(),
+      resume: true,
+    });
+    expect(result.kept).toEqual(["agent", "peer"]);
+    expect(context.log).toEqual(["probe sees vm-1"]);
+    expect(result.outputs.of(agent)?.clusterId).toBe("vm-1");
+    expect((await store.read([agent, peer]))?.phases.agent?.outputs).toEqual({
+      agentId: "id-vm-1",
+      name: "vm-1",
+      clusterId: "vm-1",
+    });
+    // Given a record edited by hand: refused with its line and field, nothing changed
+    await dir.write({
+      "state/run.json": { content: text.replace('"agentId": "id-vm-1"', '"agentId": 42'), mode: 0o600 },
+    });
+    const error = await userErrorOf(
+      runPhases({ name: "t", phases: [agent, peer], context, store, runner: createRecordingRunner(), resume: true }),
+    );
+    expect(error.code).toBe("RUN_STATE_INVALID");
+    expect(error.problems).toEqual([
+      expect.objectContaining({ path: ["phases", "agent", "outputs", "agentId"], line: expect.any(Number) }),
+    ]);
+  });
+
+  it("a phase that records what its own schema refuses is a bug, and no checkpoint is written", async () => {
+    const { store } = await setup();
+    const sloppy = define({
+      ...agent,
+      actions: { "create-agent": async (_ctx, _step, io) => io.set("agentId", "only the id") },
+    });
+    await expect(
+      runPhases({ name: "t", phases: [sloppy], context: world(), store, runner: createRecordingRunner() }),
+    ).rejects.toThrow(/phase agent recorded outputs its schema refuses: name: /);
+    expect((await store.read())?.phases.agent?.state).toBe("failed");
+  });
+
+  it("in a dry run, an id the run creates is not known yet, and the plan says so", async () => {
+    const { store } = await setup();
+    const planned = await planPhases({ name: "t", phases: [agent, peer], context: world(), store });
+    expect(planCallLines(planned.plan)).toEqual(["echo peer '<agent id>'"]);
   });
 });

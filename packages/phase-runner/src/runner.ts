@@ -11,20 +11,23 @@ import {
   runPlan,
 } from "@nodekit/plan";
 import type { CommandFailedError, ProcessRunner, Redactor } from "@nodekit/process";
+import { type Decision, decide, foreseeDecisions, type PhaseObservation, type RunReason } from "./decide.ts";
 import { errorCodes } from "./errors.ts";
 import { hashInputs } from "./hash.ts";
 import { acquireLock, type HeldLock, type LockOptions } from "./lock.ts";
 import {
   assertPhaseList,
   contextFor,
+  type OutputsOf,
   type Phase,
   type PhaseIo,
   type PhaseOutputs,
   type PlanInput,
   type PriorOutputs,
+  type ProbeResult,
 } from "./phase.ts";
 import { type PhaseSelection, type SelectionLabels, selectPhases } from "./select.ts";
-import { emptyState, type PhaseCheckpoint, type RunState, type StateStore } from "./state.ts";
+import { emptyState, type PhaseCheckpoint, type RunState, type StateStore, validateOutputs } from "./state.ts";
 
 export interface PhaseRef {
   id: string;
@@ -34,14 +37,19 @@ export interface PhaseRef {
   total: number;
 }
 
-/** Why a phase runs in this invocation. */
-export type RunReason = "new" | "failed-before" | "inputs-changed" | "probe-failed" | "after-earlier-rerun" | "chosen";
-
 /** Every transition of a run, in order: what a CLI renders as a live list, lines or NDJSON. */
 export type PhaseEvent =
   | { type: "run-started"; name: string; runId: string; resume: boolean; phases: number }
   | { type: "phase-skipped"; phase: PhaseRef; reason: string }
-  | { type: "phase-kept"; phase: PhaseRef; finishedAt: string | undefined }
+  | {
+      type: "phase-kept";
+      phase: PhaseRef;
+      finishedAt: string | undefined;
+      /** Why its checkpoint stands: see {@link Decision}. */
+      basis: "unchanged" | "selection" | "guard";
+      /** For a phase left out by the selection or its guard: why. */
+      reason?: string;
+    }
   | { type: "phase-started"; phase: PhaseRef; reason: RunReason; detail?: string }
   | { type: "step-started"; phase: PhaseRef; step: number; line: string }
   | { type: "step-finished"; phase: PhaseRef; step: number; line: string; ms: number }
@@ -98,16 +106,23 @@ export interface RunResult {
   ran: string[];
   kept: string[];
   skipped: string[];
+  /** What was decided for each phase: equal to what `planPhases` says for the same state and selection. */
+  decisions: PhaseDecision[];
+  /** What each phase recorded (kept or run), typed by the phase: `outputs.of(agent)`. */
+  outputs: PriorOutputs;
 }
 
 export type PlanPhasesOptions<Ctx> = CommonOptions<Ctx>;
 
+/** A phase's {@link Decision} as a dry run and a run report it. */
 export interface PhaseDecision {
   id: string;
   title: string;
   decision: "run" | "kept" | "skipped";
   /** Why: the run reason, the skip reason, or the checkpoint kept. */
   reason: string;
+  /** When it runs: why, as a code. */
+  runReason?: RunReason;
 }
 
 export interface PlannedRun {
@@ -124,30 +139,56 @@ const RUN_REASON_TEXT: Record<RunReason, string> = {
   chosen: "chosen to run",
 };
 
+/** The outputs of the phases so far: recorded (kept or run) or, in a dry run, previewed. */
 class Outputs implements PriorOutputs {
-  readonly values = new Map<string, PhaseOutputs>();
-  private readonly skipped: Map<string, string>;
-  constructor(skipped: Map<string, string>) {
-    this.skipped = skipped;
+  private readonly values = new Map<string, { outputs: Partial<PhaseOutputs>; preview: boolean }>();
+  /** Why a phase has no outputs: the reason it was skipped. */
+  readonly skipped = new Map<string, string>();
+
+  set(id: string, outputs: Partial<PhaseOutputs>, preview = false): void {
+    this.values.set(id, { outputs, preview });
   }
-  of(id: string): PhaseOutputs | undefined {
-    return this.values.get(id);
+  of<Out>(phase: OutputsOf<Out>): Partial<Out> | undefined;
+  of(id: string): PhaseOutputs | undefined;
+  of(phase: OutputsOf<unknown> | string): unknown {
+    return this.values.get(idOf(phase))?.outputs;
   }
-  require(id: string, key: string): JsonValue {
-    const value = this.values.get(id)?.[key];
+  recorded<Out>(phase: OutputsOf<Out>): Out | undefined;
+  recorded(phase: OutputsOf<unknown>): unknown {
+    const entry = this.values.get(phase.id);
+    return entry === undefined || entry.preview ? undefined : entry.outputs;
+  }
+  require<Out, K extends keyof Out & string>(phase: OutputsOf<Out>, key: K): Out[K];
+  require(id: string, key: string): JsonValue;
+  require(phase: OutputsOf<unknown> | string, key: string): unknown {
+    const id = idOf(phase);
+    const entry = this.values.get(id);
+    const value = entry?.outputs[key];
     if (value !== undefined) return value;
     const skipped = this.skipped.get(id);
     throw new UserError(
       errorCodes.PHASE_OUTPUT_MISSING,
       `phase ${id} has no recorded ${key}, which a later phase needs`,
       {
-        why: skipped === undefined ? `phase ${id} has not run` : `phase ${id} was skipped: ${skipped}`,
+        why: entry?.preview
+          ? `phase ${id} would run first in this run, and its ${key} is known only then`
+          : skipped === undefined
+            ? `phase ${id} has not run`
+            : `phase ${id} was skipped: ${skipped}`,
         next: `run phase ${id} first`,
         facts: { phase: id, output: key },
       },
     );
   }
+  known<Out, K extends keyof Out & string>(phase: OutputsOf<Out>, key: K): Out[K] | undefined;
+  known(id: string, key: string): JsonValue | undefined;
+  known(phase: OutputsOf<unknown> | string, key: string): unknown {
+    const entry = this.values.get(idOf(phase));
+    return entry?.preview ? entry.outputs[key] : this.require(idOf(phase), key);
+  }
 }
+
+const idOf = (phase: OutputsOf<unknown> | string) => (typeof phase === "string" ? phase : phase.id);
 
 interface Loaded {
   state: RunState | undefined;
@@ -156,8 +197,16 @@ interface Loaded {
 }
 
 async function loadForRun<Ctx>(options: CommonOptions<Ctx>): Promise<Loaded> {
+  return admit(options, await options.store.read(options.phases));
+}
+
+/**
+ * Whether a run may start on this state, and whether its checkpoints count: refuses an
+ * earlier run's state without resume or restart, restart with a chosen phase, and a chosen
+ * phase whose earlier phases are not done.
+ */
+function admit<Ctx>(options: CommonOptions<Ctx>, state: RunState | undefined): Loaded {
   const ids = options.phases.map((entry) => entry.id);
-  const state = await options.store.read(ids);
   const labels = options.resumeLabels ?? { resume: "resume", restart: "restart" };
   const selecting = options.selection?.from !== undefined || options.selection?.only !== undefined;
   if (options.restart) {
@@ -215,12 +264,93 @@ function refOf<Ctx>(phases: readonly Phase<Ctx>[], index: number): PhaseRef {
   return { id: entry.id, title: entry.title, index: index + 1, total: phases.length };
 }
 
+/** One phase as the walk hands it to a run or a dry run, with its decision. */
+interface Turn<Ctx> {
+  entry: Phase<Ctx>;
+  index: number;
+  ref: PhaseRef;
+  context: Ctx;
+  decision: Exclude<Decision, { action: "observe" }>;
+  /** Its checkpoint, when the state counts. */
+  checkpoint: PhaseCheckpoint | undefined;
+  /** The hash of its inputs, for a phase that runs. */
+  inputsHash: string | undefined;
+}
+
+/**
+ * The one walk over the phases that the run and the dry run share: for each phase in order,
+ * `decide()` says what it needs to know (guard, inputs, probe), the walk observes exactly
+ * that, and hands the decision to `act` (which runs, plans, keeps or skips it) before the
+ * next phase is decided — a later phase's inputs read what the earlier ones recorded.
+ */
+async function walkPhases<Ctx>(
+  options: CommonOptions<Ctx>,
+  counted: RunState | undefined,
+  prior: Outputs,
+  act: (turn: Turn<Ctx>) => Promise<void>,
+): Promise<PhaseDecision[]> {
+  const { phases } = options;
+  const selection = { ...options.selection, labels: options.labels };
+  const observations = new Map<string, PhaseObservation>();
+  const described: PhaseDecision[] = [];
+  for (const [index, entry] of phases.entries()) {
+    const context = contextFor(entry, options.context);
+    const checkpoint = counted?.phases[entry.id];
+    let decision = decide(phases, counted, selection, observations)[index];
+    while (decision?.action === "observe") {
+      const seen = observations.get(entry.id);
+      if (decision.need === "guard" || seen === undefined) {
+        observations.set(entry.id, { guard: entry.guard?.(context) });
+      } else if (decision.need === "inputs") {
+        seen.inputsHash = hashInputs(entry.inputs(context, prior));
+      } else {
+        seen.probe = await runProbe(entry, context, checkpoint?.outputs ?? {}, prior);
+      }
+      decision = decide(phases, counted, selection, observations)[index];
+    }
+    if (decision === undefined) throw new BugError(`no decision for phase ${entry.id}`);
+    described.push(describeDecision(entry, decision, checkpoint));
+    const inputsHash = observations.get(entry.id)?.inputsHash;
+    await act({ entry, index, ref: refOf(phases, index), context, decision, checkpoint, inputsHash });
+  }
+  return described;
+}
+
+function describeDecision<Ctx>(
+  entry: Phase<Ctx>,
+  decision: Exclude<Decision, { action: "observe" }>,
+  checkpoint: PhaseCheckpoint | undefined,
+): PhaseDecision {
+  const base = { id: entry.id, title: entry.title };
+  if (decision.action === "run") {
+    return { ...base, decision: "run", reason: RUN_REASON_TEXT[decision.reason], runReason: decision.reason };
+  }
+  if (decision.action === "skip") {
+    return {
+      ...base,
+      decision: "skipped",
+      reason: decision.by === "guard" ? `skipped: ${decision.reason}` : decision.reason,
+    };
+  }
+  const at = `done at ${checkpoint?.finishedAt ?? "?"}`;
+  if (decision.basis === "unchanged")
+    return { ...base, decision: "kept", reason: `kept: ${at}, inputs unchanged, still in place` };
+  const stale = checkpoint?.state === "stale" ? " (an earlier phase ran again since)" : "";
+  return { ...base, decision: "kept", reason: `kept: ${at}${stale}, not run now: ${decision.reason ?? ""}` };
+}
+
+/** For a phase a run leaves out: why the later phases find no outputs of it. */
+function skipWhy(decision: Extract<Decision, { action: "skip" }>, checkpoint: PhaseCheckpoint | undefined) {
+  if (decision.record) return decision.reason;
+  return checkpoint?.state === "skipped" ? (checkpoint.reason ?? "skipped") : undefined;
+}
+
 /**
  * Runs the phases in order, checkpointing each one after its work succeeded. With
  * `resume`, a completed phase whose inputs are unchanged and whose probe passes is kept;
- * the first one that has to run again makes every phase after it run again. Holds a lock
- * on the state for the whole run. A failure is recorded (phase failed, last error) and
- * thrown with `facts.phase`.
+ * the first one that has to run again makes every phase after it run again (see
+ * `decide()`). Holds a lock on the state for the whole run. A failure is recorded (phase
+ * failed, last error) and thrown with `facts.phase`.
  */
 export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<RunResult> {
   const { phases, store } = options;
@@ -229,7 +359,7 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
   const now = options.now ?? (() => performance.now());
   const emit = options.onEvent ?? (() => {});
   const runId = options.runId ?? randomUUID();
-  const excluded = selectPhases(phases, options.selection ?? {}, options.labels);
+  selectPhases(phases, options.selection ?? {}, options.labels);
   const started = now();
 
   let compromised: Error | undefined;
@@ -268,72 +398,50 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
     await save();
     emit({ type: "run-started", name: options.name, runId, resume: loaded.useState, phases: phases.length });
 
-    const skippedWhy = new Map<string, string>();
-    const outputs = new Outputs(skippedWhy);
+    const outputs = new Outputs();
     const ran: string[] = [];
     const kept: string[] = [];
     const skipped: string[] = [];
-    let dirty = false;
-    const only = options.selection?.only;
-    const from = options.selection?.from;
 
-    for (const [index, entry] of phases.entries()) {
-      const ref = refOf(phases, index);
-      const checkpoint = loaded.useState ? state.phases[entry.id] : undefined;
-      const context = contextFor(entry, options.context);
-      const keep = () => {
-        if (checkpoint?.outputs !== undefined) outputs.values.set(entry.id, checkpoint.outputs);
+    // Decided on the state as it was read: what this run writes into it is not evidence.
+    const counted = loaded.useState ? previous : undefined;
+    const decisions = await walkPhases(options, counted, outputs, async (turn) => {
+      const { entry, index, ref, context, decision, checkpoint } = turn;
+      if (decision.action === "keep") {
+        if (checkpoint?.outputs !== undefined) outputs.set(entry.id, checkpoint.outputs);
         kept.push(entry.id);
-        emit({ type: "phase-kept", phase: ref, finishedAt: checkpoint?.finishedAt });
-      };
-      // Recorded with the next write: a skip changes nothing on the machine.
-      const recordSkip = (reason: string) => {
-        skippedWhy.set(entry.id, reason);
+        emit({
+          type: "phase-kept",
+          phase: ref,
+          finishedAt: checkpoint?.finishedAt,
+          basis: decision.basis,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        });
+        return;
+      }
+      if (decision.action === "skip") {
+        const why = skipWhy(decision, checkpoint);
+        if (why !== undefined) outputs.skipped.set(entry.id, why);
+        // Recorded with the next write: a skip changes nothing on the machine.
+        if (decision.record) {
+          state.phases[entry.id] = {
+            state: "skipped",
+            reason: decision.reason,
+            runs: state.phases[entry.id]?.runs ?? 0,
+          };
+        }
         skipped.push(entry.id);
-        state.phases[entry.id] = { state: "skipped", reason, runs: state.phases[entry.id]?.runs ?? 0 };
-        emit({ type: "phase-skipped", phase: ref, reason });
-      };
-
-      const exclusion = excluded.get(entry.id);
-      if (exclusion !== undefined) {
-        if (checkpoint?.state === "done") keep();
-        else if (exclusion.startsWith("skipped")) recordSkip(exclusion);
-        else {
-          if (checkpoint?.state === "skipped") skippedWhy.set(entry.id, checkpoint.reason ?? "skipped");
-          skipped.push(entry.id);
-          emit({ type: "phase-skipped", phase: ref, reason: exclusion });
-        }
-        continue;
+        emit({ type: "phase-skipped", phase: ref, reason: decision.reason });
+        return;
       }
-      const guarded = entry.guard?.(context);
-      if (guarded !== undefined) {
-        // What an earlier run did stays recorded: skipping a phase now does not undo it.
-        if (checkpoint?.state === "done" || checkpoint?.state === "stale") keep();
-        else recordSkip(guarded);
-        continue;
-      }
-      const inputsHash = hashInputs(entry.inputs(context, outputs));
-      const chosen = entry.id === from || entry.id === only;
-      let reason: RunReason;
-      let detail: string | undefined;
-      if (chosen) reason = "chosen";
-      else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
-      else if (checkpoint.state === "failed") reason = "failed-before";
-      else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
-      else if (checkpoint.state === "done") {
-        if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
-        else {
-          const probe = await runProbe(entry, context, checkpoint, outputs);
-          if (probe.ok) {
-            keep();
-            continue;
-          }
-          reason = "probe-failed";
-          detail = probe.reason;
-        }
-      } else reason = "new";
-
-      emit({ type: "phase-started", phase: ref, reason, ...(detail === undefined ? {} : { detail }) });
+      const inputsHash = turn.inputsHash;
+      if (inputsHash === undefined) throw new BugError(`phase ${entry.id} runs without its inputs' hash`);
+      emit({
+        type: "phase-started",
+        phase: ref,
+        reason: decision.reason,
+        ...(decision.detail === undefined ? {} : { detail: decision.detail }),
+      });
       const phaseStarted = now();
       const runs = (state.phases[entry.id]?.runs ?? 0) + 1;
       const startedAt = clock().toISOString();
@@ -362,11 +470,10 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
           }
         }
         await save();
-        outputs.values.set(entry.id, produced);
+        outputs.set(entry.id, produced);
         emit({ type: "checkpoint-written", phase: ref, path: store.path });
         emit({ type: "phase-finished", phase: ref, ms });
         ran.push(entry.id);
-        if (entry.invalidatesLater !== false) dirty = true;
       } catch (error) {
         const failure = phaseFailure(error, entry, store.path);
         const code = isUserError(failure) ? failure.code : "INTERNAL";
@@ -384,12 +491,12 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
         await save().catch(() => {});
         throw failure;
       }
-    }
+    });
     state.status = "succeeded";
     delete state.lastError;
     await save();
     emit({ type: "run-finished", ran, kept, skipped, ms: now() - started });
-    return { state, ran, kept, skipped };
+    return { state, ran, kept, skipped, decisions, outputs };
   } finally {
     await lock?.release();
   }
@@ -398,12 +505,12 @@ export async function runPhases<Ctx>(options: RunPhasesOptions<Ctx>): Promise<Ru
 async function runProbe<Ctx>(
   entry: Phase<Ctx>,
   context: Ctx,
-  checkpoint: PhaseCheckpoint,
+  outputs: PhaseOutputs,
   prior: PriorOutputs,
-): Promise<{ ok: true } | { ok: false; reason: string }> {
+): Promise<ProbeResult> {
   if (entry.probe === undefined) return { ok: true };
   try {
-    return await entry.probe(context, checkpoint, prior);
+    return await entry.probe(context, outputs, prior);
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
@@ -472,7 +579,8 @@ async function executePhase<Ctx>(
   } finally {
     await entry.cleanup?.(context, io).catch(() => {});
   }
-  return { ...entry.outputs?.(context, input), ...produced };
+  // What is written is what a later read accepts: the phase's own schema checks it first.
+  return validateOutputs(entry, { ...entry.recorded?.(context, input), ...produced });
 }
 
 function phaseFailure<Ctx>(error: unknown, entry: Phase<Ctx>, stateFile: string): Error {
@@ -480,7 +588,6 @@ function phaseFailure<Ctx>(error: unknown, entry: Phase<Ctx>, stateFile: string)
   const message = error.message.startsWith(`${entry.id}: `) ? error.message : `${entry.id}: ${error.message}`;
   return new UserError(error.errorCode, message, {
     why: error.why,
-    next: error.next,
     problems: error.problems,
     facts: { ...error.facts, phase: entry.id, stateFile },
     cause: error,
@@ -488,78 +595,59 @@ function phaseFailure<Ctx>(error: unknown, entry: Phase<Ctx>, stateFile: string)
 }
 
 /**
- * What a run would do, without doing it: the same decisions (skipped, kept after the
- * probe, run and why), and for each phase that would run its observations and the exact
- * steps of its plan. Takes no lock and writes nothing; refuses exactly where a real run
- * would (an earlier state without resume, an unknown phase).
+ * What a run would do, without doing it: the same decisions (`decide()`, through the walk
+ * the run takes: skipped, kept after the probe, run and why), and for each phase that would
+ * run its observations and the exact steps of its plan. Takes no lock and writes nothing;
+ * refuses exactly where a real run would (an earlier state without resume, an unknown phase).
  */
 export async function planPhases<Ctx>(options: PlanPhasesOptions<Ctx>): Promise<PlannedRun> {
-  const { phases } = options;
-  assertPhaseList(phases);
-  const excluded = selectPhases(phases, options.selection ?? {}, options.labels);
+  assertPhaseList(options.phases);
+  selectPhases(options.phases, options.selection ?? {}, options.labels);
   const loaded = await loadForRun(options);
-  const skippedWhy = new Map<string, string>();
-  const outputs = new Outputs(skippedWhy);
-  const decisions: PhaseDecision[] = [];
+  const outputs = new Outputs();
   const items: PlanItem[] = [];
-  let dirty = false;
-  const only = options.selection?.only;
-  const from = options.selection?.from;
-  for (const entry of phases) {
-    const checkpoint = loaded.useState ? loaded.state?.phases[entry.id] : undefined;
-    const context = contextFor(entry, options.context);
-    const decide = (decision: PhaseDecision["decision"], reason: string, steps: PlanItem["steps"] = []) => {
-      decisions.push({ id: entry.id, title: entry.title, decision, reason });
-      items.push({ id: entry.id, title: decision === "run" ? entry.title : `${entry.title} (${reason})`, steps });
-    };
-    const keep = () => {
-      if (checkpoint?.outputs !== undefined) outputs.values.set(entry.id, checkpoint.outputs);
-      decide("kept", `kept: done at ${checkpoint?.finishedAt ?? "?"}, inputs unchanged, still in place`);
-    };
-    const exclusion = excluded.get(entry.id);
-    if (exclusion !== undefined) {
-      if (checkpoint?.state === "done") keep();
-      else {
-        skippedWhy.set(entry.id, exclusion);
-        decide("skipped", exclusion);
-      }
-      continue;
+  const counted = loaded.useState ? loaded.state : undefined;
+  const decisions = await walkPhases(options, counted, outputs, async (turn) => {
+    const { entry, context, decision, checkpoint } = turn;
+    const described = (reason: string) => `${entry.title} (${reason})`;
+    if (decision.action === "keep") {
+      if (checkpoint?.outputs !== undefined) outputs.set(entry.id, checkpoint.outputs);
+      items.push({ id: entry.id, title: described(describeDecision(entry, decision, checkpoint).reason), steps: [] });
+      return;
     }
-    const guarded = entry.guard?.(context);
-    if (guarded !== undefined) {
-      if (checkpoint?.state === "done") keep();
-      else {
-        skippedWhy.set(entry.id, guarded);
-        decide("skipped", `skipped: ${guarded}`);
-      }
-      continue;
+    if (decision.action === "skip") {
+      const why = skipWhy(decision, checkpoint);
+      if (why !== undefined) outputs.skipped.set(entry.id, why);
+      items.push({ id: entry.id, title: described(describeDecision(entry, decision, checkpoint).reason), steps: [] });
+      return;
     }
-    const inputsHash = hashInputs(entry.inputs(context, outputs));
-    let reason: RunReason;
-    if (entry.id === from || entry.id === only) reason = "chosen";
-    else if (checkpoint === undefined || checkpoint.state === "skipped") reason = "new";
-    else if (checkpoint.state === "failed") reason = "failed-before";
-    else if (dirty || checkpoint.state === "stale") reason = "after-earlier-rerun";
-    else if (checkpoint.state === "done") {
-      if (checkpoint.inputsHash !== inputsHash) reason = "inputs-changed";
-      else {
-        const probe = await runProbe(entry, context, checkpoint, outputs);
-        if (probe.ok) {
-          keep();
-          continue;
-        }
-        reason = "probe-failed";
-      }
-    } else reason = "new";
     const observation = entry.observe === undefined ? undefined : await entry.observe(context, outputs);
     const input: PlanInput = { prior: outputs, observation, dryRun: true };
-    const steps = entry.plan(context, input);
-    decide("run", RUN_REASON_TEXT[reason], steps);
-    outputs.values.set(entry.id, entry.preview?.(context, input) ?? {});
-    if (entry.invalidatesLater !== false) dirty = true;
-  }
+    items.push({ id: entry.id, title: entry.title, steps: entry.plan(context, input) });
+    outputs.set(entry.id, { ...entry.preview?.(context, input) }, true);
+  });
   const observations: Record<string, JsonValue> = {
     phases: decisions.map((d) => ({ id: d.id, decision: d.decision, reason: d.reason })),
   };
   return { plan: createPlan(options.name, items, observations), decisions };
+}
+
+/**
+ * What a run with these options would do on `state`, before it runs or asks anything:
+ * `decide()` with each phase's guard, taking every done phase as still in place with its
+ * inputs unchanged (nothing is probed; a probe that fails later runs that phase too).
+ * Refuses where the run would. For what to prepare only for the phases that will run (the
+ * tools they use, the secrets they write).
+ */
+export function foreseeRun<Ctx>(options: PlanPhasesOptions<Ctx>, state: RunState | undefined): Decision[] {
+  assertPhaseList(options.phases);
+  selectPhases(options.phases, options.selection ?? {}, options.labels);
+  const loaded = admit(options, state);
+  const guards = new Map(options.phases.map((entry) => [entry.id, entry.guard?.(contextFor(entry, options.context))]));
+  return foreseeDecisions(
+    options.phases,
+    loaded.useState ? loaded.state : undefined,
+    { ...options.selection, labels: options.labels },
+    guards,
+  );
 }

@@ -1,6 +1,5 @@
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-import type { Phase } from "./phase.ts";
 
 /** Which phases a run takes: all, minus `skip`; or from `from` on; or `only` one. */
 export interface PhaseSelection {
@@ -30,8 +29,8 @@ export type Selected = ReadonlyMap<string, string>;
  * it is). An unknown id is PHASE_UNKNOWN naming the known ones in order; `from` with
  * `only`, or a skipped `from`/`only`, is PHASE_SELECTION_CONFLICT.
  */
-export function selectPhases<Ctx>(
-  phases: readonly Phase<Ctx>[],
+export function selectPhases(
+  phases: readonly { readonly id: string }[],
   selection: PhaseSelection,
   labels: SelectionLabels = DEFAULT_LABELS,
 ): Selected {

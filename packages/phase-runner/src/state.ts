@@ -1,10 +1,11 @@
 import { dirname } from "node:path";
 import { readYamlDocuments, validateDocument } from "@nodekit/documents";
-import { invalidInput, type Problem, UserError } from "@nodekit/errors";
+import { BugError, invalidInput, type Problem, UserError } from "@nodekit/errors";
 import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import type { JsonValue } from "@nodekit/plan";
 import * as z from "zod";
 import { errorCodes } from "./errors.ts";
+import type { OutputsSchema, PhaseOutputs } from "./phase.ts";
 
 /** The version of the state file; a reader refuses a newer one. */
 export const STATE_API_VERSION = "phase-runner.nodekit.dev/v1";
@@ -89,13 +90,23 @@ export const RunStateSchema = z.strictObject({
 export type RunState = z.infer<typeof RunStateSchema>;
 
 /**
- * Parses a state file's text: every problem located (line, field path), and, given the
- * run's phase ids, a phase the run does not have is a problem too (a hand-edited file).
+ * What a state is read against: the run's phases, by id, each with the schema of what it
+ * records (a phase of a run, or only its id).
+ */
+export type StatePhase = string | { readonly id: string; readonly outputs?: OutputsSchema<unknown> | undefined };
+
+const OutputsRecord = z.record(z.string(), JsonValueSchema);
+
+/**
+ * Parses a state file's text: every problem located (line, field path). Given the run's
+ * phases, a phase the run does not have is a problem too (a hand-edited file), and so are
+ * recorded outputs that do not match their phase's `outputs` schema; what the schema makes
+ * of them (a default, a migration of an older record) is what the state then holds.
  * Never throws.
  */
 export function parseState(
   text: string,
-  options: { source: string; phaseIds?: readonly string[] },
+  options: { source: string; phases?: readonly StatePhase[] },
 ): { state?: RunState; problems: Problem[] } {
   const read = readYamlDocuments(text, {
     source: options.source,
@@ -110,20 +121,52 @@ export function parseState(
   }
   const result = validateDocument(RunStateSchema, document, { source: options.source });
   if (result.value === undefined) return { problems: result.problems };
-  const known = options.phaseIds;
-  if (known !== undefined) {
-    const problems: Problem[] = Object.keys(result.value.phases)
-      .filter((id) => !known.includes(id))
-      .map((id) => ({
-        severity: "error" as const,
-        source: options.source,
-        path: ["phases", id],
-        ...lineAt(document.lineOf(["phases", id])),
-        message: `is not a phase of this run; the phases are ${known.join(", ")}`,
-      }));
-    if (problems.length > 0) return { problems };
+  const phases = options.phases;
+  if (phases === undefined) return { state: result.value, problems: [] };
+  const known = phases.map((entry) => (typeof entry === "string" ? entry : entry.id));
+  const problems: Problem[] = Object.keys(result.value.phases)
+    .filter((id) => !known.includes(id))
+    .map((id) => ({
+      severity: "error" as const,
+      source: options.source,
+      path: ["phases", id],
+      ...lineAt(document.lineOf(["phases", id])),
+      message: `is not a phase of this run; the phases are ${known.join(", ")}`,
+    }));
+  if (problems.length > 0) return { problems };
+  const state = result.value;
+  for (const entry of phases) {
+    if (typeof entry === "string" || entry.outputs === undefined) continue;
+    const checkpoint = state.phases[entry.id];
+    if (checkpoint?.outputs === undefined) continue;
+    const at = ["phases", entry.id, "outputs"];
+    const checked = validateDocument(
+      entry.outputs.pipe(OutputsRecord),
+      { value: checkpoint.outputs, lineOf: (path) => document.lineOf([...at, ...path]) },
+      { source: options.source },
+    );
+    if (checked.value === undefined) {
+      problems.push(...checked.problems.map((problem) => ({ ...problem, path: [...at, ...(problem.path ?? [])] })));
+    } else state.phases[entry.id] = { ...checkpoint, outputs: checked.value };
   }
-  return { state: result.value, problems: [] };
+  return problems.length > 0 ? { problems } : { state, problems: [] };
+}
+
+/**
+ * A phase's outputs as its checkpoint will hold them: checked against its `outputs` schema
+ * (a mismatch is a bug in the phase: it would write what no run could read back) and JSON.
+ */
+export function validateOutputs(
+  phase: { readonly id: string; readonly outputs?: OutputsSchema<unknown> | undefined },
+  outputs: Partial<PhaseOutputs>,
+): PhaseOutputs {
+  const schema = phase.outputs === undefined ? OutputsRecord : phase.outputs.pipe(OutputsRecord);
+  const checked = schema.safeParse(outputs);
+  if (checked.success) return checked.data;
+  const fields = checked.error.issues.map(
+    (issue) => `${issue.path.map(String).join(".") || "(outputs)"}: ${issue.message}`,
+  );
+  throw new BugError(`phase ${phase.id} recorded outputs its schema refuses: ${fields.join("; ")}`);
 }
 
 const lineAt = (line: number | undefined) => (line === undefined ? {} : { line });
@@ -151,7 +194,7 @@ export interface StateStore {
    * it is not a valid state; RUN_STATE_UNSAFE (or fs-safe's DIR_UNSAFE for its directory)
    * when another user could have written it.
    */
-  read(phaseIds?: readonly string[]): Promise<RunState | undefined>;
+  read(phases?: readonly StatePhase[]): Promise<RunState | undefined>;
   write(state: RunState): Promise<void>;
 }
 
@@ -198,7 +241,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
   let dirReady = false;
   return {
     path: options.path,
-    async read(phaseIds) {
+    async read(phases) {
       let text: string | undefined;
       try {
         text = await read(options.path);
@@ -214,7 +257,7 @@ export function createStateStore(options: StateStoreOptions): StateStore {
         });
       }
       if (text === undefined) return undefined;
-      const parsed = parseState(text, { source: options.path, ...(phaseIds === undefined ? {} : { phaseIds }) });
+      const parsed = parseState(text, { source: options.path, ...(phases === undefined ? {} : { phases }) });
       if (parsed.state === undefined) {
         const error = invalidInput(
           errorCodes.RUN_STATE_INVALID,

@@ -1,5 +1,5 @@
+import { type DecidedPhase, foreseeDecisions } from "./decide.ts";
 import type { LockInspection } from "./lock.ts";
-import type { Phase } from "./phase.ts";
 import type { RunState, RunStatus } from "./state.ts";
 
 /** A phase as status shows it. `running`: the first phase without a checkpoint while a run holds the lock. */
@@ -22,7 +22,10 @@ export interface RunStatusReport {
   /** `none`: no state yet. `interrupted`: the state says running, but no run holds the lock. */
   status: RunStatus | "none";
   phases: PhaseStatusRow[];
-  /** The first phase that is not done or skipped, in order. */
+  /**
+   * The first phase a resume would run (`decide()` on this state, taking each done phase as
+   * still in place and each skipped one as skipped again): the first not done or skipped.
+   */
   next: string | undefined;
   lastError: RunState["lastError"];
   updatedAt: string | undefined;
@@ -32,8 +35,8 @@ export interface RunStatusReport {
  * Where a run stands, phase by phase, in the list's order — from the state (or none) and,
  * when given, what the lock says (a "running" state whose run holds no lock was interrupted).
  */
-export function runStatus<Ctx>(
-  phases: readonly Phase<Ctx>[],
+export function runStatus(
+  phases: readonly (DecidedPhase & { readonly title: string })[],
   state: RunState | undefined,
   lock?: LockInspection,
 ): RunStatusReport {
@@ -57,7 +60,8 @@ export function runStatus<Ctx>(
   });
   let status: RunStatusReport["status"] = state === undefined ? "none" : state.status;
   if (status === "running" && !live) status = "interrupted";
-  const next = rows.find((row) => row.state !== "done" && row.state !== "skipped");
+  const first = foreseeDecisions(phases, state).find((decision) => decision.action === "run");
+  const next = rows.find((row) => row.id === first?.id);
   if (status === "running" && next !== undefined && next.state === "pending") next.state = "running";
   return {
     status,

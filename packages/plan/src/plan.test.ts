@@ -241,7 +241,12 @@ describe("runPlan", () => {
  */
 describe("observe, plan, then print or run: the dry run is what the real run does", () => {
   async function observeArch(runner: ProcessRunner): Promise<string> {
-    const answer = await runner.run({ command: node, args: ["-p", "process.env.FAKE_ARCH ?? process.arch"] });
+    // A child gets an allow-listed environment: the observation names what it reads.
+    const answer = await runner.run({
+      command: node,
+      args: ["-p", "process.env.FAKE_ARCH ?? process.arch"],
+      inheritEnv: ["FAKE_ARCH"],
+    });
     return answer.stdout.trim();
   }
   function planFor(arch: string) {

@@ -45,7 +45,8 @@ export const errorCodes = defineErrorCodes("release", {
   },
   RELEASE_REGISTRY_UNREACHABLE: {
     exitCode: ExitCode.Unreachable,
-    meaning: "The registry holding the release could not be reached, or did not answer in time.",
+    meaning:
+      "The registry holding the release could not be reached, did not answer in time, or stayed busy or failing (429, 5xx) after the retries of each read.",
   },
   RELEASE_REGISTRY_AUTH_REFUSED: {
     exitCode: ExitCode.Unauthorized,

@@ -55,6 +55,7 @@ function restate(error: unknown, what: string): never {
   const classes: Record<string, (typeof errorCodes)[keyof typeof errorCodes]> = {
     [ociErrorCodes.OCI_UNREACHABLE.code]: errorCodes.RELEASE_REGISTRY_UNREACHABLE,
     [ociErrorCodes.OCI_TLS_UNTRUSTED.code]: errorCodes.RELEASE_REGISTRY_UNREACHABLE,
+    [ociErrorCodes.OCI_REGISTRY_UNAVAILABLE.code]: errorCodes.RELEASE_REGISTRY_UNREACHABLE,
     [ociErrorCodes.OCI_AUTH_REFUSED.code]: errorCodes.RELEASE_REGISTRY_AUTH_REFUSED,
     [ociErrorCodes.OCI_DIGEST_MISMATCH.code]: errorCodes.RELEASE_DIGEST_MISMATCH,
     [ociErrorCodes.OCI_NOT_FOUND.code]: errorCodes.RELEASE_NOT_FOUND,

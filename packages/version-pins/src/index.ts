@@ -13,6 +13,7 @@ export {
   type Chart,
   ChartSchema,
   DownloadUrlSchema,
+  isDownloadUrl,
   PIN_SET_SCHEMA_VERSION,
   type Pin,
   PinSchema,

@@ -31,7 +31,8 @@ export const DownloadUrlSchema = z.string().refine(isDownloadUrl, {
   message: "must be an https:// URL (plain http:// only to 127.0.0.1, ::1 or localhost)",
 });
 
-function isDownloadUrl(text: string): boolean {
+/** The pins' rule for a download URL (and every redirect hop of one): https, or plain http to loopback; no credentials. */
+export function isDownloadUrl(text: string): boolean {
   let url: URL;
   try {
     url = new URL(text);

@@ -2,7 +2,7 @@
 // `pnpm emulator:noderings` process (URL on stdout, refusal of a bad state file, one process).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatProblem } from "@nodekit/errors";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
@@ -100,6 +100,84 @@ describe("the state file", () => {
   });
 });
 
+describe("the control routes (/_emulator/*)", () => {
+  const ADMIN = "admin-token-of-this-test";
+  const post = (url: string, path: string, body: unknown, authorization?: string) =>
+    fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(authorization === undefined ? {} : { authorization }) },
+      body: JSON.stringify(body),
+    });
+
+  test("refuse a request without the emulator's admin token (401), an API token included, and do nothing", async () => {
+    // Given an emulator with an API token and an admin token of its own
+    const emulator = await startNodeRingsEmulator({ tokens: ["api-token"], adminToken: ADMIN });
+    cleanups.push(() => emulator.stop());
+
+    // When another local user's process asks it to serve pins of its choosing, with no token, a wrong one or an API token
+    for (const authorization of [undefined, "Bearer wrong", "Bearer api-token", `Basic ${ADMIN}`]) {
+      const response = await post(emulator.url, "/_emulator/pins", { pins: { planted: true } }, authorization);
+
+      // Then each is refused with the service's 401 body, and the pins are still the real ones
+      expect(response.status).toBe(401);
+      expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("unauthenticated");
+    }
+    const pins = await fetch(`${emulator.url}/api/v1/pins?arch=amd64`, {
+      headers: { authorization: "Bearer api-token" },
+    });
+    expect(await pins.json()).toEqual(emulator.pins);
+    expect((await post(emulator.url, "/_emulator/reconcile", {})).status).toBe(401);
+
+    // And with the admin token the route works
+    const allowed = await post(emulator.url, "/_emulator/pins", { pins: { planted: true } }, `Bearer ${ADMIN}`);
+    expect(allowed.status).toBe(200);
+  });
+
+  test("without an admin token given, each emulator makes a random one of its own", async () => {
+    const first = await startNodeRingsEmulator();
+    cleanups.push(() => first.stop());
+    const second = await startNodeRingsEmulator();
+    cleanups.push(() => second.stop());
+    expect(first.adminToken).toMatch(/^[A-Za-z0-9_-]{32,}$/);
+    expect(second.adminToken).not.toBe(first.adminToken);
+    expect((await post(first.url, "/_emulator/reconcile", {}, `Bearer ${first.adminToken}`)).status).toBe(200);
+    expect((await post(first.url, "/_emulator/reconcile", {}, `Bearer ${second.adminToken}`)).status).toBe(401);
+  });
+});
+
+describe("the request log", () => {
+  const get = async (url: string) => (await fetch(url)).body?.cancel();
+
+  test("keeps the last requests only, however many it answers (1,000 by default)", async () => {
+    const emulator = await startNodeRingsEmulator();
+    cleanups.push(() => emulator.stop());
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 100 }, (_, n) => get(`${emulator.url}/api/v1/agents/${batch * 100 + n}`)));
+    }
+    await get(`${emulator.url}/api/v1/agents/next`);
+    await get(`${emulator.url}/api/v1/agents/last`);
+
+    expect([...emulator.requests]).toHaveLength(1_000);
+    expect(emulator.requests.at(-1)).toMatchObject({ method: "GET", path: "/api/v1/agents/last", status: 401 });
+    // `length` still counts every request, so that a test can tell whether one was made
+    expect(emulator.requests.length).toBe(1_002);
+  });
+
+  test("keeps as many as asked; what a test counts from a position is right past the limit, or refused", async () => {
+    const emulator = await startNodeRingsEmulator({ requestLogLimit: 5 });
+    cleanups.push(() => emulator.stop());
+    for (let n = 0; n < 12; n++) await get(`${emulator.url}/api/v1/agents/${n}`);
+    expect(emulator.requests.map((r) => r.path)).toEqual([7, 8, 9, 10, 11].map((n) => `/api/v1/agents/${n}`));
+
+    const before = emulator.requests.length;
+    await get(`${emulator.url}/api/v1/agents/after`);
+    expect(emulator.requests.length).toBe(before + 1);
+    expect(emulator.requests.slice(before).map((r) => r.path)).toEqual(["/api/v1/agents/after"]);
+    expect(() => emulator.requests.slice(before - 5)).toThrow(/no longer kept/);
+  });
+});
+
 describe("pnpm emulator:noderings", () => {
   const main = join(repoRoot, "tooling/noderings-emulator/src/main.ts");
 
@@ -141,6 +219,82 @@ describe("pnpm emulator:noderings", () => {
     expect(emulator.stdout()).toBe(`${url}\n`);
     expect(emulator.stderr()).not.toContain(DEV_TOKEN);
     expect(await readFile(stateFile, "utf8")).toContain('"from-cli"');
+  });
+
+  const urlOf = (emulator: ReturnType<typeof run>) =>
+    eventually(async () => {
+      const line = emulator.stdout().split("\n")[0] ?? "";
+      if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(line) || !emulator.stdout().endsWith("\n"))
+        throw new Error(`no URL yet: ${emulator.stderr()}`);
+      return line;
+    });
+
+  test("a kill -9 in the middle of a state write leaves no temporary file after the next start, and a state it reads", async () => {
+    const dir = await scratch();
+    const stateFile = join(dir, "state.json");
+    let killedMidWrite = 0;
+    const acknowledged = new Set<string>();
+    for (let round = 0; round < 10 && killedMidWrite < 2; round++) {
+      // Given an emulator busy writing its state: each create is answered once the state file holds it
+      const emulator = run(["--state", stateFile]);
+      const api = createNodeRingsClient({ baseUrl: await urlOf(emulator), token: DEV_TOKEN, retry: { limit: 0 } });
+      let killed = false;
+      const writers = Array.from({ length: 6 }, async (_, writer) => {
+        for (let n = 0; !killed; n++) {
+          const name = `r${round}-w${writer}-${n}`;
+          await api.createAgent({ name }).then(
+            () => acknowledged.add(name),
+            () => undefined,
+          );
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200 + 40 * round));
+
+      // When it is killed outright
+      emulator.child.kill("SIGKILL");
+      await emulator.exit;
+      killed = true;
+      await Promise.all(writers);
+      if ((await readdir(dir)).some((name) => name !== "state.json")) killedMidWrite++;
+
+      // Then the next start removes what the killed write left, and reads the state: every acknowledged agent is there
+      const next = run(["--state", stateFile]);
+      const url = await urlOf(next);
+      expect(await readdir(dir)).toEqual(["state.json"]);
+      const listed = await fetch(`${url}/api/v1/agents`, { headers: { authorization: `Bearer ${DEV_TOKEN}` } });
+      const names = new Set(((await listed.json()) as { items: Array<{ name: string }> }).items.map((a) => a.name));
+      expect([...acknowledged].filter((name) => !names.has(name))).toEqual([]);
+      next.child.kill("SIGTERM");
+      expect(await next.exit).toBe(0);
+    }
+    // (the kill came in the middle of a write at least twice: a temporary file was there)
+    expect(killedMidWrite).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  test("its control routes take the admin token in --admin-token-file, and are closed without one", async () => {
+    const dir = await scratch();
+    await writeFile(join(dir, "admin-token"), "admin-from-file\n", { mode: 0o600 });
+    const control = (url: string, authorization?: string) =>
+      fetch(`${url}/_emulator/reconcile`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authorization === undefined ? {} : { authorization }) },
+        body: "{}",
+      }).then((response) => response.status);
+
+    const opened = run(["--admin-token-file", join(dir, "admin-token")]);
+    const url = await urlOf(opened);
+    expect(await control(url)).toBe(401);
+    expect(await control(url, `Bearer ${DEV_TOKEN}`)).toBe(401);
+    expect(await control(url, "Bearer admin-from-file")).toBe(200);
+    expect(opened.stderr()).not.toContain("admin-from-file");
+
+    const closed = run([]);
+    expect(await control(await urlOf(closed), "Bearer admin-from-file")).toBe(401);
+    expect(closed.stderr()).toContain("the control routes (/_emulator/*) are closed");
+    for (const emulator of [opened, closed]) {
+      emulator.child.kill("SIGTERM");
+      expect(await emulator.exit).toBe(0);
+    }
   });
 
   test("refuses a bad state file before printing a URL, with the located problem and exit 3", async () => {

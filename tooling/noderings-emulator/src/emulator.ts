@@ -1,12 +1,24 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  answerChaos,
+  bearerToken,
+  type EmulatorServer,
+  type Exchange,
+  mediaType,
+  parseJsonBody,
+  Router,
+  readText,
+  type StateStore,
+  serveInfoRoutes,
+  startEmulatorServer,
+} from "@nodekit/emulator-kit";
 import { buildOpenApiDocument, IDEMPOTENCY_KEY_HEADER } from "@nodekit/noderings-api";
 import { ArchSchema, DEFAULT_PINS, type PinSet } from "@nodekit/version-pins";
-import { ApiError, badRequest, notFound } from "./api-error.ts";
+import { ApiError, badRequest, notFound, refuse } from "./api-error.ts";
 import { artifactUrl, buildArtifacts, type ServedArtifact, servedPins } from "./artifacts.ts";
 import {
   advance,
@@ -24,8 +36,9 @@ import {
   requestInbound,
   startOutbound,
 } from "./controller.ts";
+import { RequestLog } from "./request-log.ts";
 import { DEFAULT_PLATFORM, DEFAULT_TIMING, type EmulatorState, type Platform, type Timing } from "./state.ts";
-import { StateStore } from "./store.ts";
+import { openStateStore } from "./store.ts";
 
 /** A token the emulator accepts, and the account it stands for (agents are per account). */
 export interface TokenSpec {
@@ -49,10 +62,20 @@ export interface NodeRingsEmulatorOptions {
   clock?: () => number;
   timing?: Partial<Timing>;
   platform?: Partial<Platform>;
+  /**
+   * The token the control routes (`/_emulator/*`) take, as `Authorization: Bearer <token>`;
+   * an API token is not one. Default: a random one of this emulator's own ({@link RunningNodeRingsEmulator.adminToken}).
+   */
+  adminToken?: string;
+  /** How many of the last requests {@link RunningNodeRingsEmulator.requests} keeps (default {@link REQUEST_LOG_LIMIT}). */
+  requestLogLimit?: number;
   /** One line per request and per background failure; never a token. */
   log?: (line: string) => void;
   newId?: () => string;
 }
+
+/** How many of the last requests an emulator keeps for tests to look at, unless told otherwise. */
+const REQUEST_LOG_LIMIT = 1_000;
 
 /** How the next matching API requests are answered instead of normally. */
 export type ChaosMode =
@@ -120,8 +143,14 @@ export interface RunningNodeRingsEmulator {
   /** The pin set it serves (unless {@link setPins} replaced it). */
   readonly pins: PinSet;
   readonly artifacts: readonly ServedArtifact[];
-  /** Every request answered (or dropped), in order: for tests to count attempts. */
-  readonly requests: readonly RequestRecord[];
+  /**
+   * The requests answered (or dropped), in order, for tests to count attempts: only the last
+   * `requestLogLimit` (1,000 by default) are kept, so that memory stays bounded however long
+   * it runs; `length` and `slice(from)` count them all (see {@link RequestLog}).
+   */
+  readonly requests: RequestLog<RequestRecord>;
+  /** The token its control routes take. */
+  readonly adminToken: string;
   /** Stops serving and writes the state file (and removes a default temporary one). */
   stop(): Promise<void>;
   /** Settles every transition due by the clock now (tests call it instead of sleeping). */
@@ -134,12 +163,19 @@ export interface RunningNodeRingsEmulator {
   failNextInbound(agentId: string, message: string): Promise<void>;
 }
 
-const BODY_LIMIT = 1024 * 1024;
-
 interface ChaosEntry extends ChaosOptions {
   mode: ChaosMode;
   remaining: number;
 }
+
+/** What a route is given: the request, the caller's account, the path's `{id}`s, the query, and the JSON body. */
+interface RouteContext {
+  account: string;
+  params: string[];
+  query: URLSearchParams;
+  body(): Promise<unknown>;
+}
+type Handler = (context: RouteContext) => Promise<[number, unknown]>;
 
 /** Starts the NodeRings API emulator; resolves once it is listening. A bad state file is refused (StateFileError) before it listens. */
 export async function startNodeRingsEmulator(
@@ -154,12 +190,13 @@ export async function startNodeRingsEmulator(
     if (typeof spec === "string") tokens.set(spec, "default");
     else tokens.set(spec.token, spec.account);
   }
+  const adminToken = options.adminToken ?? randomBytes(32).toString("base64url");
   const temporaryDir =
     options.stateFile === undefined ? await mkdtemp(join(tmpdir(), "noderings-emulator-")) : undefined;
   const stateFile = options.stateFile ?? join(temporaryDir ?? tmpdir(), "state.json");
-  let store: StateStore;
+  let store: StateStore<EmulatorState>;
   try {
-    store = await StateStore.open(stateFile);
+    store = await openStateStore(stateFile);
   } catch (error) {
     if (temporaryDir !== undefined) await rm(temporaryDir, { recursive: true, force: true });
     throw error;
@@ -174,32 +211,10 @@ export async function startNodeRingsEmulator(
   const chaosQueue: ChaosEntry[] = [];
   let rateLimit: { until: number; method?: string; path: string } | undefined;
   const faults: Array<{ fault: ArtifactFault; tool?: string; remaining: number }> = [];
-  const requests: RequestRecord[] = [];
+  const requests = new RequestLog<RequestRecord>(options.requestLogLimit ?? REQUEST_LOG_LIMIT);
+  const records = new WeakMap<Exchange, RequestRecord>();
   const inFlight = new Set<string>();
   let pinsOverride: { value: unknown } | undefined;
-
-  // ---- the server, first: the pins name its URL
-  const server = createServer((req, res) => void handle(req, res));
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  const pins = servedPins(url, artifacts);
-  const openApi = JSON.stringify(buildOpenApiDocument({ serverUrl: url }));
-  const context = (): ControllerContext => ({
-    now: now(),
-    timing,
-    platform,
-    liqoVersion: pins.tools.liqo.version,
-    newId: options.newId ?? randomUUID,
-    newToken: () => `nrpu_${randomBytes(24).toString("base64url")}`,
-  });
 
   // ---- asynchronous steps: due times by the clock, a timer for the next one
   let timer: NodeJS.Timeout | undefined;
@@ -234,22 +249,9 @@ export async function startNodeRingsEmulator(
   }
 
   // ---- routes
-  type Handler = (
-    req: IncomingMessage,
-    account: string,
-    params: string[],
-    query: URLSearchParams,
-  ) => Promise<[number, unknown]>;
-  const routes: Array<{ method: string; pattern: RegExp; idempotent: boolean; handle: Handler }> = [];
-  const route = (method: string, path: string, handle: Handler) =>
-    routes.push({
-      method,
-      pattern: new RegExp(`^${path.replace(/\{id\}/g, "([^/]+)")}$`),
-      idempotent: method === "POST",
-      handle,
-    });
+  const routes = new Router<Handler>();
 
-  route("GET", "/api/v1/agents", async (_req, account, _p, query) => {
+  routes.add("GET", "/api/v1/agents", async ({ account, query }) => {
     settle();
     const name = query.get("name");
     const items = agentsOf(state, account)
@@ -258,15 +260,15 @@ export async function startNodeRingsEmulator(
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return [200, { items }];
   });
-  route("POST", "/api/v1/agents", async (req, account) => {
-    const body = await readJson(req);
-    return [201, await mutate((ctx) => createAgent(state, account, body, ctx))];
+  routes.add("POST", "/api/v1/agents", async ({ account, body }) => {
+    const request = await body();
+    return [201, await mutate((ctx) => createAgent(state, account, request, ctx))];
   });
-  route("GET", "/api/v1/agents/{id}", async (_req, account, [id = ""]) => {
+  routes.add("GET", "/api/v1/agents/{id}", async ({ account, params: [id = ""] }) => {
     settle();
     return [200, getAgentRecord(state, account, id).agent];
   });
-  route("GET", "/api/v1/pins", async (_req, _account, _p, query) => {
+  routes.add("GET", "/api/v1/pins", async ({ query }) => {
     const arch = query.get("arch");
     if (arch === null || arch === "") throw badRequest("arch is required: GET /api/v1/pins?arch=amd64|arm64|arm");
     if (!ArchSchema.safeParse(arch).success) {
@@ -276,52 +278,47 @@ export async function startNodeRingsEmulator(
     }
     return [200, pinsOverride === undefined ? pins : pinsOverride.value];
   });
-  route("GET", "/api/v1/agents/{id}/peering/parameters", async (_req, account, [id = ""]) => {
+  routes.add("GET", "/api/v1/agents/{id}/peering/parameters", async ({ account, params: [id = ""] }) => {
     getAgentRecord(state, account, id);
     return [200, peeringParameters(context())];
   });
-  route("POST", "/api/v1/agents/{id}/peering/outbound", async (req, account, [id = ""]) => {
-    const body = await readJson(req);
-    return [201, await mutate((ctx) => startOutbound(state, account, id, body, ctx))];
+  routes.add("POST", "/api/v1/agents/{id}/peering/outbound", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [201, await mutate((ctx) => startOutbound(state, account, id, request, ctx))];
   });
-  route("POST", "/api/v1/agents/{id}/peering/inbound", async (req, account, [id = ""]) => {
-    const body = await readJson(req);
-    return [202, await mutate((ctx) => requestInbound(state, account, id, body, ctx))];
+  routes.add("POST", "/api/v1/agents/{id}/peering/inbound", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [202, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
   });
-  route("GET", "/api/v1/agents/{id}/peering", async (_req, account, [id = ""]) => {
+  routes.add("GET", "/api/v1/agents/{id}/peering", async ({ account, params: [id = ""] }) => {
     settle();
     return [200, peeringStatus(getAgentRecord(state, account, id), context())];
   });
-  route("GET", "/api/v1/agents/{id}/offloading", async (_req, account, [id = ""]) => [
+  routes.add("GET", "/api/v1/agents/{id}/offloading", async ({ account, params: [id = ""] }) => [
     200,
     offloadingTargets(getAgentRecord(state, account, id), context()),
   ]);
-  route("PUT", "/api/v1/agents/{id}/offloading", async (req, account, [id = ""]) => {
-    const body = await readJson(req);
-    return [200, await mutate((ctx) => reportOffloading(state, account, id, body, ctx))];
+  routes.add("PUT", "/api/v1/agents/{id}/offloading", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [200, await mutate((ctx) => reportOffloading(state, account, id, request, ctx))];
   });
-  route("POST", "/api/v1/agents/{id}/health-reports", async (req, account, [id = ""]) => {
-    const body = await readJson(req);
-    return [201, await mutate((ctx) => createHealthReport(state, account, id, body, ctx))];
+  routes.add("POST", "/api/v1/agents/{id}/health-reports", async ({ account, params: [id = ""], body }) => {
+    const request = await body();
+    return [201, await mutate((ctx) => createHealthReport(state, account, id, request, ctx))];
   });
 
-  // ---- emulator-only control routes (tests, the demo)
-  async function control(req: IncomingMessage, path: string): Promise<[number, unknown]> {
-    if (req.method !== "POST")
-      throw new ApiError("method_not_allowed", `${req.method} is not allowed on ${path}; use POST`);
-    const body = (await readJson(req)) as Record<string, unknown> | null;
-    if (typeof body !== "object" || body === null || Array.isArray(body))
-      throw badRequest("the body must be a JSON object");
-    if (path === "/_emulator/chaos") {
+  // ---- emulator-only control routes (tests, the demo): only with the admin token
+  const controlRoutes: Record<string, (body: Record<string, unknown>) => unknown> = {
+    "/_emulator/chaos": (body) => {
       const mode = body.mode as ChaosMode;
       if (!CHAOS_MODES.includes(mode))
         throw badRequest(
           `chaos takes {"mode": one of ${CHAOS_MODES.join(", ")}, "count"?, "method"?, "path"?, "retryAfterSeconds"?, "delayMs"?}`,
         );
       emulator.chaos(mode, body as ChaosOptions);
-      return [200, { queued: chaosQueue.length }];
-    }
-    if (path === "/_emulator/artifacts") {
+      return { queued: chaosQueue.length };
+    },
+    "/_emulator/artifacts": (body) => {
       const fault = body.fault as ArtifactFault;
       if (fault !== "tamper" && fault !== "truncate")
         throw badRequest('artifacts takes {"fault": "tamper" | "truncate", "tool"?, "count"?}');
@@ -329,32 +326,33 @@ export async function startNodeRingsEmulator(
         ...(typeof body.tool === "string" ? { tool: body.tool } : {}),
         ...(typeof body.count === "number" ? { count: body.count } : {}),
       });
-      return [200, { queued: faults.length }];
-    }
-    if (path === "/_emulator/pins") {
+      return { queued: faults.length };
+    },
+    "/_emulator/pins": (body) => {
       emulator.setPins("pins" in body ? body.pins : undefined);
-      return [200, { overridden: pinsOverride !== undefined }];
-    }
-    if (path === "/_emulator/inbound-failure") {
+      return { overridden: pinsOverride !== undefined };
+    },
+    "/_emulator/inbound-failure": async (body) => {
       if (typeof body.agentId !== "string" || typeof body.message !== "string")
         throw badRequest('inbound-failure takes {"agentId", "message"}');
       await emulator.failNextInbound(body.agentId, body.message);
-      return [200, {}];
-    }
-    if (path === "/_emulator/reconcile") {
+      return {};
+    },
+    "/_emulator/reconcile": async () => {
       await emulator.reconcile();
-      return [200, {}];
-    }
-    throw notFound(`no emulator route ${path}`);
-  }
+      return {};
+    },
+  };
 
-  function serveArtifact(req: IncomingMessage, res: ServerResponse, path: string): number {
+  function serveArtifact(exchange: Exchange): void {
+    const { req, res, path } = exchange;
     const artifact = artifacts.find((a) => new URL(artifactUrl(url, a)).pathname === path);
     req.resume();
-    if (artifact === undefined || req.method !== "GET") {
+    if (artifact === undefined || exchange.method !== "GET") {
+      exchange.status = 404;
       res.writeHead(404, { "content-type": "text/plain" });
       res.end("Not Found\n");
-      return 404;
+      return;
     }
     const index = faults.findIndex((f) => f.tool === undefined || f.tool === artifact.tool);
     const fault = index === -1 ? undefined : faults[index];
@@ -363,10 +361,11 @@ export async function startNodeRingsEmulator(
       "content-type": artifact.member === undefined ? "text/x-shellscript" : "application/gzip",
       "content-length": String(artifact.bytes.length),
     };
+    exchange.status = 200;
     if (fault?.fault === "truncate") {
       res.writeHead(200, headers);
       res.write(artifact.bytes.subarray(0, Math.floor(artifact.bytes.length / 2)), () => req.socket.destroy());
-      return 200;
+      return;
     }
     const bytes = Buffer.from(artifact.bytes);
     if (fault?.fault === "tamper") {
@@ -375,7 +374,6 @@ export async function startNodeRingsEmulator(
     }
     res.writeHead(200, headers);
     res.end(bytes);
-    return 200;
   }
 
   function takeChaos(method: string, path: string): ChaosEntry | undefined {
@@ -390,9 +388,9 @@ export async function startNodeRingsEmulator(
   }
 
   function authenticate(header: string | undefined): string {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-    if (match === null) throw new ApiError("unauthenticated", "no API token: send Authorization: Bearer <token>");
-    const account = tokens.get(match[1] ?? "");
+    const token = bearerToken(header);
+    if (token === undefined) throw new ApiError("unauthenticated", "no API token: send Authorization: Bearer <token>");
+    const account = tokens.get(token);
     if (account === undefined)
       throw new ApiError(
         "unauthenticated",
@@ -401,219 +399,192 @@ export async function startNodeRingsEmulator(
     return account;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    const requestId = `req-${randomBytes(6).toString("hex")}`;
-    const parsed = new URL(req.url ?? "/", "http://emulator");
-    const path = parsed.pathname.replace(/\/+$/, "") || "/";
-    const method = req.method ?? "GET";
+  /** The JSON body (already read, when the Idempotency-Key's fingerprint needed it). */
+  async function jsonBody(req: IncomingMessage, preRead: string | undefined): Promise<unknown> {
+    const type = mediaType(req);
+    if (type !== "application/json") {
+      req.resume();
+      throw new ApiError("unsupported_media_type", `Content-Type must be application/json; got "${type || "none"}"`);
+    }
+    return parseJsonBody(preRead ?? (await readText(req, refuse)), refuse);
+  }
+
+  async function handle(exchange: Exchange): Promise<void> {
+    const { req, method, path } = exchange;
     const record: RequestRecord = { method, path, status: 0 };
+    records.set(exchange, record);
     const idempotencyKey = header(req, IDEMPOTENCY_KEY_HEADER);
     if (idempotencyKey !== undefined) record.idempotencyKey = idempotencyKey;
-    let holding: string | undefined;
-    try {
-      if (path.startsWith("/_emulator/")) {
-        const [status, body] = await control(req, path);
-        record.status = status;
-        return sendJson(res, status, body, requestId);
-      }
-      if (path.startsWith("/artifacts/")) {
-        record.status = serveArtifact(req, res, path);
-        return;
-      }
-      if (path === "/healthz" && method === "GET") {
-        record.status = 200;
-        return sendJson(res, 200, { status: "ok" }, requestId);
-      }
-      if (path === "/api/docs" && method === "GET") {
-        record.status = 200;
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(openApi);
-        return;
-      }
+    if (path.startsWith("/artifacts/")) return serveArtifact(exchange);
+    if (serveInfoRoutes(exchange, openApi)) return;
 
-      if (rateLimit !== undefined && now() >= rateLimit.until) rateLimit = undefined;
-      if (
-        rateLimit !== undefined &&
-        (rateLimit.method === undefined || rateLimit.method === method) &&
-        path.startsWith(rateLimit.path)
-      ) {
-        req.resume();
-        record.chaos = "rate-limit";
-        throw new ApiError("rate_limited", "too many requests; slow down", {
-          retryAfter: Math.max(1, Math.ceil((rateLimit.until - now()) / 1000)),
-        });
-      }
-      const chaos = takeChaos(method, path);
-      if (chaos !== undefined) {
-        record.chaos = chaos.mode;
-        const answered = await applyChaos(chaos, req, res, requestId);
-        if (answered !== undefined) {
-          record.status = answered;
-          return;
-        }
-      }
+    if (rateLimit !== undefined && now() >= rateLimit.until) rateLimit = undefined;
+    if (
+      rateLimit !== undefined &&
+      (rateLimit.method === undefined || rateLimit.method === method) &&
+      path.startsWith(rateLimit.path)
+    ) {
+      req.resume();
+      record.chaos = "rate-limit";
+      throw new ApiError("rate_limited", "too many requests; slow down", {
+        retryAfter: Math.max(1, Math.ceil((rateLimit.until - now()) / 1000)),
+      });
+    }
+    const chaos = takeChaos(method, path);
+    if (chaos !== undefined) {
+      record.chaos = chaos.mode;
+      if (applyChaos(chaos, exchange)) return;
+    }
 
-      const matches = routes.filter((r) => r.pattern.test(path));
-      if (matches.length === 0) throw notFound(`no route for ${method} ${path}`);
+    const {
+      handler,
+      params,
+      principal: account,
+    } = await routes.resolve(exchange, refuse, () => {
       const account = authenticate(req.headers.authorization);
       record.account = account;
-      const match = matches.find((r) => r.method === method);
-      if (match === undefined) {
-        res.setHeader("allow", matches.map((r) => r.method).join(", "));
-        throw new ApiError(
-          "method_not_allowed",
-          `${method} is not allowed on ${path}; use ${matches.map((r) => r.method).join(" or ")}`,
-        );
-      }
-      const params = (match.pattern.exec(path) ?? []).slice(1).map(decodeURIComponent);
+      return account;
+    });
+    const routeContext = (preRead?: string): RouteContext => ({
+      account,
+      params,
+      query: exchange.url.searchParams,
+      body: () => jsonBody(req, preRead),
+    });
 
-      let status: number;
-      let body: unknown;
-      if (match.idempotent && idempotencyKey !== undefined) {
-        if (idempotencyKey.length === 0 || idempotencyKey.length > 255)
-          throw badRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 characters`);
-        const slot = `${account}\u0000${idempotencyKey}`;
-        if (inFlight.has(slot))
-          throw new ApiError(
-            "idempotency_key_in_use",
-            `a request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry shortly`,
-          );
-        inFlight.add(slot);
-        holding = slot;
-        const text = await readText(req);
-        const fingerprint = `${method} ${path} ${createHash("sha256").update(text).digest("hex")}`;
-        const earlier = state.idempotency[slot];
-        if (earlier !== undefined) {
-          if (earlier.fingerprint !== fingerprint) {
-            throw new ApiError(
-              "idempotency_key_reused",
-              `this ${IDEMPOTENCY_KEY_HEADER} was used for a different request; use a new key for a new request`,
-              {
-                details: [{ field: IDEMPOTENCY_KEY_HEADER, message: "was used with another method, path or body" }],
-              },
-            );
-          }
-          record.replayed = true;
-          res.setHeader("idempotent-replayed", "true");
-          [status, body] = [earlier.status, earlier.body];
-        } else {
-          try {
-            await slowly(chaos);
-            [status, body] = await match.handle(withBody(req, text), account, params, parsed.searchParams);
-          } catch (error) {
-            // A refusal is an answer too: the same request gets the same refusal, not a second try.
-            if (!(error instanceof ApiError) || error.status >= 500) throw error;
-            state.idempotency[slot] = {
-              account,
-              fingerprint,
-              status: error.status,
-              body: error.toBody(requestId),
-              createdMs: now(),
-            };
-            await store.persist();
-            throw error;
-          }
-          state.idempotency[slot] = { account, fingerprint, status, body, createdMs: now() };
-          await store.persist();
-        }
-      } else {
-        await slowly(chaos);
-        [status, body] = await match.handle(req, account, params, parsed.searchParams);
-      }
-      if (chaos?.mode === "lose-response") {
-        record.status = 0;
-        req.socket.destroy();
-        return;
-      }
-      record.status = status;
-      sendJson(res, status, body, requestId);
-    } catch (error) {
-      const apiError =
-        error instanceof ApiError
-          ? error
-          : new ApiError("internal", `internal error: ${(error as Error)?.message ?? String(error)}`);
-      if (!(error instanceof ApiError)) log(`internal error on ${method} ${path}: ${(error as Error)?.stack ?? error}`);
-      record.status = apiError.status;
-      if (!res.headersSent && !res.destroyed) {
-        if (apiError.retryAfter !== undefined) res.setHeader("retry-after", String(apiError.retryAfter));
-        if (apiError.status === 401) res.setHeader("www-authenticate", 'Bearer realm="noderings"');
-        const existing = holding === undefined ? undefined : state.idempotency[holding];
-        sendJson(
-          res,
-          apiError.status,
-          existing?.status === apiError.status ? existing.body : apiError.toBody(requestId),
-          requestId,
+    let status: number;
+    let body: unknown;
+    if (method === "POST" && idempotencyKey !== undefined) {
+      if (idempotencyKey.length === 0 || idempotencyKey.length > 255)
+        throw badRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 characters`);
+      const slot = `${account}\u0000${idempotencyKey}`;
+      if (inFlight.has(slot))
+        throw new ApiError(
+          "idempotency_key_in_use",
+          `a request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry shortly`,
         );
+      inFlight.add(slot);
+      try {
+        [status, body] = await idempotently(slot, chaos, routeContext);
+      } finally {
+        inFlight.delete(slot);
       }
-    } finally {
-      if (holding !== undefined) inFlight.delete(holding);
-      requests.push(record);
-      const who = record.account === undefined ? "" : ` account=${record.account}`;
-      log(
-        `${method} ${parsed.pathname}${parsed.search} ${record.status || "dropped"} ${Math.round(performance.now() - started)}ms${who}${record.replayed ? " replayed" : ""}${record.chaos === undefined ? "" : ` chaos=${record.chaos}`}`,
-      );
+    } else {
+      await slowly(chaos);
+      [status, body] = await handler(routeContext());
+    }
+    if (chaos?.mode === "lose-response") return exchange.drop();
+    exchange.json(status, body);
+
+    /** The first answer to this Idempotency-Key again (a refusal included), or the route's, kept for the next time. */
+    async function idempotently(
+      slot: string,
+      chaos: ChaosEntry | undefined,
+      routeContext: (preRead?: string) => RouteContext,
+    ): Promise<[number, unknown]> {
+      const text = await readText(req, refuse);
+      const fingerprint = `${method} ${path} ${createHash("sha256").update(text).digest("hex")}`;
+      const earlier = state.idempotency[slot];
+      if (earlier !== undefined) {
+        if (earlier.fingerprint !== fingerprint) {
+          throw new ApiError(
+            "idempotency_key_reused",
+            `this ${IDEMPOTENCY_KEY_HEADER} was used for a different request; use a new key for a new request`,
+            { details: [{ field: IDEMPOTENCY_KEY_HEADER, message: "was used with another method, path or body" }] },
+          );
+        }
+        record.replayed = true;
+        exchange.res.setHeader("idempotent-replayed", "true");
+        return [earlier.status, earlier.body];
+      }
+      let answer: [number, unknown];
+      try {
+        await slowly(chaos);
+        answer = await handler(routeContext(text));
+      } catch (error) {
+        // A refusal is an answer too: the same request gets the same refusal, not a second try.
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        state.idempotency[slot] = {
+          account,
+          fingerprint,
+          status: error.status,
+          body: error.toBody(exchange.requestId),
+          createdMs: now(),
+        };
+        await store.persist();
+        throw error;
+      }
+      state.idempotency[slot] = { account, fingerprint, status: answer[0], body: answer[1], createdMs: now() };
+      await store.persist();
+      return answer;
     }
   }
 
-  /** Answers per the chaos mode; undefined means: go on and answer normally (slow, lose-response). */
-  async function applyChaos(
-    entry: ChaosEntry,
-    req: IncomingMessage,
-    res: ServerResponse,
-    requestId: string,
-  ): Promise<number | undefined> {
+  /** Answers per the chaos mode; false means: go on and answer normally (slow, lose-response). */
+  function applyChaos(entry: ChaosEntry, exchange: Exchange): boolean {
     switch (entry.mode) {
       case "slow":
       case "lose-response":
-        return undefined;
-    }
-    req.resume();
-    switch (entry.mode) {
-      case "html500":
-        res.writeHead(500, { "content-type": "text/html" });
-        res.end(
-          "<!DOCTYPE html><html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>\n",
-        );
-        return 500;
-      case "json500":
-        sendJson(
-          res,
-          500,
-          new ApiError("internal", "internal error: emulated failure (chaos)").toBody(requestId),
-          requestId,
-        );
-        return 500;
-      case "json503": {
-        const error = new ApiError("unavailable", "the service is restarting; retry shortly (chaos)", {
-          retryAfter: entry.retryAfterSeconds ?? 1,
-        });
-        res.setHeader("retry-after", String(error.retryAfter));
-        sendJson(res, 503, error.toBody(requestId), requestId);
-        return 503;
-      }
+        return false;
       case "rate-limit": {
+        exchange.req.resume();
         const seconds = entry.retryAfterSeconds ?? 1;
         rateLimit = {
           until: now() + seconds * 1000,
           path: entry.path ?? "/api/v1",
           ...(entry.method === undefined ? {} : { method: entry.method.toUpperCase() }),
         };
-        res.setHeader("retry-after", String(seconds));
-        sendJson(res, 429, new ApiError("rate_limited", "too many requests; slow down").toBody(requestId), requestId);
-        return 429;
+        exchange.fail(new ApiError("rate_limited", "too many requests; slow down", { retryAfter: seconds }));
+        return true;
       }
       case "stall":
-        res.writeHead(200, { "content-type": "application/json", "content-length": "4096" });
-        res.write('{"items":[');
-        return 200;
-      case "hang":
-        return 0;
-      case "reset":
-        req.socket.destroy();
-        return 0;
+        exchange.req.resume();
+        exchange.status = 200;
+        exchange.res.writeHead(200, { "content-type": "application/json", "content-length": "4096" });
+        exchange.res.write('{"items":[');
+        return true;
+      default:
+        answerChaos(exchange, entry.mode, (status) =>
+          status === 500
+            ? new ApiError("internal", "internal error: emulated failure (chaos)")
+            : new ApiError("unavailable", "the service is restarting; retry shortly (chaos)", {
+                retryAfter: entry.retryAfterSeconds ?? 1,
+              }),
+        );
+        return true;
     }
   }
+
+  // ---- the server, first: the pins name its URL
+  const server: EmulatorServer = await startEmulatorServer({
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.host === undefined ? {} : { host: options.host }),
+    log,
+    refuse,
+    wwwAuthenticate: 'Bearer realm="noderings"',
+    requestIdHeader: true,
+    control: { adminToken, routes: controlRoutes },
+    handle,
+    done(exchange) {
+      const record = records.get(exchange) ?? { method: exchange.method, path: exchange.path, status: 0 };
+      record.status = exchange.status;
+      if (record.account !== undefined) exchange.notes.push(`account=${record.account}`);
+      if (record.replayed) exchange.notes.push("replayed");
+      if (record.chaos !== undefined) exchange.notes.push(`chaos=${record.chaos}`);
+      requests.push(record);
+    },
+  });
+  const { url } = server;
+  const pins = servedPins(url, artifacts);
+  const openApi = JSON.stringify(buildOpenApiDocument({ serverUrl: url }));
+  const context = (): ControllerContext => ({
+    now: now(),
+    timing,
+    platform,
+    liqoVersion: pins.tools.liqo.version,
+    newId: options.newId ?? randomUUID,
+    newToken: () => `nrpu_${randomBytes(24).toString("base64url")}`,
+  });
 
   const emulator: RunningNodeRingsEmulator = {
     url,
@@ -622,12 +593,12 @@ export async function startNodeRingsEmulator(
     pins,
     artifacts,
     requests,
+    adminToken,
     async stop() {
       if (stopped) return;
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       await store.persist();
       if (temporaryDir !== undefined) await rm(temporaryDir, { recursive: true, force: true });
     },
@@ -671,47 +642,4 @@ function slowly(chaos: ChaosEntry | undefined): Promise<void> {
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, requestId: string): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    "x-request-id": requestId,
-  });
-  res.end(text);
-}
-
-async function readText(req: IncomingMessage): Promise<string> {
-  const pre = (req as IncomingMessage & { preRead?: string }).preRead;
-  if (pre !== undefined) return pre;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw badRequest(`the request body is larger than ${BODY_LIMIT} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/** The request with its body already read (for the idempotency fingerprint). */
-function withBody(req: IncomingMessage, text: string): IncomingMessage {
-  return Object.assign(req, { preRead: text });
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
-  if (type !== "application/json") {
-    req.resume();
-    throw new ApiError("unsupported_media_type", `Content-Type must be application/json; got "${type || "none"}"`);
-  }
-  const text = await readText(req);
-  if (text.trim() === "") throw badRequest("the request body is empty; send a JSON object");
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw badRequest(`the request body is not valid JSON: ${(error as Error).message}`);
-  }
 }

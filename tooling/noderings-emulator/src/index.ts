@@ -13,5 +13,6 @@ export {
   startNodeRingsEmulator,
   type TokenSpec,
 } from "./emulator.ts";
+export type { RequestLog } from "./request-log.ts";
 export { DEFAULT_PLATFORM, DEFAULT_TIMING, type EmulatorState, type Platform, type Timing } from "./state.ts";
 export { StateFileError } from "./store.ts";

@@ -1,7 +1,8 @@
+import { EmulatorApiError, type Refuse } from "@nodekit/emulator-kit";
 import { API_ERROR_REASONS, type ApiErrorBody, type ApiErrorDetail } from "@nodekit/nvke-api";
 
-/** A refusal the controller answers with its error body. */
-export class ApiError extends Error {
+/** A refusal the controller answers with its error body: `{ error: { code, reason, message, details? } }`. */
+export class ApiError extends EmulatorApiError {
   override readonly name = "ApiError";
   readonly status: number;
   readonly details: ApiErrorDetail[] | undefined;
@@ -27,6 +28,9 @@ export class ApiError extends Error {
     };
   }
 }
+
+/** The HTTP shell's own refusals. */
+export const refuse: Refuse = (status, message) => new ApiError(status, message);
 
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { bearerToken } from "@nodekit/emulator-kit";
 import { ApiError } from "./api-error.ts";
 import type { SiteCluster } from "./site.ts";
 
@@ -127,8 +128,8 @@ export class Authenticator {
     if (config.mode === "off") return undefined;
     if (config.mode === "broken") throw new ApiError(503, config.message);
 
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-    if (match?.[1] === undefined) {
+    const token = bearerToken(authorization);
+    if (token === undefined) {
       throw new ApiError(
         401,
         authorization === undefined
@@ -136,7 +137,6 @@ export class Authenticator {
           : `the Authorization header is not "Bearer <token>"`,
       );
     }
-    const token = match[1];
     const key = `${config.audience}\u0000${createHash("sha256").update(token).digest("hex")}`;
     const cached = this.reviews.get(key);
     if (cached !== undefined && cached.until > this.now()) return cached.username;

@@ -1,8 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { buildOpenApiDocument, type Cluster, isPlainObject, MERGE_PATCH_CONTENT_TYPE } from "@nodekit/nvke-api";
-import { ApiError, badRequest, notFound } from "./api-error.ts";
+import type { IncomingMessage } from "node:http";
+import {
+  answerChaos,
+  type CommonChaos,
+  type Exchange,
+  Router,
+  readJson,
+  serveInfoRoutes,
+  startEmulatorServer,
+} from "@nodekit/emulator-kit";
+import { buildOpenApiDocument, type Cluster, MERGE_PATCH_CONTENT_TYPE } from "@nodekit/nvke-api";
+import { ApiError, badRequest, notFound, refuse } from "./api-error.ts";
 import { Authenticator } from "./auth.ts";
 import {
   type ControllerContext,
@@ -33,7 +41,7 @@ import {
   renderNodePool,
   type Timing,
 } from "./state.ts";
-import { StateStore } from "./store.ts";
+import { openStateStore } from "./store.ts";
 import { planTenantApiServers, type TenantApiServer, type TenantApiServers } from "./tenants.ts";
 
 export interface EmulatorOptions {
@@ -55,6 +63,11 @@ export interface EmulatorOptions {
    * than 2 s: it reads the ConfigMaps again first.
    */
   authConfigTtlMs?: number;
+  /**
+   * The token the control routes (`/_emulator/*`) take, as `Authorization: Bearer <token>`
+   * (default: none; they take any request, as the bench's seeding does).
+   */
+  adminToken?: string;
   /** One line per request and per background failure (default: nothing). */
   log?: (line: string) => void;
   /** The clock (ms since the epoch); tests may pass their own. */
@@ -78,8 +91,8 @@ export interface TenantApiServerInfo {
   pids: readonly number[];
 }
 
-/** Emulator-only fault injection: how the next requests are answered instead of normally. */
-export type ChaosMode = "html500" | "json500" | "json503" | "hang" | "reset";
+/** Emulator-only fault injection: how the next requests are answered instead of normally (the kit's common modes). */
+export type ChaosMode = CommonChaos;
 
 export interface SeedOptions {
   /** How many clusters to add. */
@@ -91,7 +104,11 @@ export interface SeedOptions {
 export interface RunningEmulator {
   /** `http://127.0.0.1:<port>` */
   url: string;
-  /** Stops serving, finishes background work and writes the state file. */
+  /**
+   * Stops serving and writes the state file: background work stops after the step it is in
+   * (what is left stays due in the state, for the next start), so this takes seconds however
+   * large the state.
+   */
   stop(): Promise<void>;
   /** The next `count` API requests are answered with `mode` (emulator-only; also `POST /_emulator/chaos`). */
   chaos(mode: ChaosMode, count?: number): void;
@@ -104,7 +121,6 @@ export interface RunningEmulator {
   readonly state: EmulatorState;
 }
 
-const BODY_LIMIT = 1024 * 1024;
 /** A tenant API server that failed to start is tried again after this long (it builds nothing, but costs seconds). */
 const TENANT_RETRY_MS = 5_000;
 
@@ -114,7 +130,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   // First: a state file of the wrong shape is refused before anything else starts.
-  const store = await StateStore.open(options.stateFile);
+  const store = await openStateStore(options.stateFile);
   const { state } = store;
   const clustersNamespace = options.clustersNamespace ?? "nvke-clusters";
   const site = options.site ?? connectSite(options.kubeconfigPath);
@@ -228,6 +244,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     }
     // Ready clusters from an earlier run (state file) get a server again, and a Secret that names it.
     for (const id of resume ? plan.start : []) {
+      if (stopped) break;
       const record = state.clusters[id];
       if (record?.kubeconfigSecret !== "written") continue;
       try {
@@ -246,6 +263,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     retryAt = undefined;
     if (await reconcileTenants(true)) changed = true;
     for (const name of [...state.secretsToDelete]) {
+      // Stopping: what is left stays due, in the state file, for the next start.
+      if (stopped) break;
       try {
         await site.deleteKubeconfigSecret(clustersNamespace, name);
         state.secretsToDelete = state.secretsToDelete.filter((n) => n !== name);
@@ -256,6 +275,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       }
     }
     for (const [id, record] of Object.entries(state.clusters)) {
+      if (stopped) break;
       if (record.kubeconfigSecret !== "pending" || record.cluster.status.phase !== "Provisioning") continue;
       const { cluster } = record;
       try {
@@ -277,7 +297,8 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     // A cluster that went in this pass's last advance() gets its server stopped now, not on the next request.
     if (await reconcileTenants(false)) changed = true;
     revision++;
-    if (changed) void persist();
+    // Stopping: stop() writes the state once, last.
+    if (changed && !stopped) void persist();
   }
 
   function reconcile(): Promise<void> {
@@ -349,15 +370,16 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
 
   // ---- HTTP
   type Route = (req: IncomingMessage, params: string[], query: URLSearchParams) => Promise<[number, unknown]>;
+  const routes = new Router<Route>();
+  const route = (method: string, path: string, handle: Route) => routes.add(method, path, handle);
+  const jsonBody = (req: IncomingMessage) => readJson(req, ["application/json"], refuse);
+  const mergePatchBody = (req: IncomingMessage) =>
+    readJson(req, [MERGE_PATCH_CONTENT_TYPE, "application/json"], refuse);
 
   const nameFilter = <T extends { name: string }>(items: T[], query: URLSearchParams) => {
     const name = query.get("name");
     return name === null ? items : items.filter((item) => item.name === name);
   };
-
-  const routes: Array<{ method: string; pattern: RegExp; handle: Route }> = [];
-  const route = (method: string, path: string, handle: Route) =>
-    routes.push({ method, pattern: new RegExp(`^${path.replace(/\{id\}/g, "([^/]+)")}$`), handle });
 
   /** A cluster as served: with its conditions (the record is looked up again: it may have changed). */
   const served = (cluster: Cluster): Cluster => {
@@ -378,7 +400,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     return [200, { ...page, items: page.items.map((record) => renderCluster(state, record)) }];
   });
   route("POST", "/api/v1/clusters", async (req) => {
-    const body = await readJson(req, "application/json");
+    const body = await jsonBody(req);
     return [202, served(await mutate((ctx) => createCluster(state, body, ctx)))];
   });
   route("GET", "/api/v1/clusters/{id}", async (_req, [id = ""]) => {
@@ -386,7 +408,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     return [200, renderCluster(state, getClusterRecord(state, id))];
   });
   route("PATCH", "/api/v1/clusters/{id}", async (req, [id = ""]) => {
-    const body = await readJson(req, MERGE_PATCH_CONTENT_TYPE);
+    const body = await mergePatchBody(req);
     return [200, served(await mutate((ctx) => patchCluster(state, id, body, ctx)))];
   });
   route("DELETE", "/api/v1/clusters/{id}", async (_req, [id = ""]) => [
@@ -408,7 +430,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     return [200, paginate(pools, (pool) => `${pool.clusterName}\u0000${pool.name}`, query)];
   });
   route("POST", "/api/v1/nodepools", async (req) => {
-    const body = await readJson(req, "application/json");
+    const body = await jsonBody(req);
     return [202, await mutate((ctx) => createNodePool(state, body, ctx))];
   });
   route("GET", "/api/v1/nodepools/{id}", async (_req, [id = ""]) => {
@@ -416,7 +438,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     return [200, renderNodePool(state, getNodePoolRecord(state, id))];
   });
   route("PATCH", "/api/v1/nodepools/{id}", async (req, [id = ""]) => {
-    const body = await readJson(req, MERGE_PATCH_CONTENT_TYPE);
+    const body = await mergePatchBody(req);
     return [200, await mutate((ctx) => patchNodePool(state, id, body, ctx))];
   });
   route("DELETE", "/api/v1/nodepools/{id}", async (_req, [id = ""]) => [
@@ -445,7 +467,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       return [200, paginate(items, (item) => item.name, query)];
     });
     route("POST", `/api/v1/${kind.path}`, async (req) => {
-      const body = await readJson(req, "application/json");
+      const body = await jsonBody(req);
       return [201, await mutate((ctx) => kind.create(state, body, ctx))];
     });
     route("GET", `/api/v1/${kind.path}/{id}`, async (_req, [id = ""]) => {
@@ -503,106 +525,59 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     return { created };
   }
 
-  async function emulatorRoute(req: IncomingMessage, path: string): Promise<[number, unknown]> {
-    if (req.method !== "POST") throw new ApiError(405, `${req.method} is not allowed on ${path}`);
-    const body = await readJson(req, "application/json");
-    if (!isPlainObject(body)) throw badRequest("the body must be a JSON object");
-    if (path === "/_emulator/chaos") {
-      const modes: ChaosMode[] = ["html500", "json500", "json503", "hang", "reset"];
+  const chaosModes: readonly ChaosMode[] = ["html500", "json500", "json503", "hang", "reset"];
+  // Emulator-only (tests, the bench): not part of the controller's API.
+  const controlRoutes = {
+    "/_emulator/chaos": (body: Record<string, unknown>) => {
       const mode = body.mode as ChaosMode;
       const count = body.count === undefined ? 1 : Number(body.count);
-      if (!modes.includes(mode) || !Number.isInteger(count) || count < 1) {
-        throw badRequest(`chaos takes {"mode": one of ${modes.join(", ")}, "count"?: n ≥ 1}`);
+      if (!chaosModes.includes(mode) || !Number.isInteger(count) || count < 1) {
+        throw badRequest(`chaos takes {"mode": one of ${chaosModes.join(", ")}, "count"?: n ≥ 1}`);
       }
       for (let i = 0; i < count; i++) chaosQueue.push(mode);
-      return [200, { queued: chaosQueue.length }];
-    }
-    if (path === "/_emulator/seed") {
+      return { queued: chaosQueue.length };
+    },
+    "/_emulator/seed": (body: Record<string, unknown>) => {
       const clusters = Number(body.clusters);
       if (!Number.isInteger(clusters) || clusters < 1 || clusters > 100_000) {
         throw badRequest('seed takes {"clusters": n (1 to 100000), "namePrefix"?: string}');
       }
-      return [
-        200,
-        await seed({ clusters, ...(typeof body.namePrefix === "string" ? { namePrefix: body.namePrefix } : {}) }),
-      ];
-    }
-    throw notFound(`no emulator route ${path}`);
-  }
+      return seed({ clusters, ...(typeof body.namePrefix === "string" ? { namePrefix: body.namePrefix } : {}) });
+    },
+  };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    const url = new URL(req.url ?? "/", "http://emulator");
-    const path = url.pathname.replace(/\/+$/, "") || "/";
-    let status = 500;
-    let user: string | undefined;
-    try {
-      if (path.startsWith("/_emulator/")) {
-        const [code, body] = await emulatorRoute(req, path);
-        status = code;
-        return sendJson(res, code, body);
-      }
-      const chaos = chaosQueue.shift();
-      if (chaos !== undefined) {
-        status = applyChaos(chaos, req, res);
-        return;
-      }
-      if (path === "/healthz" && req.method === "GET") {
-        status = 200;
-        return sendJson(res, 200, { status: "ok" });
-      }
-      if (path === "/api/docs" && req.method === "GET") {
-        status = 200;
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(openApi);
-        return;
-      }
-      const matches = routes.filter((r) => r.pattern.test(path));
-      if (matches.length === 0) throw notFound(`no route for ${req.method} ${path}`);
-      user = await auth.authenticate(req.headers.authorization);
-      const match = matches.find((r) => r.method === req.method);
-      if (match === undefined) {
-        res.setHeader("allow", matches.map((r) => r.method).join(", "));
-        throw new ApiError(
-          405,
-          `${req.method} is not allowed on ${path}; use ${matches.map((r) => r.method).join(" or ")}`,
-        );
-      }
-      const params = (match.pattern.exec(path) ?? []).slice(1).map(decodeURIComponent);
-      const [code, body] = await match.handle(req, params, url.searchParams);
-      status = code;
-      sendJson(res, code, body);
-    } catch (error) {
-      const apiError =
-        error instanceof ApiError
-          ? error
-          : new ApiError(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
-      if (!(error instanceof ApiError))
-        log(`internal error on ${req.method} ${path}: ${(error as Error)?.stack ?? error}`);
-      status = apiError.status;
-      if (!res.headersSent) sendJson(res, apiError.status, apiError.toBody());
-    } finally {
-      const who = user === undefined ? "" : ` user=${user}`;
-      log(`${req.method} ${url.pathname}${url.search} ${status} ${Math.round(performance.now() - started)}ms${who}`);
+  async function handle(exchange: Exchange): Promise<void> {
+    const chaos = chaosQueue.shift();
+    if (chaos !== undefined) {
+      answerChaos(exchange, chaos, (status) =>
+        status === 500
+          ? new ApiError(500, "internal error: emulated failure (chaos)")
+          : new ApiError(503, "the controller is starting; try again shortly (chaos)"),
+      );
+      return;
     }
-  }
-
-  const server = createServer((req, res) => void handle(req, res));
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
+    if (serveInfoRoutes(exchange, openApi)) return;
+    const { handler, params } = await routes.resolve(exchange, refuse, async () => {
+      const user = await auth.authenticate(exchange.req.headers.authorization);
+      if (user !== undefined) exchange.notes.push(`user=${user}`);
     });
+    const [code, body] = await handler(exchange.req, params, exchange.url.searchParams);
+    exchange.json(code, body);
+  }
+
+  const server = await startEmulatorServer({
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.host === undefined ? {} : { host: options.host }),
+    log,
+    refuse,
+    control: { adminToken: options.adminToken, routes: controlRoutes },
+    handle,
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   // Resume: anything that fell due while the emulator was down happens now.
   void reconcile();
 
   return {
-    url: `http://${host}:${address.port}`,
+    url: server.url,
     state,
     chaos(mode, count = 1) {
       for (let i = 0; i < count; i++) chaosQueue.push(mode);
@@ -623,8 +598,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       while (reconciling !== undefined) await reconciling.catch(() => {});
       const running = [...tenants.values()];
       tenants.clear();
@@ -632,57 +606,4 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       await store.persist();
     },
   };
-}
-
-function applyChaos(mode: ChaosMode, req: IncomingMessage, res: ServerResponse): number {
-  req.resume();
-  switch (mode) {
-    case "html500":
-      res.writeHead(500, { "content-type": "text/html" });
-      res.end(
-        "<!DOCTYPE html><html><head><title>500 Internal Server Error</title></head><body><center><h1>500 Internal Server Error</h1></center><hr><center>nginx</center></body></html>\n",
-      );
-      return 500;
-    case "json500":
-      sendJson(res, 500, new ApiError(500, "internal error: emulated failure (chaos)").toBody());
-      return 500;
-    case "json503":
-      sendJson(res, 503, new ApiError(503, "the controller is starting; try again shortly (chaos)").toBody());
-      return 503;
-    case "reset":
-      req.socket.destroy();
-      return 0;
-    case "hang":
-      return 0;
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
-}
-
-async function readJson(req: IncomingMessage, expectedType: string): Promise<unknown> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
-  const accepted =
-    expectedType === MERGE_PATCH_CONTENT_TYPE ? [MERGE_PATCH_CONTENT_TYPE, "application/json"] : ["application/json"];
-  if (!accepted.includes(type)) {
-    req.resume();
-    throw new ApiError(415, `Content-Type must be ${accepted.join(" or ")}; got "${type || "none"}"`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw badRequest(`the request body is larger than ${BODY_LIMIT} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") throw badRequest("the request body is empty; send a JSON object");
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw badRequest(`the request body is not valid JSON: ${(error as Error).message}`);
-  }
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFile, writeFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type CreateMachineImageRequest, createNvkeClient } from "@nodekit/nvke-api";
@@ -7,7 +8,9 @@ import { tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterEach, describe, expect, test } from "vitest";
-import { authOff } from "./test-support.ts";
+import { startEmulator } from "./emulator.ts";
+import type { EmulatorState } from "./state.ts";
+import { authOff, randomSuffix } from "./test-support.ts";
 
 // `pnpm emulator:nvke` as a user runs it: the main script as a process of its own.
 
@@ -91,4 +94,57 @@ describe("the emulator's state file", () => {
       await tmp.cleanup();
     }
   });
+});
+
+describe("SIGTERM", () => {
+  test("stops it within seconds with a large state, however much background work is due", async () => {
+    const plane = await useControlPlane();
+    const { core } = clientsFor(plane.adminKubeconfigPath);
+    await authOff(core);
+    const tmp = await tempDir("nvke-emulator-main-");
+    const stateFile = `${tmp.path}/state.json`;
+    const prefix = `sigterm-${randomSuffix()}`;
+    try {
+      // Given a state of 3,000 clusters whose kubeconfig Secrets are all due (seeded, then set back to Provisioning)
+      const seeding = await startEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile });
+      await seeding.seed({ clusters: 3_000, namePrefix: prefix });
+      await seeding.stop();
+      const state = JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState;
+      for (const record of Object.values(state.clusters)) {
+        record.kubeconfigSecret = "pending";
+        record.cluster.status = { phase: "Provisioning", controlPlaneReady: false };
+        delete record.readyMs;
+      }
+      await writeFile(stateFile, JSON.stringify(state));
+
+      // When the emulator is busy writing those Secrets into the site cluster, and gets SIGTERM
+      await startMain(["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", stateFile], {});
+      const child = running.at(-1) as ChildProcess;
+      const written = async () =>
+        (await core.listNamespacedSecret({ namespace: "nvke-clusters" })).items.filter((secret) =>
+          secret.metadata?.name?.startsWith(prefix),
+        ).length;
+      const sure = Date.now() + 60_000;
+      while ((await written()) < 10 && Date.now() < sure) await new Promise((resolve) => setTimeout(resolve, 100));
+      const exit = once(child, "exit");
+      const signalled = performance.now();
+      child.kill("SIGTERM");
+      const within = await Promise.race([
+        exit.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+      ]);
+      if (!within) child.kill("SIGKILL");
+
+      // Then it is gone within 5 s, exit 0, and its state file reads: what was written is recorded, the rest still due
+      expect(within, "the emulator ignored SIGTERM for 5 s").toBe(true);
+      expect(performance.now() - signalled).toBeLessThan(5_000);
+      expect(child.exitCode).toBe(0);
+      const after = Object.values((JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState).clusters);
+      expect(after).toHaveLength(3_000);
+      expect(after.some((record) => record.kubeconfigSecret === "written")).toBe(true);
+      expect(after.some((record) => record.kubeconfigSecret === "pending")).toBe(true);
+    } finally {
+      await tmp.cleanup();
+    }
+  }, 180_000);
 });

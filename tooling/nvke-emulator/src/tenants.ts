@@ -25,7 +25,7 @@ export interface TenantApiServers {
 }
 
 export interface TestenvTenantApiServersOptions {
-  /** Directory holding kube-apiserver and etcd; default: tooling/k8s-testbin/ensure.sh's. */
+  /** Directory holding kube-apiserver and etcd; default: testenv's `binaries("kubernetes")`. */
   binDir?: string;
   /** Each tenant's data goes in `<dataRoot>/<cluster name>-<id prefix>`; default: a temp dir per tenant. */
   dataRoot?: string;

@@ -1,9 +1,7 @@
 export {
-  freePort,
   type RegistryAuth,
   type RegistryKind,
   type RunningRegistry,
-  registryBinDir,
   type StartRegistryOptions,
   startRegistry,
 } from "./registry.ts";

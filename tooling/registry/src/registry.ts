@@ -1,19 +1,14 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { join } from "node:path";
+import { binaries, freePort } from "@nodekit/testenv";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
+import { spawnWatchdog, stopChild } from "@nodekit/testenv/supervisor";
 import bcrypt from "bcryptjs";
 import { Agent, request } from "undici";
 import { startTokenServer, type TokenServer, type TokenServerOptions } from "./token-server.ts";
-import { spawnWatchdog } from "./watchdog.ts";
-
-const execFileAsync = promisify(execFile);
-const ensureScript = resolve(dirname(fileURLToPath(import.meta.url)), "../../registry-testbin/ensure.sh");
 
 export type RegistryKind = "distribution" | "ggcr";
 
@@ -32,7 +27,7 @@ export interface StartRegistryOptions {
   referrers?: boolean;
   /** ggcr only: answer blob GETs with a 307 to a second loopback origin (as registries do with object storage). */
   blobRedirect?: boolean;
-  /** Directory with `registry` and `ggcr-registry`; default: tooling/registry-testbin/ensure.sh's output. */
+  /** Directory with `registry` and `ggcr-registry`; default: `binaries("registry")` (the runner's, or ensure.sh's). */
   binDir?: string;
 }
 
@@ -52,33 +47,6 @@ export interface RunningRegistry {
   /** The registry's log so far. */
   log(): string;
   stop(): Promise<void>;
-}
-
-let binDirPromise: Promise<string> | undefined;
-
-/** Builds (once, cached) and returns the directory holding the registries. */
-export function registryBinDir(): Promise<string> {
-  const fromEnv = process.env.NODEKIT_REGISTRY_BIN_DIR;
-  if (fromEnv) return Promise.resolve(fromEnv);
-  binDirPromise ??= execFileAsync(ensureScript, [], { maxBuffer: 16 * 1024 * 1024 }).then(({ stdout }) => {
-    const last = stdout.trim().split("\n").pop();
-    if (!last) throw new Error(`${ensureScript} printed no directory`);
-    return last;
-  });
-  return binDirPromise;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePromise(port));
-    });
-  });
 }
 
 async function htpasswd(users: Readonly<Record<string, string>>): Promise<string> {
@@ -173,12 +141,13 @@ async function waitForListening(
  * exit, and with a watchdog if this process is killed outright.
  */
 export async function startRegistry(options: StartRegistryOptions): Promise<RunningRegistry> {
-  const binDir = options.binDir ?? (await registryBinDir());
+  const binDir = options.binDir ?? (await binaries("registry"));
   const dataDir = await mkdtemp(join(tmpdir(), `nodekit-registry-${options.kind}-`));
   const storageDir = join(dataDir, "storage");
   await mkdir(storageDir, { recursive: true });
   const logFile = join(dataDir, "registry.log");
-  const watchdog = spawnWatchdog(dataDir);
+  // Kills the registry and removes dataDir if this process is killed outright.
+  const watchdog = spawnWatchdog(dataDir, "registry-watchdog");
   const auth = options.auth ?? { type: "none" };
   let tokenServer: TokenServer | undefined;
   let child: ChildProcess | undefined;
@@ -189,21 +158,9 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
   const stop = () => {
     stopped ??= (async () => {
       process.off("exit", onExit);
-      if (child && child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((r) => child?.once("exit", r));
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child?.kill("SIGKILL"), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      if (child !== undefined) await stopChild(child, 3_000);
       await tokenServer?.stop();
-      if (watchdog.pid !== undefined) {
-        try {
-          process.kill(watchdog.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+      watchdog.dismiss();
       await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
     })();
     return stopped;

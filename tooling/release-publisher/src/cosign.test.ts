@@ -1,12 +1,13 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { OciClient } from "@nodekit/oci";
 import { type RegistryKind, type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
 import { generateSigningKeyPair, localKeySigner, verifyRelease } from "@nodekit/release";
-import { repoRoot, tempDir } from "@nodekit/test-utils";
+import { tempDir } from "@nodekit/test-utils";
+import { binaries } from "@nodekit/testenv";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { publishTestRelease } from "./index.ts";
 import {
@@ -26,13 +27,15 @@ import {
 
 const execFileAsync = promisify(execFile);
 
+/** cosign beside the registries (the test runner's directory), when `ensure.sh --with-extras` built it there. */
 async function cosignBinary(): Promise<string | undefined> {
-  // Without --with-extras the script only prints the cache (building the registries the other tests need).
-  const { stdout } = await execFileAsync(join(repoRoot, "tooling/registry-testbin/ensure.sh"), {
-    maxBuffer: 8 << 20,
-  });
-  const bin = join(stdout.trim().split("\n").pop() ?? "", "cosign");
-  return existsSync(bin) ? bin : undefined;
+  const bin = join(await binaries("registry"), "cosign");
+  try {
+    accessSync(bin, constants.X_OK);
+    return bin;
+  } catch {
+    return undefined;
+  }
 }
 
 const cosign = await cosignBinary();

@@ -3,10 +3,8 @@
  * policy files they write, helm with its own HOME, a small chart, attaching a bundle to
  * another artifact, and the offline keyless authorities (./keyless.ts).
  */
-import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { EMPTY_JSON, MediaType, type OciClient, parseReference } from "@nodekit/oci";
 import {
   attachBundle,
@@ -15,11 +13,9 @@ import {
   type ReleasePolicy,
   type ReleasePolicyDocument,
 } from "@nodekit/release";
+import { binaries } from "@nodekit/testenv";
 
 export * from "./keyless.ts";
-
-const execFileAsync = promisify(execFile);
-const repoRoot = join(import.meta.dirname, "../../..");
 
 export interface PolicyOptions {
   keys?: ReadonlyArray<{ name: string; publicKeyPem: string }>;
@@ -80,12 +76,11 @@ export function policyFrom(options: PolicyOptions & { trustedRootJson?: unknown 
   );
 }
 
-/** The cached helm build (tooling/k8s-testbin) and an environment of its own under `dir`. */
+/** The cached helm build (tooling/k8s-testbin: the test runner's) and an environment of its own under `dir`. */
 export async function testHelm(dir: string): Promise<{ bin: string; env: Record<string, string> }> {
   await mkdir(dir, { recursive: true });
-  const { stdout } = await execFileAsync(join(repoRoot, "tooling/k8s-testbin/ensure.sh"), { maxBuffer: 8 << 20 });
   return {
-    bin: join(stdout.trim().split("\n").pop() ?? "", "helm"),
+    bin: join(await binaries("kubernetes"), "helm"),
     env: {
       PATH: process.env.PATH ?? "",
       HOME: dir,

@@ -1,5 +1,6 @@
 export { SandboxError } from "./errors.ts";
 export { defaultSandboxDir, type SandboxLayout, sandboxLayout } from "./layout.ts";
+export { providerRepository } from "./release.ts";
 export {
   type ControllerAuth,
   down,

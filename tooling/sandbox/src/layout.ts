@@ -27,6 +27,8 @@ export interface SandboxLayout {
   noderingsState: string;
   /** The sandbox's own NodeRings API token (0600): the emulator accepts it, `env` reads it into NR_API_TOKEN. */
   noderingsToken: string;
+  /** The NodeRings emulator's admin token (0600): its control routes (`/_emulator/*`) take only it. */
+  noderingsAdminToken: string;
   /** `NR_HOME`: nr's state, config and companion tools, never the user's ~/.nr. */
   nrHome: string;
   /** `NVKECTL_CONFIG`: the ready-made site, never the user's own config. */
@@ -66,6 +68,7 @@ export function sandboxLayout(root: string): SandboxLayout {
     noderingsLog: join(dir, "noderings.log"),
     noderingsState: join(dir, "noderings", "state.json"),
     noderingsToken: join(dir, "noderings", "token"),
+    noderingsAdminToken: join(dir, "noderings", "admin-token"),
     nrHome: join(dir, "nr"),
     nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
     cacheDir: join(dir, "cache"),

@@ -46,7 +46,8 @@ const exists = (path: string) =>
     () => false,
   );
 
-async function writePrivate(path: string, text: string, mode = 0o600): Promise<void> {
+/** Writes a file of the sandbox's own (0600 unless said; its directory 0700): aside, then renamed over. */
+export async function writePrivate(path: string, text: string, mode = 0o600): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, text, { mode });

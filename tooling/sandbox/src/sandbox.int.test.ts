@@ -6,9 +6,9 @@ import { promisify } from "node:util";
 import { generateSigningKeyPair } from "@nodekit/release";
 import { runCli, tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
+import { isAlive } from "@nodekit/testenv/supervisor";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { isAlive } from "./processes.ts";
 import { policyText } from "./release.ts";
 import { down, type SandboxInfo, type SandboxStatus, status, up } from "./sandbox.ts";
 

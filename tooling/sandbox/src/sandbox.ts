@@ -1,13 +1,21 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, createWriteStream, openSync } from "node:fs";
-import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { chmod, copyFile, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Timing } from "@nodekit/nvke-emulator";
+import {
+  commandOf,
+  isAlive,
+  killLeftovers,
+  NotReadyError,
+  runProcess,
+  startDetached,
+  terminate,
+  untilStopped,
+} from "@nodekit/testenv/supervisor";
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
-import { commandOf, isAlive, readPidsFile, runProcess, sleep, tail, waitForExit } from "./processes.ts";
 import {
   ensureRegistryPassword,
   ensureRelease,
@@ -16,6 +24,7 @@ import {
   REGISTRY_USER,
   STAND_IN_NOTE,
   writeDockerConfig,
+  writePrivate,
 } from "./release.ts";
 import {
   AVAILABLE_STATUS,
@@ -45,8 +54,11 @@ export interface SandboxInfo {
   controller: { url: string; audience: string };
   operator: { user: string; kubeconfig: string };
   nvkectl: { config: string; site: string; binDir: string; envFile: string };
-  /** The NodeRings API emulator: its URL, and the file holding the sandbox's own token (never printed). */
-  noderings: { url: string; tokenFile: string };
+  /**
+   * The NodeRings API emulator: its URL, the file holding the sandbox's own API token, and the
+   * one holding the admin token its control routes (`/_emulator/*`) take (neither is printed).
+   */
+  noderings: { url: string; tokenFile: string; adminTokenFile: string };
   /** nr's NR_HOME (state, config, companion tools): the user's ~/.nr is never touched. */
   nr: { home: string };
   /** The distribution registry on loopback (Basic auth; the password is in the docker config, never printed). */
@@ -103,13 +115,15 @@ interface TestenvStatus {
 const FIRST_BUILD =
   "the first build of the Kubernetes binaries (kube-apiserver, etcd, helm, clusterctl from Go modules) takes about 6 minutes on 2 cores; it is cached in ~/.cache/nodekit/k8s-testbin, and later starts take under a second";
 
-/** tooling/k8s-testbin/ensure.sh, saying how long a cold build takes and how far it is while it runs. */
+/**
+ * The Kubernetes binaries (`binaries("kubernetes")`: the given directory, the runner's, or
+ * tooling/k8s-testbin/ensure.sh's), saying how long a cold build takes and how far it is.
+ */
 async function ensureBinaries(options: UpOptions): Promise<string> {
-  // As testenv's global setup does: a directory with all four binaries, and ensure.sh is not run.
-  const given = options.binDir ?? (options.env ?? process.env).NODEKIT_TESTENV_BIN_DIR;
   // Loaded here: status, env and down never need testenv's start-up code (node-forge, …).
-  const { resolveBinDir } = await import("@nodekit/testenv");
-  if (given) return resolveBinDir({ binDir: given });
+  const { binaries } = await import("@nodekit/testenv");
+  const env = options.env === undefined ? {} : { env: options.env };
+  if (options.binDir !== undefined) return binaries("kubernetes", { binDir: options.binDir });
   const started = Date.now();
   let announced = false;
   const announce = () => {
@@ -128,8 +142,8 @@ async function ensureBinaries(options: UpOptions): Promise<string> {
     options.log(`still building the Kubernetes binaries: ${minutes()} so far, about 6 min in all on 2 cores`);
   }, 30_000);
   try {
-    return await resolveBinDir({
-      ...(options.env === undefined ? {} : { env: options.env }),
+    return await binaries("kubernetes", {
+      ...env,
       log: (line) => {
         announce();
         options.log(line);
@@ -142,11 +156,9 @@ async function ensureBinaries(options: UpOptions): Promise<string> {
   }
 }
 
-/** The registry binaries (tooling/registry-testbin/ensure.sh, about 4 min cold on 2 cores, then cached). */
+/** The registry binaries (`binaries("registry")`; a cold build is about 4 min on 2 cores, then cached). */
 async function ensureRegistryBinaries(options: UpOptions): Promise<string> {
-  const given = (options.env ?? process.env).NODEKIT_REGISTRY_BIN_DIR;
-  if (given) return given;
-  const { registryBinDir } = await import("@nodekit/registry-harness");
+  const { binaries } = await import("@nodekit/testenv");
   const early = setTimeout(
     () =>
       options.log(
@@ -155,7 +167,7 @@ async function ensureRegistryBinaries(options: UpOptions): Promise<string> {
     2_000,
   );
   try {
-    return await registryBinDir();
+    return await binaries("registry", options.env === undefined ? {} : { env: options.env });
   } finally {
     clearTimeout(early);
   }
@@ -231,11 +243,7 @@ async function readJson<T>(path: string): Promise<T | undefined> {
   }
 }
 
-async function writeJson(path: string, value: unknown, mode = 0o600): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode });
-  await rename(tmp, path);
-}
+const writeJson = (path: string, value: unknown) => writePrivate(path, `${JSON.stringify(value, null, 2)}\n`);
 
 async function healthy(url: string): Promise<boolean> {
   try {
@@ -279,31 +287,31 @@ async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | 
     : undefined;
 }
 
-/** The sandbox's own NodeRings API token, made once per sandbox (0600); the emulator accepts only it. */
-async function ensureNodeRingsToken(layout: SandboxLayout): Promise<void> {
-  try {
-    if ((await readFile(layout.noderingsToken, "utf8")).trim() !== "") return;
-  } catch {
-    // made below
+/**
+ * The sandbox's own NodeRings tokens, made once per sandbox (0600): the API token (the
+ * emulator accepts only it) and the admin token its control routes take.
+ */
+async function ensureNodeRingsTokens(layout: SandboxLayout): Promise<void> {
+  for (const [path, prefix] of [
+    [layout.noderingsToken, "nr-sandbox"],
+    [layout.noderingsAdminToken, "nr-sandbox-admin"],
+  ] as const) {
+    try {
+      if ((await readFile(path, "utf8")).trim() !== "") continue;
+    } catch {
+      // made below
+    }
+    await writePrivate(path, `${prefix}-${randomBytes(24).toString("base64url")}\n`);
   }
-  await mkdir(dirname(layout.noderingsToken), { recursive: true, mode: 0o700 });
-  const tmp = `${layout.noderingsToken}.${process.pid}.tmp`;
-  await writeFile(tmp, `nr-sandbox-${randomBytes(24).toString("base64url")}\n`, { mode: 0o600 });
-  await rename(tmp, layout.noderingsToken);
 }
 
 async function stopEmulator(layout: SandboxLayout, log: (line: string) => void): Promise<boolean> {
   const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
-  let stopped = false;
-  if (record !== undefined && isAlive(record.pid) && commandOf(record.pid).includes("node")) {
-    process.kill(record.pid, "SIGTERM");
-    if (!(await waitForExit(record.pid, 30_000))) {
-      log(`the NVKE controller emulator (pid ${record.pid}) did not stop within 30 s; killing it`);
-      process.kill(record.pid, "SIGKILL");
-      await waitForExit(record.pid, 5_000);
-    }
-    stopped = true;
-  }
+  const stopped =
+    record !== undefined &&
+    isAlive(record.pid) &&
+    commandOf(record.pid).includes("node") &&
+    (await terminate(record.pid, { graceMs: 30_000, what: "the NVKE controller emulator", log }));
   // Tenant API servers of an emulator that was killed outright: testenv's watchdog removes
   // them within seconds; this makes sure, and does not wait for it.
   let tenants: string[] = [];
@@ -313,12 +321,7 @@ async function stopEmulator(layout: SandboxLayout, log: (line: string) => void):
     // none
   }
   for (const tenant of tenants) {
-    for (const { pid, name } of await readPidsFile(join(layout.tenantsDir, tenant, "pids"))) {
-      if (!isAlive(pid) || !name.startsWith(commandOf(pid) || "\0")) continue;
-      log(`killing leftover ${name} of tenant ${tenant} (pid ${pid})`);
-      process.kill(pid, "SIGKILL");
-      await waitForExit(pid, 5_000);
-    }
+    await killLeftovers(join(layout.tenantsDir, tenant, "pids"), log, ` of tenant ${tenant}`);
   }
   await rm(layout.emulatorInfo, { force: true });
   await rm(layout.tenantsInfo, { force: true });
@@ -351,29 +354,28 @@ async function startEmulatorSupervisor(
     ...(timing.deleteMs === undefined ? [] : ["--delete-ms", String(timing.deleteMs)]),
     ...(timing.nodeMs === undefined ? [] : ["--node-ms", String(timing.nodeMs)]),
   ];
-  const fd = openSync(layout.emulatorLog, "a");
-  const child = spawn(process.execPath, args, {
-    detached: true,
-    stdio: ["ignore", fd, fd],
-    env: options.env ?? process.env,
-  });
-  closeSync(fd);
-  child.unref();
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
-    if (record !== undefined && record.pid === child.pid) return record;
-    if (child.exitCode !== null || child.signalCode !== null || (child.pid !== undefined && !isAlive(child.pid))) break;
-    await sleep(100);
+  try {
+    return await startDetached({
+      command: process.execPath,
+      args,
+      logFile: layout.emulatorLog,
+      env: options.env ?? process.env,
+      ready: async (pid) => {
+        const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
+        return record?.pid === pid ? record : undefined;
+      },
+      timeoutMs: 60_000,
+    });
+  } catch (error) {
+    if (!(error instanceof NotReadyError)) throw error;
+    throw new SandboxError(
+      "the emulators (NVKE controller, NodeRings API), the registry or the controller stand-in did not start",
+      {
+        why: error.message,
+        next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+      },
+    );
   }
-  if (child.pid !== undefined && isAlive(child.pid)) process.kill(child.pid, "SIGTERM");
-  throw new SandboxError(
-    "the emulators (NVKE controller, NodeRings API), the registry or the controller stand-in did not start",
-    {
-      why: `last lines of ${layout.emulatorLog}:\n${await tail(layout.emulatorLog)}`,
-      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
-    },
-  );
 }
 
 const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -488,7 +490,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
         `registry: the distribution registry, Basic auth (user "${REGISTRY_USER}", a password of this sandbox's own)`,
       );
       log("controller manager: a stand-in (Deployments, ReplicaSets and Jobs become ready; no pod runs)");
-      await Promise.all([ensureNodeRingsToken(layout), ensureRegistryPassword(layout)]);
+      await Promise.all([ensureNodeRingsTokens(layout), ensureRegistryPassword(layout)]);
       return startEmulatorSupervisor(layout, options, {
         admin,
         server: siteInfo.server,
@@ -530,7 +532,11 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     controller: { url: emulator.url, audience: SANDBOX_AUDIENCE },
     operator: { user: OPERATOR_USER, kubeconfig: layout.operatorKubeconfig },
     nvkectl: { config: layout.nvkectlConfig, site: SANDBOX_SITE, binDir: layout.binDir, envFile: layout.envFile },
-    noderings: { url: emulator.noderings?.url ?? "", tokenFile: layout.noderingsToken },
+    noderings: {
+      url: emulator.noderings?.url ?? "",
+      tokenFile: layout.noderingsToken,
+      adminTokenFile: layout.noderingsAdminToken,
+    },
     nr: { home: layout.nrHome },
     registry: { url: registry.url, host: registry.host, user: REGISTRY_USER, dockerConfig: layout.dockerConfig },
     release: {
@@ -767,8 +773,13 @@ const STAND_IN_INTERVAL_MS = 500;
  */
 export async function serve(options: ServeOptions): Promise<void> {
   const layout = sandboxLayout(options.dir);
-  const token = (await readFile(layout.noderingsToken, "utf8")).trim();
-  if (token === "") throw new SandboxError(`${layout.noderingsToken} holds no token`, { next: ["run up again"] });
+  const [token = "", adminToken = ""] = await Promise.all(
+    [layout.noderingsToken, layout.noderingsAdminToken].map(async (path) => {
+      const text = (await readFile(path, "utf8")).trim();
+      if (text === "") throw new SandboxError(`${path} holds no token`, { next: ["run up again"] });
+      return text;
+    }),
+  );
   const password = (await readFile(layout.registryPassword, "utf8")).trim();
   if (password === "")
     throw new SandboxError(`${layout.registryPassword} holds no password`, { next: ["run up again"] });
@@ -803,6 +814,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const noderings = await startNodeRingsEmulator({
     stateFile: layout.noderingsState,
     tokens: [{ token, account: "sandbox" }],
+    adminToken,
     log: (line) => noderingsLog.write(`${new Date().toISOString()} ${line}\n`),
   });
   const { startEmulator, testenvTenantApiServers } = await import("@nodekit/nvke-emulator");
@@ -850,23 +862,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   };
   await recordTenants();
 
-  await new Promise<void>((resolve) => {
-    let finished = false;
-    const finish = (why: string) => {
-      if (finished) return;
-      finished = true;
-      clearInterval(timer);
-      options.log(`stopping: ${why}`);
-      resolve();
-    };
-    // `on`, not `once`: a listener must stay, or testenv's own handler (each tenant API server
-    // has one) re-raises the signal and the process dies before it has stopped them.
-    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => finish(signal));
-    const timer = setInterval(() => {
-      if (!isAlive(options.sitePid)) finish(`the site cluster's supervisor (pid ${options.sitePid}) is gone`);
-      else void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`));
-    }, 1_000);
-  });
+  const recording = setInterval(
+    () => void recordTenants().catch((error: unknown) => options.log(`cannot write ${layout.tenantsInfo}: ${error}`)),
+    1_000,
+  );
+  const why = await untilStopped({ owner: options.sitePid });
+  clearInterval(recording);
+  options.log(
+    `stopping: ${why.startsWith("owner") ? `the site cluster's supervisor (pid ${options.sitePid}) is gone` : why}`,
+  );
   await Promise.all([emulator.stop(), noderings.stop(), stopOwn()]);
   await new Promise((resolve) => noderingsLog.end(resolve));
   await rm(layout.emulatorInfo, { force: true });

@@ -1,101 +1,134 @@
-import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TestenvError } from "./errors.ts";
+import { runProcess } from "./supervisor.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
+/** The programs the tests build from Go modules, each set by its own ensure.sh into a cache. */
+export type BinarySet = "kubernetes" | "registry";
+
+interface SetDefinition {
+  /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
+  variable: string;
+  script: string;
+  required: readonly string[];
+  what: string;
+  howToProvide: readonly string[];
+}
+
+const SETS: Record<BinarySet, SetDefinition> = {
+  kubernetes: {
+    variable: "NODEKIT_TESTENV_BIN_DIR",
+    script: join(repoRoot, "tooling/k8s-testbin/ensure.sh"),
+    required: ["kube-apiserver", "etcd"],
+    what: "the Kubernetes test binaries (kube-apiserver, etcd)",
+    howToProvide: [
+      "install Go (>= 1.24; https://go.dev/dl) and run `bash tooling/k8s-testbin/ensure.sh` once: it builds kube-apiserver, etcd, helm and clusterctl into ~/.cache/nodekit/k8s-testbin (20–40 min cold, then cached)",
+      "or set KUBEBUILDER_ASSETS to a directory holding envtest's kube-apiserver and etcd (e.g. from `setup-envtest use -p path`) and put helm and clusterctl on PATH",
+      "see docs/testing.md and tooling/k8s-testbin/README.md",
+    ],
+  },
+  registry: {
+    variable: "NODEKIT_REGISTRY_BIN_DIR",
+    script: join(repoRoot, "tooling/registry-testbin/ensure.sh"),
+    required: ["registry", "ggcr-registry"],
+    what: "the OCI registries for the tests (registry, ggcr-registry)",
+    howToProvide: [
+      "install Go (>= 1.24) and run `bash tooling/registry-testbin/ensure.sh` once: it builds them into ~/.cache/nodekit/registry-testbin (about 4 min cold, then cached)",
+      "or set NODEKIT_REGISTRY_BIN_DIR to a directory holding them",
+    ],
+  },
+};
+
 /** The script that builds kube-apiserver, etcd, helm and clusterctl into a cache (tooling/k8s-testbin). */
-export const ensureScript = join(repoRoot, "tooling/k8s-testbin/ensure.sh");
+export const ensureScript = SETS.kubernetes.script;
 
-const howToProvide = [
-  "install Go (>= 1.24; https://go.dev/dl) and run `bash tooling/k8s-testbin/ensure.sh` once: it builds kube-apiserver, etcd, helm and clusterctl into ~/.cache/nodekit/k8s-testbin (20–40 min cold, then cached)",
-  "or set KUBEBUILDER_ASSETS to a directory holding envtest's kube-apiserver and etcd (e.g. from `setup-envtest use -p path`) and put helm and clusterctl on PATH",
-  "see docs/testing.md and tooling/k8s-testbin/README.md",
-];
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function missingIn(binDir: string, names: readonly string[]): string[] {
-  return names.filter((name) => !isExecutable(join(binDir, name)));
-}
-
-export interface ResolveBinDirOptions {
-  /** Use this directory instead of running ensure.sh. */
+export interface BinariesOptions {
+  /** This directory, checked, instead of the variable or ensure.sh. */
   binDir?: string;
-  /** Environment for ensure.sh (KUBEBUILDER_ASSETS, NODEKIT_TESTBIN_DIR, GOTOOLCHAIN …). */
+  /** Where the runner's variable is read, and ensure.sh's environment (KUBEBUILDER_ASSETS, GOTOOLCHAIN …). Default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** Receives ensure.sh's progress lines (it may build for a long time on a cold cache). */
+  /** Receives ensure.sh's progress lines (it may build for minutes on a cold cache). */
   log?: (line: string) => void;
+  /** Another ensure script (tests). */
   script?: string;
 }
 
+/** ensure.sh runs once per process and script: its answer is kept (a failure is not). */
+const ensured = new Map<string, Promise<string>>();
+
 /**
- * The directory holding kube-apiserver and etcd (and helm, clusterctl): `binDir` when
- * given, else the last stdout line of tooling/k8s-testbin/ensure.sh, which builds the
- * binaries on first use and reuses its cache afterwards.
+ * The directory holding a set of Go-built test binaries: `binDir` when given; else the
+ * directory the test runner hands on in its variable (`NODEKIT_TESTENV_BIN_DIR`,
+ * `NODEKIT_REGISTRY_BIN_DIR`: `pnpm test` runs every ensure.sh before the tests, outside
+ * their network namespace); else the last stdout line of the set's ensure.sh, which builds
+ * them on first use and reuses its cache afterwards. Each way, the directory is checked for
+ * the set's programs. Optional extras (cosign, oras; helm and clusterctl) are in the same
+ * directory when they were built.
  */
-export async function resolveBinDir(options: ResolveBinDirOptions = {}): Promise<string> {
-  const required = ["kube-apiserver", "etcd"] as const;
-  if (options.binDir !== undefined) {
-    const missing = missingIn(options.binDir, required);
+export async function binaries(set: BinarySet, options: BinariesOptions = {}): Promise<string> {
+  const definition = SETS[set];
+  const env = options.env ?? process.env;
+  const given = options.binDir ?? (env[definition.variable] || undefined);
+  if (given !== undefined) {
+    const missing = missingIn(given, definition.required);
     if (missing.length > 0) {
-      throw new TestenvError(`${options.binDir} has no executable ${missing.join(" or ")}`, {
-        why: "the control plane needs kube-apiserver and etcd binaries",
-        next: ["point binDir (or --bin-dir) at a directory holding both", ...howToProvide],
+      const from = options.binDir === undefined ? `${definition.variable}=${given}` : given;
+      throw new TestenvError(`${from} has no executable ${missing.join(" or ")}`, {
+        why: `the tests need ${definition.what}`,
+        next: [`point it at a directory holding ${definition.required.join(" and ")}`, ...definition.howToProvide],
       });
     }
-    return options.binDir;
+    return given;
   }
-  const script = options.script ?? ensureScript;
-  const { exitCode, stdout, stderr } = await runEnsure(script, options);
+  const script = options.script ?? definition.script;
+  const key = `${script}\u0000${options.env === undefined ? "" : JSON.stringify(options.env)}`;
+  let dir = ensured.get(key);
+  if (dir === undefined) {
+    dir = ensure(definition, script, env, options.log);
+    ensured.set(key, dir);
+    dir.catch(() => ensured.delete(key));
+  }
+  return dir;
+}
+
+async function ensure(
+  definition: SetDefinition,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  log: ((line: string) => void) | undefined,
+): Promise<string> {
+  const { exitCode, stdout, stderr } = await runProcess("bash", [script], {
+    env,
+    timeoutMs: 0,
+    ...(log === undefined ? {} : { onStderrLine: log }),
+  });
   const binDir = stdout.trim().split("\n").at(-1)?.trim() ?? "";
   if (exitCode !== 0 || binDir === "") {
-    const tail = stderr.trim().split("\n").slice(-15).join("\n");
-    throw new TestenvError("the Kubernetes test binaries (kube-apiserver, etcd) are not available", {
-      why: `\`bash ${script}\` exited with ${exitCode === null ? "a signal" : `code ${exitCode}`}${tail ? `:\n${tail}` : ""}`,
-      next: howToProvide,
+    const lastLines = stderr.trim().split("\n").slice(-15).join("\n");
+    throw new TestenvError(`${definition.what} are not available`, {
+      why: `\`bash ${script}\` exited with ${exitCode === null ? "a signal" : `code ${exitCode}`}${lastLines ? `:\n${lastLines}` : ""}`,
+      next: [...definition.howToProvide],
     });
   }
-  const missing = missingIn(binDir, required);
+  const missing = missingIn(binDir, definition.required);
   if (missing.length > 0) {
-    throw new TestenvError(`${binDir} (printed by ensure.sh) has no executable ${missing.join(" or ")}`, {
-      next: howToProvide,
+    throw new TestenvError(`${binDir} (printed by ${script}) has no executable ${missing.join(" or ")}`, {
+      next: [...definition.howToProvide],
     });
   }
   return binDir;
 }
 
-function runEnsure(
-  script: string,
-  options: ResolveBinDirOptions,
-): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise) => {
-    const child = spawn("bash", [script], { env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    let partial = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) options.log?.(line);
-    });
-    child.on("error", (error) => resolvePromise({ exitCode: 127, stdout, stderr: `${stderr}${error.message}` }));
-    child.on("close", (exitCode) => {
-      if (partial) options.log?.(partial);
-      resolvePromise({ exitCode, stdout, stderr });
-    });
+function missingIn(binDir: string, names: readonly string[]): string[] {
+  return names.filter((name) => {
+    try {
+      accessSync(join(binDir, name), constants.X_OK);
+      return false;
+    } catch {
+      return true;
+    }
   });
 }

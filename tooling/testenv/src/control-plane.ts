@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { resolveBinDir } from "./binaries.ts";
+import { binaries } from "./binaries.ts";
 import { type ApiResponse, apiRequest, type ControlPlaneClient, connectControlPlane } from "./client.ts";
 import { TestenvError } from "./errors.ts";
 import { renderKubeconfig } from "./kubeconfig.ts";
@@ -14,9 +14,10 @@ import {
   issueClientCertificate,
   issueServingCertificate,
 } from "./pki.ts";
+import { spawnWatchdog, stopChild } from "./supervisor.ts";
 
 export interface StartControlPlaneOptions {
-  /** Directory holding kube-apiserver and etcd; default: the output of tooling/k8s-testbin/ensure.sh. */
+  /** Directory holding kube-apiserver and etcd; default: `binaries("kubernetes")` (the runner's, or ensure.sh's). */
   binDir?: string;
   /** Where certificates, etcd data, kubeconfigs and logs go; default: a new temp dir. Removed by stop(). */
   dataDir?: string;
@@ -24,7 +25,7 @@ export interface StartControlPlaneOptions {
   log?: (line: string) => void;
   /** How long to wait for /readyz; default 60 s. */
   readyTimeoutMs?: number;
-  /** Environment for ensure.sh; default process.env. */
+  /** Where NODEKIT_TESTENV_BIN_DIR is read, and ensure.sh's environment; default process.env. */
   env?: NodeJS.ProcessEnv;
   /**
    * Picks each loopback port (etcd client, etcd peer, kube-apiserver); default: one the kernel
@@ -37,7 +38,7 @@ export interface StartControlPlaneOptions {
 const PORT_ATTEMPTS = 3;
 
 export interface StartupTimings {
-  /** ensure.sh (a cache hit is a few hundred ms; a cold build takes tens of minutes). */
+  /** Finding the binaries (the runner's: none; ensure.sh on a warm cache: a few hundred ms; cold: tens of minutes). */
   binariesMs: number;
   /** Certificates and keys. */
   pkiMs: number;
@@ -58,7 +59,7 @@ export interface ControlPlane extends ControlPlaneClient {
 }
 
 /** A free TCP port on 127.0.0.1, as the kernel hands one out (someone else may bind it next). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const server = createServer();
     server.unref();
@@ -180,47 +181,7 @@ function logTail(daemon: Daemon, lines = 20): string {
 }
 
 async function terminate(daemon: Daemon, graceMs: number): Promise<void> {
-  if (!alive(daemon)) return;
-  daemon.child.kill("SIGTERM");
-  const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), graceMs).unref());
-  if ((await Promise.race([daemon.exited.then(() => "exited" as const), timer])) === "timeout") {
-    daemon.child.kill("SIGKILL");
-    await daemon.exited;
-  }
-}
-
-// Kills the listed daemons and removes dataDir once this process is gone, however it went
-// (SIGKILL included): a detached sh that checks once a second whether it has been orphaned.
-// `kill -0` alone is not enough: a parent whose own parent never reaps it stays a zombie.
-const watchdogScript = `
-parent=$1 dir=$2
-orphaned() {
-  kill -0 "$parent" 2>/dev/null || return 0
-  ppid=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
-  [ -n "$ppid" ] && [ "$ppid" != "$parent" ]
-}
-while ! orphaned; do sleep 1; done
-pids=$(cut -d' ' -f1 "$dir/pids" 2>/dev/null)
-if [ -n "$pids" ]; then
-  kill -TERM $pids 2>/dev/null
-  i=0
-  while [ $i -lt 50 ]; do
-    up=; for p in $pids; do kill -0 "$p" 2>/dev/null && up=1; done
-    [ -z "$up" ] && break
-    sleep 0.1; i=$((i + 1))
-  done
-  kill -KILL $pids 2>/dev/null
-fi
-rm -rf "$dir"
-`;
-
-function spawnWatchdog(dataDir: string): ChildProcess {
-  const child = spawn("sh", ["-c", watchdogScript, "testenv-watchdog", String(process.pid), dataDir], {
-    detached: true,
-    stdio: "ignore",
-  });
-  child.unref();
-  return child;
+  if (alive(daemon)) await stopChild(daemon.child, graceMs);
 }
 
 /** The daemon that exited because its port was taken between freePort() and its bind. */
@@ -267,7 +228,7 @@ async function waitForReady(
 export async function startControlPlane(options: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const t0 = performance.now();
-  const binDir = await resolveBinDir({
+  const binDir = await binaries("kubernetes", {
     ...(options.binDir === undefined ? {} : { binDir: options.binDir }),
     ...(options.env === undefined ? {} : { env: options.env }),
     log: (line) => log(line),
@@ -281,7 +242,8 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       mkdir(dir, { recursive: true, mode: 0o700 }),
     ),
   );
-  const watchdog = spawnWatchdog(dataDir);
+  // Kills the daemons and removes dataDir if this process is killed outright.
+  const watchdog = spawnWatchdog(dataDir, "testenv-watchdog");
 
   const daemons: Daemon[] = [];
   const killNow = () => {
@@ -309,13 +271,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       const [etcd, apiserver] = daemons;
       if (apiserver) await terminate(apiserver, 5_000);
       if (etcd) await terminate(etcd, 3_000);
-      if (watchdog.pid !== undefined) {
-        try {
-          process.kill(watchdog.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+      watchdog.dismiss();
       await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
     })();
     return stopped;
@@ -410,7 +366,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       totalMs: Math.round(t3 - t1),
     };
     log(
-      `ready at ${server} in ${(timings.totalMs / 1000).toFixed(1)} s (certificates ${timings.pkiMs} ms, etcd + kube-apiserver to /readyz ${(timings.readyMs / 1000).toFixed(1)} s; ensure.sh ${(timings.binariesMs / 1000).toFixed(1)} s before that)`,
+      `ready at ${server} in ${(timings.totalMs / 1000).toFixed(1)} s (certificates ${timings.pkiMs} ms, etcd + kube-apiserver to /readyz ${(timings.readyMs / 1000).toFixed(1)} s; the binaries ${(timings.binariesMs / 1000).toFixed(1)} s before that)`,
     );
     return {
       ...client,

@@ -1,4 +1,4 @@
-export { ensureScript, type ResolveBinDirOptions, resolveBinDir } from "./binaries.ts";
+export { type BinariesOptions, type BinarySet, binaries, ensureScript } from "./binaries.ts";
 export {
   type ApiResponse,
   type ControlPlaneClient,
@@ -8,6 +8,7 @@ export {
 } from "./client.ts";
 export {
   type ControlPlane,
+  freePort,
   type StartControlPlaneOptions,
   type StartupTimings,
   startControlPlane,

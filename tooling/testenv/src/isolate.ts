@@ -1,7 +1,5 @@
 import { spawn } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { resolveBinDir } from "./binaries.ts";
+import { binaries } from "./binaries.ts";
 import { TestenvError } from "./errors.ts";
 import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
 
@@ -12,7 +10,6 @@ import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
 // only loopback up where the platform allows one; elsewhere as it is, and one line on stderr
 // says so.
 
-const registryEnsureScript = join(dirname(fileURLToPath(import.meta.url)), "../../registry-testbin/ensure.sh");
 const usage = "usage: node tooling/testenv/src/isolate.ts [--] <command> [args...]";
 const log = (line: string) => process.stderr.write(`testenv: ${line}\n`);
 
@@ -23,10 +20,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const env = { ...process.env };
-  // The integration project's global setup and the registry harness take the binaries from
-  // here and run no ensure.sh of their own.
-  env.NODEKIT_TESTENV_BIN_DIR ||= await resolveBinDir({ log });
-  env.NODEKIT_REGISTRY_BIN_DIR ||= await registryBinDir();
+  // Every test that needs them takes them from here (binaries() reads these variables) and
+  // runs no ensure.sh of its own: in the network namespace a cold build could not fetch.
+  env.NODEKIT_TESTENV_BIN_DIR = await binaries("kubernetes", { env, log });
+  env.NODEKIT_REGISTRY_BIN_DIR = await binaries("registry", { env, log });
 
   const isolation = await loopbackOnly();
   let argvToRun = command;
@@ -53,32 +50,6 @@ async function main(argv: string[]): Promise<number> {
         return;
       }
       resolvePromise(code ?? 1);
-    });
-  });
-}
-
-/** tooling/registry-testbin/ensure.sh's last stdout line; its progress shows on stderr. */
-function registryBinDir(): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn("bash", [registryEnsureScript], { stdio: ["ignore", "pipe", "inherit"] });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const dir = stdout.trim().split("\n").at(-1)?.trim() ?? "";
-      if (code === 0 && dir) resolvePromise(dir);
-      else {
-        reject(
-          new TestenvError("the OCI registries for the tests are not available", {
-            why: `\`bash ${registryEnsureScript}\` exited with ${code === null ? "a signal" : `code ${code}`} (its output is above)`,
-            next: [
-              "install Go (>= 1.24) so that it can build them, or set NODEKIT_REGISTRY_BIN_DIR to a directory holding them",
-            ],
-          }),
-        );
-      }
     });
   });
 }

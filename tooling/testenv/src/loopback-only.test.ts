@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { describe, expect, test } from "vitest";
+import { testdir } from "@nodekit/test-utils";
+import { beforeEach, describe, expect, test } from "vitest";
 import { isolationMarker, loopbackOnly, ownInterface } from "./loopback-only.ts";
 
 const run = promisify(execFile);
@@ -88,8 +89,15 @@ describe.skipIf(!here.isolated)("inside the namespace (this machine allows one)"
 });
 
 describe("isolate.ts: the wrapper `pnpm test` runs vitest through", () => {
-  // Set, so that neither ensure.sh runs.
-  const env = { ...process.env, NODEKIT_TESTENV_BIN_DIR: "/nonexistent", NODEKIT_REGISTRY_BIN_DIR: "/nonexistent" };
+  // Set (to directories holding the programs each set needs), so that neither ensure.sh runs.
+  let env: NodeJS.ProcessEnv;
+  beforeEach(async () => {
+    const executable = { content: "#!/bin/sh\n", mode: 0o755 };
+    const bin = await testdir(
+      Object.fromEntries(["kube-apiserver", "etcd", "registry", "ggcr-registry"].map((name) => [name, executable])),
+    );
+    env = { ...process.env, NODEKIT_TESTENV_BIN_DIR: bin.root, NODEKIT_REGISTRY_BIN_DIR: bin.root };
+  });
 
   test("passes the command's exit code through", async () => {
     const result = await run(process.execPath, [isolate, "sh", "-c", "exit 7"], { env }).catch((error) => error);

@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
+import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
 import {
   createStateStore,
+  foreseeRun,
   type PhaseEvent,
   type PlannedRun,
   planPhases,
@@ -16,8 +18,11 @@ import type { JsonValue } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
-import type { RegisterContext } from "../phases/context.ts";
-import { REGISTER_PHASES } from "../phases/phases.ts";
+import type { PhaseUses, RegisterContext } from "../register/context.ts";
+import { RecordedAgent, recorded } from "../register/meta.ts";
+import { agent } from "../register/phases/agent.ts";
+import { operator } from "../register/phases/operator.ts";
+import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
 import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrPaths } from "./home.ts";
@@ -76,31 +81,39 @@ export interface RegisterOptions {
   debug: (message: string) => void;
   onDownload?: (tool: string, received: number, total: number | undefined) => void;
   signal?: AbortSignal;
-  fetch?: typeof globalThis.fetch;
+  transport?: Transport;
 }
 
 export type RegisterOutcome =
   | { kind: "plan"; planned: PlannedRun }
-  | { kind: "done"; result: RunResult; installedTools: string[]; operatorSkipped: boolean; stateFile: string };
+  | {
+      kind: "done";
+      result: RunResult;
+      /** The agent registered as (what its phase recorded). */
+      agent: { name: string; agentId: string } | undefined;
+      installedTools: string[];
+      operatorSkipped: boolean;
+      stateFile: string;
+    };
 
 function agentIdentity(options: RegisterOptions, state: RunState | undefined): { name?: string; agentId?: string } {
-  const recorded = state?.meta.agent as { name?: string; agentId?: string } | undefined;
+  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
   const given = options.agentId ?? options.name;
   if (given === undefined) {
-    if (recorded?.name !== undefined || recorded?.agentId !== undefined) return recorded;
+    if (registeredAs?.name !== undefined || registeredAs?.agentId !== undefined) return registeredAs;
     throw new UserError(errorCodes.AGENT_IDENTITY_MISSING, "which agent to register as was not given", {
       why: "registration creates (or reuses) an agent in NodeRings, by name or by id",
       next: ["give --name NAME to create or reuse the agent named so", "or --agent-id ID to reuse an existing agent"],
     });
   }
-  if (recorded !== undefined && state !== undefined && Object.keys(state.phases).length > 0) {
+  if (registeredAs !== undefined && state !== undefined && Object.keys(state.phases).length > 0) {
     const differs =
-      (options.name !== undefined && recorded.name !== undefined && options.name !== recorded.name) ||
-      (options.agentId !== undefined && recorded.agentId !== undefined && options.agentId !== recorded.agentId);
+      (options.name !== undefined && registeredAs.name !== undefined && options.name !== registeredAs.name) ||
+      (options.agentId !== undefined && registeredAs.agentId !== undefined && options.agentId !== registeredAs.agentId);
     if (differs) {
       throw new UserError(
         errorCodes.AGENT_IDENTITY_CHANGED,
-        `this machine's state is registered as agent ${recorded.name ?? recorded.agentId}, not ${given}`,
+        `this machine's state is registered as agent ${registeredAs.name ?? registeredAs.agentId}, not ${given}`,
         {
           why: "one machine is one agent: its cluster and peering belong to the agent it registered as",
           next: "leave out --name/--agent-id to continue, or start over with --restart to register it as another agent",
@@ -136,7 +149,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
   if (endpoint.token !== undefined) redactor.add(endpoint.token, "the NodeRings API token");
   const store = createStateStore({ path: paths.state });
-  const existing = await store.read(REGISTER_PHASES.map((p) => p.id));
+  const existing = await store.read(REGISTER_PHASES);
   const identity = agentIdentity(options, options.restart ? undefined : existing);
   const network = networkPlan({ podCidr: options.podCidr, serviceCidr: options.serviceCidr });
 
@@ -146,7 +159,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     userAgent: `nr/${options.version}`,
     ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
     log: (line) => options.debug(line),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
   });
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
@@ -177,12 +190,6 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     helm: memo(() => resolveTool("helm", { pins, arch, paths, runner: options.runner, env })),
     k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
   };
-  // Fail before anything is installed when a tool a phase still to run needs cannot be had.
-  const done = (id: string) => !options.restart && existing?.phases[id]?.state === "done";
-  if (!done("k3s")) await tools.k3sInstaller();
-  if (!done("liqo") || !done("outbound-peer") || !done("offloading")) await tools.liqoctl();
-  if (!options.skipOperator && !done("operator")) await tools.helm();
-
   const operatorPin = pins.pins.tools["proxmox-operator"];
   const chart =
     options.operatorChart ??
@@ -205,13 +212,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
       onSecret: (secret) => redactor.add(secret, "the Proxmox token secret"),
     }),
   );
-  // Asked for before anything is installed when the operator is still to install (not mid-run).
-  const operatorWillRun =
-    !options.skipOperator &&
-    !done("operator") &&
-    !(options.onlyPhase !== undefined && options.onlyPhase !== "operator");
-  if (!options.dryRun && operatorWillRun) await credentials();
-
+  const installed: string[] = [];
   const context: RegisterContext = {
     api,
     pins,
@@ -239,8 +240,9 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     redactor,
     reporter: `nr/${options.version}`,
     clock: () => new Date(),
-    fetch: options.fetch,
+    transport: options.transport,
     onDownload: options.onDownload,
+    onInstalled: (tool) => installed.push(tool),
   };
   const common = {
     name: "nr cluster register",
@@ -253,15 +255,15 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     labels: SELECTION_LABELS,
     resumeLabels: RESUME_LABELS,
   };
+  // Before anything is installed, for the phases that will run only (as far as can be told
+  // before their probes): the tools they use must be here or downloadable, and the secrets
+  // they write are read now, not mid-run (never in a dry run).
+  const uses = foreseeRun(common, existing)
+    .filter((decision) => decision.action === "run")
+    .flatMap((decision) => REGISTER_PHASES.find((entry) => entry.id === decision.id)?.uses ?? []);
+  await prepare(uses, tools, options.dryRun ? undefined : credentials);
   if (options.dryRun) return { kind: "plan", planned: await planPhases(common) };
 
-  const installed: string[] = [];
-  const onEvent = (event: PhaseEvent) => {
-    if (event.type === "step-finished" && event.line.startsWith("# install ")) {
-      installed.push(event.line.slice("# install ".length).split(" ")[0] ?? "");
-    }
-    options.onEvent?.(event);
-  };
   const meta: Record<string, JsonValue> = {
     agent: { ...identity },
     api: endpoint.url,
@@ -282,7 +284,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     runner: options.planRunner ?? options.runner,
     redactor,
     meta,
-    onEvent,
+    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     describeFailure: (error, step) =>
       /(^|\/)(kubectl|helm)$/.test(step.call.command)
         ? kubeToolError(error, step.call, {
@@ -301,13 +303,29 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
       }
     },
   });
+  const registered = result.outputs.recorded(agent);
   return {
     kind: "done",
     result,
+    agent: registered === undefined ? undefined : { name: registered.name, agentId: registered.agentId },
     installedTools: installed,
-    operatorSkipped: result.state.phases.operator?.state === "skipped",
+    operatorSkipped: result.state.phases[operator.id]?.state === "skipped",
     stateFile: paths.state,
   };
+}
+
+/**
+ * Resolves each tool the phases that will run use (found here, or planned for download:
+ * a tool that cannot be had fails now, before anything is installed), and reads each secret
+ * they write. Every one is asked once, in the phases' order.
+ */
+async function prepare(
+  uses: readonly PhaseUses[],
+  tools: RegisterContext["tools"],
+  credentials: (() => Promise<unknown>) | undefined,
+): Promise<void> {
+  for (const tool of new Set(uses.flatMap((entry) => entry.tools ?? []))) await tools[tool]();
+  if (credentials !== undefined && uses.some((entry) => entry.secrets?.includes("proxmox"))) await credentials();
 }
 
 /** The PATH advice after nr installed a tool into ~/.nr/bin (NR-5). */

@@ -1,5 +1,9 @@
 import { createStateStore, inspectLock, type RunState, type RunStatusReport, runStatus } from "@nodekit/phase-runner";
-import { REGISTER_PHASES } from "../phases/phases.ts";
+import type * as z from "zod";
+import { RecordedAgent, RecordedPins, recorded } from "../register/meta.ts";
+import { agent as agentPhase } from "../register/phases/agent.ts";
+import { operator } from "../register/phases/operator.ts";
+import { REGISTER_PHASES } from "../register/phases.ts";
 import { assertNrHome, nrPaths } from "./home.ts";
 
 /** What `nr cluster status` shows (NR-15), and what `-o json|yaml` prints. */
@@ -7,7 +11,7 @@ export interface RegistrationStatus extends RunStatusReport {
   stateFile: string;
   agent: { name?: string; agentId?: string; id?: string } | undefined;
   api: string | undefined;
-  pins: { name: string; origin: string; source: string; hash: string; versions: Record<string, string> } | undefined;
+  pins: z.infer<typeof RecordedPins> | undefined;
   /** Whether VMs can be sold: the operator runs. */
   operatorInstalled: boolean;
   /** The command to run next, or undefined when nothing is left to do. */
@@ -21,21 +25,20 @@ export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): 
   const paths = nrPaths(env);
   await assertNrHome(paths);
   const store = createStateStore({ path: paths.state });
-  const state: RunState | undefined = await store.read(REGISTER_PHASES.map((p) => p.id));
+  const state: RunState | undefined = await store.read(REGISTER_PHASES);
   const lock = await inspectLock(paths.state);
   const report = runStatus(REGISTER_PHASES, state, lock);
-  const agentOutputs = state?.phases.agent?.outputs;
-  const recorded = state?.meta.agent as { name?: string; agentId?: string } | undefined;
+  const agentOutputs = state?.phases[agentPhase.id]?.outputs;
+  const registeredAs = recorded(RecordedAgent, state?.meta.agent);
   const agent =
     state === undefined
       ? undefined
       : {
-          ...recorded,
+          ...registeredAs,
           ...(typeof agentOutputs?.agentId === "string" ? { id: agentOutputs.agentId } : {}),
           ...(typeof agentOutputs?.name === "string" ? { name: agentOutputs.name } : {}),
         };
-  const operator = report.phases.find((p) => p.id === "operator");
-  const operatorInstalled = operator?.state === "done";
+  const operatorInstalled = report.phases.find((p) => p.id === operator.id)?.state === "done";
   let nextStep: string | undefined;
   if (report.status === "none") nextStep = "nr cluster register --name NAME --api-url URL";
   else if (report.status === "running") nextStep = undefined;
@@ -50,7 +53,7 @@ export async function registrationStatus(env: NodeJS.ProcessEnv = process.env): 
     stateFile: paths.state,
     agent,
     api: typeof state?.meta.api === "string" ? state.meta.api : undefined,
-    pins: state?.meta.pins as RegistrationStatus["pins"],
+    pins: recorded(RecordedPins, state?.meta.pins),
     operatorInstalled,
     nextStep,
     runningPid: lock.state === "held" ? lock.owner?.pid : undefined,

@@ -3,6 +3,7 @@ import { access, chmod, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
 import { isUserError, UserError } from "@nodekit/errors";
 import { assertTrustedFile, digestOwnFile, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
+import type { Transport } from "@nodekit/http";
 import { downloadArtifact } from "@nodekit/noderings-api";
 import { phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { CommandFailedError, type ProcessRunner } from "@nodekit/process";
@@ -223,16 +224,9 @@ export function installSummary(decision: Extract<ToolDecision, { action: "instal
   return `install ${decision.tool} ${decision.version} (linux/${artifact.arch}; ${decision.found === "not found" ? "none here" : `found ${decision.found}`}): download ${artifact.url}, check sha256 ${artifact.sha256}, install it as ${displayPath(decision.path)} (keep ${displayPath(join(decision.path, ".."))} on PATH)`;
 }
 
-/** A fetch that also stops when `signal` is aborted (Ctrl-C): the download then keeps nothing. */
-function abortable(fetch: typeof globalThis.fetch, signal: AbortSignal | undefined): typeof globalThis.fetch {
-  if (signal === undefined) return fetch;
-  return (input, init) =>
-    fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
-}
-
 interface DownloadContext {
   paths: NrPaths;
-  fetch?: typeof globalThis.fetch | undefined;
+  transport?: Transport | undefined;
   onProgress?: (received: number, total: number | undefined) => void;
   /** Ctrl-C: the download stops, its partial file is removed, and the run is interrupted. */
   signal?: AbortSignal | undefined;
@@ -246,7 +240,8 @@ async function download(
 ): Promise<void> {
   try {
     await downloadArtifact(spec, destination, {
-      fetch: abortable(options.fetch ?? globalThis.fetch, options.signal),
+      ...(options.transport === undefined ? {} : { transport: options.transport }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     });
   } catch (error) {

@@ -1,8 +1,8 @@
-import { join } from "node:path";
-import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
-import { registryFlags } from "../flags.ts";
+import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
+import { shippedDeployPath } from "../services/shipped.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";
@@ -36,7 +36,9 @@ The NICo API key is read from the environment variable the stack config names (n
       description: "The stack config beside the site spec (deploy/README.md lists its keys).",
       required: true,
     }),
-    "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
+    "deploy-path": Flags.string({
+      description: "The deploy path directory. Default: the deploy path shipped with nvkectl (deploy/nico).",
+    }),
     kubeconfig: Flags.string({
       description: "The site cluster's kubeconfig. Default: the active site's (or --site's).",
     }),
@@ -72,18 +74,18 @@ The NICo API key is read from the environment variable the stack config names (n
         inputs: {
           siteSpec: this.flags.sitespec,
           stackConfig: this.flags["stack-config"],
-          deployPath: this.flags["deploy-path"] ?? join(this.config.root, "..", "..", "deploy", "nico"),
+          deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
           kubeconfig,
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,
-          registry: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"] },
+          registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
           requestTimeoutMs,
         },
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],
         fromItem: this.flags["from-item"],
-        ...(progress === undefined ? {} : { onEvent: planProgress(progress) }),
+        ...(progress === undefined ? {} : { onEvent: runProgress(progress) }),
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`installed the NVKE controller stack (${plan.items.length} items)`);

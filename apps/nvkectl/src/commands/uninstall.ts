@@ -1,4 +1,4 @@
-import { dryRunFlag, Flags, parseDuration, planProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../base.ts";
 import { uninstall } from "../services/uninstall.ts";
 
@@ -57,7 +57,7 @@ Before anything runs, and in a dry run alike, the record is read (none: exit 4, 
         dryRun: this.flags["dry-run"],
         fromItem: this.flags["from-item"],
         redactor: this.redactor,
-        ...(progress === undefined ? {} : { onEvent: planProgress(progress) }),
+        ...(progress === undefined ? {} : { onEvent: runProgress(progress) }),
       });
       if (this.flags["dry-run"]) await this.printPlan(plan, this.flags.output ?? "table");
       else this.logger.info(`uninstalled the NVKE controller stack (${plan.items.length} items)`);

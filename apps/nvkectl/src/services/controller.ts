@@ -1,6 +1,7 @@
 import { traceStartup } from "@nodekit/cli-kit";
+import { createTransport } from "@nodekit/http";
 import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
-import { createNodeHttpTransport, createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
+import { createNvkeClient, type NvkeClient } from "@nodekit/nvke-api/client";
 import { plainHttpWarning, type Site } from "@nodekit/site-config/store";
 
 // What a command needs to reach the controller, in one module (each module is one more
@@ -36,8 +37,8 @@ export interface OpenControllerOptions {
  * This module is imported when a command first needs the controller (its imports are static
  * so that the bundle keeps only what it uses), the Kubernetes client library only when a
  * token has to be minted: a read with a cached
- * token costs one HTTP request through Node's own http module (not fetch, whose undici a
- * short-lived process pays ≈ 30 ms for), and loads neither @kubernetes/client-node nor zod.
+ * token costs one HTTP request through @nodekit/http, on Node's own http module (not fetch,
+ * whose undici a short-lived process pays ≈ 30 ms for), and loads neither @kubernetes/client-node nor zod.
  */
 export async function openController(options: OpenControllerOptions): Promise<NvkeClient> {
   const { site } = options;
@@ -55,9 +56,7 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
   let warned = false;
   return createNvkeClient({
     baseUrl: site.url,
-    transport: createNodeHttpTransport(
-      options.certificateAuthority === undefined ? {} : { ca: options.certificateAuthority },
-    ),
+    transport: createTransport({ ca: options.certificateAuthority }),
     ...(options.requestTimeoutMs === undefined ? {} : { timeoutMs: options.requestTimeoutMs }),
     ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),

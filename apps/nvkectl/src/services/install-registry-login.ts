@@ -60,6 +60,15 @@ export async function helmRegistryLogin(
   return { path: helmRegistryConfigPath(options.workDir), auths };
 }
 
+/**
+ * Removes the helm registry config a run killed with SIGKILL (no exit hook runs then) left in
+ * the work dir: every real install run starts with this, whether or not it writes one itself,
+ * so a credential outlives a killed run only until the next run. A link there is removed, not followed.
+ */
+export async function removeLeftoverRegistryConfig(workDir: string): Promise<void> {
+  await rm(dirname(helmRegistryConfigPath(workDir)), { recursive: true, force: true });
+}
+
 export interface RegistryConfigHooks {
   /**
    * Arranges for `cleanup` (synchronous) to run if the process exits or is killed by a signal

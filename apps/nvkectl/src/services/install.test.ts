@@ -86,6 +86,16 @@ describe("the install's work dir and rendered files", () => {
     return { failure, calls: runner.calls, workDir };
   }
 
+  test("a helm registry config a killed run left (kill -9: no exit hook) is removed when the next run starts", async () => {
+    const { workDir } = await attempt(async (workDir) => {
+      await mkdir(join(workDir, "helm-registry"), { recursive: true, mode: 0o700 });
+      await writeFile(join(workDir, "helm-registry", "config.json"), '{"auths":{"r":{"auth":"b3BzOnB3"}}}', {
+        mode: 0o600,
+      });
+    });
+    await expect(stat(join(workDir, "helm-registry"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
   test("a link planted in place of a rendered file is refused; what it points to is untouched and nothing is applied", async () => {
     const { failure, calls } = await attempt(async (workDir) => {
       await writeFile(join(dir ?? "", "victim"), "precious\n");

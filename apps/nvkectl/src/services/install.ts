@@ -42,6 +42,7 @@ import {
   type HelmRegistryLogin,
   helmRegistryLogin,
   type RegistryConfigHooks,
+  removeLeftoverRegistryConfig,
   withHelmRegistryConfig,
 } from "./install-registry-login.ts";
 import {
@@ -114,7 +115,7 @@ export interface InstallInputs {
   /** A release description (release export wrote it): charts, images and providers pinned by digest. */
   release?: string | undefined;
   /** How the release's registry is reached (for the provider components and helm's pulls). */
-  registry?: Pick<RegistryAccess, "plainHttp" | "caFile"> | undefined;
+  registry?: Pick<RegistryAccess, "plainHttp" | "caFile" | "allowTokenRealms" | "warn"> | undefined;
   /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
   requestTimeoutMs?: number | undefined;
   /** The clock the install record's time is read from. */
@@ -1183,6 +1184,7 @@ export async function preflightInstall(context: InstallContext, plan: Plan, from
 
 /** Executes exactly the plan the dry run prints, item by item; stops at the first failure, naming item and call. */
 export async function runInstall(context: InstallContext, plan: Plan, options: RunInstallOptions) {
+  await removeLeftoverRegistryConfig(context.workDir);
   await preflightInstall(context, plan, options.fromItem);
   const login = context.release?.helmRegistryLogin;
   if (login === undefined) return runPlanned(context, plan, options);

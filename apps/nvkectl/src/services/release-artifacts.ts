@@ -13,6 +13,10 @@ export interface RegistryAccess {
   plainHttp?: boolean | undefined;
   /** A PEM file of extra CA certificates to trust (a registry with a private CA). */
   caFile?: string | undefined;
+  /** Hosts a registry's token realm may be on besides the registry's own (--allow-token-realm). */
+  allowTokenRealms?: readonly string[] | undefined;
+  /** Warnings for stderr (an allowed token realm used). */
+  warn?: ((message: string) => void) | undefined;
   /** Default process.env: NODEKIT_REGISTRY_USERNAME / _PASSWORD (/ _HOST), DOCKER_CONFIG, HELM_REGISTRY_CONFIG. */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
@@ -48,6 +52,8 @@ export async function openRegistry(access: RegistryAccess): Promise<OciClient> {
     credentials: defaultCredentials({ env, ...(env.HOME ? { homedir: env.HOME } : {}) }),
     secrets: access.redactor,
     ...(ca === undefined ? {} : { ca }),
+    ...(access.allowTokenRealms === undefined ? {} : { allowTokenRealms: access.allowTokenRealms }),
+    ...(access.warn === undefined ? {} : { onWarning: access.warn }),
   });
 }
 

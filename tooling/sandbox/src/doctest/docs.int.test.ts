@@ -28,6 +28,10 @@ test.each(runnable)("%s: its runnable blocks pass against a fresh sandbox", { ti
       PATH: process.env.PATH ?? "",
       ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
       NODEKIT_TESTENV_BIN_DIR: binDir,
+      // The runner's registries too: the guide's sandbox then runs no ensure.sh of its own.
+      ...(process.env.NODEKIT_REGISTRY_BIN_DIR
+        ? { NODEKIT_REGISTRY_BIN_DIR: process.env.NODEKIT_REGISTRY_BIN_DIR }
+        : {}),
       // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
       NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
     },

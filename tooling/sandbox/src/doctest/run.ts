@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Problem } from "@nodekit/errors";
 import { portOpen } from "@nodekit/test-utils";
-import { runProcess } from "../processes.ts";
+import { runProcess } from "@nodekit/testenv/supervisor";
 import type { SandboxStatus } from "../sandbox.ts";
 import { runInSession } from "../session.ts";
 import { extractBlocks, outputMatches, type RunBlock } from "./blocks.ts";
@@ -16,7 +16,7 @@ const sandboxCli = fileURLToPath(new URL("../cli.ts", import.meta.url));
 export interface DocTestOptions {
   /** The checkout: `./run` and `examples/` come from here. */
   root: string;
-  /** The environment to start from (PATH, and NODEKIT_TESTENV_BIN_DIR for the binaries). */
+  /** The environment to start from (PATH, and NODEKIT_TESTENV_BIN_DIR / NODEKIT_REGISTRY_BIN_DIR for the binaries). */
   env: NodeJS.ProcessEnv;
   /** Per block; default 3 minutes. */
   blockTimeoutMs?: number;

@@ -1,10 +1,9 @@
-import { dryRunFlag, Flags, parseDuration } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { breakStaleLock, describePhases } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
-import { REGISTER_PHASES } from "../../phases/phases.ts";
-import { phaseProgress } from "../../progress.ts";
+import { REGISTER_PHASES } from "../../register/phases.ts";
 import { assertNrHome, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
 
@@ -194,7 +193,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         runner: this.processRunner(),
         redactor: this.redactor,
         version: this.config.version,
-        ...(renderer === undefined ? {} : { onEvent: phaseProgress(renderer) }),
+        ...(renderer === undefined ? {} : { onEvent: runProgress(renderer) }),
         warn: (message) => this.logger.warn(message),
         debug: (message) => this.logger.debug(message),
         signal: controller.signal,
@@ -204,10 +203,9 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         await this.printPlan(outcome.planned.plan, flags.output);
         return;
       }
-      const { result } = outcome;
-      const agent = result.state.phases.agent?.outputs;
+      const { result, agent } = outcome;
       await this.out(
-        `agent ${String(agent?.name ?? "")} (${String(agent?.agentId ?? "")}) registered: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped`,
+        `agent ${agent?.name ?? ""} (${agent?.agentId ?? ""}) registered: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped`,
       );
       if (outcome.installedTools.length > 0) this.logger.info(pathAdvice(env));
       if (outcome.operatorSkipped) {

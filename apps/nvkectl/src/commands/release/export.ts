@@ -1,6 +1,6 @@
 import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { registryFlags } from "../../flags.ts";
+import { registryAccess, registryFlags } from "../../flags.ts";
 import { exportRelease } from "../../services/release-artifacts.ts";
 
 export default class ReleaseExport extends NvkectlCommand<typeof ReleaseExport> {
@@ -38,7 +38,7 @@ Registry credentials come from the environment or docker's and helm's config fil
       reference: this.args.ref,
       outputFile: this.flags["output-file"],
       force: this.flags.force,
-      access: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"], redactor: this.redactor },
+      access: { ...registryAccess(this.flags, (message) => this.logger.warn(message)), redactor: this.redactor },
     });
     if (exported.writtenTo !== undefined)
       this.logger.info(`wrote the description of ${exported.reference} to ${exported.writtenTo}`);

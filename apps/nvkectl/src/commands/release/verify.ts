@@ -1,6 +1,6 @@
 import { Args, Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { registryFlags } from "../../flags.ts";
+import { registryAccess, registryFlags } from "../../flags.ts";
 import { verifyPublishedRelease } from "../../services/release-artifacts.ts";
 
 export default class ReleaseVerify extends NvkectlCommand<typeof ReleaseVerify> {
@@ -45,7 +45,7 @@ Registry credentials come from NODEKIT_REGISTRY_USERNAME and NODEKIT_REGISTRY_PA
     const verified = await verifyPublishedRelease({
       reference: this.args.ref,
       policyFile: this.flags.policy,
-      access: { plainHttp: this.flags["plain-http"], caFile: this.flags["ca-file"], redactor: this.redactor },
+      access: { ...registryAccess(this.flags, (message) => this.logger.warn(message)), redactor: this.redactor },
     });
     this.logger.info(
       `verified ${verified.description.metadata.name} ${verified.description.metadata.version}: signed by ${verified.signer}; all ${verified.artifactsChecked} artifacts it lists are in the registry at their digests`,

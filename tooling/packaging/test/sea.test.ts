@@ -1,0 +1,61 @@
+import { mkdir, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { tempDir } from "@nodekit/test-utils";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltExecutable, buildExecutables } from "../src/sea.ts";
+
+// `pnpm package` for linux-x64: nvkectl and nr as single executable applications, run as on
+// a machine with no Node.js at all: an empty environment (env -i) whose PATH has no node.
+
+let work: string;
+let cleanup: () => Promise<void>;
+let built: BuiltExecutable[];
+const MB = 1024 * 1024;
+
+beforeAll(async () => {
+  ({ path: work, cleanup } = await tempDir("sea-"));
+  built = await buildExecutables(join(work, "out"), ["x64"]);
+}, 15 * 60_000);
+afterAll(() => cleanup?.());
+
+/** Runs an executable under `env -i` with HOME in the test's directory and a PATH holding nothing. */
+async function bare(file: string, args: string[]) {
+  const home = join(work, "home");
+  const empty = join(work, "empty-bin");
+  await mkdir(empty, { recursive: true });
+  return execa("env", ["-i", `HOME=${home}`, `PATH=${empty}`, file, ...args], { reject: false });
+}
+
+describe.runIf(process.arch === "x64")("single executables, linux-x64", () => {
+  it("SHA256SUMS names each with its digest", async () => {
+    const sums = (await execa("cat", [join(work, "out", "SHA256SUMS")])).stdout;
+    for (const b of built) expect(sums).toContain(`${b.sha256}  ${b.bin}-linux-x64`);
+    const check = await execa("sha256sum", ["--check", "SHA256SUMS"], { cwd: join(work, "out"), reject: false });
+    expect(check.exitCode, check.stderr).toBe(0);
+  });
+
+  for (const bin of ["nvkectl", "nr"]) {
+    it(`${bin}: --version and --help with no node on PATH, within 130 MB`, async () => {
+      const file = built.find((b) => b.bin === bin)?.file ?? "";
+      expect((await bare("/bin/sh", ["-c", "command -v node || echo none"])).stdout).toBe("none");
+      const version = await bare(file, ["--version"]);
+      expect(version.stderr).toBe("");
+      expect(version.stdout).toMatch(new RegExp(`^@nodekit/${bin}/\\d+\\.\\d+\\.\\d+ linux-x64 node-v22\\.`));
+      // Again, from the extracted copy.
+      expect((await bare(file, ["--version"])).stdout).toBe(version.stdout);
+      const help = await bare(file, ["--help"]);
+      expect(help.exitCode, help.stderr).toBe(0);
+      expect(help.stdout).toContain(bin === "nr" ? "cluster" : "install");
+      expect((await stat(file)).size).toBeLessThanOrEqual(130 * MB);
+    }, 120_000);
+  }
+
+  it("nvkectl's executable carries its deploy path, written to a private directory of the user's cache", async () => {
+    const sea = join(work, "home", ".cache", "nodekit", "executables");
+    const [extracted] = (await readdir(sea)).filter((name) => name.startsWith("@nodekit+nvkectl-"));
+    expect(extracted).toBeDefined();
+    expect((await stat(join(sea, extracted ?? "", "deploy/nico/nvke-deploy.yaml"))).isFile()).toBe(true);
+    expect((await stat(sea)).mode & 0o077).toBe(0);
+  });
+});
