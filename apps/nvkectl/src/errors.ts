@@ -189,4 +189,14 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "An image named in the values the install renders is not in the release, so it cannot be pinned by digest; each is listed with its file and field, and nothing was changed.",
   },
+  INSTALL_RECORD_NOT_FOUND: {
+    exitCode: ExitCode.NotFound,
+    meaning:
+      "The site cluster has no install record (ConfigMap kube-system/nvkectl-install-record): nothing is installed that uninstall or upgrade knows of; nothing was changed.",
+  },
+  UNINSTALL_TENANT_CLUSTERS_EXIST: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The uninstall found tenant clusters (Cluster API Clusters) the site still manages; each is named and nothing was changed (--force uninstalls anyway).",
+  },
 });

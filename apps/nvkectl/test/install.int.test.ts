@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { chmod, cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";
@@ -8,6 +9,7 @@ import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv
 import { type NicoProviderStandIn, startNicoProviderStandIn } from "@nodekit/testenv/nico-provider-standin";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, install, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
+import { parseInstallRecord } from "../src/services/install-record.ts";
 import { PROVIDERS } from "../src/services/provider-catalogue.ts";
 import { getProviders } from "../src/services/providers.ts";
 import {
@@ -160,6 +162,8 @@ afterAll(async () => {
   await fixture?.cleanup();
 });
 
+const readRecord = (configMap: { data: Record<string, string> }) => parseInstallRecord(configMap.data);
+
 const printedCalls = (dryRun: string) => dryRun.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
 
 /** Every object the install made, name → resourceVersion. */
@@ -174,6 +178,7 @@ async function versions(): Promise<Record<string, string>> {
     ["customresourcedefinitions"],
     ["widgets.example.test", "--namespace=widgets"],
     ["providers.clusterctl.cluster.x-k8s.io", "--all-namespaces"],
+    ["configmaps", "--namespace=kube-system", "--selector=app.kubernetes.io/component=install-record"],
   ];
   const entries: Array<[string, string]> = [];
   for (const [kind = "", ...flags] of kinds) {
@@ -286,6 +291,77 @@ describe("nvkectl install against the real API server", () => {
     expect(plan.items[0]).toMatchObject({ id: "cluster-api", steps: [] });
     await runInstall(context, plan, { runner: createExecaRunner(), redactor: inputs.redactor });
     expect(await versions()).toEqual(before);
+  });
+
+  test("the install record: one ConfigMap says what is installed; a re-run keeps it, a changed input rewrites it", async () => {
+    // Given the installed site: one object, labelled, in kube-system
+    const records = await json(
+      "get",
+      "configmaps",
+      "--all-namespaces",
+      "--selector=app.kubernetes.io/component=install-record",
+    );
+    expect(
+      records.items.map(
+        (c: { metadata: { namespace: string; name: string } }) => `${c.metadata.namespace}/${c.metadata.name}`,
+      ),
+    ).toEqual(["kube-system/nvkectl-install-record"]);
+    const record = readRecord(records.items[0]);
+    // Then it names the site, the deploy path, each item with its version and digest, the providers, the stack config's hash and the time
+    expect(record).toMatchObject({ site: "lab", deployPath: "test", certManager: "v1.19.1" });
+    expect(record.release).toBeUndefined();
+    expect(record.items.map((item) => [item.id, item.kind, item.version])).toEqual([
+      ["widgets", "manifests", undefined],
+      ["controller", "chart", "0.1.0"],
+      ["finish", "manifests", undefined],
+    ]);
+    for (const item of record.items) expect(item.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(record.providers.map((p) => `${p.type}/${p.name}@${p.version}`)).toEqual([
+      "CoreProvider/cluster-api@v1.11.7",
+      "BootstrapProvider/kubeadm@v1.11.7",
+      "ControlPlaneProvider/kubeadm@v1.11.7",
+      "InfrastructureProvider/nico@v0.3.0",
+    ]);
+    expect(record.stackConfigSha256).toBe(
+      `sha256:${createHash("sha256")
+        .update(await readFile(inputs.stackConfig))
+        .digest("hex")}`,
+    );
+    expect(Date.now() - Date.parse(record.installedAt)).toBeLessThan(15 * 60_000);
+    expect(JSON.stringify(records)).not.toContain(API_KEY);
+
+    // When the install runs again a day later with nothing changed: the record does not move
+    const later = { ...inputs, now: () => new Date(Date.parse(record.installedAt) + 86_400_000) };
+    await install({ inputs: later, runner: createExecaRunner(), dryRun: false });
+    const again = await json("get", "configmap", "nvkectl-install-record", "-n", "kube-system");
+    expect(again.metadata.resourceVersion).toBe(records.items[0].metadata.resourceVersion);
+
+    // When an item's content changes, its digest and the time change
+    await write({
+      "path/finish/config.yaml": (await readFile(join(work, "path/finish/config.yaml"), "utf8")).replace(
+        'done: "yes"',
+        'done: "yes", also: "1"',
+      ),
+    });
+    try {
+      await install({ inputs: later, runner: createExecaRunner(), dryRun: false });
+      const changed = readRecord(await json("get", "configmap", "nvkectl-install-record", "-n", "kube-system"));
+      expect(changed.installedAt).toBe(new Date(Date.parse(record.installedAt) + 86_400_000).toISOString());
+      expect(changed.items.find((i) => i.id === "finish")?.digest).not.toBe(
+        record.items.find((i) => i.id === "finish")?.digest,
+      );
+      expect(changed.items.find((i) => i.id === "widgets")?.digest).toBe(
+        record.items.find((i) => i.id === "widgets")?.digest,
+      );
+    } finally {
+      await write({
+        "path/finish/config.yaml": (await readFile(join(work, "path/finish/config.yaml"), "utf8")).replace(
+          ', also: "1"',
+          "",
+        ),
+      });
+      await install({ inputs, runner: createExecaRunner(), dryRun: false });
+    }
   });
 
   test("a failure in a middle item stops there, naming it; --from-item finishes", async () => {
@@ -413,7 +489,7 @@ describe("a re-run prunes what the stack config no longer renders", () => {
 
   test("emptied clientNetworks and a renamed StorageClass: the dry run names both deletions, the run makes them, a re-run prunes nothing", async () => {
     // Given the installed site (the policy and lab-local are in the inventory)
-    const inventory = await json("get", "configmap", "nvkectl-install-inventory", "-n", "kube-system");
+    const inventory = await json("get", "configmap", "nvkectl-install-record", "-n", "kube-system");
     expect(JSON.parse(inventory.data.objects)).toContainEqual({
       apiVersion: "networking.k8s.io/v1",
       kind: "NetworkPolicy",
@@ -453,7 +529,7 @@ describe("a re-run prunes what the stack config no longer renders", () => {
     // And a re-run prunes nothing
     const again = await install({ inputs: changed, runner: createExecaRunner(), dryRun: true });
     expect(formatPlan(again.plan)).toMatch(
-      /# \[9\/9\] prune: nothing to prune; the \d+ objects applied recorded in ConfigMap kube-system\/nvkectl-install-inventory/,
+      /# \[9\/9\] prune: nothing to prune; the \d+ objects applied recorded in ConfigMap kube-system\/nvkectl-install-record/,
     );
     expect(formatPlan(again.plan)).not.toContain(" delete ");
   });

@@ -5,6 +5,7 @@ import { parseSiteSpec } from "@nodekit/sitespec";
 import { parseStackConfig } from "@nodekit/stack-config";
 import { repoRoot } from "@nodekit/test-utils";
 import type { InstallContext } from "../src/services/install.ts";
+import { recordedItems } from "../src/services/install-record.ts";
 
 /** examples/stack.yaml with every REPLACE_* filled in; `edit` changes the text before it is parsed. */
 async function shippedStackConfig(edit: (text: string) => string = (text) => text) {
@@ -33,15 +34,28 @@ export async function shippedContext(
 ): Promise<InstallContext> {
   const site = parseSiteSpec(await readFile(join(repoRoot, "examples/sitespec.yaml"), "utf8"), { source: "s" }).spec;
   if (site === undefined) throw new Error("examples/sitespec.yaml does not validate");
+  const deployPath = await readDeployPath(join(repoRoot, "deploy/nico"));
   return {
     site,
     stack: await shippedStackConfig(),
     stackDir: "/srv",
-    deployPath: await readDeployPath(join(repoRoot, "deploy/nico")),
+    deployPath,
     target: { kubeconfig: "/srv/my-tier0-site.kubeconfig" },
     workDir: "/srv/state",
     nicoApiKey: "k3y-not-printed",
     observations: { architecture: "amd64", nodes: 4, providers },
+    record: {
+      installedAt: "2026-12-01T10:00:00.000Z",
+      site: site.metadata.name,
+      deployPath: deployPath.name,
+      items: await recordedItems(deployPath),
+      providers: [],
+      certManager: "v1.19.1",
+      namespaces: [],
+      crds: [],
+      stackConfigSha256: `sha256:${"0".repeat(64)}`,
+      objects: [],
+    },
     ...overrides,
   };
 }

@@ -3,6 +3,13 @@ import { type KubeTarget, kubectlCall, runKube } from "@nodekit/kube";
 import { action, exec, type PlanItem, type PlanStep } from "@nodekit/plan";
 import type { ProcessRunner } from "@nodekit/process";
 import { dump } from "js-yaml";
+import {
+  INSTALL_RECORD,
+  type InstallRecord,
+  parseInstallRecord,
+  RECORD_GET_ARGS,
+  recordConfigMap,
+} from "./install-record.ts";
 
 // Pruning what the install no longer renders (issue 26 §1 item 5): owner marks and a recorded
 // inventory, the way kubectl's ApplySet (KEP-3659) and cli-utils' inventory do it, made
@@ -10,16 +17,14 @@ import { dump } from "js-yaml";
 //
 // - The inventory: every object the install applies itself (its own items and the deploy
 //   path's manifest items; helm prunes its charts' objects, clusterctl owns the providers'),
-//   recorded after each complete run in the ConfigMap kube-system/nvkectl-install-inventory.
+//   recorded after each complete run in the install record (install-record.ts), the
+//   ConfigMap kube-system/nvkectl-install-record, under `objects`.
 // - The owner mark: server-side apply's own record, metadata.managedFields: an object nvkectl
 //   applied lists the field manager "nvkectl" with operation Apply.
 // - A re-run deletes an object the inventory lists and the install no longer renders only if
 //   it is still there and still nvkectl's (another manager's object, or one made again by
 //   other means, is left in place, and the plan says so). Namespaces and CRDs are never
 //   pruned (deleting them deletes everything in them): they are not recorded.
-
-/** Where the install records what it applied. */
-const INVENTORY = { namespace: "kube-system", name: "nvkectl-install-inventory" } as const;
 
 const NEVER_PRUNED = new Set(["Namespace", "CustomResourceDefinition"]);
 
@@ -46,6 +51,8 @@ export interface PruneObservation {
   /** What the inventory listed (empty: no inventory yet). */
   recorded: OwnedObject[];
   stale: StaleObject[];
+  /** The site's install record, when there is one. */
+  record?: InstallRecord;
 }
 
 const groupOf = (apiVersion: string) => (apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "");
@@ -93,21 +100,6 @@ export function prunable(objects: readonly OwnedObject[]): OwnedObject[] {
 
 const where = (kubeconfig: string, doing: string) => ({ doing, kubeconfig, cluster: "the site cluster" });
 
-function parseInventory(text: string): OwnedObject[] {
-  const configMap = JSON.parse(text) as { data?: { objects?: string } };
-  const listed = JSON.parse(configMap.data?.objects ?? "[]") as unknown;
-  if (!Array.isArray(listed)) return [];
-  return listed.filter(
-    (entry): entry is OwnedObject =>
-      typeof entry === "object" &&
-      entry !== null &&
-      typeof (entry as OwnedObject).apiVersion === "string" &&
-      typeof (entry as OwnedObject).kind === "string" &&
-      typeof (entry as OwnedObject).name === "string" &&
-      typeof (entry as OwnedObject).item === "string",
-  );
-}
-
 /**
  * Reads the inventory, then each recorded object the install no longer renders: whether it is
  * there and nvkectl's (read-only; in the dry run too, so that it names each deletion).
@@ -120,18 +112,14 @@ export async function observePrune(
 ): Promise<PruneObservation> {
   const answer = await runKube(
     runner,
-    kubectlCall(target, [
-      "get",
-      "ConfigMap.v1.",
-      INVENTORY.name,
-      "--namespace",
-      INVENTORY.namespace,
-      "--ignore-not-found",
-      "--output=json",
-    ]),
-    where(target.kubeconfig, "reading the install's inventory"),
+    kubectlCall(target, RECORD_GET_ARGS),
+    where(target.kubeconfig, "reading the install record"),
   );
-  const recorded = answer.found && answer.stdout.trim() !== "" ? parseInventory(answer.stdout) : [];
+  const record =
+    answer.found && answer.stdout.trim() !== ""
+      ? parseInstallRecord((JSON.parse(answer.stdout) as { data?: Record<string, string> }).data)
+      : undefined;
+  const recorded = record?.objects ?? [];
   const renderedKeys = new Set(rendered.map(identity));
   const stale: StaleObject[] = [];
   for (const object of recorded.filter((o) => !renderedKeys.has(identity(o)))) {
@@ -163,19 +151,21 @@ export async function observePrune(
         : { ...object, state: "foreign", managers: [...new Set(managedFields.map((entry) => entry.manager ?? "?"))] },
     );
   }
-  return { recorded, stale };
+  return { recorded, stale, ...(record === undefined ? {} : { record }) };
 }
 
 /**
  * The plan's last item: delete each recorded object that is no longer rendered and still
- * nvkectl's, then record what this run applies (a server-side apply that changes nothing
- * when nothing changed).
+ * nvkectl's, then write the install record with what this run applies (a server-side apply
+ * that changes nothing when nothing changed: the record keeps its time then).
  */
 export function pruneItem(options: {
   target: KubeTarget;
   fieldManager: string;
   inventoryFile: string;
   rendered: readonly OwnedObject[];
+  /** The record this run writes; its objects are `rendered`. */
+  record: InstallRecord;
   observed: PruneObservation | undefined;
   writeStep: (path: string, content: string, what: string) => PlanStep;
 }): PlanItem {
@@ -209,21 +199,12 @@ export function pruneItem(options: {
       );
     }
   }
-  const inventory = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: {
-      name: INVENTORY.name,
-      namespace: INVENTORY.namespace,
-      labels: { "app.kubernetes.io/managed-by": "nvkectl" },
-    },
-    data: { objects: `${JSON.stringify(rendered, null, 1)}\n` },
-  };
+  const record = recordConfigMap({ ...options.record, objects: [...rendered] });
   steps.push(
     options.writeStep(
       options.inventoryFile,
-      dump(inventory, { lineWidth: -1 }),
-      `the inventory: the ${rendered.length} objects the install applies itself`,
+      dump(record, { lineWidth: -1 }),
+      `the install record: the release, the items, the providers, the stack config's hash and the ${rendered.length} objects the install applies itself`,
     ),
     exec(
       kubectlCall(target, [
@@ -241,7 +222,7 @@ export function pruneItem(options: {
     id: "prune",
     title:
       deleted.length === 0
-        ? `nothing to prune; the ${rendered.length} objects applied recorded in ConfigMap ${INVENTORY.namespace}/${INVENTORY.name}`
+        ? `nothing to prune; the ${rendered.length} objects applied recorded in ConfigMap ${INSTALL_RECORD.namespace}/${INSTALL_RECORD.name}`
         : `prune ${deleted.length} object${deleted.length === 1 ? "" : "s"} no longer rendered: ${deleted.map(describeObject).join(", ")}`,
     steps,
   };

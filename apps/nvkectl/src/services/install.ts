@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type DeployPath, planDeployPathItems, readDeployPath } from "@nodekit/deploy-path";
@@ -27,7 +27,7 @@ import {
 import { formatCall, type ProcessRunner, type Redactor } from "@nodekit/process";
 import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
-import { dump } from "js-yaml";
+import { dump, load } from "js-yaml";
 import { errorCodes } from "../errors.ts";
 import {
   manifestObjects,
@@ -37,6 +37,7 @@ import {
   prunable,
   pruneItem,
 } from "./install-prune.ts";
+import { type InstallRecord, nextRecord, type RecordContent, recordedItems, sha256 } from "./install-record.ts";
 import {
   type HelmRegistryLogin,
   helmRegistryLogin,
@@ -118,6 +119,8 @@ export interface InstallInputs {
   registry?: Pick<RegistryAccess, "plainHttp" | "caFile" | "allowTokenRealms" | "warn"> | undefined;
   /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
   requestTimeoutMs?: number | undefined;
+  /** The clock the install record's time is read from. */
+  now?: () => Date;
 }
 
 type ReleaseProvider = ReleasePinning["release"]["providers"][number];
@@ -160,6 +163,8 @@ export interface InstallContext {
   observations: InstallObservations;
   release?: ReleaseContext;
   registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
+  /** The install record the run writes last (install-record.ts). */
+  record: InstallRecord;
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
@@ -467,14 +472,71 @@ export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunne
   const prune = await observePrune(runner, target, inventoryOf(documents), FIELD_MANAGER);
   const observations = { architecture, nodes, providers, prune };
   const registry = { ...inputs.registry, env: inputs.env ?? process.env };
-  if (documents.release === undefined) return { ...documents, target, observations, registry };
+  const content = await recordContent(documents, inputs, inventoryOf(documents));
+  const record = nextRecord(content, prune.record, (inputs.now ?? (() => new Date()))());
+  if (documents.release === undefined) return { ...documents, target, observations, registry, record };
   // The stack's images, pinned by the release, for the architecture just read.
   const lib = await import("@nodekit/release");
   const controller = chooseImage(documents.stack.images.controller, architecture, "images.controller");
   const stackImages = pinStackImages(documents.release.release, controller, { source: documents.release.source, lib });
   // What the install pulls and pins, hashed from the registry before anything changes (dry run too).
   await checkReleaseContent(documents.release, { ...registry, redactor: inputs.redactor });
-  return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry };
+  return { ...documents, release: { ...documents.release, stackImages }, target, observations, registry, record };
+}
+
+/** Namespaces every cluster has: never recorded as the install's, never deleted by the uninstall. */
+const SYSTEM_NAMESPACES = new Set(["default", "kube-system", "kube-public", "kube-node-lease"]);
+
+/**
+ * The namespaces the install creates (the controller's, each item's, the manifests' Namespace
+ * objects) and the manifests' CRDs: what pruning never deletes, and the uninstall does.
+ */
+function createdNamespacesAndCrds(documents: Pick<InstallContext, "stack" | "deployPath">) {
+  const objects = manifestObjects(documents.deployPath);
+  const namespaces = new Set([
+    controllerNamespace(documents),
+    ...documents.deployPath.items.flatMap((item) => (item.namespace === undefined ? [] : [item.namespace])),
+    ...objects.filter((o) => o.kind === "Namespace").map((o) => o.name),
+  ]);
+  return {
+    namespaces: [...namespaces].filter((n) => !SYSTEM_NAMESPACES.has(n)),
+    crds: objects.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.name),
+  };
+}
+
+/** What the install record says of this run (install-record.ts): everything but its time. */
+async function recordContent(
+  documents: Awaited<ReturnType<typeof readDocuments>>,
+  inputs: InstallInputs,
+  objects: OwnedObject[],
+): Promise<RecordContent> {
+  const cwd = inputs.cwd ?? process.cwd();
+  const { release, deployPath } = documents;
+  return {
+    site: documents.site.metadata.name,
+    deployPath: deployPath.name,
+    ...(release === undefined
+      ? {}
+      : {
+          release: {
+            name: release.release.metadata.name,
+            version: release.release.metadata.version,
+            digest: sha256(await readFile(resolve(cwd, release.source))),
+            file: release.source,
+          },
+        }),
+    items: await recordedItems(deployPath),
+    providers: providersOf(deployPath, release).map((p) => ({
+      type: p.type,
+      name: p.name,
+      version: p.version,
+      ...(p.artifact === undefined ? {} : { digest: p.artifact.digest }),
+    })),
+    certManager: v(deployPath.clusterAPI?.certManager ?? ""),
+    ...createdNamespacesAndCrds(documents),
+    stackConfigSha256: sha256(await readFile(resolve(cwd, inputs.stackConfig))),
+    objects,
+  };
 }
 
 interface Provider {
@@ -564,7 +626,7 @@ function repositoryFiles(context: InstallContext): string[] {
   ];
 }
 
-function providerRepository(context: InstallContext): string {
+function providerRepository(context: Pick<InstallContext, "stack" | "stackDir">): string {
   const configured = context.stack.clusterAPI.providerRepository;
   return isAbsolute(configured) ? configured : resolve(context.stackDir, configured);
 }
@@ -937,8 +999,9 @@ export function planInstall(context: InstallContext): Plan {
     pruneItem({
       target,
       fieldManager: FIELD_MANAGER,
-      inventoryFile: join(workDir, "inventory.yaml"),
+      inventoryFile: join(workDir, "install-record.yaml"),
       rendered: inventoryOf(context),
+      record: context.record,
       observed: observations.prune,
       writeStep,
     }),
@@ -1167,4 +1230,49 @@ export async function install(options: InstallOptions): Promise<{ plan: Plan; ra
     redactor: options.inputs.redactor,
   });
   return { plan, ran: result.ran };
+}
+
+/**
+ * What `upgrade plan` compares the site's record with: what the install would record for
+ * these inputs (no cluster is asked), and each provider's metadata.yaml release series, by
+ * which its contract at a version is known: from the provider repository (a newer
+ * metadata.yaml lists the older series too), and with a release, from the components the
+ * release carries.
+ */
+export async function upgradeTarget(
+  inputs: InstallInputs,
+): Promise<{ content: RecordContent; releaseSeries: ReadonlyMap<string, unknown[]> }> {
+  const documents = await readDocuments(inputs);
+  const content = await recordContent(documents, inputs, inventoryOf(documents));
+  const repository = providerRepository(documents);
+  const series = new Map<string, unknown[]>();
+  const add = (key: string, text: string) => {
+    const parsed = load(text) as { releaseSeries?: unknown[] } | undefined;
+    if (Array.isArray(parsed?.releaseSeries)) series.set(key, [...(series.get(key) ?? []), ...parsed.releaseSeries]);
+  };
+  const providers = providersOf(documents.deployPath, documents.release);
+  for (const p of providers) {
+    const versions = await readdir(join(repository, p.label)).catch(() => [] as string[]);
+    for (const version of versions) {
+      const text = await readFile(join(repository, p.label, version, "metadata.yaml"), "utf8").catch(() => undefined);
+      if (text !== undefined) add(`${p.type}/${p.name}`, text);
+    }
+  }
+  const pulled = providers.filter((p) => p.artifact !== undefined);
+  if (pulled.length > 0) {
+    const { openRegistry } = await import("./release-artifacts.ts");
+    const { fetchProviderFiles } = await import("@nodekit/release");
+    const client = await openRegistry({
+      ...inputs.registry,
+      env: inputs.env ?? process.env,
+      redactor: inputs.redactor,
+    });
+    for (const p of pulled) {
+      if (p.artifact === undefined) continue;
+      const files = await fetchProviderFiles(client, p.artifact);
+      const metadata = files.get("metadata.yaml");
+      if (metadata !== undefined) add(`${p.type}/${p.name}`, new TextDecoder().decode(metadata));
+    }
+  }
+  return { content, releaseSeries: series };
 }
