@@ -71,7 +71,7 @@ const namespaceArgs = (object: OwnedObject) =>
   object.namespace === undefined ? [] : ["--namespace", object.namespace];
 
 /** `kind namespace/name`, as the plan and the docs name an object. */
-const describeObject = (object: OwnedObject) =>
+export const describeObject = (object: OwnedObject) =>
   `${object.kind} ${object.namespace === undefined ? "" : `${object.namespace}/`}${object.name}`;
 
 /** The objects of the deploy path's manifest items that may be pruned, each with its item. */
