@@ -3,7 +3,7 @@ export { parseDuration } from "./duration.ts";
 export { errorCodes as cliKitErrorCodes } from "./errors.ts";
 export { dryRunFlag, globalFlags, listFlags, outputFlag } from "./flags.ts";
 export { showHelpFor } from "./help-command.ts";
-export { type CliEntry, engineProblem, launch } from "./launch/bin.ts";
+export { type CliEntry, engineProblem, launch, MINIMUM_NODE } from "./launch/bin.ts";
 export { run } from "./launch/run.ts";
 export { traceStartup } from "./launch/trace.ts";
 export { createLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from "./logger.ts";

@@ -1,7 +1,7 @@
 import { cp, mkdir, readFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import { join, relative } from "node:path";
-import { MINIMUM_NODE } from "@nodekit/cli-kit/bin";
+import { MINIMUM_NODE } from "@nodekit/cli-kit";
 import { repoRoot, tempDir } from "@nodekit/test-utils";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";

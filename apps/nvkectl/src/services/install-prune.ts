@@ -6,6 +6,7 @@ import { dump } from "js-yaml";
 import {
   INSTALL_RECORD,
   type InstallRecord,
+  type OwnedObject,
   parseInstallRecord,
   RECORD_GET_ARGS,
   recordConfigMap,
@@ -27,17 +28,6 @@ import {
 //   pruned (deleting them deletes everything in them): they are not recorded.
 
 const NEVER_PRUNED = new Set(["Namespace", "CustomResourceDefinition"]);
-
-/** One object the install applies itself, as the inventory records it. */
-export interface OwnedObject {
-  apiVersion: string;
-  kind: string;
-  /** Absent for cluster-scoped objects, and for namespaced ones applied to the kubeconfig's namespace. */
-  namespace?: string;
-  name: string;
-  /** The plan item that applies it. */
-  item: string;
-}
 
 /** A recorded object the install no longer renders, as found on the cluster. */
 interface StaleObject extends OwnedObject {

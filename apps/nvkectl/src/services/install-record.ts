@@ -4,7 +4,17 @@ import { join, relative } from "node:path";
 import type { DeployPath } from "@nodekit/deploy-path";
 import { type KubeTarget, kubectlCall, runKube } from "@nodekit/kube";
 import type { ProcessRunner } from "@nodekit/process";
-import type { OwnedObject } from "./install-prune.ts";
+
+/** One object the install applies itself, as the inventory records it. */
+export interface OwnedObject {
+  apiVersion: string;
+  kind: string;
+  /** Absent for cluster-scoped objects, and for namespaced ones applied to the kubeconfig's namespace. */
+  namespace?: string;
+  name: string;
+  /** The plan item that applies it. */
+  item: string;
+}
 
 // The install record (issue 26 §2, NV-15): what is installed on a site, in one object on the
 // site itself that an operator (kubectl get configmap) and nvkectl (version, upgrade,

@@ -29,15 +29,15 @@ import { parseSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { type ImageChoice, readStackConfig, type StackConfig, stackCredentials } from "@nodekit/stack-config";
 import { dump, load } from "js-yaml";
 import { errorCodes } from "../errors.ts";
+import { manifestObjects, observePrune, type PruneObservation, prunable, pruneItem } from "./install-prune.ts";
 import {
-  manifestObjects,
+  type InstallRecord,
+  nextRecord,
   type OwnedObject,
-  observePrune,
-  type PruneObservation,
-  prunable,
-  pruneItem,
-} from "./install-prune.ts";
-import { type InstallRecord, nextRecord, type RecordContent, recordedItems, sha256 } from "./install-record.ts";
+  type RecordContent,
+  recordedItems,
+  sha256,
+} from "./install-record.ts";
 import {
   type HelmRegistryLogin,
   helmRegistryLogin,

@@ -15,7 +15,8 @@ import {
 import { action, createPlan, exec, type Plan, type PlanItem, type PlanStep, planFrom, runPlan } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { errorCodes } from "../errors.ts";
-import { describeObject, type OwnedObject } from "./install-prune.ts";
+import { describeObject } from "./install-prune.ts";
+import type { OwnedObject } from "./install-record.ts";
 import { INSTALL_RECORD, type InstallRecord, readInstallRecord } from "./install-record.ts";
 import { kubectlRequestTimeout } from "./time.ts";
 import { clusterctlFor, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
