@@ -12,8 +12,8 @@ import { importsPastIndexes } from "../../tooling/tsup/past-indexes.ts";
 // of every start). src/run.ts is the bin's entry, so the bin and the commands share one copy
 // of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
-// token) stays external, as do execa and proper-lockfile, and the TypeScript loaders
-// oclif looks for only in development.
+// token) is bundled into a chunk of its own that only a token mint loads; execa and
+// proper-lockfile stay external, as do the TypeScript loaders oclif looks for only in development.
 const EXTERNAL = ["typescript", "ts-node", "tsx"];
 
 export default defineConfig({

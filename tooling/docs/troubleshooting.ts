@@ -240,6 +240,19 @@ export const FIXES: Record<string, string> = {
     "Fix each problem listed: the credentials need `url`, `tokenId` (`user@realm!name`) and `tokenSecret` ([registration.md](registration.md#proxmox-credentials)).",
   PROXMOX_CREDENTIALS_MISSING:
     "Give them with `--proxmox-credentials FILE` (`-` for standard input), the `NR_PROXMOX_*` variables or the prompt on a terminal; or `--skip-operator-install` to install the operator later.",
+  RESET_NOTHING_RECORDED:
+    "Nothing to reset on this machine: `nr cluster status` shows what is recorded. If the state was moved, run the reset with the `NR_HOME` that holds it.",
+  RESET_TOOL_MISSING:
+    "Put the tool the message names on PATH (or in `~/.nr/bin`) at the installed version (`nr cluster status` shows the versions), then `nr cluster reset` again: it continues where it stopped.",
+  LIVE_CHECK_FAILED:
+    "Fix what each failed check names (a node NotReady, Calico or Liqo pods not ready, a peering not Established), then `nr cluster status --live` again; `nr cluster register --resume` re-runs only what the evidence says is gone.",
+  BUNDLE_EXISTS: "Give another file with `--output`, or move the existing bundle away, then run it again.",
+  INSTALL_RECORD_NOT_FOUND:
+    "Check the site (`nvkectl config current-site`) and the kubeconfig: the record is read from the site cluster. A site installed by an nvkectl older than the record needs one `nvkectl install` run to write it.",
+  UNINSTALL_TENANT_CLUSTERS_EXIST:
+    "Delete the tenant clusters the message names (`nvkectl delete cluster NAME`) and wait for them to go, or pass `--force` to uninstall anyway and leave them unmanaged.",
+  RELEASE_ARTIFACT_CORRUPT:
+    "The registry's copy of the named artifact was changed: publish the release again (or restore the registry from a copy you trust), then `nvkectl release verify` before you install from it.",
   RUN_INTERRUPTED: "Run `nr cluster register --resume`: completed phases are re-checked, not redone.",
   RUN_TERMINATED:
     "Run `nr cluster register --resume`: completed phases are re-checked, not redone; the lock was released.",
