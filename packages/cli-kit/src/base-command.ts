@@ -25,7 +25,7 @@ import {
 } from "./output.ts";
 import { createProgressRenderer, type ProgressRenderer } from "./progress.ts";
 import { describeFailure, type Hints } from "./render-error.ts";
-import { type CommandShape, usageError } from "./usage-errors.ts";
+import type { CommandShape } from "./usage-errors.ts";
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)["baseFlags"] & T["flags"]
@@ -77,7 +77,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         enableJsonFlag: false,
       });
     } catch (error) {
-      // A missing argument or a mistyped flag, said as the user would fix it.
+      // A missing argument or a mistyped flag, said as the user would fix it (loaded only
+      // then: its suggestions need a string-distance package no run that parses needs).
+      const { usageError } = await import("./usage-errors.ts");
       throw (
         usageError(error, {
           bin: this.config.bin,

@@ -32,6 +32,8 @@ describe("the contract", () => {
       "/api/v1/agents/{id}/peering/outbound",
       "/api/v1/agents/{id}/peering/inbound",
       "/api/v1/agents/{id}/peering/inbound/complete",
+      "/api/v1/agents/{id}/peering/teardown",
+      "/api/v1/agents/{id}/peering/teardown/complete",
       "/api/v1/agents/{id}/peering",
       "/api/v1/agents/{id}/offloading",
       "/api/v1/agents/{id}/health-reports",
