@@ -29,11 +29,12 @@ export async function showHelpFor(config: Config, words: readonly string[]): Pro
 
 /**
  * A config that holds what help shows. A command started on the fast path has its config
- * from the launch index, which leaves out the summaries, descriptions, arguments and flag
+ * from the launch index, which leaves out the summaries, descriptions, topics, arguments and flag
  * help; help reads them from the shipped manifest, as `COMMAND --help` does.
  */
 async function withHelpText(config: Config): Promise<Config> {
-  if (config.commands.some((command) => command.summary !== undefined || command.description !== undefined)) {
+  const hasText = config.commands.some((command) => command.summary !== undefined || command.description !== undefined);
+  if (hasText && config.topics.some((topic) => topic.description !== undefined)) {
     return config;
   }
   const { readShippedCli } = await import("./launch/shipped.ts");

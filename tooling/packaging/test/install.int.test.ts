@@ -238,7 +238,7 @@ describe("npm install --global @nodekit/nvkectl, in a clean prefix", () => {
     expect(dry.stderr).toBe("");
     expect(dry.exitCode).toBe(0);
     const shipped = join(installed.nvkectl?.prefix ?? "", "lib/node_modules/@nodekit/nvkectl/deploy/nico");
-    expect(dry.stdout).toContain("# [1/10] cluster-api: Cluster API");
+    expect(dry.stdout).toMatch(/^# \[1\/\d+\] cluster-api: Cluster API/m);
     expect(dry.stdout).toContain(join(shipped, "nvke-controller"));
   }, 300_000);
 });
