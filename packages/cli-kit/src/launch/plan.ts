@@ -60,7 +60,9 @@ export function planCommand(cli: ShippedCli, argv: readonly string[]): StartPlan
   const arranged = arrangeArgv(argv, cli.table);
   const command = arranged.id === undefined ? undefined : cli.commands.get(arranged.id);
   if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
-    return command === undefined
+    // oclif's help reads `help` as no subject (`help --help` is the root help, with the topics
+    // the launch index leaves out): that one is oclif's too.
+    return command === undefined || arranged.id === "help"
       ? { kind: "full", reason: "help of no command of the CLI's own" }
       : {
           kind: "help",
