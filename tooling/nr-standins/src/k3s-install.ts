@@ -14,16 +14,17 @@ import {
 } from "./world.ts";
 
 // A stand-in for the k3s installer (`sh install.sh server …`, get.k3s.io) and the k3s server
-// it starts, for tests only: no k3s can run on these machines. It does to the agent cluster
-// (the test tier's kube-apiserver, which has no kubelet) what k3s leaves there for nr to
-// see, and no friendlier:
+// it starts, for apps/nr's tests and the sandbox's demo shell only: no k3s can run on these
+// machines. It does to the agent cluster (a real kube-apiserver with no kubelet: the test
+// tier's, or the sandbox's agent cluster) what k3s leaves there for nr to see, and no
+// friendlier:
 //
 // - The Node registers NotReady while no CNI runs: with --flannel-backend=none "the node is
 //   'not ready' due to no CNI Plugin … a bit of a chicken and egg situation" (k3s-io/k3s#12583;
 //   kubernetes/kubeadm#212: "NetworkPluginNotReady … cni config uninitialized"). Its Ready
 //   condition is False with the kubelet's message "cni plugin not initialized" until a CNI
-//   runs; here, until Calico's TigeraStatus is Available (the test's Calico operator stand-in,
-//   test/helpers.ts calicoOperator, then marks the node Ready as calico-node would). With
+//   runs; here, until Calico's TigeraStatus is Available (the Calico operator stand-in,
+//   calico-operator.ts, then marks the node Ready as calico-node would). With
 //   flannel (the default) the node is Ready: flannel is k3s's own CNI.
 // - The node's name is the --node-name (or the hostname) as the kubelet takes it:
 //   Kubernetes' GetHostname(hostnameOverride) lowercases and trims it.

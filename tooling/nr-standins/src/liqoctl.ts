@@ -17,8 +17,9 @@ import {
   world,
 } from "./world.ts";
 
-// A stand-in for liqoctl v1.0.1 and the Liqo it installs, for tests only: no Liqo can run on
-// these machines. It acts on the agent cluster (the test tier's kube-apiserver) as liqoctl
+// A stand-in for liqoctl v1.0.1 and the Liqo it installs, for apps/nr's tests and the
+// sandbox's demo shell only: no Liqo can run on these machines. It acts on the agent cluster
+// (a real kube-apiserver: the test tier's, or the sandbox's agent cluster) as liqoctl
 // and Liqo's controllers would, and on NodeRings' side only through the kubeconfig nr gives
 // it (whose server is the emulator's, which nothing can reach). It models the documented
 // behaviour of liqotech/liqo@v1.0.1, the unfriendly parts first:

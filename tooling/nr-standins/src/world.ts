@@ -3,9 +3,11 @@ import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 // What the recording stand-ins (k3s-install.ts, liqoctl.ts) share: the world they act on
-// — the agent cluster (the test tier's real kube-apiserver), NodeRings' side (the emulator's
-// peering server, which no program can reach) and the files they keep — and how they record
-// each call for the tests. Tests only: node's built-ins, no workspace package.
+// — the agent cluster (a real kube-apiserver: the test tier's, or the sandbox's agent
+// cluster), NodeRings' side (the emulator's peering server, which no program can reach) and
+// the files they keep — and how they record each call for the tests. For apps/nr's tests and
+// the sandbox's demo shell only, never a user's PATH. Run by node as they are: node's
+// built-ins, no workspace package.
 
 /** What a shim on PATH tells its stand-in (nr passes none of its own environment through). */
 export interface World {
