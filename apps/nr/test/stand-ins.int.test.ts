@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { calicoOperator, kubectl, type StandIns, standIns } from "./helpers.ts";
+import { calicoOperator, FIXTURES, kubectl, type StandIns, standIns } from "./helpers.ts";
 
 // The stand-ins themselves (issue 23 §1): the k3s installer and liqoctl as strict as the
 // programs they stand for, on the test tier's real kube-apiserver. What nr's tests prove
@@ -83,12 +83,12 @@ describe("the k3s installer stand-in", () => {
     // When Calico is applied and its operator runs, calico-node makes it Ready
     const stop = calicoOperator(kubeconfig);
     try {
-      await kubectl(kubeconfig, ["apply", "-f", join(import.meta.dirname, "fixtures/calico/operator-crds.yaml")]);
+      await kubectl(kubeconfig, ["apply", "-f", join(FIXTURES, "calico/operator-crds.yaml")]);
       await kubectl(kubeconfig, [
         "apply",
         "--server-side",
         "-f",
-        join(import.meta.dirname, "fixtures/calico/tigera-operator.yaml"),
+        join(FIXTURES, "calico/tigera-operator.yaml"),
       ]);
       await kubectl(kubeconfig, [
         "wait",

@@ -24,8 +24,9 @@ const usage = `usage: ${cli} <command>
                  start the sandbox (or find it started): a site cluster (kube-apiserver
                  + etcd), the NVKE controller emulator with auth on, an nvkectl site,
                  the NodeRings API emulator for nr (a token and an NR_HOME of its own),
-                 a registry (Basic auth) holding a signed release, and a stand-in for
-                 the controller manager so an install finishes
+                 a registry (Basic auth) holding a signed release, a stand-in for
+                 the controller manager so an install finishes, and an agent cluster
+                 (a pretend VM, with stand-ins for k3s and liqoctl) for nr cluster register
   status [-o json]
                  what runs (exit 0: everything; 1: part of it; 3: nothing)
   env            the environment lines that point a shell at it: eval "$(${cli} env)"
@@ -56,6 +57,11 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     ["NodeRings API", info.noderings.url, `the emulator, for nr; its token is in ${info.noderings.tokenFile}`],
     ["nr home", info.nr.home, "NR_HOME: nr's state and tools, kept apart from your ~/.nr"],
     [
+      "agent cluster",
+      info.agent.kubeconfig,
+      "the pretend VM nr registers: a kube-apiserver of its own, stand-ins for k3s's installer and liqoctl",
+    ],
+    [
       "registry",
       info.registry.url,
       `the distribution registry, Basic auth: user "${info.registry.user}", credentials in ${info.registry.dockerConfig}`,
@@ -74,7 +80,7 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     "",
     `  export NVKECTL_CONFIG=${shellQuote(info.nvkectl.config)} PATH=${shellQuote(info.nvkectl.binDir)}:$PATH`,
     "",
-    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr, DOCKER_CONFIG for the`,
+    `or: eval "$(${cli} env)", which also sets NR_API_URL, NR_API_TOKEN and NR_HOME for nr (and the agent cluster's stand-ins), DOCKER_CONFIG for the`,
     "registry and NVKE_SANDBOX_RELEASE / NVKE_SANDBOX_POLICY for the release. Then, for example:",
     "",
     "  nvkectl get providers",
@@ -142,6 +148,12 @@ function describeStatus(s: SandboxStatus): string {
       "controller manager",
       `stand-in, supervisor pid ${s.controllerStandIn.pid}: ${s.controllerStandIn.note}`,
     ]);
+  }
+  if (s.agent) {
+    rows.push(
+      ["agent cluster", `${s.agent.server}   pids ${s.agent.pids.join(", ")}`],
+      ["", `the pretend VM nr registers; its kubeconfig ${s.agent.kubeconfig}`],
+    );
   }
   if (s.operator) rows.push(["operator kubeconfig", `${s.operator.kubeconfig}   (user "${s.operator.user}")`]);
   if (s.nvkectl) rows.push(["nvkectl site", `"${s.nvkectl.site}" in ${s.nvkectl.config}`]);

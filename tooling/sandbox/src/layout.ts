@@ -31,6 +31,17 @@ export interface SandboxLayout {
   noderingsAdminToken: string;
   /** `NR_HOME`: nr's state, config and companion tools, never the user's ~/.nr. */
   nrHome: string;
+  /** `NR_LOCK_DIR`: the machine-wide lock of nr's runs on the sandbox's pretend VM, never /run/nr. */
+  nrLockDir: string;
+  /**
+   * The agent's pretend VM: its cluster (a kube-apiserver + etcd of its own, in `cluster/`),
+   * the kubeconfig k3s would write (`k3s.yaml`), and the stand-ins for the k3s installer and
+   * liqoctl (`stand-ins/bin`, on PATH only in a shell that evaluated `sandbox env`).
+   */
+  agentDir: string;
+  agentClusterDir: string;
+  /** The agent cluster's admin kubeconfig (0600): what k3s writes to /etc/rancher/k3s/k3s.yaml. */
+  agentKubeconfig: string;
   /** `NVKECTL_CONFIG`: the ready-made site, never the user's own config. */
   nvkectlConfig: string;
   /** nvkectl's token cache (XDG_CACHE_HOME of the nvkectl wrapper). */
@@ -70,6 +81,10 @@ export function sandboxLayout(root: string): SandboxLayout {
     noderingsToken: join(dir, "noderings", "token"),
     noderingsAdminToken: join(dir, "noderings", "admin-token"),
     nrHome: join(dir, "nr"),
+    nrLockDir: join(dir, "nr-lock"),
+    agentDir: join(dir, "agent"),
+    agentClusterDir: join(dir, "agent", "cluster"),
+    agentKubeconfig: join(dir, "agent", "k3s.yaml"),
     nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
     cacheDir: join(dir, "cache"),
     binDir: join(dir, "bin"),

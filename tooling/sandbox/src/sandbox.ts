@@ -61,6 +61,13 @@ export interface SandboxInfo {
   noderings: { url: string; tokenFile: string; adminTokenFile: string };
   /** nr's NR_HOME (state, config, companion tools): the user's ~/.nr is never touched. */
   nr: { home: string };
+  /**
+   * The agent's pretend VM for a real `nr cluster register`: its cluster's kubeconfig (what k3s
+   * writes), the stand-ins for the k3s installer and liqoctl (on PATH only through `sandbox
+   * env`), and the trimmed Calico manifests and operator chart nr is pointed at (nothing is
+   * downloaded here).
+   */
+  agent: { kubeconfig: string; standIns: string; calicoManifests: string; operatorChart: string };
   /** The distribution registry on loopback (Basic auth; the password is in the docker config, never printed). */
   registry: { url: string; host: string; user: string; dockerConfig: string };
   /** The signed release published into it, the policy trusting its key, the provider repository (cert-manager). */
@@ -96,6 +103,8 @@ interface EmulatorRecord {
   registry?: { url: string; host: string; storageDir: string };
   /** The stand-in for kube-controller-manager the same supervisor runs (absent: a sandbox from before it). */
   controllerStandIn?: { intervalMs: number };
+  /** The agent cluster the same supervisor runs, with its controller and Calico stand-ins (absent: a sandbox from before it). */
+  agent?: { server: string; pids: readonly number[] };
 }
 
 export interface TenantRecord {
@@ -282,7 +291,7 @@ async function emulatorHealth(
 /** The running supervisor, if it is alive and its emulators, its registry and its controller stand-in answer. */
 async function runningEmulator(layout: SandboxLayout): Promise<EmulatorRecord | undefined> {
   const health = await emulatorHealth(layout);
-  return health?.nvke && health.noderings && health.registry && health.record.controllerStandIn
+  return health?.nvke && health.noderings && health.registry && health.record.controllerStandIn && health.record.agent
     ? health.record
     : undefined;
 }
@@ -323,6 +332,7 @@ async function stopEmulator(layout: SandboxLayout, log: (line: string) => void):
   for (const tenant of tenants) {
     await killLeftovers(join(layout.tenantsDir, tenant, "pids"), log, ` of tenant ${tenant}`);
   }
+  await killLeftovers(join(layout.agentClusterDir, "pids"), log, " of the agent cluster");
   await rm(layout.emulatorInfo, { force: true });
   await rm(layout.tenantsInfo, { force: true });
   return stopped;
@@ -393,6 +403,13 @@ export function environmentLines(info: SandboxInfo): string[] {
     // Read when the line is evaluated: the token itself is never printed.
     `export NR_API_TOKEN="$(cat ${shellQuote(info.noderings.tokenFile)})"`,
     `export NR_HOME=${shellQuote(info.nr.home)}`,
+    // The agent's pretend VM: the stand-ins for the k3s installer and liqoctl are on PATH in
+    // this shell only (never a user's normal one), first, so a real liqoctl elsewhere on PATH
+    // never acts on the sandbox's agent cluster.
+    `export PATH=${shellQuote(info.agent.standIns)}:"$PATH"`,
+    `export NR_SANDBOX_AGENT_KUBECONFIG=${shellQuote(info.agent.kubeconfig)}`,
+    `export NR_SANDBOX_CALICO_MANIFESTS=${shellQuote(info.agent.calicoManifests)}`,
+    `export NR_SANDBOX_OPERATOR_CHART=${shellQuote(info.agent.operatorChart)}`,
     // The registry's credentials as an operator gives them: docker's config (helm reads it too), never argv.
     `export DOCKER_CONFIG=${shellQuote(dirname(info.registry.dockerConfig))}`,
     `export HELM_REGISTRY_CONFIG=${shellQuote(info.registry.dockerConfig)}`,
@@ -418,9 +435,30 @@ async function writeWrappers(layout: SandboxLayout): Promise<void> {
     `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
   ]);
   await writeWrapper(layout, "nr", [
-    `# nr from ${repoRoot}; NR_HOME is this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr is not touched.`,
-    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" exec ${node} ${shellQuote(nrBin)} "$@"`,
+    `# nr from ${repoRoot}; NR_HOME and NR_LOCK_DIR are this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr and /run/nr are not touched.`,
+    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" NR_LOCK_DIR="\${NR_LOCK_DIR:-${layout.nrLockDir}}" exec ${node} ${shellQuote(nrBin)} "$@"`,
   ]);
+}
+
+/**
+ * The stand-ins for the k3s installer and liqoctl on the agent's pretend VM
+ * (`agent/stand-ins/bin`, on PATH only in a shell that evaluated `sandbox env`), acting on the
+ * agent cluster as the real programs would, and the Calico manifests and operator chart nr is
+ * pointed at instead of downloads (@nodekit/nr-standins, as apps/nr's tests use them).
+ */
+async function writeAgentStandIns(layout: SandboxLayout): Promise<SandboxInfo["agent"]> {
+  const { CALICO_MANIFESTS, OPERATOR_CHART, standIns } = await import("@nodekit/nr-standins");
+  const { DEFAULT_PLATFORM } = await import("@nodekit/noderings-emulator");
+  const written = await standIns(layout.agentDir, {
+    kubeconfig: layout.agentKubeconfig,
+    platformClusterId: DEFAULT_PLATFORM.platformClusterId,
+  });
+  return {
+    kubeconfig: layout.agentKubeconfig,
+    standIns: written.bin,
+    calicoManifests: CALICO_MANIFESTS,
+    operatorChart: OPERATOR_CHART,
+  };
 }
 
 /** The tools an install runs besides kubectl (the machine's): helm and clusterctl from tooling/k8s-testbin. */
@@ -526,6 +564,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   await writeWrappers(layout);
   await linkKubeTools(layout, binDir);
   await mkdir(layout.nrHome, { recursive: true, mode: 0o700 });
+  const agent = await writeAgentStandIns(layout);
   const info: SandboxInfo = {
     dir: layout.root,
     site: { server: site.info.server, adminKubeconfig: admin },
@@ -538,6 +577,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
       adminTokenFile: layout.noderingsAdminToken,
     },
     nr: { home: layout.nrHome },
+    agent,
     registry: { url: registry.url, host: registry.host, user: REGISTRY_USER, dockerConfig: layout.dockerConfig },
     release: {
       tagReference: published.tagReference,
@@ -583,6 +623,8 @@ export interface SandboxStatus {
   release?: SandboxInfo["release"];
   /** The stand-in for kube-controller-manager (the same supervisor): no pod runs, workloads are marked ready. */
   controllerStandIn?: { pid: number; intervalMs: number; note: string };
+  /** The agent's pretend VM for nr (the same supervisor): its cluster, and where its kubeconfig is. */
+  agent?: { server: string; pids: readonly number[]; kubeconfig: string };
   tenants: TenantRecord[];
   nvkectl?: SandboxInfo["nvkectl"];
   operator?: SandboxInfo["operator"];
@@ -637,6 +679,8 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   if (noderings === undefined) problems.push("the NodeRings API emulator is not running");
   if (registry === undefined) problems.push("the registry is not running");
   if (standIn === undefined) problems.push("the controller manager's stand-in is not running");
+  const agent = health?.record.agent;
+  if (agent === undefined) problems.push("the agent cluster (for nr) is not running");
   if (registry !== undefined && info !== undefined && info.registry?.host !== registry.host) {
     problems.push("the registry was restarted since up published the release into it");
   }
@@ -705,6 +749,7 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
             note: "a stand-in for kube-controller-manager: Deployments get their ReplicaSet and both, and Jobs, a ready status; no pod runs",
           },
         }),
+    ...(agent === undefined ? {} : { agent: { ...agent, kubeconfig: layout.agentKubeconfig } }),
     tenants,
     ...(info === undefined ? {} : { nvkectl: info.nvkectl, operator: info.operator }),
     problems,
@@ -764,6 +809,68 @@ export interface ServeOptions {
 
 /** How often the controller stand-in reconciles: quick enough for helm --wait, light on a shared machine. */
 const STAND_IN_INTERVAL_MS = 500;
+/** How often the agent's Calico stand-in looks (it runs kubectl): light on a shared machine, quick beside nr's waits. */
+const CALICO_STAND_IN_INTERVAL_MS = 1_000;
+/** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
+export const AGENT_SERVICE_CIDR = "10.43.0.0/16";
+
+interface AgentCluster {
+  server: string;
+  pids: readonly number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The agent's pretend VM for a real `nr cluster register`: a kube-apiserver + etcd of its
+ * own, not the site cluster, because what nr and its stand-ins put there is the cluster's own
+ * (a Node, Calico's and Liqo's CRDs and ClusterRoles, which no namespace scopes) and what reset
+ * removes (the CRDs with `liqoctl uninstall --purge`, the node with k3s-uninstall.sh) must not
+ * touch the NVKE site — as on a VM, where k3s is a cluster of its own. It serves k3s's service
+ * CIDR. Beside it run what its pod-less tier lacks, the stand-ins apps/nr's day-2 test runs:
+ * the controller manager's (testenv: Deployments ready, deleted namespaces finalized) and
+ * Calico's operator's (@nodekit/nr-standins: TigeraStatus, and the node Ready once Calico is).
+ */
+async function startAgentCluster(layout: SandboxLayout, binDir: string, log: (line: string) => void) {
+  const { startControlPlane } = await import("@nodekit/testenv");
+  const { startControllerStandIn } = await import("@nodekit/testenv/controller-standin");
+  const { calicoOperator } = await import("@nodekit/nr-standins");
+  // What a supervisor killed outright left (its watchdog removes it too): a new cluster, as a new VM.
+  await rm(layout.agentClusterDir, { recursive: true, force: true });
+  const plane = await startControlPlane({
+    binDir,
+    dataDir: layout.agentClusterDir,
+    serviceClusterIpRange: AGENT_SERVICE_CIDR,
+    log: (line) => log(`agent cluster: ${line}`),
+  });
+  try {
+    await writePrivate(layout.agentKubeconfig, await readFile(plane.adminKubeconfigPath, "utf8"));
+    const controllers = startControllerStandIn(layout.agentKubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+    const stopCalico = calicoOperator(layout.agentKubeconfig, { intervalMs: CALICO_STAND_IN_INTERVAL_MS });
+    return {
+      server: plane.server,
+      pids: [plane.pids.etcd, plane.pids.kubeApiserver],
+      async stop() {
+        stopCalico();
+        await controllers.stop();
+        await plane.stop();
+      },
+    } satisfies AgentCluster;
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
+}
+
+/** The helm the sandbox links into its bin (the testbin's): the version the NodeRings emulator pins, so nr uses it. */
+async function helmVersion(binDir: string): Promise<string> {
+  const result = await runProcess(join(binDir, "helm"), ["version", "--template", "{{.Version}}"], {
+    timeoutMs: 30_000,
+  });
+  if (result.exitCode !== 0) {
+    throw new SandboxError("the testbin's helm does not answer helm version", { why: result.stderr.trim() });
+  }
+  return result.stdout.trim();
+}
 
 /**
  * The emulator supervisor (`sandbox serve`, started detached by `up`): runs the NVKE
@@ -783,6 +890,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const password = (await readFile(layout.registryPassword, "utf8")).trim();
   if (password === "")
     throw new SandboxError(`${layout.registryPassword} holds no password`, { next: ["run up again"] });
+  const helm = await helmVersion(options.binDir);
   // The registry and the controller stand-in live as long as this supervisor (the registry's
   // own watchdog removes its storage if this process is killed outright).
   const { startRegistry } = await import("@nodekit/registry-harness");
@@ -803,10 +911,17 @@ export async function serve(options: ServeOptions): Promise<void> {
         ? { state: "HEALTHY", message: "the sandbox's NICo stand-in accepted the API key" }
         : { state: "INVALID", message: "NICo refused the API key (the sandbox's stand-in accepts its own key only)" },
   });
+  const agent = await startAgentCluster(layout, options.binDir, options.log).catch(async (error: unknown) => {
+    await nicoProvider.stop();
+    await standIn.stop();
+    await registry.stop();
+    throw error;
+  });
   const stopOwn = async () => {
     await nicoProvider.stop();
     await standIn.stop();
     await registry.stop();
+    await agent.stop();
   };
   const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
   const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
@@ -817,6 +932,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     adminToken,
     log: (line) => noderingsLog.write(`${new Date().toISOString()} ${line}\n`),
   });
+  // The platform pins the helm the sandbox has (the testbin's, linked into its bin), as
+  // apps/nr's end-to-end tests pin the machine's: nr then uses it for the operator chart.
+  // Otherwise it would download the emulator's helm, a small program that only answers
+  // `version`.
+  const pins = structuredClone(noderings.pins);
+  pins.tools.helm.version = helm;
+  noderings.setPins(pins);
   const { startEmulator, testenvTenantApiServers } = await import("@nodekit/nvke-emulator");
   const emulator = await startEmulator({
     kubeconfigPath: options.kubeconfig,
@@ -843,12 +965,14 @@ export async function serve(options: ServeOptions): Promise<void> {
     startedAt: new Date().toISOString(),
     registry: { url: registry.url, host: registry.host, storageDir: registry.storageDir },
     controllerStandIn: { intervalMs: STAND_IN_INTERVAL_MS },
+    agent: { server: agent.server, pids: agent.pids },
   };
   await writeJson(layout.emulatorInfo, record);
   options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);
   options.log(
     `the registry at ${registry.url} (Basic auth); the controller manager's stand-in every ${STAND_IN_INTERVAL_MS} ms`,
   );
+  options.log(`the agent cluster at ${agent.server} (its kubeconfig: ${layout.agentKubeconfig}), with Calico's stand-in`);
 
   let lastTenants = "";
   const recordTenants = async () => {

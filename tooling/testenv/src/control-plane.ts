@@ -32,6 +32,11 @@ export interface StartControlPlaneOptions {
    * hands out. A port taken again before a daemon binds it makes start-up retry with new ones.
    */
   pickPort?: () => Promise<number>;
+  /**
+   * The Services' ClusterIP range (`--service-cluster-ip-range`); default 10.0.0.0/24. The
+   * sandbox's agent cluster serves k3s's default, 10.43.0.0/16, as the cluster nr registers would.
+   */
+  serviceClusterIpRange?: string;
 }
 
 /** How many times start-up picks new ports after a daemon found one taken. */
@@ -117,7 +122,7 @@ function etcdArgs(dir: string, ports: Ports): string[] {
 }
 
 /** kube-apiserver's command line, envtest-style, with RBAC and client-certificate users. */
-function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports): string[] {
+function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports, serviceRange = "10.0.0.0/24"): string[] {
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const pki = (name: string) => join(layout.pkiDir, name);
   return [
@@ -134,14 +139,14 @@ function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports): string[] {
     `--api-audiences=${server}`,
     `--service-account-key-file=${pki("sa.pub")}`,
     `--service-account-signing-key-file=${pki("sa.key")}`,
-    "--service-cluster-ip-range=10.0.0.0/24",
+    `--service-cluster-ip-range=${serviceRange}`,
     "--allow-privileged=true",
     // No controller-manager runs, so no namespace gets a `default` ServiceAccount; without
     // this, the ServiceAccount admission plugin would reject every Pod.
     "--disable-admission-plugins=ServiceAccount",
     // A Service-backed admission webhook, CRD conversion webhook or APIService is then reached
     // through the Service's endpoints (none exist without a controller-manager: "no endpoints
-    // available"), never through its ClusterIP in 10.0.0.0/24, which would leave loopback.
+    // available"), never through its ClusterIP, which would leave loopback.
     "--enable-aggregator-routing=true",
     "--profiling=false",
   ];
@@ -317,7 +322,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
         spawnDaemon(
           "kube-apiserver",
           join(binDir, "kube-apiserver"),
-          kubeApiserverArgs(layout, candidate),
+          kubeApiserverArgs(layout, candidate, options.serviceClusterIpRange),
           logs.apiserver,
         ),
       );
