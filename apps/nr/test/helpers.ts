@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/test-utils";
 import { NR_FIXTURES } from "@nodekit/nr-standins";
+import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/test-utils";
 
 // Shared by apps/nr's tests: the CLI built and run as a subprocess, with HOME and NR_HOME
 // in a temporary directory of the test's own. The recording stand-ins for the programs that

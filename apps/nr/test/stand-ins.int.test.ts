@@ -84,12 +84,7 @@ describe("the k3s installer stand-in", () => {
     const stop = calicoOperator(kubeconfig);
     try {
       await kubectl(kubeconfig, ["apply", "-f", join(FIXTURES, "calico/operator-crds.yaml")]);
-      await kubectl(kubeconfig, [
-        "apply",
-        "--server-side",
-        "-f",
-        join(FIXTURES, "calico/tigera-operator.yaml"),
-      ]);
+      await kubectl(kubeconfig, ["apply", "--server-side", "-f", join(FIXTURES, "calico/tigera-operator.yaml")]);
       await kubectl(kubeconfig, [
         "wait",
         "--for=condition=Established",

@@ -235,7 +235,46 @@ export function installFlow(): Step[] {
   ];
 }
 
-/** nr against the sandbox's NodeRings API emulator, as docs/registration.md's "Try it on the sandbox" runs it. */
+/** The Proxmox secret the sandbox's registration is given: not a secret, but a canary no output or bundle may show. */
+export const SANDBOX_PROXMOX_TOKEN_SECRET = "sandbox-proxmox-not-a-secret";
+const PROXMOX_CREDENTIALS = `export NR_PROXMOX_URL=https://pve.sandbox.test:8006/api2/json NR_PROXMOX_TOKEN_ID='root@pam!nr' NR_PROXMOX_TOKEN_SECRET=${SANDBOX_PROXMOX_TOKEN_SECRET}`;
+const LOOK_AT_AGENT =
+  "nr cluster status, the run's log $NR_HOME/run/last-run.log, ./run sandbox status, docs/registration.md, docs/nr-state.md";
+const AGENT = '"$NR_SANDBOX_AGENT_KUBECONFIG"';
+const BUNDLE = '"$NVKE_SANDBOX_DIR/demo-agent-bundle.tar.gz"';
+const RESET = 'nr cluster reset --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS"';
+/** What the agent cluster had before nr ran (kube-apiserver's own namespaces), and what reset leaves of nr's by design. */
+const AGENT_CLUSTER_LEFT = [
+  "namespace/default",
+  "namespace/kube-node-lease",
+  "namespace/kube-public",
+  "namespace/kube-system",
+  // The namespace NodeRings asked nr to offload: unoffloaded, kept (nr cannot tell what else is in it).
+  "namespace/nr-vnc-gateway",
+];
+
+const noSecret = ({ stdout, stderr }: { stdout: string; stderr: string }) =>
+  `${stdout}${stderr}`.includes(SANDBOX_PROXMOX_TOKEN_SECRET) ? "the Proxmox secret shows in the output" : undefined;
+
+/** The agent cluster's objects after the reset: exactly what it had before nr ran, and the unoffloaded namespace. */
+function nothingLeft(stdout: string): string | undefined {
+  const objects = stdout.split("\n").filter((line) => /^[a-z.]+\/\S+$/.test(line));
+  const extra = objects.filter((name) => !AGENT_CLUSTER_LEFT.includes(name));
+  if (extra.length > 0) return `the reset left ${extra.join(", ")} on the agent cluster`;
+  if (!/^NAME\s+NAMESPACE\s+REVISION/m.test(stdout) || /^proxmox-operator\s/m.test(stdout))
+    return "a helm release is left";
+  if (!stdout.includes('{"items":[]}')) return "the agent is still in NodeRings";
+  if (!/^No registration on this machine yet/m.test(stdout)) return "nr cluster status still shows a registration";
+  if (!/\/archive\/[^/\s]+\/state\.json$/m.test(stdout)) return "the registration's state was not archived";
+  return undefined;
+}
+
+/**
+ * nr against the sandbox's NodeRings API emulator, as docs/registration.md's "Try it on the
+ * sandbox" runs it: the dry run, then a real registration of the sandbox's pretend VM (its
+ * agent cluster, with the stand-ins for the k3s installer and liqoctl), its day 2 (status,
+ * the live check, a support bundle) and its reset, until nothing nr created is left.
+ */
 export function registrationFlow(): Step[] {
   return [
     step("Dry-run an agent's registration with nr", "nr cluster register --name demo-agent --dry-run", {
@@ -248,5 +287,84 @@ export function registrationFlow(): Step[] {
       note: "no registration on this machine yet: the dry run wrote no state",
       lookAt: LOOK_AT_NODERINGS,
     }),
+    step(
+      "Register the sandbox's pretend VM for real",
+      [
+        PROXMOX_CREDENTIALS,
+        "# PID 1 is not systemd here (a container, a CI runner): --ignore-precheck init lets that check pass, reported and recorded.",
+        "# The agent cluster's kubeconfig stands for k3s's /etc/rancher/k3s/k3s.yaml; --api-server-url for the address NodeRings reaches.",
+        "nr cluster register --name demo-agent --ignore-precheck init \\",
+        `  --kubeconfig ${AGENT} --api-server-url https://demo-agent.sandbox.test:6443 \\`,
+        '  --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS" --operator-chart "$NR_SANDBOX_OPERATOR_CHART"',
+      ].join("\n"),
+      {
+        note: "the ten phases for real: the agent created in NodeRings, k3s (a stand-in: its node NotReady until Calico runs), Calico from trimmed manifests, Liqo and both peerings (liqoctl's stand-in), the namespaces offloaded, the operator chart with the Proxmox Secret, verify; on the agent cluster, a kube-apiserver of its own",
+        check: (result) =>
+          noSecret(result) ??
+          (/registered: 10 phases ran/.test(result.stdout) ? undefined : "the registration did not run its ten phases"),
+        lookAt: LOOK_AT_AGENT,
+        timeoutMs: 15 * 60_000,
+      },
+    ),
+    step("Where it stands now", "nr cluster status", {
+      note: "every phase DONE, with the agent, the pins and nothing left to do",
+      check: ({ stdout }) => (/^Status:\s+succeeded$/m.test(stdout) ? undefined : "the registration is not complete"),
+      lookAt: LOOK_AT_AGENT,
+    }),
+    step("Check the running machine", "nr cluster status --live", {
+      note: "read-only: the checks the phases' probes and verify make, run now, and NodeRings' view by GET only",
+      check: ({ stdout }) => (/^Live:\s+pass\b/m.test(stdout) ? undefined : "the live check did not pass"),
+      lookAt: LOOK_AT_AGENT,
+    }),
+    // `nr cluster upgrade --plan` goes here, between the live check and the support bundle
+    // (issue 23: register, status, upgrade --plan, support-bundle, reset), once it has landed.
+    step(
+      "Write a support bundle, and look inside",
+      [
+        `nr cluster support-bundle --output ${BUNDLE}`,
+        `tar -tzvf ${BUNDLE}`,
+        `tar -xzOf ${BUNDLE} | grep -cF -e "$NR_PROXMOX_TOKEN_SECRET" -e "$NR_API_TOKEN" || echo "no secret in it"`,
+      ].join("\n"),
+      {
+        note: "the state, the last run's redacted log, host facts, nodes, tigerastatus, liqoctl info, helm status and the pins; k3s check-config and its journal fail here (no k3s runs), and the bundle says so",
+        check: (result) =>
+          noSecret(result) ??
+          (!/^no secret in it$/m.test(result.stdout)
+            ? "a secret is in the bundle"
+            : /\/state\.json$/m.test(result.stdout)
+              ? undefined
+              : "the bundle has no state.json"),
+        lookAt: LOOK_AT_AGENT,
+      },
+    ),
+    step("Dry-run the reset", `${RESET} --dry-run`, {
+      note: "the registration's phases in reverse, every call in order; nothing changes",
+      check: ({ stdout }) =>
+        /^# \[8\/8\] archive: /m.test(stdout) ? undefined : "the plan does not reach its archive phase",
+      lookAt: LOOK_AT_AGENT,
+    }),
+    step("Reset the machine, for real", RESET, {
+      note: "unoffload, unpeer both ways, liqoctl uninstall --purge, the operator and its Secret, Calico, k3s-uninstall.sh, the agent deregistered, the state archived",
+      check: (result) =>
+        noSecret(result) ??
+        (/reset: 8 phases ran/.test(result.stdout) ? undefined : "the reset did not run its phases"),
+      lookAt: LOOK_AT_AGENT,
+      timeoutMs: 10 * 60_000,
+    }),
+    step(
+      "Nothing nr created is left",
+      [
+        `kubectl --kubeconfig ${AGENT} get namespaces,nodes,crds,secrets -A -o name`,
+        `helm list -A --kubeconfig ${AGENT}`,
+        'curl -fsS -H "Authorization: Bearer $NR_API_TOKEN" "$NR_API_URL/api/v1/agents"; echo',
+        'ls -d "$NR_HOME"/archive/*/state.json',
+        "nr cluster status",
+      ].join("\n"),
+      {
+        note: "on the agent cluster only what kube-apiserver made itself, and nr-vnc-gateway (the namespace the registration offloaded: unoffloaded, kept); no node, CRD, Secret or helm release; no agent in NodeRings; the registration's state archived",
+        check: ({ stdout }) => nothingLeft(stdout),
+        lookAt: LOOK_AT_AGENT,
+      },
+    ),
   ];
 }

@@ -1,8 +1,9 @@
 // `./run demo [--down] [-- <sandbox up flags>]`: the walkthrough. After ./run's set-up, it
 // brings up the sandbox and walks the operator flow of docs/first-cluster.md on it (then the
 // sandbox's signed release verified and exported, the install's dry run and the install from
-// that release applied for real, as docs/install.md runs them, and nr's dry run of
-// docs/registration.md), each
+// that release applied for real, as docs/install.md runs them, and nr's flow of
+// docs/registration.md: its dry run, a real registration of the sandbox's pretend VM, status,
+// the live check, a support bundle, and the reset until nothing nr created is left), each
 // step announced with the exact command (copyable), its output shown; the first failure
 // stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";

@@ -972,7 +972,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   options.log(
     `the registry at ${registry.url} (Basic auth); the controller manager's stand-in every ${STAND_IN_INTERVAL_MS} ms`,
   );
-  options.log(`the agent cluster at ${agent.server} (its kubeconfig: ${layout.agentKubeconfig}), with Calico's stand-in`);
+  options.log(
+    `the agent cluster at ${agent.server} (its kubeconfig: ${layout.agentKubeconfig}), with Calico's stand-in`,
+  );
 
   let lastTenants = "";
   const recordTenants = async () => {
