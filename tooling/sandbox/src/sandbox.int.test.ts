@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { access, readFile, writeFile } from "node:fs/promises";
+import { access, readFile, stat, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -173,15 +173,64 @@ describe("sandbox status: the controller's auth, as the emulator applies it now"
   }, 60_000);
 });
 
+describe("sandbox up: the agent's pretend VM for nr", () => {
+  test("a kube-apiserver of its own, serving k3s's service CIDR, apart from the site cluster", async () => {
+    expect(running.agent?.kubeconfig).toBe(info.agent.kubeconfig);
+    expect(running.agent?.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.agent?.server).not.toBe(info.site.server);
+    expect(running.agent?.pids.every(isAlive)).toBe(true);
+    // The kubeconfig k3s would write: the agent's cluster admin, mode 0600
+    const { core } = clientsFor(info.agent.kubeconfig);
+    const kubernetes = await core.readNamespacedService({ name: "kubernetes", namespace: "default" });
+    expect(kubernetes.spec?.clusterIP).toBe("10.43.0.1");
+    expect(((await stat(info.agent.kubeconfig)).mode & 0o777).toString(8)).toBe("600");
+  });
+
+  test("the k3s installer's and liqoctl's stand-ins are on PATH only in a shell that evaluated sandbox env", async () => {
+    const sh = (script: string) =>
+      promisify(execFile)("bash", ["-c", script], { env: { PATH: process.env.PATH ?? "", HOME: work } });
+    // up's short form (nvkectl's bin first on PATH), or a normal shell: no stand-in
+    const plain = await sh(`PATH=${info.nvkectl.binDir}:$PATH; command -v liqoctl k3s-install.sh nr || true`);
+    expect(plain.stdout.trim()).toBe(join(info.nvkectl.binDir, "nr"));
+    const evaluated = await sh(
+      `. ${info.nvkectl.envFile}; command -v liqoctl k3s-install.sh; echo "$NR_SANDBOX_AGENT_KUBECONFIG"`,
+    );
+    expect(evaluated.stdout.trim().split("\n")).toEqual([
+      join(info.agent.standIns, "liqoctl"),
+      join(info.agent.standIns, "k3s-install.sh"),
+      info.agent.kubeconfig,
+    ]);
+    // nr's lock is the sandbox's, never the machine's /run/nr
+    expect(await readFile(join(info.nvkectl.binDir, "nr"), "utf8")).toContain(`NR_LOCK_DIR:-${join(dir, "nr-lock")}`);
+  });
+
+  test("the NodeRings emulator pins the helm the sandbox links, so nr uses it", async () => {
+    const token = (await readFile(info.noderings.tokenFile, "utf8")).trim();
+    const answer = await fetch(new URL("/api/v1/pins?arch=amd64", info.noderings.url), {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const pins = (await answer.json()) as { tools: { helm: { version: string } } };
+    const helm = await promisify(execFile)(join(info.nvkectl.binDir, "helm"), [
+      "version",
+      "--template",
+      "{{.Version}}",
+    ]);
+    expect(pins.tools.helm.version).toBe(helm.stdout.trim());
+  });
+});
+
 describe("sandbox down", () => {
-  test("leaves no process, port or file: the supervisor, the registry and its storage are gone", async () => {
+  test("leaves no process, port or file: the supervisor, the registry and its storage, the agent cluster are gone", async () => {
     const supervisor = running.registry?.pid ?? 0;
     const storage = running.registry?.storageDir ?? "";
     expect(supervisor).toBeGreaterThan(0);
     expect(await exists(storage)).toBe(true);
     expect(await listening(info.registry.host)).toBe(true);
+    const agent = running.agent?.pids ?? [];
+    expect(agent.length).toBe(2);
     await down({ dir, log });
     expect(isAlive(supervisor)).toBe(false);
+    expect(agent.some(isAlive)).toBe(false);
     expect(await listening(info.registry.host)).toBe(false);
     expect(await exists(storage)).toBe(false);
     expect(await exists(dir)).toBe(false);
