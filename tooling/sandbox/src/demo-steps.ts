@@ -236,7 +236,7 @@ export function installFlow(): Step[] {
 }
 
 /** The Proxmox secret the sandbox's registration is given: not a secret, but a canary no output or bundle may show. */
-export const SANDBOX_PROXMOX_TOKEN_SECRET = "sandbox-proxmox-not-a-secret";
+const SANDBOX_PROXMOX_TOKEN_SECRET = "sandbox-proxmox-not-a-secret";
 const PROXMOX_CREDENTIALS = `export NR_PROXMOX_URL=https://pve.sandbox.test:8006/api2/json NR_PROXMOX_TOKEN_ID='root@pam!nr' NR_PROXMOX_TOKEN_SECRET=${SANDBOX_PROXMOX_TOKEN_SECRET}`;
 const LOOK_AT_AGENT =
   "nr cluster status, the run's log $NR_HOME/run/last-run.log, ./run sandbox status, docs/registration.md, docs/nr-state.md";

@@ -812,7 +812,7 @@ const STAND_IN_INTERVAL_MS = 500;
 /** How often the agent's Calico stand-in looks (it runs kubectl): light on a shared machine, quick beside nr's waits. */
 const CALICO_STAND_IN_INTERVAL_MS = 1_000;
 /** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
-export const AGENT_SERVICE_CIDR = "10.43.0.0/16";
+const AGENT_SERVICE_CIDR = "10.43.0.0/16";
 
 interface AgentCluster {
   server: string;
