@@ -917,11 +917,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     await registry.stop();
     throw error;
   });
+  // Side by side: the agent cluster's kube-apiserver and etcd take seconds to stop on a busy machine.
   const stopOwn = async () => {
-    await nicoProvider.stop();
-    await standIn.stop();
-    await registry.stop();
-    await agent.stop();
+    await Promise.all([nicoProvider.stop(), standIn.stop(), registry.stop(), agent.stop()]);
   };
   const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
   const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
