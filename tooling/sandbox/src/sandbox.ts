@@ -851,8 +851,9 @@ async function startAgentCluster(layout: SandboxLayout, binDir: string, log: (li
       pids: [plane.pids.etcd, plane.pids.kubeApiserver],
       async stop() {
         stopCalico();
-        await controllers.stop();
-        await plane.stop();
+        // Side by side: the controller stand-in's last pass waits on the API server, which
+        // may be draining after SIGTERM; plane.stop() kills it after a few seconds, ending that pass.
+        await Promise.all([controllers.stop(), plane.stop()]);
       },
     } satisfies AgentCluster;
   } catch (error) {
