@@ -342,7 +342,6 @@ export function completeTeardown(
 ): PeeringStatus {
   const record = getAgentRecord(state, account, id);
   const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown report");
-  const { peering } = record;
   requireSameCluster(record, request.clusterId);
   const at = iso(ctx.now);
   record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
