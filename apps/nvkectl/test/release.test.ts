@@ -430,5 +430,7 @@ describe("docs/release-artifacts.md", () => {
     expect(stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
     const text = await readFile(join(home.path, "release.json"), "utf8");
     expect(parseReleaseDescription(text, { source: "release.json" }).value).toEqual(published.description);
+    // and nvkectl-linux-x64 is the release's nvkectl for linux/amd64 (the test publisher's stand-in)
+    expect(await readFile(join(home.path, "nvkectl-linux-x64"), "utf8")).toMatch(/^nvkectl \S+ for linux\/amd64\n$/);
   });
 });

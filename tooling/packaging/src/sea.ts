@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { access, chmod, copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { access, chmod, copyFile, cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -168,9 +168,74 @@ export async function buildExecutables(out: string, arches: readonly Arch[] = AR
   return built;
 }
 
+/**
+ * What the executables are made of, as one digest: the Node.js version, this recipe, the
+ * lockfile, and each CLI's shipped files (package.json, bin/, dist/, the oclif manifest and
+ * nvkectl's deploy path). Same digest, same executables.
+ */
+export async function inputsDigest(arches: readonly Arch[] = ARCHES): Promise<string> {
+  const digest = createHash("sha256").update(`node ${process.versions.node}\0${[...arches].sort().join(",")}\0`);
+  const trees = [
+    "tooling/packaging/src/sea.ts",
+    "tooling/packaging/src/sea-main.cjs",
+    "pnpm-lock.yaml",
+    "deploy/nico",
+    ...APPS.flatMap((app) => ["package.json", "bin", "dist", "oclif.manifest.json"].map((f) => join(app.dir, f))),
+  ];
+  for (const tree of trees) {
+    const path = join(root, tree);
+    const files = (await stat(path)).isDirectory() ? await filesUnder(path) : [path];
+    for (const file of files) {
+      const content = await readFile(file);
+      digest.update(`${relative(root, file)}\0${content.length}\0`).update(content);
+    }
+  }
+  return digest.digest("hex").slice(0, 16);
+}
+
+/**
+ * The executables of this checkout's built CLIs, built once for each content of their inputs
+ * (inputsDigest) into ~/.cache/nodekit/sea/executables-<digest>/ with its SHA256SUMS, so the
+ * sandbox, the demo and the tests reuse one build. Built aside and renamed into place: a
+ * directory there is complete.
+ */
+export async function cachedExecutables(
+  arches: readonly Arch[] = ARCHES,
+): Promise<{ dir: string; built: BuiltExecutable[]; reused: boolean }> {
+  const dir = join(cacheBase, `executables-${await inputsDigest(arches)}`);
+  const read = async (): Promise<BuiltExecutable[]> =>
+    (await readFile(join(dir, "SHA256SUMS"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [sha256 = "", name = ""] = line.split(/\s+/);
+        const [, bin = "", arch = "x64"] = /^(.+)-linux-(x64|arm64)$/.exec(name) ?? [];
+        return { file: join(dir, name), bin, arch: arch as Arch, sha256 };
+      });
+  if (await exists(join(dir, "SHA256SUMS"))) return { dir, built: await read(), reused: true };
+  const tmp = `${dir}.${process.pid}.tmp`;
+  await rm(tmp, { recursive: true, force: true });
+  try {
+    await buildExecutables(tmp, arches);
+    await rename(tmp, dir);
+  } catch (error) {
+    await rm(tmp, { recursive: true, force: true });
+    // Another build of the same inputs finished first: its files are the same.
+    if (!(await exists(join(dir, "SHA256SUMS")))) throw error;
+  }
+  return { dir, built: await read(), reused: false };
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { out: { type: "string" }, arch: { type: "string", multiple: true } } });
+  const { values } = parseArgs({
+    options: { out: { type: "string" }, arch: { type: "string", multiple: true }, cached: { type: "boolean" } },
+  });
   const arches = (values.arch ?? [...ARCHES]) as Arch[];
   for (const arch of arches) if (!ARCHES.includes(arch)) throw new Error(`--arch ${arch}: one of ${ARCHES.join(", ")}`);
-  await buildExecutables(resolve(values.out ?? join(root, ".sea")), arches);
+  if (values.cached) {
+    // `--cached`: the cache's directory for these inputs (built when absent), on stdout.
+    const { dir, reused } = await cachedExecutables(arches);
+    log(reused ? `reused ${dir}` : `built ${dir}`);
+    process.stdout.write(`${dir}\n`);
+  } else await buildExecutables(resolve(values.out ?? join(root, ".sea")), arches);
 }
