@@ -271,7 +271,7 @@ const EXECUTABLE_PLATFORMS = [
  * cached under ~/.cache/nodekit/sea; their SHA256SUMS is copied to the release directory,
  * where the demo checks the file it takes from the release against it.
  */
-export async function nvkectlExecutables(
+async function nvkectlExecutables(
   layout: SandboxLayout,
   log: (line: string) => void,
 ): Promise<Array<{ platform: string; file: string }>> {
