@@ -9,6 +9,9 @@
  * Targets: throughput ≥ 0.7 × sha256sum's, peak RSS < 150 MB. apps/nvkectl must be built.
  *
  *   ./run pnpm exec node --conditions=source tooling/bench/release-content.ts [--rounds N] [--json]
+ *     [--registry ggcr] [--image-bytes N] [--cpu-prof DIR]
+ *
+ * The registry's CPU seconds during each verify are read from /proc (its process is this one's child).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -27,7 +30,8 @@ const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 5;
 /** `--cpu-prof DIR`: each verify run writes a V8 CPU profile there (node --cpu-prof). */
 const cpuProf = args.includes("--cpu-prof") ? args[args.indexOf("--cpu-prof") + 1] : undefined;
-const IMAGE_BYTES = 1_050_000;
+/** `--image-bytes N`: each image's random layer (default 1.05 MB; 1 shows what costs per request, not per byte). */
+const IMAGE_BYTES = args.includes("--image-bytes") ? Number(args[args.indexOf("--image-bytes") + 1]) : 1_050_000;
 const users = { bench: "bench-pw-content" };
 const credentials = envCredentials({ NODEKIT_REGISTRY_USERNAME: "bench", NODEKIT_REGISTRY_PASSWORD: users.bench });
 const key = generateSigningKeyPair();
