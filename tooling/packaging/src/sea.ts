@@ -28,7 +28,12 @@ const APPS = [
 ] as const;
 
 const root = resolve(import.meta.dirname, "../../..");
-const cacheBase = join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? "/root", ".cache"), "nodekit", "sea");
+// $NODEKIT_CACHE (the machine's nodekit cache, which a doc-test's HOME of its own keeps), else ~/.cache/nodekit.
+const cacheBase = join(
+  process.env.NODEKIT_CACHE ||
+    join(process.env.XDG_CACHE_HOME || join(process.env.HOME ?? "/root", ".cache"), "nodekit"),
+  "sea",
+);
 const log = (line: string) => process.stderr.write(`package: ${line}\n`);
 
 async function exists(path: string): Promise<boolean> {

@@ -109,7 +109,10 @@ async function nvkectlExecutable(
   platform: string,
   reference: string,
 ): Promise<{ bytes: Uint8Array; digest: string }> {
-  const listed = description.nvkectl.find((n) => n.platform === platform);
+  const { listedArtifacts } = await import("@nodekit/release");
+  const index = description.nvkectl.findIndex((n) => n.platform === platform);
+  // Its repository and digest as the content check reads them (no `oci://`, no tag).
+  const listed = listedArtifacts(description).find((a) => a.field === `nvkectl[${index}]`);
   const absent = (why: string) =>
     new UserError(errorCodes.RELEASE_PLATFORM_NOT_LISTED, `${reference} carries no nvkectl for ${platform}`, {
       why,
@@ -119,7 +122,7 @@ async function nvkectlExecutable(
   if (listed === undefined) {
     throw absent(`Its description lists nvkectl for ${description.nvkectl.map((n) => n.platform).join(", ")} only.`);
   }
-  const repository = listed.reference.replace(/^oci:\/\//, "").replace(/:[^/:]+$/, "");
+  const { repository } = listed;
   const { manifest } = await client.getManifest(`${repository}@${listed.digest}`);
   const layers = Array.isArray(manifest.layers)
     ? (manifest.layers as Array<{ mediaType?: unknown; digest?: unknown }>)
