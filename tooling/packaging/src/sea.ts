@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { access, chmod, copyFile, cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import {
+  access,
+  chmod,
+  copyFile,
+  cp,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -217,7 +230,11 @@ export async function cachedExecutables(
         const [, bin = "", arch = "x64"] = /^(.+)-linux-(x64|arm64)$/.exec(name) ?? [];
         return { file: join(dir, name), bin, arch: arch as Arch, sha256 };
       });
-  if (await exists(join(dir, "SHA256SUMS"))) return { dir, built: await read(), reused: true };
+  if (await exists(join(dir, "SHA256SUMS"))) {
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => {}); // used: kept by the pruning below
+    return { dir, built: await read(), reused: true };
+  }
   const tmp = `${dir}.${process.pid}.tmp`;
   await rm(tmp, { recursive: true, force: true });
   try {
@@ -228,7 +245,26 @@ export async function cachedExecutables(
     // Another build of the same inputs finished first: its files are the same.
     if (!(await exists(join(dir, "SHA256SUMS")))) throw error;
   }
+  await pruneCache(dir);
   return { dir, built: await read(), reused: false };
+}
+
+/**
+ * Each build of the CLIs makes a new directory of ~440 MB: the older ones go, but for the
+ * three newest and any used in the last hour (other checkouts share the cache).
+ */
+async function pruneCache(keep: string): Promise<void> {
+  const dirs = await Promise.all(
+    (await readdir(cacheBase))
+      .filter((name) => /^executables-[0-9a-f]{16}$/.test(name))
+      .map(async (name) => ({ path: join(cacheBase, name), mtimeMs: (await stat(join(cacheBase, name))).mtimeMs })),
+  );
+  const old = dirs
+    .filter((d) => d.path !== keep)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    .slice(3)
+    .filter((d) => Date.now() - d.mtimeMs > 3_600_000);
+  for (const d of old) await rm(d.path, { recursive: true, force: true });
 }
 
 if (import.meta.main) {
