@@ -360,6 +360,8 @@ export const FIXES: Record<string, string> = {
   REGISTRY_CA_UNREADABLE: "Point `--ca-file` at a readable PEM file holding the registry's certificate authority.",
   RELEASE_FILE_UNREADABLE:
     "Check the path given to `--release`; write the file with `nvkectl release export REF@sha256:… --output-file FILE` after `nvkectl release verify` accepted REF.",
+  RELEASE_PLATFORM_NOT_LISTED:
+    "Name one of the platforms the message lists with `--nvkectl` (`linux/amd64`, `linux/arm64`); `release export REF` without it shows the description's `nvkectl[]`.",
   RELEASE_IMAGE_NOT_PINNED:
     "Each image listed is used by the deploy path but not carried by the release: install the release the deploy path was written for, or remove the image from the values it names.",
   RELEASE_INCOMPLETE_FOR_INSTALL:

@@ -179,6 +179,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.NotFound,
     meaning: "The release description named with --release cannot be read; nothing was changed.",
   },
+  RELEASE_PLATFORM_NOT_LISTED: {
+    exitCode: ExitCode.NotFound,
+    meaning:
+      "release export --nvkectl names a platform the release carries no nvkectl for (or its artifact holds no executable); the platforms it has are listed, and nothing was written.",
+  },
   RELEASE_INCOMPLETE_FOR_INSTALL: {
     exitCode: ExitCode.InvalidInput,
     meaning:

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { envCredentials, OciClient } from "@nodekit/oci";
@@ -314,6 +315,63 @@ describe("nvkectl release export", () => {
     expect(loose.stderr).toContain("no signature");
   });
 
+  test("--nvkectl PLATFORM writes nvkectl's executable as the release lists it (0755, checked), and runs", async () => {
+    // Given a release whose nvkectl for linux/amd64 is an executable file
+    const script = join(home.path, "nvkectl-linux-x64");
+    await writeFile(script, "#!/bin/sh\necho nvkectl from the release\n");
+    const client = new OciClient({
+      plainHttp: true,
+      credentials: envCredentials({ NODEKIT_REGISTRY_USERNAME: "publisher", NODEKIT_REGISTRY_PASSWORD: PASSWORD }),
+    });
+    const carrying = await publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix: "executables",
+      executables: [{ platform: "linux/amd64", file: script }],
+      signer: localKeySigner(publisherKey.privateKeyPem),
+    });
+    const verified = await verify(carrying.tagReference);
+    expect(verified.exitCode, verified.stderr).toBe(0);
+    // When export takes it from the reference verify printed
+    const result = await home.nvkectl([
+      "release",
+      "export",
+      verified.stdout.trim(),
+      "--plain-http",
+      "--nvkectl",
+      "linux/amd64",
+      "--output-file",
+      "nvkectl-taken",
+    ]);
+    // Then the file is the executable's bytes, mode 0755, its digest said on stderr, and it runs
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toBe("");
+    const taken = join(home.path, "nvkectl-taken");
+    expect(await readFile(taken, "utf8")).toBe(await readFile(script, "utf8"));
+    expect((await stat(taken)).mode & 0o777).toBe(0o755);
+    const digest = `sha256:${createHash("sha256")
+      .update(await readFile(script))
+      .digest("hex")}`;
+    expect(result.stderr).toContain(digest);
+    expect((await execFileAsync(taken)).stdout).toBe("nvkectl from the release\n");
+    // A platform it does not carry: RELEASE_PLATFORM_NOT_LISTED, exit 4, naming the ones it has; nothing written
+    const other = await home.nvkectl([
+      "release",
+      "export",
+      carrying.tagReference,
+      "--plain-http",
+      "--nvkectl",
+      "linux/arm64",
+      "--output-file",
+      "nvkectl-arm64",
+      "--json-logs",
+    ]);
+    expect(other.exitCode).toBe(4);
+    expect(failureCode(other.stderr)).toBe("RELEASE_PLATFORM_NOT_LISTED");
+    expect(other.stderr).toContain("linux/amd64");
+    await expect(stat(join(home.path, "nvkectl-arm64"))).rejects.toThrow();
+  });
+
   test("its help says to run it only on a reference verify accepted", async () => {
     const help = await home.nvkectl(["release", "export", "--help"]);
     expect(help.stdout.replace(/\s+/g, " ")).toContain("run it only on a reference release verify accepted");
@@ -372,5 +430,7 @@ describe("docs/release-artifacts.md", () => {
     expect(stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
     const text = await readFile(join(home.path, "release.json"), "utf8");
     expect(parseReleaseDescription(text, { source: "release.json" }).value).toEqual(published.description);
+    // and nvkectl-linux-x64 is the release's nvkectl for linux/amd64 (the test publisher's stand-in)
+    expect(await readFile(join(home.path, "nvkectl-linux-x64"), "utf8")).toMatch(/^nvkectl \S+ for linux\/amd64\n$/);
   });
 });

@@ -45,18 +45,25 @@ interface BlobUse {
 /** Layers that are never pushed to a registry (Windows base layers): their content is elsewhere. */
 const nonDistributable = (mediaType: string) => /nondistributable|foreign/.test(mediaType);
 
-/** At most `limit` reads in flight, manifests and blobs alike; the others wait their turn in order. */
+/**
+ * At most `limit` reads in flight, manifests and blobs alike; the others wait their turn in
+ * order, a blob's read before any manifest's: the bytes to hash flow from the first manifest
+ * read on, rather than after every manifest was read.
+ */
 function limiter(limit: number) {
   let active = 0;
-  const waiting: Array<() => void> = [];
-  return async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
+  const blobs: Array<() => void> = [];
+  const manifests: Array<() => void> = [];
+  return async <T>(kind: "blob" | "manifest", fn: () => Promise<T>): Promise<T> => {
+    // A finished read hands its slot to the next waiter, so no new caller slips in between.
+    if (active >= limit) await new Promise<void>((resolve) => (kind === "blob" ? blobs : manifests).push(resolve));
+    else active++;
     try {
       return await fn();
     } finally {
-      active--;
-      waiting.shift()?.();
+      const next = blobs.shift() ?? manifests.shift();
+      if (next === undefined) active--;
+      else next();
     }
   };
 }
@@ -97,7 +104,7 @@ export async function checkArtifactContent(
     let use = blobs.get(key);
     if (use === undefined) {
       // Read as soon as it is known (the registry is asked while other manifests are read).
-      const read = limit(() => client.verifyBlob(ref, descriptor.digest, { size: descriptor.size })).catch(
+      const read = limit("blob", () => client.verifyBlob(ref, descriptor.digest, { size: descriptor.size })).catch(
         (error: unknown) => ({ error }),
       );
       use = { ref, descriptor, users: [], read };
@@ -108,24 +115,27 @@ export async function checkArtifactContent(
 
   // Manifests: the artifact's own, then what an index lists.
   const walk = async (artifact: ListedArtifact, ref: Reference, part: string, depth: number): Promise<void> => {
-    let manifest: Readonly<Record<string, unknown>>;
+    const descriptors = (manifest: Readonly<Record<string, unknown>>, key: string): Descriptor[] => {
+      const value = manifest[key];
+      return Array.isArray(value) ? (value as Descriptor[]) : [];
+    };
+    let children: Descriptor[];
     try {
-      manifest = (await limit(() => client.getManifest(ref))).manifest;
+      // Its blobs are queued before the read gives up its slot, so they take it ahead of the manifests waiting.
+      children = await limit("manifest", async () => {
+        const { manifest } = await client.getManifest(ref);
+        const config = manifest.config as Descriptor | undefined;
+        if (config !== undefined) useBlob(ref, config, artifact, `the config (${config.digest}) of ${part}`);
+        for (const [i, d] of descriptors(manifest, "layers").entries())
+          useBlob(ref, d, artifact, `layer ${i} (${d.digest}) of ${part}`);
+        for (const [i, d] of descriptors(manifest, "blobs").entries())
+          useBlob(ref, d, artifact, `blob ${i} (${d.digest}) of ${part}`);
+        return descriptors(manifest, "manifests");
+      });
     } catch (error) {
       record(error, artifact, part);
       return;
     }
-    const descriptors = (key: string): Descriptor[] => {
-      const value = manifest[key];
-      return Array.isArray(value) ? (value as Descriptor[]) : [];
-    };
-    const config = manifest.config as Descriptor | undefined;
-    if (config !== undefined) useBlob(ref, config, artifact, `the config (${config.digest}) of ${part}`);
-    for (const [i, d] of descriptors("layers").entries())
-      useBlob(ref, d, artifact, `layer ${i} (${d.digest}) of ${part}`);
-    for (const [i, d] of descriptors("blobs").entries())
-      useBlob(ref, d, artifact, `blob ${i} (${d.digest}) of ${part}`);
-    const children = descriptors("manifests");
     if (children.length > 0 && depth >= maxDepth) {
       corrupt.push({ artifact, part, reason: `it nests indexes deeper than ${maxDepth} levels` });
       return;

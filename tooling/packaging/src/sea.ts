@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { access, chmod, copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  access,
+  chmod,
+  copyFile,
+  cp,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -28,7 +41,12 @@ const APPS = [
 ] as const;
 
 const root = resolve(import.meta.dirname, "../../..");
-const cacheBase = join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? "/root", ".cache"), "nodekit", "sea");
+// $NODEKIT_CACHE (the machine's nodekit cache, which a doc-test's HOME of its own keeps), else ~/.cache/nodekit.
+const cacheBase = join(
+  process.env.NODEKIT_CACHE ||
+    join(process.env.XDG_CACHE_HOME || join(process.env.HOME ?? "/root", ".cache"), "nodekit"),
+  "sea",
+);
 const log = (line: string) => process.stderr.write(`package: ${line}\n`);
 
 async function exists(path: string): Promise<boolean> {
@@ -168,9 +186,97 @@ export async function buildExecutables(out: string, arches: readonly Arch[] = AR
   return built;
 }
 
+/**
+ * What the executables are made of, as one digest: the Node.js version, this recipe, the
+ * lockfile, and each CLI's shipped files (package.json, bin/, dist/, the oclif manifest and
+ * nvkectl's deploy path). Same digest, same executables.
+ */
+export async function inputsDigest(arches: readonly Arch[] = ARCHES): Promise<string> {
+  const digest = createHash("sha256").update(`node ${process.versions.node}\0${[...arches].sort().join(",")}\0`);
+  const trees = [
+    "tooling/packaging/src/sea.ts",
+    "tooling/packaging/src/sea-main.cjs",
+    "pnpm-lock.yaml",
+    "deploy/nico",
+    ...APPS.flatMap((app) => ["package.json", "bin", "dist", "oclif.manifest.json"].map((f) => join(app.dir, f))),
+  ];
+  for (const tree of trees) {
+    const path = join(root, tree);
+    const files = (await stat(path)).isDirectory() ? await filesUnder(path) : [path];
+    for (const file of files) {
+      const content = await readFile(file);
+      digest.update(`${relative(root, file)}\0${content.length}\0`).update(content);
+    }
+  }
+  return digest.digest("hex").slice(0, 16);
+}
+
+/**
+ * The executables of this checkout's built CLIs, built once for each content of their inputs
+ * (inputsDigest) into ~/.cache/nodekit/sea/executables-<digest>/ with its SHA256SUMS, so the
+ * sandbox, the demo and the tests reuse one build. Built aside and renamed into place: a
+ * directory there is complete.
+ */
+export async function cachedExecutables(
+  arches: readonly Arch[] = ARCHES,
+): Promise<{ dir: string; built: BuiltExecutable[]; reused: boolean }> {
+  const dir = join(cacheBase, `executables-${await inputsDigest(arches)}`);
+  const read = async (): Promise<BuiltExecutable[]> =>
+    (await readFile(join(dir, "SHA256SUMS"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [sha256 = "", name = ""] = line.split(/\s+/);
+        const [, bin = "", arch = "x64"] = /^(.+)-linux-(x64|arm64)$/.exec(name) ?? [];
+        return { file: join(dir, name), bin, arch: arch as Arch, sha256 };
+      });
+  if (await exists(join(dir, "SHA256SUMS"))) {
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => {}); // used: kept by the pruning below
+    return { dir, built: await read(), reused: true };
+  }
+  const tmp = `${dir}.${process.pid}.tmp`;
+  await rm(tmp, { recursive: true, force: true });
+  try {
+    await buildExecutables(tmp, arches);
+    await rename(tmp, dir);
+  } catch (error) {
+    await rm(tmp, { recursive: true, force: true });
+    // Another build of the same inputs finished first: its files are the same.
+    if (!(await exists(join(dir, "SHA256SUMS")))) throw error;
+  }
+  await pruneCache(dir);
+  return { dir, built: await read(), reused: false };
+}
+
+/**
+ * Each build of the CLIs makes a new directory of ~440 MB: the older ones go, but for the
+ * three newest and any used in the last hour (other checkouts share the cache).
+ */
+async function pruneCache(keep: string): Promise<void> {
+  const dirs = await Promise.all(
+    (await readdir(cacheBase))
+      .filter((name) => /^executables-[0-9a-f]{16}$/.test(name))
+      .map(async (name) => ({ path: join(cacheBase, name), mtimeMs: (await stat(join(cacheBase, name))).mtimeMs })),
+  );
+  const old = dirs
+    .filter((d) => d.path !== keep)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    .slice(3)
+    .filter((d) => Date.now() - d.mtimeMs > 3_600_000);
+  for (const d of old) await rm(d.path, { recursive: true, force: true });
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { out: { type: "string" }, arch: { type: "string", multiple: true } } });
+  const { values } = parseArgs({
+    options: { out: { type: "string" }, arch: { type: "string", multiple: true }, cached: { type: "boolean" } },
+  });
   const arches = (values.arch ?? [...ARCHES]) as Arch[];
   for (const arch of arches) if (!ARCHES.includes(arch)) throw new Error(`--arch ${arch}: one of ${ARCHES.join(", ")}`);
-  await buildExecutables(resolve(values.out ?? join(root, ".sea")), arches);
+  if (values.cached) {
+    // `--cached`: the cache's directory for these inputs (built when absent), on stdout.
+    const { dir, reused } = await cachedExecutables(arches);
+    log(reused ? `reused ${dir}` : `built ${dir}`);
+    process.stdout.write(`${dir}\n`);
+  } else await buildExecutables(resolve(values.out ?? join(root, ".sea")), arches);
 }

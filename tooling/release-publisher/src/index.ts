@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Descriptor, digestOf, EMPTY_DESCRIPTOR, EMPTY_JSON, MediaType, type OciClient } from "@nodekit/oci";
 import {
@@ -53,6 +53,11 @@ export interface PublishTestReleaseOptions {
   }>;
   /** nvkectl's platforms; default linux/amd64 and linux/arm64 (each a small stand-in file). */
   platforms?: string[];
+  /**
+   * nvkectl's real executables (`pnpm package`'s files), pushed as its artifacts in place of
+   * the stand-ins (`platforms` is then ignored): each one layer titled with its file name.
+   */
+  executables?: Array<{ platform: string; file: string }>;
   signer: Signer;
   /** Witnesses for the signature (a timestamp authority); none by default. */
   witnesses?: Witness[];
@@ -75,9 +80,12 @@ async function pushArtifact(
   artifactType: string,
   content: Uint8Array,
   layerMediaType: string,
+  title?: string,
 ): Promise<Descriptor> {
   await client.pushBlob(repository, EMPTY_JSON, MediaType.Empty);
-  const layer = await client.pushBlob(repository, content, layerMediaType);
+  const pushedLayer = await client.pushBlob(repository, content, layerMediaType);
+  const layer =
+    title === undefined ? pushedLayer : { ...pushedLayer, annotations: { "org.opencontainers.image.title": title } };
   const pushed = await client.putManifest(
     repository,
     { schemaVersion: 2, mediaType: MediaType.ImageManifest, artifactType, config: EMPTY_DESCRIPTOR, layers: [layer] },
@@ -231,20 +239,38 @@ export async function publishTestRelease(options: PublishTestReleaseOptions): Pr
   );
   const profilesRepository = `${registry}/${prefix}/profiles`;
   const profiles = await pushImage(client, profilesRepository, version);
-  const nvkectl = await Promise.all(
-    (options.platforms ?? ["linux/amd64", "linux/arm64"]).map(async (platform) => {
-      const repository = `${registry}/${prefix}/nvkectl`;
-      const pushed = await pushArtifact(
-        client,
-        repository,
-        `${version}-${platform.replace("/", "-")}`,
-        "application/vnd.nodekit.nvkectl.v1",
-        new TextEncoder().encode(`nvkectl ${version} for ${platform}\n`),
-        "application/vnd.nodekit.nvkectl.binary.v1",
-      );
-      return { platform, reference: repository, digest: pushed.digest };
-    }),
-  );
+  const nvkectlRepository = `${registry}/${prefix}/nvkectl`;
+  const executables: Array<{ platform: string; reference: string; digest: string }> = [];
+  // One at a time: each is read whole into memory to be pushed (a hundred megabytes or so).
+  for (const { platform, file } of options.executables ?? []) {
+    const pushed = await pushArtifact(
+      client,
+      nvkectlRepository,
+      `${version}-${platform.replace("/", "-")}`,
+      "application/vnd.nodekit.nvkectl.v1",
+      await readFile(file),
+      "application/vnd.nodekit.nvkectl.binary.v1",
+      basename(file),
+    );
+    executables.push({ platform, reference: nvkectlRepository, digest: pushed.digest });
+  }
+  const nvkectl =
+    options.executables !== undefined
+      ? executables
+      : await Promise.all(
+          (options.platforms ?? ["linux/amd64", "linux/arm64"]).map(async (platform) => {
+            const repository = `${registry}/${prefix}/nvkectl`;
+            const pushed = await pushArtifact(
+              client,
+              repository,
+              `${version}-${platform.replace("/", "-")}`,
+              "application/vnd.nodekit.nvkectl.v1",
+              new TextEncoder().encode(`nvkectl ${version} for ${platform}\n`),
+              "application/vnd.nodekit.nvkectl.binary.v1",
+            );
+            return { platform, reference: repository, digest: pushed.digest };
+          }),
+        );
   const description: ReleaseDescription = {
     apiVersion: RELEASE_API_VERSION,
     kind: "ReleaseDescription",

@@ -131,6 +131,49 @@ function deploymentsReady(stdout: string): string | undefined {
   return undefined;
 }
 
+/** nvkectl taken from the verified release: `pnpm package`'s file for this machine (x64), as the release lists it. */
+const TAKEN_NVKECTL = '"$NVKE_SANDBOX_DIR/nvkectl-linux-x64"';
+
+/**
+ * nvkectl itself taken from the verified release, as docs/release-artifacts.md's sandbox
+ * section does: the single-file executable for linux/amd64 written from the release (its
+ * bytes checked against the digest the signed description pins), checked against the
+ * SHA256SUMS `pnpm package` wrote, then run: `--version` and a command against the sandbox.
+ */
+export function releaseExecutableFlow(): Step[] {
+  return [
+    step(
+      "Take nvkectl itself from the verified release",
+      [
+        `nvkectl release export "$RELEASE_REF" --plain-http --nvkectl linux/amd64 --output-file ${TAKEN_NVKECTL}`,
+        '(cd "$NVKE_SANDBOX_DIR" && sha256sum --check --ignore-missing release/SHA256SUMS)',
+      ].join("\n"),
+      {
+        note: "the real single-file executable (pnpm package), read by the digest the signed description pins and checked as it is read; then against its SHA256SUMS line",
+        check: ({ stdout }) =>
+          /^nvkectl-linux-x64: OK$/m.test(stdout) ? undefined : "the file does not match its SHA256SUMS line",
+        lookAt: "docs/release-artifacts.md",
+      },
+    ),
+    step(
+      "Run the nvkectl taken from the release",
+      [`${TAKEN_NVKECTL} --version`, `XDG_CACHE_HOME="$NVKE_SANDBOX_DIR/cache" ${TAKEN_NVKECTL} get clusters`].join(
+        "\n",
+      ),
+      {
+        note: "one file, no Node.js needed: on its first start it writes its package to a private cache directory, once",
+        check: ({ stdout }) =>
+          !/^@nodekit\/nvkectl\/\d+\.\d+\.\d+ linux-x64 node-v22\./m.test(stdout)
+            ? "--version did not print nvkectl's version"
+            : /^capd-demo\s/m.test(stdout)
+              ? undefined
+              : "get clusters did not list the sandbox's cluster",
+        lookAt: "docs/release-artifacts.md",
+      },
+    ),
+  ];
+}
+
 /**
  * The sandbox's signed release verified and exported, then `nvkectl install` on the sandbox's
  * site cluster: its dry run, then applied for real from the release, as docs/install.md's
@@ -164,6 +207,7 @@ export function installFlow(): Step[] {
         lookAt: "docs/release-artifacts.md",
       },
     ),
+    ...releaseExecutableFlow(),
     step(
       "Write a site spec and a stack config for the install",
       [

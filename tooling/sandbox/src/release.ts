@@ -2,13 +2,16 @@
 // (Basic auth, credentials the sandbox generates), and a release built from the shipped
 // deploy path deploy/nico — the checkout's nvke-controller chart, the Cluster API provider
 // components of the offline provider repository, the controller image, the profile content
-// image, nvkectl per platform — signed with a key pair of the sandbox's own and trusted by
+// image, nvkectl itself per platform (pnpm package's real single-file executables) — signed with a key pair of the sandbox's own and trusted by
 // the policy it writes beside it. SPIRE's charts come from SPIRE's chart repository, which
 // no sandbox can reach: the release carries stand-ins of the same names (STAND_IN_NOTE).
+
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { access, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { access, copyFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout } from "./layout.ts";
 
@@ -256,6 +259,42 @@ async function writeStandInCharts(layout: SandboxLayout): Promise<string[]> {
   return dirs;
 }
 
+/** nvkectl's platforms in the release, each `pnpm package`'s file for it. */
+const EXECUTABLE_PLATFORMS = [
+  { platform: "linux/amd64", file: "nvkectl-linux-x64" },
+  { platform: "linux/arm64", file: "nvkectl-linux-arm64" },
+] as const;
+
+/**
+ * nvkectl's real single-file executables for the release (tooling/packaging's `pnpm package`,
+ * both platforms), built from this checkout's built CLIs once for each content of them and
+ * cached under ~/.cache/nodekit/sea; their SHA256SUMS is copied to the release directory,
+ * where the demo checks the file it takes from the release against it.
+ */
+async function nvkectlExecutables(
+  layout: SandboxLayout,
+  log: (line: string) => void,
+): Promise<Array<{ platform: string; file: string }>> {
+  log("release: nvkectl's single-file executables (pnpm package, built once per build of the CLIs)");
+  let dir: string;
+  try {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(repoRoot, "tooling/packaging/src/sea.ts"), "--cached"],
+      { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 },
+    );
+    dir = stdout.trim().split("\n").at(-1) ?? "";
+  } catch (error) {
+    throw new SandboxError("nvkectl's executables could not be built for the sandbox's release", {
+      why: error instanceof Error ? (error as { stderr?: string }).stderr?.trim() || error.message : String(error),
+      next: ["build the CLIs with ./run setup, then up again (pnpm package needs the built apps)"],
+    });
+  }
+  await mkdir(layout.releaseDir, { recursive: true, mode: 0o700 });
+  await copyFile(join(dir, "SHA256SUMS"), join(layout.releaseDir, "SHA256SUMS"));
+  return EXECUTABLE_PLATFORMS.map(({ platform, file }) => ({ platform, file: join(dir, file) }));
+}
+
 interface PublishOptions {
   layout: SandboxLayout;
   /** `127.0.0.1:PORT`. */
@@ -337,6 +376,7 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
     },
     images: ["nvke-controller"],
     providers,
+    executables: await nvkectlExecutables(layout, options.log),
     signer: localKeySigner(privateKeyPem),
   }).catch((error: unknown) => {
     throw new SandboxError(`the sandbox's release could not be published into ${registry}`, {

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { access, readFile, stat, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
@@ -86,6 +87,51 @@ describe("sandbox up: the registry and its signed release", () => {
       expect(text).not.toContain(password);
     }
   });
+
+  test("its nvkectl artifacts are pnpm package's real executables: verify hashes them, export --nvkectl writes one that runs", async () => {
+    const env = { HOME: work, DOCKER_CONFIG: join(dir, "registry", "docker") };
+    const verified = await runCli(
+      "nvkectl",
+      ["release", "verify", info.release.tagReference, "--policy", info.release.policy, "--plain-http", "-o", "json"],
+      { env },
+    );
+    expect(verified.exitCode, verified.stderr).toBe(0);
+    // Two executables of over 50 MB each are among the bytes hashed
+    expect((JSON.parse(verified.stdout) as { bytesChecked: number }).bytesChecked).toBeGreaterThan(100 * 1024 * 1024);
+    const file = join(work, "nvkectl-linux-x64");
+    const exported = await runCli(
+      "nvkectl",
+      [
+        "release",
+        "export",
+        info.release.pinnedReference,
+        "--plain-http",
+        "--nvkectl",
+        "linux/amd64",
+        "--output-file",
+        file,
+      ],
+      { env },
+    );
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    // The file is the one SHA256SUMS names, and it runs (with no Node.js on PATH)
+    const sums = await readFile(join(dir, "release", "SHA256SUMS"), "utf8");
+    const digest = createHash("sha256")
+      .update(await readFile(file))
+      .digest("hex");
+    expect(sums).toContain(`${digest}  nvkectl-linux-x64\n`);
+    expect(exported.stderr).toContain(`sha256:${digest}`);
+    if (process.arch === "x64") {
+      const { stdout } = await promisify(execFile)("env", [
+        "-i",
+        `HOME=${work}`,
+        "PATH=/nonexistent",
+        file,
+        "--version",
+      ]);
+      expect(stdout).toMatch(/^@nodekit\/nvkectl\/\d+\.\d+\.\d+ linux-x64 node-v22\./);
+    }
+  }, 300_000);
 
   test("another key's policy refuses it (exit 1); without the sandbox's credentials the registry refuses (exit 7)", async () => {
     const other = join(work, "other-policy.yaml");

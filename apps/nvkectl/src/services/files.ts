@@ -16,7 +16,11 @@ export interface OutputFileOptions {
  * symbolic link, never handing the file to a previous owner, and over another user's file
  * only with --force. A failure to write is OUTPUT_NOT_WRITTEN; a refusal keeps its own code.
  */
-export async function writeOutputFile(path: string, content: string, options: OutputFileOptions): Promise<void> {
+export async function writeOutputFile(
+  path: string,
+  content: string | Uint8Array,
+  options: OutputFileOptions,
+): Promise<void> {
   try {
     await writeFileSafe(path, content, {
       mode: options.mode,

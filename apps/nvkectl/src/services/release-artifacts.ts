@@ -80,6 +80,8 @@ export interface ExportReleaseInputs {
   outputFile?: string | undefined;
   /** `--force`: replace an --output-file another user owns. */
   force?: boolean | undefined;
+  /** `--nvkectl PLATFORM`: write nvkectl's executable for it (to outputFile) instead of the description. */
+  nvkectl?: string | undefined;
   access: RegistryAccess;
 }
 
@@ -89,6 +91,47 @@ export interface ExportedRelease {
   /** The description exactly as published. */
   text: string;
   writtenTo?: string;
+  /** With `nvkectl`: the digest of the executable written (its file's sha256). */
+  executable?: string;
+}
+
+/** The nvkectl artifact's layer type (`pnpm package`'s file, or a publisher's own build). */
+const NVKECTL_BINARY = "application/vnd.nodekit.nvkectl.binary.v1";
+
+/**
+ * nvkectl's executable for `platform` as the release lists it: its artifact's manifest read
+ * by the digest the description pins, then its one binary layer, each checked against its
+ * digest (the blob is held in memory: at most the client's blob cap, 512 MiB).
+ */
+async function nvkectlExecutable(
+  client: OciClient,
+  description: VerifiedRelease["description"],
+  platform: string,
+  reference: string,
+): Promise<{ bytes: Uint8Array; digest: string }> {
+  const { listedArtifacts } = await import("@nodekit/release");
+  const index = description.nvkectl.findIndex((n) => n.platform === platform);
+  // Its repository and digest as the content check reads them (no `oci://`, no tag).
+  const listed = listedArtifacts(description).find((a) => a.field === `nvkectl[${index}]`);
+  const absent = (why: string) =>
+    new UserError(errorCodes.RELEASE_PLATFORM_NOT_LISTED, `${reference} carries no nvkectl for ${platform}`, {
+      why,
+      next: `Name one of the platforms it lists: ${description.nvkectl.map((n) => n.platform).join(", ")}.`,
+      facts: { platform },
+    });
+  if (listed === undefined) {
+    throw absent(`Its description lists nvkectl for ${description.nvkectl.map((n) => n.platform).join(", ")} only.`);
+  }
+  const { repository } = listed;
+  const { manifest } = await client.getManifest(`${repository}@${listed.digest}`);
+  const layers = Array.isArray(manifest.layers)
+    ? (manifest.layers as Array<{ mediaType?: unknown; digest?: unknown }>)
+    : [];
+  const layer = layers.find((l) => l.mediaType === NVKECTL_BINARY) ?? (layers.length === 1 ? layers[0] : undefined);
+  if (typeof layer?.digest !== "string") {
+    throw absent(`Its artifact ${repository}@${listed.digest} has no ${NVKECTL_BINARY} layer.`);
+  }
+  return { bytes: await client.getBlob(repository, layer.digest), digest: layer.digest };
 }
 
 /** `nvkectl release export`: the description as published (each read checked against its digest); no signature is checked. */
@@ -97,6 +140,16 @@ export async function exportRelease(inputs: ExportReleaseInputs): Promise<Export
   const client = await openRegistry(inputs.access);
   const release = await fetchRelease({ client, reference: inputs.reference });
   const text = new TextDecoder().decode(release.bytes);
+  if (inputs.nvkectl !== undefined && inputs.outputFile !== undefined) {
+    const executable = await nvkectlExecutable(client, release.description, inputs.nvkectl, release.reference);
+    const path = resolve(inputs.access.cwd ?? process.cwd(), inputs.outputFile);
+    await writeOutputFile(path, executable.bytes, {
+      mode: 0o755,
+      force: inputs.force,
+      what: `nvkectl for ${inputs.nvkectl}`,
+    });
+    return { reference: release.reference, text, writtenTo: inputs.outputFile, executable: executable.digest };
+  }
   if (inputs.outputFile === undefined) return { reference: release.reference, text };
   const path = resolve(inputs.access.cwd ?? process.cwd(), inputs.outputFile);
   await writeOutputFile(path, text, { mode: 0o644, force: inputs.force, what: "the release description" });

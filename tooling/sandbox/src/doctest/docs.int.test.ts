@@ -1,9 +1,11 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { formatProblem } from "@nodekit/errors";
 import { repoRoot } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
-import { expect, test } from "vitest";
+import { beforeAll, expect, test } from "vitest";
 import { extractBlocks } from "./blocks.ts";
 import { GUIDES } from "./guides.ts";
 import { runDocTests } from "./run.ts";
@@ -15,6 +17,14 @@ import { runDocTests } from "./run.ts";
 const runnable = GUIDES.filter((path) =>
   extractBlocks(readFileSync(join(repoRoot, path), "utf8"), { source: path }).blocks.some((b) => b.kind === "run"),
 );
+
+// The sandbox's release carries nvkectl's executables (pnpm package): built here once, with the
+// machine's HOME (pnpm's store), into the machine's cache, where each guide's sandbox finds them.
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [join(repoRoot, "tooling/packaging/src/sea.ts"), "--cached"], {
+    cwd: repoRoot,
+  });
+}, 900_000);
 
 test("some guides have runnable blocks", () => {
   expect(runnable).toEqual(expect.arrayContaining(["docs/auth.md", "docs/end-to-end.md", "docs/first-cluster.md"]));

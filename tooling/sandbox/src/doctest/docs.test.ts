@@ -4,7 +4,7 @@ import { formatProblem, type Problem } from "@nodekit/errors";
 import { repoRoot } from "@nodekit/test-utils";
 import { parse } from "shell-quote";
 import { describe, expect, test } from "vitest";
-import { installFlow, operatorFlow, registrationFlow } from "../demo-steps.ts";
+import { installFlow, operatorFlow, registrationFlow, releaseExecutableFlow } from "../demo-steps.ts";
 import { grantCommands, INSTALLED_PROVIDER_GRANTS, OPERATOR_GRANTS } from "../site-objects.ts";
 import { extractBlocks, type RunBlock } from "./blocks.ts";
 import { GUIDES } from "./guides.ts";
@@ -85,7 +85,17 @@ test("./run demo's install steps are the commands of docs/install.md's sandbox s
   const guide = runBlocks("docs/install.md")
     .map((block) => block.code)
     .join("\n");
-  for (const step of installFlow()) {
+  const taken = new Set(releaseExecutableFlow().map((step) => step.title));
+  for (const step of installFlow().filter((s) => !taken.has(s.title))) {
+    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
+  }
+});
+
+test("./run demo's steps taking nvkectl from the release are the commands of docs/release-artifacts.md's sandbox section", () => {
+  const guide = runBlocks("docs/release-artifacts.md")
+    .map((block) => block.code)
+    .join("\n");
+  for (const step of releaseExecutableFlow()) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
 });
