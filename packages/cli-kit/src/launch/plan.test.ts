@@ -29,7 +29,9 @@ async function world(plugins: Record<string, { pjson: object; files?: Record<str
   }
   tree["data/demo/package.json"] = JSON.stringify({ private: true, oclif: { schema: 1, plugins: listed } });
   const dir = await testdir(tree);
-  await dir.write({ "data/demo/package.json": (await dir.read("data/demo/package.json")).replaceAll("ROOT", dir.root) });
+  await dir.write({
+    "data/demo/package.json": (await dir.read("data/demo/package.json")).replaceAll("ROOT", dir.root),
+  });
   const pkg = readShippedPackage(dir.path("cli"));
   if (pkg === undefined) throw new Error("no package.json");
   const env = { XDG_DATA_HOME: dir.path("data") };
