@@ -6,8 +6,12 @@ export interface SiteCluster {
   /** The site cluster's kubeconfig (the site's `--kubeconfig`). */
   kubeconfig: string;
   runner: ProcessRunner;
+  /** The kubeconfig's context to use instead of its current-context (`--context`). */
+  context?: string | undefined;
   /** Per request; kubectl's --request-timeout. Default 30s. */
   requestTimeout?: string;
+  /** The same, in ms, for reads through @kubernetes/client-node. Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -16,6 +20,9 @@ export interface SiteCluster {
  */
 export async function kubectl(cluster: SiteCluster, args: readonly string[], doing: string): Promise<KubeAnswer> {
   await assertKubeconfig(cluster.kubeconfig, "the site's kubeconfig");
-  const call = kubectlCall({ kubeconfig: cluster.kubeconfig, requestTimeout: cluster.requestTimeout }, args);
+  const call = kubectlCall(
+    { kubeconfig: cluster.kubeconfig, context: cluster.context, requestTimeout: cluster.requestTimeout },
+    args,
+  );
   return runKube(cluster.runner, call, { doing, kubeconfig: cluster.kubeconfig, cluster: "the site cluster" });
 }
