@@ -88,6 +88,9 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     if (from !== "site") this.logger.debug(`no site is configured: using the kubeconfig ${kubeconfig} (${from})`);
     return {
       kubeconfig,
+      ...(from === "site"
+        ? {}
+        : { what: from === "KUBECONFIG" ? "the kubeconfig KUBECONFIG names" : "~/.kube/config" }),
       runner: this.processRunner(),
       ...(flags.context === undefined ? {} : { context: flags.context }),
       ...(requestTimeoutMs === undefined

@@ -1,4 +1,4 @@
-import { copyFile } from "node:fs/promises";
+import { copyFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type DedicatedControlPlane, useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -66,6 +66,16 @@ describe("no site configured: KUBECONFIG and --context, as kubectl", () => {
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain(`kubeconfig ${kubeconfig} has no context "prod"`);
     expect(result.stderr).toContain("its contexts are");
+  });
+
+  it("without KUBECONFIG, ~/.kube/config", async () => {
+    await mkdir(join(home.path, ".kube"), { recursive: true });
+    await copyFile(kubeconfig, join(home.path, ".kube", "config"));
+    const result = await home.nvkectl(["get", "kubeconfig", "habits", "--context", "real"], {
+      env: { PATH: NO_KUBECTL },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe(TENANT_KUBECONFIG);
   });
 
   it("get providers takes KUBECONFIG and --context too", async () => {

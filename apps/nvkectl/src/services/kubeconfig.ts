@@ -1,6 +1,6 @@
 import { isDnsLabel } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
-import { classifyApiError, connect, kubeError, whereOf } from "@nodekit/kube";
+import { assertKubeconfig, classifyApiError, connect, kubeError, whereOf } from "@nodekit/kube";
 import { errorCodes } from "../errors.ts";
 import { writeOutputFile } from "./files.ts";
 import type { SiteCluster } from "./kubectl.ts";
@@ -39,6 +39,7 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
   }
   const secret = tenantKubeconfigSecret(options.cluster);
   const doing = `reading the kubeconfig of cluster ${options.cluster}`;
+  await assertKubeconfig(options.site.kubeconfig, options.site.what ?? "the site's kubeconfig");
   const client = await connect(options.site.kubeconfig, {
     requestTimeoutMs: options.site.requestTimeoutMs ?? 30_000,
     context: options.site.context,
