@@ -3,7 +3,7 @@
  * them alike), then prints medians and ratios against `kubectl version --client` and
  * `node -e 0` measured in the same run, plus the import cost of each runtime dependency.
  *
- *   ./run pnpm bench [--rounds N] [--json] [--no-release] [--against NAME=CHECKOUT]...
+ *   ./run pnpm bench [--rounds N] [--json] [--no-release] [--only PATTERN] [--against NAME=CHECKOUT]...
  *
  * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl (and nr) to
  * the same interleaved rounds, so a change is measured before and after in one run.
@@ -20,7 +20,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 15;
 const asJson = args.includes("--json");
-const withRelease = !args.includes("--no-release");
+/** `--only PATTERN`: only the start-up cases whose names match, without the servers and in-process benches. */
+const only = args.includes("--only") ? new RegExp(args[args.indexOf("--only") + 1] ?? "") : undefined;
+const withRelease = !args.includes("--no-release") && only === undefined;
 const against = args
   .flatMap((arg, i) => (args[i - 1] === "--against" ? [arg] : []))
   .map((spec) => {
@@ -82,6 +84,32 @@ const cases: Case[] = [
     argv: [node, nvkectl, "sitespec", "generate", "--hosts", hosts10k],
   },
 ];
+
+// `--version` beside one linked plugin (issue 27 item 4): the test fixtures, linked into data
+// directories of their own. One without hooks keeps the fast start; one with an init and a
+// prerun hook makes every start oclif's full one (its hooks must run).
+function linkedPlugin(fixture: string): Record<string, string> {
+  const data = { XDG_DATA_HOME: join(work, `data-${fixture}`) };
+  const fixtureDir = join(root, "apps/nvkectl/test/fixtures", fixture);
+  const linked = spawnSync(node, [nvkectl, "plugins", "link", "--no-install", fixtureDir], {
+    env: { ...env, ...data },
+    encoding: "utf8",
+  });
+  if (linked.status !== 0) throw new Error(`nvkectl plugins link ${fixture}: ${linked.stderr}`);
+  return data;
+}
+cases.push(
+  {
+    name: "nvkectl --version [a linked plugin, no hooks]",
+    argv: [node, nvkectl, "--version"],
+    env: linkedPlugin("quiet-plugin"),
+  },
+  {
+    name: "nvkectl --version [a linked plugin with hooks]",
+    argv: [node, nvkectl, "--version"],
+    env: linkedPlugin("hooks-plugin"),
+  },
+);
 
 // ---- nvkectl against a management plane: a real kube-apiserver (tooling/testenv) and the
 // NVKE controller emulator on it, with auth on so that the token cache is what is measured.
@@ -272,7 +300,7 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
   }
 }
 
-const nvke = await startNvkeBench();
+const nvke = only === undefined ? await startNvkeBench() : { note: "--only" };
 if ("cases" in nvke) cases.push(...nvke.cases);
 
 // ---- nr cluster register --dry-run with the pins from the NodeRings emulator (its default
@@ -320,7 +348,7 @@ async function startNodeRingsBench(): Promise<{ cases: Case[]; stop(): void } | 
     return { note: `nr register cases skipped: ${(error as Error).message}` };
   }
 }
-const noderings = await startNodeRingsBench();
+const noderings = only === undefined ? await startNodeRingsBench() : { note: "--only" };
 if ("cases" in noderings) cases.push(...noderings.cases);
 else process.stderr.write(`bench: ${noderings.note}\n`);
 
@@ -368,8 +396,9 @@ function median(values: number[]): number {
 }
 
 // Warm-up: fills Node's compile cache and the OS page cache, as a user's second run would.
-for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
-const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+const measured = only === undefined ? cases : cases.filter((c) => only.test(c.name) || c.name === "node -e 0");
+for (const c of measured) for (let i = 0; i < 2; i++) timeOnce(c);
+const samples = new Map<string, number[]>(measured.map((c) => [c.name, []]));
 // Each round runs the cases in a new random order, so what a case leaves for the next falls on
 // all of them alike. (The first request to an emulator idle for 2 s waits for its auth re-read,
 // as it must; in a fixed order the same case paid for it every round.)
@@ -381,7 +410,7 @@ function shuffled<T>(items: readonly T[]): T[] {
   }
   return out;
 }
-for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) samples.get(c.name)?.push(timeOnce(c));
+for (let round = 0; round < rounds; round++) for (const c of shuffled(measured)) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 if ("cases" in noderings) noderings.stop();
 
@@ -419,7 +448,7 @@ const deps: Array<{ name: string; from: string }> = [
 ];
 const importCosts: Array<{ name: string; ms: number }> = [];
 const baseline = medians.get("node -e 0") ?? 0;
-for (const dep of deps) {
+for (const dep of only === undefined ? deps : []) {
   const c: Case = {
     name: dep.name,
     argv: [node, "--input-type=module", "-e", `await import(${JSON.stringify(dep.name)})`],
@@ -484,6 +513,11 @@ const targets = [
 ];
 targets.push(
   {
+    what: "nvkectl --version beside a linked plugin without hooks ≤ 1.5× without it",
+    value: ratio("nvkectl --version [a linked plugin, no hooks]", medians.get("nvkectl --version")),
+    limit: 1.5,
+  },
+  {
     what: "nr --version no slower than nvkectl --version (≤ 1.05×)",
     value: ratio("nr --version", medians.get("nvkectl --version")),
     limit: 1.05,
@@ -545,7 +579,7 @@ if (asJson) {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];
   const width = Math.max(...cases.map((c) => c.name.length));
   out.push(`${"case".padEnd(width)}   median ms   × node -e 0   × kubectl`);
-  for (const c of cases) {
+  for (const c of measured) {
     const ms = medians.get(c.name) ?? 0;
     const vsNode = baseline ? (ms / baseline).toFixed(2) : "-";
     const vsKubectl = kubectlMs ? (ms / kubectlMs).toFixed(2) : "-";

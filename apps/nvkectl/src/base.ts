@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import {
   BaseCommand,
   Flags,
@@ -16,6 +17,12 @@ import type { SiteCluster } from "./services/kubectl.ts";
 
 /** How much later than --timeout a request still in flight is cut off (the wait's own timeout speaks first). */
 const DEADLINE_GRACE_MS = 2_000;
+
+/** `--context` of the commands that read the site cluster directly, as kubectl's. */
+export const contextFlag = Flags.string({
+  description:
+    "The context of the kubeconfig to use instead of its current-context (the site's kubeconfig; with no site configured, KUBECONFIG's or ~/.kube/config), as kubectl's --context.",
+});
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1) and the controller connection flags. */
 export abstract class NvkectlCommand<T extends typeof Command> extends BaseCommand<T> {
@@ -62,19 +69,33 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
   }
 
   /**
-   * The site cluster, read directly with kubectl and the site's kubeconfig (get providers, get
-   * kubeconfig), each request bounded by --request-timeout as the controller's are.
+   * The site cluster, read directly (get providers, get kubeconfig) with the site's kubeconfig,
+   * each request bounded by --request-timeout as the controller's are. With no site configured
+   * (and no --site), the kubeconfig kubectl would use: KUBECONFIG, or ~/.kube/config; `--context`
+   * picks a context other than its current one, either way.
    */
   protected async siteCluster(): Promise<SiteCluster> {
     const { kubectlRequestTimeout } = await import("./services/time.ts");
-    const text = (this.flags as { "request-timeout"?: string })["request-timeout"];
-    const requestTimeout =
-      text === undefined ? undefined : kubectlRequestTimeout(parseDuration(text, "--request-timeout"));
-    const site = await this.site();
+    const flags = this.flags as { "request-timeout"?: string; site?: string; context?: string };
+    const text = flags["request-timeout"];
+    const requestTimeoutMs = text === undefined ? undefined : parseDuration(text, "--request-timeout");
+    const { siteKubeconfig } = await import("./services/sites.ts");
+    const { kubeconfig, from } = await siteKubeconfig({
+      site: flags.site,
+      env: process.env,
+      home: process.env.HOME || homedir(),
+    });
+    if (from !== "site") this.logger.debug(`no site is configured: using the kubeconfig ${kubeconfig} (${from})`);
     return {
-      kubeconfig: site.kubeconfig,
+      kubeconfig,
+      ...(from === "site"
+        ? {}
+        : { what: from === "KUBECONFIG" ? "the kubeconfig KUBECONFIG names" : "~/.kube/config" }),
       runner: this.processRunner(),
-      ...(requestTimeout === undefined ? {} : { requestTimeout }),
+      ...(flags.context === undefined ? {} : { context: flags.context }),
+      ...(requestTimeoutMs === undefined
+        ? {}
+        : { requestTimeout: kubectlRequestTimeout(requestTimeoutMs), requestTimeoutMs }),
     };
   }
 

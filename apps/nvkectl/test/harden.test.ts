@@ -271,7 +271,7 @@ describe("a kubeconfig with a YAML syntax error (security 2)", () => {
   it.each([
     ["get clusters (the token is minted with the client library)", ["get", "clusters"]],
     ["get providers (kubectl)", ["get", "providers"]],
-    ["get kubeconfig (kubectl)", ["get", "kubeconfig", "tenant-a"]],
+    ["get kubeconfig (the client library)", ["get", "kubeconfig", "tenant-a"]],
   ])("%s names the file and line, and never quotes its content", async (_what, args) => {
     await writeFile(join(home.path, "broken.kubeconfig"), broken, { mode: 0o600 });
     const added = await nvkectl([

@@ -6,7 +6,7 @@ import { type CliHome, cliHome } from "./helpers.ts";
 
 // The launcher (cli-kit's run): global flags anywhere on the line, a topic alone is an
 // error, and the fast path (the shipped manifest, no oclif Config.load) answers exactly as
-// oclif's full start does, which still runs whenever a user plugin is installed.
+// oclif's full start does, which still runs whenever a user plugin with hooks is installed.
 
 let home: CliHome;
 const FULL = { NVKECTL_FULL_START: "1" };
@@ -151,8 +151,9 @@ describe("with a user plugin installed, oclif starts in full and the plugin's ho
       expect(hello.stdout).toBe("hello ops (verbose)\n");
       const get = await plugin.nvkectl(["--site", "lab", "get", "clusters"], { env });
       expect(get.exitCode).toBe(4);
-      const version = await plugin.nvkectl(["--version"], { env });
+      const version = await plugin.nvkectl(["--version"], { env: { ...env, NODEKIT_TRACE_STARTUP: "1" } });
       expect(version.exitCode).toBe(0);
+      expect(version.stderr).toMatch(/^startup \S+ planned \(full\)$/m);
       expect((await readFile(log, "utf8")).split("\n").filter(Boolean)).toEqual([
         "init hello",
         "prerun hello",
@@ -162,6 +163,48 @@ describe("with a user plugin installed, oclif starts in full and the plugin's ho
       ]);
     } finally {
       await plugin.cleanup();
+    }
+  });
+});
+
+describe("beside a linked plugin without hooks (issue 27 item 4)", () => {
+  // The plugin is an ES module whose command extends cli-kit's BaseCommand from its own
+  // @nodekit/cli-kit (the workspace's, not the one nvkectl bundles): two copies of oclif.
+  let plugin: CliHome;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    plugin = await cliHome("nvkectl-quiet-plugin-");
+    env = { XDG_DATA_HOME: join(plugin.path, "data") };
+    const fixture = join(repoRoot, "apps/nvkectl/test/fixtures/quiet-plugin");
+    const linked = await plugin.nvkectl(["plugins", "link", "--no-install", fixture], { env });
+    expect(linked.exitCode, linked.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await plugin.cleanup();
+  });
+
+  it("the CLI's own commands and --version start on the fast path", async () => {
+    const trace = { ...env, NODEKIT_TRACE_STARTUP: "1" };
+    const get = await plugin.nvkectl(["--site", "lab", "get", "clusters"], { env: trace });
+    expect(get.exitCode).toBe(4);
+    expect(get.stderr).toMatch(/^startup \S+ planned \(command\)$/m);
+    const version = await plugin.nvkectl(["--version"], { env: trace });
+    expect(version.stderr).toMatch(/^startup \S+ planned \(version\)$/m);
+    expect(version.stdout).toBe((await home.nvkectl(["--version"])).stdout);
+    // A topic alone goes to oclif, which knows the plugin's commands too.
+    expect((await plugin.nvkectl(["widgets"], { env: trace })).stderr).toMatch(/^startup \S+ planned \(full\)$/m);
+  });
+
+  it("the plugin's failure is said once, with its exit code, and no linked-ESM warning on any command", async () => {
+    const check = await plugin.nvkectl(["widgets", "check"], { env });
+    expect(check.exitCode).toBe(6);
+    expect(check.stdout).toBe("");
+    expect(check.stderr).toBe(
+      "error: the widget service did not answer\nnext: check the site with `nvkectl config current-site`\n",
+    );
+    for (const argv of [["widgets", "check"], ["get"], ["plugins"]]) {
+      const result = await plugin.nvkectl(argv, { env });
+      expect(result.stderr, argv.join(" ")).not.toContain("linked ESM module");
     }
   });
 });

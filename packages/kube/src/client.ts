@@ -28,6 +28,8 @@ export interface KubeClient {
 
 export interface ConnectOptions {
   requestTimeoutMs: number;
+  /** The kubeconfig's context to use instead of its current-context (kubectl's --context). */
+  context?: string | undefined;
   /**
    * The environment a kubeconfig's exec plugin is started from (default process.env): it
    * gets only the part every child gets (@nodekit/process INHERITED_ENV) and its own `env`.
@@ -61,6 +63,17 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
     kc = source;
   }
   const name = kubeconfigPath === undefined ? "the given KubeConfig" : `kubeconfig ${kubeconfigPath}`;
+  if (options.context !== undefined) {
+    const contexts = kc.getContexts().map((context) => context.name);
+    if (!contexts.includes(options.context)) {
+      throw new UserError(errorCodes.KUBECONFIG_INVALID, `${name} has no context ${JSON.stringify(options.context)}`, {
+        why: contexts.length === 0 ? "it defines no context" : `its contexts are ${contexts.join(", ")}`,
+        next: "name one of its contexts with --context, or leave --context out for its current-context",
+        ...(kubeconfigPath === undefined ? {} : { facts: { kubeconfig: kubeconfigPath } }),
+      });
+    }
+    kc.setCurrentContext(options.context);
+  }
   const cluster = kc.getCurrentCluster();
   if (cluster === null) {
     throw new UserError(errorCodes.KUBECONFIG_INVALID, `${name} has no current cluster`, {

@@ -295,3 +295,52 @@ console.log(isDnsLabel(path.name), path.items.length);
     });
   }
 });
+
+describe("@nodekit/testing, installed into a plugin's project with npm", () => {
+  it("ships the script that finds or builds kube-apiserver and etcd, not the binaries, and starts the control plane and the emulators", async () => {
+    const tarball = packed.find((pkg) => pkg.name === "@nodekit/testing")?.tarball ?? "";
+    const files = (await execa("tar", ["-tzf", tarball])).stdout.split("\n");
+    expect(files).toContain("package/k8s-testbin/ensure.sh");
+    expect(files).toContain("package/k8s-testbin/kube-apiserver/go.mod");
+    expect(files.filter((file) => /\/(kube-apiserver|etcd|helm|clusterctl)$/.test(file))).toEqual([]);
+    const project = join(work, "project-testing");
+    await mkdir(project, { recursive: true });
+    await writeFile(
+      join(project, "package.json"),
+      JSON.stringify({ name: "plugin-tests", private: true, type: "module" }),
+    );
+    const install = await npm(["install", "@nodekit/testing"], join(work, "home-testing"), project);
+    expect(install.exitCode, install.stderr).toBe(0);
+    const { bytes, packages } = await footprint(join(project, "node_modules"));
+    figures.push(`@nodekit/testing (npm): ${(bytes / MB).toFixed(1)} MB, ${packages} packages`);
+    // The binaries from the runner's directory (NODEKIT_TESTENV_BIN_DIR), as a plugin's CI would give them.
+    const plane = await useControlPlane();
+    await writeFile(
+      join(project, "use.js"),
+      `import { join } from "node:path";
+import { startControlPlane, startNodeRingsEmulator, startNvkeEmulator } from "@nodekit/testing";
+const plane = await startControlPlane();
+const nvke = await startNvkeEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile: join(plane.dataDir, "nvke.json") });
+const noderings = await startNodeRingsEmulator({ tokens: ["t"] });
+await nvke.seed({ clusters: 1 });
+const clusters = await (await fetch(new URL("/api/v1/clusters", nvke.url))).json();
+console.log(clusters.items.length, new URL(noderings.url).hostname);
+await noderings.stop();
+await nvke.stop();
+await plane.stop();
+`,
+    );
+    const run = await execa(process.execPath, ["use.js"], {
+      cwd: project,
+      env: {
+        PATH: `${NODE_BIN}:/usr/bin:/bin`,
+        HOME: join(work, "home-testing"),
+        NODEKIT_TESTENV_BIN_DIR: plane.binDir,
+      },
+      extendEnv: false,
+      reject: false,
+    });
+    expect(run.stderr).toBe("");
+    expect(run.stdout.trim()).toBe("1 127.0.0.1");
+  }, 300_000);
+});

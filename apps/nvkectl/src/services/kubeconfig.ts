@@ -1,8 +1,9 @@
 import { isDnsLabel } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
+import { assertKubeconfig, classifyApiError, connect, kubeError, whereOf } from "@nodekit/kube";
 import { errorCodes } from "../errors.ts";
 import { writeOutputFile } from "./files.ts";
-import { kubectl, type SiteCluster } from "./kubectl.ts";
+import type { SiteCluster } from "./kubectl.ts";
 
 /** Where Cluster API leaves a tenant cluster's kubeconfig on the site cluster. */
 const TENANT_KUBECONFIG_NAMESPACE = "nvke-clusters";
@@ -26,7 +27,8 @@ export interface GetKubeconfigResult {
 /**
  * The tenant cluster's kubeconfig, read directly from the site cluster: data key `value`
  * of Secret `<cluster>-kubeconfig` in namespace nvke-clusters (NV-12). The controller API
- * is not asked, so no token is minted.
+ * is not asked, so no token is minted; the read goes through @kubernetes/client-node (loaded
+ * only here), so no kubectl is needed.
  */
 export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promise<GetKubeconfigResult> {
   if (!isDnsLabel(options.cluster)) {
@@ -36,19 +38,22 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
     });
   }
   const secret = tenantKubeconfigSecret(options.cluster);
-  const answer = await kubectl(
-    options.site,
-    [
-      "get",
-      "secrets",
-      secret,
-      "--namespace",
-      TENANT_KUBECONFIG_NAMESPACE,
-      `--output=jsonpath={.data.${TENANT_KUBECONFIG_KEY}}`,
-    ],
-    `reading the kubeconfig of cluster ${options.cluster}`,
-  );
-  if (!answer.found) {
+  const doing = `reading the kubeconfig of cluster ${options.cluster}`;
+  await assertKubeconfig(options.site.kubeconfig, options.site.what ?? "the site's kubeconfig");
+  const client = await connect(options.site.kubeconfig, {
+    requestTimeoutMs: options.site.requestTimeoutMs ?? 30_000,
+    context: options.site.context,
+  });
+  let data: Record<string, string> | undefined;
+  try {
+    const found = await client.core.readNamespacedSecret(
+      { name: secret, namespace: TENANT_KUBECONFIG_NAMESPACE },
+      client.requestOptions,
+    );
+    data = found.data;
+  } catch (error) {
+    const failure = classifyApiError(error);
+    if (failure.kind !== "not-found") throw kubeError(failure, whereOf(client, doing, "the site cluster"), error);
     throw new UserError(
       errorCodes.TENANT_KUBECONFIG_NOT_FOUND,
       `no kubeconfig for cluster ${JSON.stringify(options.cluster)}: Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} does not exist on the site cluster`,
@@ -61,7 +66,7 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
       },
     );
   }
-  const encoded = answer.stdout.trim();
+  const encoded = (data?.[TENANT_KUBECONFIG_KEY] ?? "").trim();
   const kubeconfig = Buffer.from(encoded, "base64").toString("utf8");
   if (encoded === "" || kubeconfig.trim() === "") {
     throw new UserError(

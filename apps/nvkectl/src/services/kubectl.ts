@@ -5,9 +5,15 @@ import type { ProcessRunner } from "@nodekit/process";
 export interface SiteCluster {
   /** The site cluster's kubeconfig (the site's `--kubeconfig`). */
   kubeconfig: string;
+  /** What the kubeconfig is, in messages: "the site's kubeconfig" (the default), or the one KUBECONFIG names. */
+  what?: string;
   runner: ProcessRunner;
+  /** The kubeconfig's context to use instead of its current-context (`--context`). */
+  context?: string | undefined;
   /** Per request; kubectl's --request-timeout. Default 30s. */
   requestTimeout?: string;
+  /** The same, in ms, for reads through @kubernetes/client-node. Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -15,7 +21,10 @@ export interface SiteCluster {
  * type) is an answer for the caller; every other failure is the user error of its class.
  */
 export async function kubectl(cluster: SiteCluster, args: readonly string[], doing: string): Promise<KubeAnswer> {
-  await assertKubeconfig(cluster.kubeconfig, "the site's kubeconfig");
-  const call = kubectlCall({ kubeconfig: cluster.kubeconfig, requestTimeout: cluster.requestTimeout }, args);
+  await assertKubeconfig(cluster.kubeconfig, cluster.what ?? "the site's kubeconfig");
+  const call = kubectlCall(
+    { kubeconfig: cluster.kubeconfig, context: cluster.context, requestTimeout: cluster.requestTimeout },
+    args,
+  );
   return runKube(cluster.runner, call, { doing, kubeconfig: cluster.kubeconfig, cluster: "the site cluster" });
 }

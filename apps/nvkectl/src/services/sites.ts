@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { delimiter, join, resolve } from "node:path";
+import { UserError } from "@nodekit/errors";
 import type { Site } from "@nodekit/site-config";
 import {
   assertValidSite,
@@ -83,4 +84,32 @@ export async function currentSite(
   const { site: override, ...location } = options;
   const { path, config } = await loadConfig(location);
   return { path, site: resolveSite(config, override) };
+}
+
+/** Where the kubeconfig of a command that reads the site cluster comes from. */
+export type KubeconfigOrigin = "site" | "KUBECONFIG" | "~/.kube/config";
+
+/**
+ * The kubeconfig a command that reads the site cluster uses (get providers, get kubeconfig):
+ * the site's; with no site configured and no `--site`, the one kubectl, helm and clusterctl
+ * would use: `KUBECONFIG` (its first file when it lists several) or `~/.kube/config`.
+ */
+export async function siteKubeconfig(
+  options: ConfigLocation & { site?: string | undefined; env: NodeJS.ProcessEnv; home: string },
+): Promise<{ kubeconfig: string; from: KubeconfigOrigin }> {
+  const { env, home, ...location } = options;
+  try {
+    return { kubeconfig: (await currentSite(location)).site.kubeconfig, from: "site" };
+  } catch (error) {
+    const noSite =
+      error instanceof UserError &&
+      error.code === "NO_ACTIVE_SITE" &&
+      error.facts.configured === 0 &&
+      (options.site === undefined || options.site === "");
+    if (!noSite) throw error;
+    const listed = (env.KUBECONFIG ?? "").split(delimiter).find((path) => path !== "");
+    return listed === undefined
+      ? { kubeconfig: join(home, ".kube", "config"), from: "~/.kube/config" }
+      : { kubeconfig: resolve(listed), from: "KUBECONFIG" };
+  }
 }

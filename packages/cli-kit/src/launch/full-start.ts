@@ -1,7 +1,9 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Config } from "@oclif/core/config";
-import { execute } from "@oclif/core/execute";
+import { flush } from "@oclif/core/flush";
+import { handle } from "@oclif/core/handle";
+import { run } from "@oclif/core/run";
 import { NodekitHelp } from "../help.ts";
 import { arrangeArgv, asksForHelp } from "./argv.ts";
 import { globalFlagsOf } from "./shipped.ts";
@@ -13,6 +15,10 @@ import { topicWithoutCommand } from "./usage.ts";
  * fast path, with every plugin's commands known; help through the CLI's own help class.
  */
 export async function fullStart(binUrl: string, argv: readonly string[]): Promise<void> {
+  // oclif warns on every start that a linked ES module plugin "cannot be auto-transpiled" and
+  // that its compiled source is used: that is how a linked plugin runs here (docs/plugins.md says
+  // to build it before linking), not news worth a warning on every command.
+  process.env.OCLIF_DISABLE_LINKED_ESM_WARNING ??= "1";
   // The package's root, not the bin: bin/ has a package.json of its own (it says CommonJS).
   const config = await Config.load(dirname(dirname(fileURLToPath(binUrl))));
   const own = config.commands.filter((command) => command.pluginName === config.pjson.name);
@@ -38,5 +44,21 @@ export async function fullStart(binUrl: string, argv: readonly string[]): Promis
       return;
     }
   }
-  await execute({ args: arranged.argv, loadOptions: config });
+  // oclif's `execute`, but an exit a plugin's command asked for ends the process without a word
+  // more: the plugin brings its own copy of oclif, whose ExitError is not this copy's, and
+  // oclif's handler (an `instanceof` check) printed it as a failure (`› Error: EEXIT: 6`).
+  try {
+    await run(arranged.argv, config);
+    await flush();
+  } catch (error) {
+    await handle(asExit(error));
+  }
+}
+
+/** An ExitError of any copy of oclif marked as one oclif's handler ends the process with quietly. */
+function asExit(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(String(error));
+  const exit = error as Error & { code?: unknown; oclif?: { exit?: unknown }; skipOclifErrorHandling?: boolean };
+  if (exit.code === "EEXIT" && typeof exit.oclif?.exit === "number") exit.skipOclifErrorHandling = true;
+  return error;
 }

@@ -2,19 +2,22 @@ import { arrangeArgv, asksForHelp } from "./argv.ts";
 import {
   COMMAND_HOOKS,
   envPrefix,
-  hasUserPlugins,
+  extendsCommand,
   knowsEveryFlag,
   type ManifestCommand,
+  type QuietPlugin,
   type ShippedCli,
   type ShippedPackage,
+  userPlugins,
 } from "./shipped.ts";
 
 // Decides, from the shipped package.json and manifest alone, whether a command line can start
 // without oclif's Config.load (which loads every plugin): `--version`, `--help` of one of the
-// CLI's own commands, and any of its own commands whose flags are all known. Anything unusual
-// takes oclif's full start: a user or linked plugin (its init and prerun hooks must run), a
-// hook in the CLI's own package.json, oclif's debug variables, an unknown command or flag
-// (oclif's messages and suggestions), a plugin's command, the root help.
+// CLI's own commands, and any of its own commands whose flags are all known, beside user and
+// linked plugins that declare no hook around commands. Anything unusual takes oclif's full
+// start: a plugin with an init or prerun hook (it must run before every command), a hook in
+// the CLI's own package.json, oclif's debug variables, an unknown command or flag (oclif's
+// messages and suggestions), a plugin's command, a topic a plugin may add to, the root help.
 
 /** What the launcher does with a command line. */
 export type StartPlan =
@@ -25,14 +28,15 @@ export type StartPlan =
   | { kind: "full"; reason: string };
 
 /**
- * What the package.json alone decides, before the manifest is read: oclif's full start for
- * anything unusual, or `--version`. Undefined when the command line needs the manifest.
+ * What the package.json (the CLI's and its plugins') alone decides, before the manifest is
+ * read: oclif's full start for anything unusual, or `--version`; else the plugins installed
+ * (none with a hook), for `planCommand`.
  */
 export function planEarly(
   cli: ShippedPackage,
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
-): Extract<StartPlan, { kind: "full" | "version" }> | undefined {
+): Extract<StartPlan, { kind: "full" | "version" }> | { kind: "manifest"; plugins: QuietPlugin[] } {
   const prefix = envPrefix(cli.bin);
   if (env[`${prefix}FULL_START`] === "1") return { kind: "full", reason: `${prefix}FULL_START=1` };
   if (env.DEBUG || env[`${prefix}DEBUG`] || env.NODE_ENV === "development") return { kind: "full", reason: "debug" };
@@ -42,7 +46,8 @@ export function planEarly(
     (hook) => hook !== "command_not_found" && (COMMAND_HOOKS as readonly string[]).includes(hook),
   );
   if (hooks.length > 0) return { kind: "full", reason: `hooks: ${hooks.join(", ")}` };
-  if (hasUserPlugins(cli, env)) return { kind: "full", reason: "user plugins" };
+  const installed = userPlugins(cli, env);
+  if ("full" in installed) return { kind: "full", reason: installed.full };
   const { oclif } = cli.pjson;
   if ([...(oclif.additionalVersionFlags ?? []), "--version"].includes(argv[0] ?? "")) {
     const arch = process.arch === "ia32" ? "x86" : process.arch;
@@ -51,18 +56,21 @@ export function planEarly(
       userAgent: `${cli.pjson.name}/${cli.pjson.version} ${process.platform}-${arch} node-${process.version}`,
     };
   }
-  return undefined;
+  return { kind: "manifest", plugins: installed.plugins };
 }
 
-/** The plan for a command line that is not `--version`, from the manifest. */
-export function planCommand(cli: ShippedCli, argv: readonly string[]): StartPlan {
+/**
+ * The plan for a command line that is not `--version`, from the manifest; `plugins` are the
+ * user and linked plugins installed (none with a hook): only oclif knows their commands.
+ */
+export function planCommand(cli: ShippedCli, argv: readonly string[], plugins: readonly QuietPlugin[] = []): StartPlan {
   const { oclif } = cli.pjson;
   const arranged = arrangeArgv(argv, cli.table);
   const command = arranged.id === undefined ? undefined : cli.commands.get(arranged.id);
   if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
     // oclif's help reads `help` as no subject (`help --help` is the root help, with the topics
     // the launch index leaves out): that one is oclif's too.
-    return command === undefined || arranged.id === "help"
+    return command === undefined || arranged.id === "help" || extendsCommand(plugins, command.id)
       ? { kind: "full", reason: "help of no command of the CLI's own" }
       : {
           kind: "help",
@@ -71,12 +79,15 @@ export function planCommand(cli: ShippedCli, argv: readonly string[]): StartPlan
   }
   if (command === undefined) {
     // Only the CLI's own commands are known here, so a topic is one when no plugin is installed.
-    if (arranged.topic !== undefined) return { kind: "topic", topic: arranged.topic, argv: arranged.argv };
+    if (arranged.topic !== undefined && plugins.length === 0) {
+      return { kind: "topic", topic: arranged.topic, argv: arranged.argv };
+    }
     return { kind: "full", reason: "no command of the CLI's own" };
   }
   if (command.pluginName !== cli.pjson.name || command.relativePath === undefined) {
     return { kind: "full", reason: "a plugin's command" };
   }
+  if (extendsCommand(plugins, command.id)) return { kind: "full", reason: "a plugin has commands under it" };
   const args = arranged.argv.slice(arranged.words);
   if (!knowsEveryFlag(command, args)) return { kind: "full", reason: "a flag the command does not declare" };
   return { kind: "command", command, argv: args };

@@ -35,9 +35,15 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   if (pkg !== undefined && early?.kind !== "version") compileCache(codeCacheDir(pkg.dirname));
   // The launch index plans the start, runs a command and lists a topic's commands; help shows
   // what only the manifest holds (without one, oclif's full start shows it).
-  const indexed = early === undefined ? readShippedCli(root, pkg, "index") : undefined;
+  const indexed = early?.kind === "manifest" ? readShippedCli(root, pkg, "index") : undefined;
   const planned: StartPlan =
-    early ?? (indexed === undefined ? { kind: "full", reason: "no manifest" } : planCommand(indexed, argv));
+    early === undefined
+      ? { kind: "full", reason: "no package.json" }
+      : early.kind !== "manifest"
+        ? early
+        : indexed === undefined
+          ? { kind: "full", reason: "no manifest" }
+          : planCommand(indexed, argv, early.plugins);
   const cli = planned.kind === "help" ? readShippedCli(root, pkg) : indexed;
   const plan: StartPlan =
     planned.kind === "help" && cli === undefined ? { kind: "full", reason: "no manifest" } : planned;

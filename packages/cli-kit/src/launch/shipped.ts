@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import type { CommandTable, GlobalFlag } from "./argv.ts";
@@ -187,20 +187,77 @@ function dataDir(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEn
   return join(base, cli.dirname);
 }
 
-/** Whether any user or linked plugin is installed (their hooks must run, so oclif starts in full). */
-export function hasUserPlugins(cli: Pick<ShippedCli, "bin" | "dirname">, env: NodeJS.ProcessEnv): boolean {
+/** A user or linked plugin that declares no hook around commands: the CLI's own commands may start fast beside it. */
+export interface QuietPlugin {
+  name: string;
+  /** Where its command files are (oclif's `commands` directory), when it names one. */
+  commands?: string;
+}
+
+/**
+ * The user and linked plugins (`<dataDir>/package.json`'s `oclif.plugins`, as oclif's plugin
+ * loader reads it), when none of them needs oclif's full start before the CLI's own commands;
+ * or why one does: a hook around commands (its `init` and `prerun` must run), plugins of its
+ * own, commands not in a directory, or a package.json that cannot be read.
+ */
+export function userPlugins(
+  cli: Pick<ShippedCli, "bin" | "dirname">,
+  env: NodeJS.ProcessEnv,
+): { plugins: QuietPlugin[] } | { full: string } {
+  const dir = dataDir(cli, env);
   let text: string;
   try {
-    text = readFileSync(join(dataDir(cli, env), "package.json"), "utf8");
+    text = readFileSync(join(dir, "package.json"), "utf8");
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? { plugins: [] } : { full: "user plugins unreadable" };
   }
+  let listed: unknown[];
   try {
-    const data = JSON.parse(text) as { oclif?: { plugins?: unknown[] }; dependencies?: Record<string, string> };
-    return (data.oclif?.plugins?.length ?? 0) > 0 || Object.keys(data.dependencies ?? {}).length > 0;
+    const data = JSON.parse(text) as { oclif?: { plugins?: unknown } };
+    listed = Array.isArray(data.oclif?.plugins) ? data.oclif.plugins : [];
   } catch {
-    return true;
+    return { full: "user plugins unreadable" };
   }
+  const plugins: QuietPlugin[] = [];
+  for (const entry of listed) {
+    const { type, name, root } = (entry ?? {}) as { type?: unknown; name?: unknown; root?: unknown };
+    if (type !== "user" && type !== "link") continue;
+    if (typeof name !== "string") return { full: "a user plugin without a name" };
+    const at = type === "link" ? root : join(dir, "node_modules", name);
+    if (typeof at !== "string") return { full: `plugin ${name}: no root` };
+    let pjson: PackageJson;
+    try {
+      pjson = JSON.parse(readFileSync(join(at, "package.json"), "utf8")) as PackageJson;
+    } catch {
+      return { full: `plugin ${name}: no package.json` };
+    }
+    const oclif: Partial<PackageJson["oclif"]> = pjson.oclif ?? {};
+    const hooks = Object.keys(oclif.hooks ?? {}).filter(
+      (hook) => hook !== "command_not_found" && (COMMAND_HOOKS as readonly string[]).includes(hook),
+    );
+    if (hooks.length > 0) return { full: `plugin ${name} hooks: ${hooks.join(", ")}` };
+    if (Array.isArray(oclif.plugins) && oclif.plugins.length > 0) return { full: `plugin ${name} has plugins` };
+    const commands = oclif.commands;
+    if (typeof commands === "string") plugins.push({ name, commands: join(at, commands) });
+    else if (commands === undefined) plugins.push({ name });
+    else return { full: `plugin ${name}: commands not in one directory` };
+  }
+  return { plugins };
+}
+
+/**
+ * Whether a plugin has commands under `id` (`get clusters extra` under `get:clusters`): then oclif,
+ * knowing every plugin's commands, may read the command line as one of those.
+ */
+export function extendsCommand(plugins: readonly QuietPlugin[], id: string): boolean {
+  return plugins.some((plugin) => {
+    if (plugin.commands === undefined) return false;
+    try {
+      return statSync(join(plugin.commands, ...id.split(":"))).isDirectory();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Whether the flags before any `--` are all flags `command` declares (with their values skipped). */

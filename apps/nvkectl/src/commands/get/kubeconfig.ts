@@ -1,11 +1,11 @@
 import { Args, Flags } from "@nodekit/cli-kit";
-import { NvkectlCommand } from "../../base.ts";
+import { contextFlag, NvkectlCommand } from "../../base.ts";
 import { getTenantKubeconfig } from "../../services/kubeconfig.ts";
 
 export default class GetKubeconfig extends NvkectlCommand<typeof GetKubeconfig> {
   static override summary = "Print a tenant cluster's kubeconfig, or write it to a file.";
   static override description =
-    `Reads the kubeconfig Cluster API wrote for the cluster — data key value of Secret <cluster>-kubeconfig in namespace nvke-clusters — directly from the site cluster, with kubectl and the site's kubeconfig (kubectl must be on PATH). The Secret appears when the cluster becomes Ready; until then the command exits 4.
+    `Reads the kubeconfig Cluster API wrote for the cluster — data key value of Secret <cluster>-kubeconfig in namespace nvke-clusters — directly from the site cluster with the site's kubeconfig (no kubectl needed); with no site configured, with the kubeconfig kubectl would use (KUBECONFIG, or ~/.kube/config), and --context as kubectl's. The Secret appears when the cluster becomes Ready; until then the command exits 4.
 
 Without --output-file the kubeconfig is written to stdout. With it, the file is written atomically with mode 0600 (it holds the cluster's admin credentials), and nothing goes to stdout. The file is never written through a symbolic link, and a file another user owns is replaced only with --force (by a new file of your own).`;
 
@@ -19,6 +19,7 @@ Without --output-file the kubeconfig is written to stdout. With it, the file is 
   };
 
   static override flags = {
+    context: contextFlag,
     "output-file": Flags.string({
       description: "Write the kubeconfig to this file (atomically, mode 0600) instead of stdout.",
     }),

@@ -1,5 +1,5 @@
 import { Args, listFlags, outputFlag } from "@nodekit/cli-kit";
-import { NvkectlCommand } from "../../base.ts";
+import { contextFlag, NvkectlCommand } from "../../base.ts";
 import { getProviders, type ProviderStatus, providersNamed } from "../../services/providers.ts";
 import { age } from "../../services/time.ts";
 
@@ -8,7 +8,7 @@ export default class GetProviders extends NvkectlCommand<typeof GetProviders> {
   static override summary =
     "Show whether each infrastructure provider (or the ones named) is installed and has working credentials.";
   static override description =
-    `Lists each infrastructure provider nvkectl knows, read directly from the site cluster with kubectl and the site's kubeconfig (so kubectl must be on PATH). It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
+    `Lists each infrastructure provider nvkectl knows, read directly from the site cluster with kubectl and the site's kubeconfig (so kubectl must be on PATH); with no site configured, with the kubeconfig kubectl would use (KUBECONFIG, or ~/.kube/config), and --context as kubectl's. It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
 
 STATE is CONFIGURED when the provider's CRDs are all Established, its controller Deployment is Available and its credentials Secret exists. Otherwise it names the first thing missing, in this order: NOT-INSTALLED (none of its CRDs exist), CRDS-MISSING, CRDS-NOT-ESTABLISHED, NO-CONTROLLER, CONTROLLER-UNAVAILABLE, NO-CREDENTIALS. CONFIGURED does not prove the credentials work.
 
@@ -35,6 +35,7 @@ CREDENTIALS is the provider's own last credential check, read from the identity 
 
   static override flags = {
     output: outputFlag(),
+    context: contextFlag,
     "no-headers": listFlags["no-headers"],
     "sort-by": listFlags["sort-by"],
   };

@@ -1,0 +1,30 @@
+import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { defineConfig } from "tsup";
+import { library } from "../../tooling/tsup/base.ts";
+
+// The emulators and the test control plane are private workspace packages (tooling/): their
+// code and types are bundled in; their third-party dependencies are this package's. The Go
+// module pins and the script that builds kube-apiserver and etcd (tooling/k8s-testbin) ship
+// beside dist/, never the binaries (see README.md, "The binaries").
+const PRIVATE = /^@nodekit\/(testenv|nvke-emulator|noderings-emulator|emulator-kit)(\/|$)/;
+const TESTBIN = new URL("../../tooling/k8s-testbin/", import.meta.url);
+const SHIPPED = new URL("./k8s-testbin/", import.meta.url);
+
+export default defineConfig(
+  library({
+    noExternal: [PRIVATE],
+    // Their types too: the packages (their package.json `types` names the source) and the files they import.
+    dts: { resolve: [PRIVATE, /^\.\.?\//] },
+    async onSuccess() {
+      rmSync(SHIPPED, { recursive: true, force: true });
+      mkdirSync(SHIPPED);
+      cpSync(new URL("ensure.sh", TESTBIN), new URL("ensure.sh", SHIPPED));
+      for (const module of ["kube-apiserver", "etcd", "helm", "clusterctl"]) {
+        mkdirSync(new URL(`${module}/`, SHIPPED));
+        for (const file of ["go.mod", "go.sum"]) {
+          cpSync(new URL(`${module}/${file}`, TESTBIN), new URL(`${module}/${file}`, SHIPPED));
+        }
+      }
+    },
+  }),
+);
