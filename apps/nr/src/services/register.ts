@@ -16,7 +16,14 @@ import {
 } from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
-import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
+import {
+  ARCHITECTURES,
+  type Arch,
+  fetchPins,
+  offlinePins,
+  type PinsSource,
+  type ResolvedPins,
+} from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
 import { RecordedAgent, RecordedNetwork, recorded } from "../register/meta.ts";
@@ -34,6 +41,7 @@ import {
   clearRunLeftovers,
   displayPath,
   loadNrConfig,
+  type NrPaths,
   nrLockPath,
   nrPaths,
 } from "./home.ts";
@@ -218,29 +226,10 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   const arch = facts.arch as Arch;
   const apiServer = apiServerOf(options.apiServerUrl, facts.network);
 
-  let pins: ResolvedPins;
-  if (options.offline) {
-    const section = (config.document?.value as { pins?: unknown } | null | undefined)?.pins;
-    pins =
-      section === undefined || config.document === undefined
-        ? offlinePins()
-        : offlinePins({ defaults: config.document, at: ["pins"], source: config.path });
-    for (const warning of pins.warnings) options.warn(warning);
-  } else {
-    pins = await fetchPins(api, { arch });
-  }
-
+  const pins = await resolvePins(options, config, api, arch);
   const kube: KubeTarget = { kubeconfig: options.kubeconfig ?? K3S_KUBECONFIG };
   const helmHome = join(paths.run, "helm");
-  const tools = {
-    liqoctl: memo(() => resolveTool("liqoctl", { pins, arch, paths, runner: options.runner, env })),
-    helm: memo(() => resolveTool("helm", { pins, arch, paths, runner: options.runner, env })),
-    k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
-  };
-  const operatorPin = pins.pins.tools["proxmox-operator"];
-  const chart =
-    options.operatorChart ??
-    `${operatorPin.chart?.repository ?? "oci://registry.noderings.io/charts"}/${operatorPin.chart?.name ?? "proxmox-operator"}`;
+  const tools = companionTools({ pins, arch, paths, runner: options.runner, env });
   const credentialsSource =
     options.proxmoxCredentials === "-"
       ? "standard input"
@@ -277,14 +266,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     tools,
     calicoManifests: options.calicoManifests ?? calicoManifestsBase(pins.pins.tools.calico.version),
     offload: options.offload,
-    operator: {
-      skip: options.skipOperator,
-      chart,
-      version: operatorPin.version,
-      ...OPERATOR,
-      credentialsSource,
-      credentials,
-    },
+    operator: { skip: options.skipOperator, ...operatorRelease(pins, options.operatorChart), credentialsSource, credentials },
     wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
     helmEnv: isolatedToolEnv(helmHome),
     redactor,
@@ -372,6 +354,54 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
 }
 
 /**
+ * The pins a run installs: the platform's for this architecture, or with `offline` the ones in
+ * ~/.nr/config.yaml (`pins:`) over the shipped defaults, each of its warnings given.
+ */
+export async function resolvePins(
+  options: { offline: boolean; warn: (message: string) => void },
+  config: Awaited<ReturnType<typeof loadNrConfig>>,
+  api: PinsSource,
+  arch: Arch,
+): Promise<ResolvedPins> {
+  if (!options.offline) return fetchPins(api, { arch });
+  const section = (config.document?.value as { pins?: unknown } | null | undefined)?.pins;
+  const pins =
+    section === undefined || config.document === undefined
+      ? offlinePins()
+      : offlinePins({ defaults: config.document, at: ["pins"], source: config.path });
+  for (const warning of pins.warnings) options.warn(warning);
+  return pins;
+}
+
+/** The companion tools the phases use, each resolved (found, or planned for download) once, when first asked. */
+export function companionTools(input: {
+  pins: ResolvedPins;
+  arch: Arch;
+  paths: NrPaths;
+  runner: ProcessRunner;
+  env: NodeJS.ProcessEnv;
+}): RegisterContext["tools"] {
+  const { pins, arch, paths, runner, env } = input;
+  return {
+    liqoctl: memo(() => resolveTool("liqoctl", { pins, arch, paths, runner, env })),
+    helm: memo(() => resolveTool("helm", { pins, arch, paths, runner, env })),
+    k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
+  };
+}
+
+/** The operator's release: the pinned chart (or `--operator-chart`) and version, its namespace, release and Secret names. */
+export function operatorRelease(
+  pins: ResolvedPins,
+  chartOption: string | undefined,
+): Omit<RegisterContext["operator"], "skip" | "credentialsSource" | "credentials"> {
+  const pin = pins.pins.tools["proxmox-operator"];
+  const chart =
+    chartOption ??
+    `${pin.chart?.repository ?? "oci://registry.noderings.io/charts"}/${pin.chart?.name ?? "proxmox-operator"}`;
+  return { chart, version: pin.version, ...OPERATOR };
+}
+
+/**
  * Where NodeRings reaches this cluster's API server, for `liqoctl install --api-server-url`:
  * the URL given, or https://<the default route's address>:6443 — the address k3s takes as its
  * node IP, which its serving certificate covers. Liqo refuses a localhost URL
@@ -379,7 +409,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
  * leaves the address empty, as its kubeconfig's is 127.0.0.1. A URL given by name is added
  * to k3s's certificate (`--tls-san`).
  */
-function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
+export function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
   if (given === undefined) {
     return { url: network === null ? undefined : `https://${network.address}:6443`, nodeSubnet: network?.subnet };
   }
