@@ -121,7 +121,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   UPGRADE_DOWNGRADE: {
     exitCode: ExitCode.Conflict,
-    meaning: "The new pins name an older version of a component than the one installed; no component is moved back. Nothing was done.",
+    meaning:
+      "The new pins name an older version of a component than the one installed; no component is moved back. Nothing was done.",
   },
   UPGRADE_K3S_MINOR_SKIP: {
     exitCode: ExitCode.Conflict,
@@ -130,7 +131,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   UPGRADE_LIQOCTL_MISMATCH: {
     exitCode: ExitCode.InvalidInput,
-    meaning: "The new pins name a liqoctl whose version is not Liqo's; liqoctl must be the installed Liqo's own version. Nothing was done.",
+    meaning:
+      "The new pins name a liqoctl whose version is not Liqo's; liqoctl must be the installed Liqo's own version. Nothing was done.",
   },
   UPGRADE_LIQO_PEERING_SKEW: {
     exitCode: ExitCode.Conflict,
@@ -139,7 +141,8 @@ export const errorCodes = defineErrorCodes("nr", {
   },
   UPGRADE_VERSION_UNREADABLE: {
     exitCode: ExitCode.InvalidInput,
-    meaning: "A version recorded in the registration's state or named by the new pins cannot be compared (a hand edit?). Nothing was done.",
+    meaning:
+      "A version recorded in the registration's state or named by the new pins cannot be compared (a hand edit?). Nothing was done.",
   },
   UPGRADE_INPUTS_CHANGED: {
     exitCode: ExitCode.Conflict,

@@ -266,7 +266,12 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     tools,
     calicoManifests: options.calicoManifests ?? calicoManifestsBase(pins.pins.tools.calico.version),
     offload: options.offload,
-    operator: { skip: options.skipOperator, ...operatorRelease(pins, options.operatorChart), credentialsSource, credentials },
+    operator: {
+      skip: options.skipOperator,
+      ...operatorRelease(pins, options.operatorChart),
+      credentialsSource,
+      credentials,
+    },
     wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
     helmEnv: isolatedToolEnv(helmHome),
     redactor,

@@ -8,8 +8,8 @@ import {
   hashInputs,
   type PhaseEvent,
   type PlannedRun,
-  planPhases,
   type PriorOutputs,
+  planPhases,
   type RunResult,
   type RunState,
   runPhases,
@@ -32,7 +32,15 @@ import { describeViolation, planUpgrade, type UpgradePlan } from "../upgrade/pla
 import { registeredOutputs } from "../upgrade/registration.ts";
 import { minorOf, type SkewViolation, type UpgradeComponent } from "../upgrade/skew.ts";
 import { calicoManifestsBase } from "./calico.ts";
-import { apiEndpoint, assertNrHome, clearRunLeftovers, displayPath, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
+import {
+  apiEndpoint,
+  assertNrHome,
+  clearRunLeftovers,
+  displayPath,
+  loadNrConfig,
+  nrLockPath,
+  nrPaths,
+} from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { apiServerOf, companionTools, K3S_KUBECONFIG, operatorRelease, resolvePins } from "./register.ts";
 
@@ -154,7 +162,10 @@ export async function upgrade(options: UpgradeOptions): Promise<UpgradeOutcome> 
   const arch = facts.arch as Arch;
   const pins = await resolvePins(options, config, api, arch);
   const prior = registeredOutputs(state);
-  const network = recorded(RecordedNetwork, state.meta.network) ?? { podCidr: "10.42.0.0/16", serviceCidr: "10.43.0.0/16" };
+  const network = recorded(RecordedNetwork, state.meta.network) ?? {
+    podCidr: "10.42.0.0/16",
+    serviceCidr: "10.43.0.0/16",
+  };
 
   // What nr installed (the register phases' checkpoints), and where it stands with NodeRings.
   const installed: Partial<Record<UpgradeComponent, string>> = {};
@@ -269,13 +280,19 @@ export async function upgrade(options: UpgradeOptions): Promise<UpgradeOutcome> 
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     describeFailure: (error, step) =>
       /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, { doing: "upgrading", kubeconfig: kube.kubeconfig, cluster: "the agent cluster" })
+        ? kubeToolError(error, step.call, {
+            doing: "upgrading",
+            kubeconfig: kube.kubeconfig,
+            cluster: "the agent cluster",
+          })
         : undefined,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     beforeRun: async () => {
       const removed = await clearRunLeftovers(paths);
       if (removed.length > 0) {
-        options.warn(`removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`);
+        options.warn(
+          `removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`,
+        );
       }
     },
   });
@@ -311,7 +328,9 @@ function nextFor(violation: SkewViolation): string[] {
     case "unreadable":
       return ["ask NodeRings for the pins this machine should run; nr never moves a component back"];
     case "k3s-minor-skip":
-      return [`upgrade through each minor version in turn: first to the newest k3s of the minor after ${violation.from}`];
+      return [
+        `upgrade through each minor version in turn: first to the newest k3s of the minor after ${violation.from}`,
+      ];
     case "liqoctl-mismatch":
       return ["the pin set is inconsistent: report it to NodeRings"];
     case "liqo-peering-minor":

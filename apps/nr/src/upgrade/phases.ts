@@ -12,8 +12,8 @@ import { type ActionStep, action, type JsonValue, type PlanStep } from "@nodekit
 import { errorCodes } from "../errors.ts";
 import type { RegisterPhase } from "../register/context.ts";
 import { RecordedPins, recorded } from "../register/meta.ts";
-import { installToolAction, toolSteps } from "../register/phases/common.ts";
 import { calico } from "../register/phases/calico.ts";
+import { installToolAction, toolSteps } from "../register/phases/common.ts";
 import { k3s } from "../register/phases/k3s.ts";
 import { liqo } from "../register/phases/liqo.ts";
 import { operator, operatorHelmStep } from "../register/phases/operator.ts";
@@ -160,7 +160,8 @@ function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown
   };
   const recorded = (ctx: UpgradeContext, input: PlanInput): PhaseOutputs =>
     own.recorded?.(ctx, input) ?? (base.recorded?.(ctx, onRegistration(ctx, input)) as PhaseOutputs | undefined) ?? {};
-  const baseActions = own.actions ?? (base.actions as Record<string, ActionHandlerOf<UpgradeContext>> | undefined) ?? {};
+  const baseActions =
+    own.actions ?? (base.actions as Record<string, ActionHandlerOf<UpgradeContext>> | undefined) ?? {};
   const actions: Record<string, ActionHandlerOf<UpgradeContext>> = {};
   for (const [name, handler] of Object.entries(baseActions)) {
     actions[name] = async (ctx, step, io) => {
@@ -174,7 +175,12 @@ function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown
       const value = io.get(key);
       if (value !== undefined) set[key] = value;
     }
-    await recordUpgrade(ctx, component, { ...recorded(ctx, input), ...set }, started.get(ctx) ?? ctx.clock().toISOString());
+    await recordUpgrade(
+      ctx,
+      component,
+      { ...recorded(ctx, input), ...set },
+      started.get(ctx) ?? ctx.clock().toISOString(),
+    );
   };
   const definition: Phase<UpgradeContext, unknown, PhaseOutputs> = {
     id: base.id,
@@ -239,7 +245,11 @@ const operatorUpgrade = componentPhase("proxmox-operator", operator, {
   },
   actions: {
     "install-tool": async (ctx, _step, io) =>
-      installToolAction(ctx, (io.observation as { helm: ToolDecision }).helm, io as PhaseIo<unknown, { installed?: string }>),
+      installToolAction(
+        ctx,
+        (io.observation as { helm: ToolDecision }).helm,
+        io as PhaseIo<unknown, { installed?: string }>,
+      ),
   },
 });
 

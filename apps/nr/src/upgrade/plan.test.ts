@@ -27,7 +27,11 @@ describe("the upgrade planner", () => {
     const { "proxmox-operator": _operator, ...rest } = installed;
     const plan = planUpgrade(facts({ installed: rest, to: { "proxmox-operator": "0.3.0" } }));
     expect(plan.violations).toEqual([]);
-    expect(plan.components[3]).toMatchObject({ component: "proxmox-operator", from: undefined, change: "not-installed" });
+    expect(plan.components[3]).toMatchObject({
+      component: "proxmox-operator",
+      from: undefined,
+      change: "not-installed",
+    });
   });
 
   it("reports every skew rule the move breaks at once: a downgrade, a 2-minor k3s jump, liqoctl ≠ Liqo, a Liqo minor across the peering", () => {

@@ -1,5 +1,11 @@
 import { UserError } from "@nodekit/errors";
-import { type OutputsOf, type PhaseOutputs, type PriorOutputs, phaseRunnerErrorCodes, type RunState } from "@nodekit/phase-runner";
+import {
+  type OutputsOf,
+  type PhaseOutputs,
+  type PriorOutputs,
+  phaseRunnerErrorCodes,
+  type RunState,
+} from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
 
 /**

@@ -2,17 +2,18 @@ import { dryRunFlag, Flags, formatTable, parseDuration, runProgress } from "@nod
 import { isUserError, UserError } from "@nodekit/errors";
 import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
-import { UPGRADE_PHASES } from "../../upgrade/phases.ts";
 import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
 import { pathAdvice } from "../../services/register.ts";
 import { runLog } from "../../services/run-log.ts";
 import { type UpgradeSummary, upgrade } from "../../services/upgrade.ts";
+import { UPGRADE_PHASES } from "../../upgrade/phases.ts";
 
 export default class ClusterUpgrade extends NrCommand<typeof ClusterUpgrade> {
   static override summary =
     "Move this machine's k3s, Calico, Liqo and operator to the platform's new pins, in place; untouched what did not change.";
 
-  static override description = `Asks the NodeRings API for the pinned versions (--offline: the local ones), compares them with what the registration installed (~/.nr/state.json), and upgrades each component whose pin moved, in place and in this order:
+  static override description =
+    `Asks the NodeRings API for the pinned versions (--offline: the local ones), compares them with what the registration installed (~/.nr/state.json), and upgrades each component whose pin moved, in place and in this order:
 
 ${describePhases(UPGRADE_PHASES)
   .split("\n")
@@ -42,13 +43,15 @@ A component whose pin did not change is not touched: a new k3s re-runs neither C
       default: "table" as const,
     })(),
     offline: Flags.boolean({
-      description: "Do not ask the API for the pins: the local ones (~/.nr/config.yaml, else the shipped). Not platform-validated.",
+      description:
+        "Do not ask the API for the pins: the local ones (~/.nr/config.yaml, else the shipped). Not platform-validated.",
     }),
     "api-url": Flags.string({
       description: "The NodeRings API URL (default: the registration's, then NR_API_URL and ~/.nr/config.yaml).",
     }),
     "api-server-url": Flags.string({
-      description: "As given to nr cluster register, when it was given: where NodeRings reaches this cluster's API server.",
+      description:
+        "As given to nr cluster register, when it was given: where NodeRings reaches this cluster's API server.",
     }),
     "calico-manifests": Flags.string({
       description: "As given to nr cluster register: where the tigera operator manifests are (a mirror).",
