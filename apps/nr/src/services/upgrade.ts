@@ -86,7 +86,7 @@ export type UpgradeOutcome =
   | { kind: "done"; summary: UpgradeSummary; result: RunResult; installedTools: string[] };
 
 /** The upgrade's own checkpoints, beside the registration's. */
-export const UPGRADE_STATE = "upgrade-state.json";
+const UPGRADE_STATE = "upgrade-state.json";
 
 const VIOLATION_CODES: Record<SkewViolation["rule"], (typeof errorCodes)[keyof typeof errorCodes]> = {
   unreadable: errorCodes.UPGRADE_VERSION_UNREADABLE,
