@@ -138,6 +138,8 @@ function recordStep(ctx: UpgradeContext, component: UpgradeComponent): ActionSte
 
 /** What the upgrade phase of one component does besides what its register phase does. */
 interface ComponentSteps {
+  /** What it does, for help: when its pin moved, … */
+  description: string;
   observe?: (ctx: UpgradeContext) => Promise<unknown>;
   plan?: (ctx: UpgradeContext, input: PlanInput) => readonly PlanStep[];
   recorded?: (ctx: UpgradeContext, input: PlanInput) => PhaseOutputs;
@@ -149,7 +151,7 @@ interface ComponentSteps {
  * and what it records) on the registration's outputs, guarded by the plan (a component whose
  * pin did not change is skipped), and followed by the step that records the new version.
  */
-function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown>, own: ComponentSteps = {}) {
+function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown>, own: ComponentSteps) {
   const needs = new Set<keyof UpgradeContext>(["upgrade", "clock"]);
   for (const id of REFRESHED[component]) for (const key of registerPhase(id).needs) needs.add(key);
   // When the component's work began: its observation, run just before its steps.
@@ -185,7 +187,7 @@ function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown
   const definition: Phase<UpgradeContext, unknown, PhaseOutputs> = {
     id: base.id,
     title: base.title,
-    description: `upgrade ${component} in place when its pin changed (${base.description ?? base.title})`,
+    description: `when its pin moved, ${own.description}`,
     needs: [...needs],
     ...(base.outputs === undefined ? {} : { outputs: base.outputs as Phase<UpgradeContext>["outputs"] }),
     guard: (ctx) => untouched(ctx, component),
@@ -217,6 +219,8 @@ function componentPhase(component: UpgradeComponent, base: RegisterPhase<unknown
  * the hostname now, which would register another node.
  */
 const k3sUpgrade = componentPhase("k3s", k3s, {
+  description:
+    "re-run the k3s installer with the registration's flags and the new version, on the node it recorded; wait for its API and node",
   observe: async (ctx) => ({
     ...((await k3s.observe?.(ctx, ctx.upgrade.prior)) as object),
     nodeName: ctx.upgrade.prior.require(k3s, "nodeName"),
@@ -224,16 +228,23 @@ const k3sUpgrade = componentPhase("k3s", k3s, {
 });
 
 /** Calico: the new release's operator manifests, applied server-side over the old (Calico's operator upgrade). */
-const calicoUpgrade = componentPhase("calico", calico);
+const calicoUpgrade = componentPhase("calico", calico, {
+  description:
+    "apply the new release's tigera operator manifests server-side; wait until Calico is Available and the node Ready",
+});
 
 /** Liqo: liqoctl at the new version (downloaded and checked when needed), `liqoctl install` upgrading the release. */
-const liqoUpgrade = componentPhase("liqo", liqo);
+const liqoUpgrade = componentPhase("liqo", liqo, {
+  description:
+    "upgrade the liqo release with liqoctl at the new version (liqoctl install --version), the registration's flags kept; the peering is kept",
+});
 
 /**
  * The operator: `helm upgrade` of its release at the new chart version. The credentials
  * Secret is in the cluster and is kept: the upgrade reads no credentials.
  */
 const operatorUpgrade = componentPhase("proxmox-operator", operator, {
+  description: "helm upgrade the proxmox-operator release to the new chart version; its credentials Secret is kept",
   observe: async (ctx) => ({ helm: await ctx.tools.helm() }),
   plan: (ctx, { observation }) => {
     const { helm } = observation as { helm: ToolDecision };
