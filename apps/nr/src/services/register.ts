@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
-import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
-import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { isolatedToolEnv, type KubeTarget } from "@nodekit/kube";
 import {
   createStateStore,
   foreseeRun,
@@ -16,14 +15,7 @@ import {
 } from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
-import {
-  ARCHITECTURES,
-  type Arch,
-  fetchPins,
-  offlinePins,
-  type PinsSource,
-  type ResolvedPins,
-} from "@nodekit/version-pins";
+import { type Arch, fetchPins, offlinePins, type PinsSource, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
 import { RecordedAgent, RecordedNetwork, recorded } from "../register/meta.ts";
@@ -35,19 +27,11 @@ import { isPrecheckId, PRECHECK_IDS } from "../register/phases/prechecks.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import {
-  apiEndpoint,
-  assertNrHome,
-  clearRunLeftovers,
-  displayPath,
-  loadNrConfig,
-  type NrPaths,
-  nrLockPath,
-  nrPaths,
-} from "./home.ts";
+import { apiEndpoint, assertNrHome, displayPath, loadNrConfig, type NrPaths, nrLockPath, nrPaths } from "./home.ts";
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
+import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch } from "./run-parts.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -207,23 +191,10 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
   checkOffloadNamespaces(options.offload, NR_SECRETS);
 
-  const api = createNodeRingsClient({
-    baseUrl: endpoint.url,
-    token: () => endpoint.token,
-    userAgent: `nr/${options.version}`,
-    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
-    log: (line) => options.debug(line),
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
-  });
+  const api = nodeRingsApi(endpoint, options);
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
-  if (!(ARCHITECTURES as readonly string[]).includes(facts.arch)) {
-    throw new UserError(errorCodes.PRECHECKS_FAILED, `this machine's architecture ${facts.arch} is not supported`, {
-      why: `NodeRings pins tools for ${ARCHITECTURES.join(", ")}`,
-      next: "register a VM of a supported architecture",
-    });
-  }
-  const arch = facts.arch as Arch;
+  const arch = supportedArch(facts);
   const apiServer = apiServerOf(options.apiServerUrl, facts.network);
 
   const pins = await resolvePins(options, config, api, arch);
@@ -329,23 +300,9 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     // One lock for the machine, not one per NR_HOME.
     lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, {
-            doing: "registering",
-            kubeconfig: kube.kubeconfig,
-            cluster: "the agent cluster",
-          })
-        : undefined,
+    describeFailure: kubeFailure("registering", kube.kubeconfig),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
-    beforeRun: async () => {
-      const removed = await clearRunLeftovers(paths);
-      if (removed.length > 0) {
-        options.warn(
-          `removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`,
-        );
-      }
-    },
+    beforeRun: () => clearLeftovers(paths, env, options.warn),
   });
   const registered = result.outputs.recorded(agent);
   return {

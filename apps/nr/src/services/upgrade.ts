@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { type Problem, UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
-import { isolatedToolEnv, kubeToolError } from "@nodekit/kube";
-import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { isolatedToolEnv } from "@nodekit/kube";
 import {
   createStateStore,
   hashInputs,
@@ -15,7 +14,7 @@ import {
   runPhases,
 } from "@nodekit/phase-runner";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
-import { ARCHITECTURES, type Arch, type ResolvedPins } from "@nodekit/version-pins";
+import type { ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { RegisterContext } from "../register/context.ts";
 import { RecordedNetwork, RecordedPins, recorded } from "../register/meta.ts";
@@ -32,17 +31,10 @@ import { describeViolation, planUpgrade, type UpgradePlan } from "../upgrade/pla
 import { registeredOutputs } from "../upgrade/registration.ts";
 import { minorOf, type SkewViolation, type UpgradeComponent } from "../upgrade/skew.ts";
 import { calicoManifestsBase } from "./calico.ts";
-import {
-  apiEndpoint,
-  assertNrHome,
-  clearRunLeftovers,
-  displayPath,
-  loadNrConfig,
-  nrLockPath,
-  nrPaths,
-} from "./home.ts";
+import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { apiServerOf, companionTools, K3S_KUBECONFIG, operatorRelease, resolvePins } from "./register.ts";
+import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch } from "./run-parts.ts";
 
 export interface UpgradeOptions {
   apiUrl?: string | undefined;
@@ -144,22 +136,10 @@ export async function upgrade(options: UpgradeOptions): Promise<UpgradeOutcome> 
     env,
   );
   if (endpoint.token !== undefined) redactor.add(endpoint.token, "the NodeRings API token");
-  const api = createNodeRingsClient({
-    baseUrl: endpoint.url,
-    token: () => endpoint.token,
-    userAgent: `nr/${options.version}`,
-    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
-    log: (line) => options.debug(line),
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
-  });
+  const api = nodeRingsApi(endpoint, options);
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
-  if (!(ARCHITECTURES as readonly string[]).includes(facts.arch)) {
-    throw new UserError(errorCodes.PRECHECKS_FAILED, `this machine's architecture ${facts.arch} is not supported`, {
-      why: `NodeRings pins tools for ${ARCHITECTURES.join(", ")}`,
-    });
-  }
-  const arch = facts.arch as Arch;
+  const arch = supportedArch(facts);
   const pins = await resolvePins(options, config, api, arch);
   const prior = registeredOutputs(state);
   const network = recorded(RecordedNetwork, state.meta.network) ?? {
@@ -278,23 +258,9 @@ export async function upgrade(options: UpgradeOptions): Promise<UpgradeOutcome> 
     meta: { from: recordedPins?.name ?? null, to: pins.pins.name },
     lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, {
-            doing: "upgrading",
-            kubeconfig: kube.kubeconfig,
-            cluster: "the agent cluster",
-          })
-        : undefined,
+    describeFailure: kubeFailure("upgrading", kube.kubeconfig),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
-    beforeRun: async () => {
-      const removed = await clearRunLeftovers(paths);
-      if (removed.length > 0) {
-        options.warn(
-          `removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`,
-        );
-      }
-    },
+    beforeRun: () => clearLeftovers(paths, env, options.warn),
   });
   return { kind: "done", summary, result, installedTools };
 }
