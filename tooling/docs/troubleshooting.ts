@@ -247,6 +247,21 @@ export const FIXES: Record<string, string> = {
   LIVE_CHECK_FAILED:
     "Fix what each failed check names (a node NotReady, Calico or Liqo pods not ready, a peering not Established), then `nr cluster status --live` again; `nr cluster register --resume` re-runs only what the evidence says is gone.",
   BUNDLE_EXISTS: "Give another file with `--output`, or move the existing bundle away, then run it again.",
+  UPGRADE_NOTHING_REGISTERED:
+    "Register the machine first (`nr cluster register --name NAME`): it installs the current pins. If the state was moved, run the upgrade with the `NR_HOME` that holds it.",
+  UPGRADE_REGISTRATION_INCOMPLETE:
+    "Finish the registration with `nr cluster register --resume` (it installs the new pins' versions where it runs), then `nr cluster upgrade`.",
+  UPGRADE_DOWNGRADE:
+    "Ask NodeRings for the pins this machine should run: nr never moves a component back. `nr cluster upgrade --plan` shows each component's installed and pinned version.",
+  UPGRADE_K3S_MINOR_SKIP:
+    "Upgrade through each k3s minor in turn (v1.33 → v1.34 → v1.35), with pins for each step ([registration.md](registration.md#upgrade)).",
+  UPGRADE_LIQOCTL_MISMATCH: "The pin set is inconsistent (liqoctl must be Liqo's version): report it to NodeRings.",
+  UPGRADE_LIQO_PEERING_SKEW:
+    "Wait until NodeRings runs the new Liqo minor, then `nr cluster upgrade` again; or move now with `nr cluster reset` and `nr cluster register` (a new peering at the new version) ([registration.md](registration.md#upgrade)).",
+  UPGRADE_VERSION_UNREADABLE:
+    "`nr cluster status` shows the versions the state records: fix a hand-edited one, or report pins that name no version.",
+  UPGRADE_INPUTS_CHANGED:
+    "Give `nr cluster upgrade` the registration's own `--api-server-url`, `--calico-manifests` and `--operator-chart`; to apply new settings, use `nr cluster register --resume`.",
   INSTALL_RECORD_NOT_FOUND:
     "Check the site (`nvkectl config current-site`) and the kubeconfig: the record is read from the site cluster. A site installed by an nvkectl older than the record needs one `nvkectl install` run to write it.",
   UNINSTALL_TENANT_CLUSTERS_EXIST:

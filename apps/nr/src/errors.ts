@@ -109,6 +109,46 @@ export const errorCodes = defineErrorCodes("nr", {
     exitCode: ExitCode.Conflict,
     meaning: "The support bundle's file (--output) exists already; nr never overwrites it.",
   },
+  UPGRADE_NOTHING_REGISTERED: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "nr cluster upgrade found no registration recorded on this machine (no ~/.nr/state.json): there is nothing nr installed to upgrade.",
+  },
+  UPGRADE_REGISTRATION_INCOMPLETE: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The registration has not succeeded (it failed, was interrupted or is running): finish it (nr cluster register --resume) before upgrading. Nothing was done.",
+  },
+  UPGRADE_DOWNGRADE: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The new pins name an older version of a component than the one installed; no component is moved back. Nothing was done.",
+  },
+  UPGRADE_K3S_MINOR_SKIP: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The new pins move k3s more than one minor version (or to another major); k3s upgrades one minor at a time (the Kubernetes version skew policy). Nothing was done.",
+  },
+  UPGRADE_LIQOCTL_MISMATCH: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "The new pins name a liqoctl whose version is not Liqo's; liqoctl must be the installed Liqo's own version. Nothing was done.",
+  },
+  UPGRADE_LIQO_PEERING_SKEW: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "The new pins change Liqo's minor version while this agent is peered with NodeRings, which runs another minor; Liqo does not support a peering across minor versions. Nothing was done.",
+  },
+  UPGRADE_VERSION_UNREADABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "A version recorded in the registration's state or named by the new pins cannot be compared (a hand edit?). Nothing was done.",
+  },
+  UPGRADE_INPUTS_CHANGED: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "Besides versions, what a component to upgrade was installed with differs from what the registration recorded (--api-server-url, --calico-manifests, --operator-chart, the host's address); an upgrade changes versions only. Nothing was done.",
+  },
   VERIFY_FAILED: {
     exitCode: ExitCode.CheckFailed,
     meaning:

@@ -66,7 +66,9 @@ import {
 //   cluster is appended to `<state>/noderings-cluster.jsonl` when a namespace is offloaded
 //   (real reflection goes on; what a test creates before offloading is what it checks).
 
-const VERSION = "v1.0.1";
+// The release it stands for: v1.0.1, or a later one's liqoctl (an upgrade test downloads one
+// that sets NR_STANDIN_LIQOCTL_VERSION); `version --client` and `install`'s default say it.
+const VERSION = process.env.NR_STANDIN_LIQOCTL_VERSION ?? "v1.0.1";
 const BOOLEANS = new Set([
   "skip-confirm",
   "in-band",

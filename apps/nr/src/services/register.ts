@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
-import { isolatedToolEnv, type KubeTarget, kubeToolError } from "@nodekit/kube";
-import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { isolatedToolEnv, type KubeTarget } from "@nodekit/kube";
 import {
   createStateStore,
   foreseeRun,
@@ -16,7 +15,7 @@ import {
 } from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
-import { ARCHITECTURES, type Arch, fetchPins, offlinePins, type ResolvedPins } from "@nodekit/version-pins";
+import { type Arch, fetchPins, offlinePins, type PinsSource, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
 import { RecordedAgent, RecordedNetwork, recorded } from "../register/meta.ts";
@@ -28,18 +27,11 @@ import { isPrecheckId, PRECHECK_IDS } from "../register/phases/prechecks.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import {
-  apiEndpoint,
-  assertNrHome,
-  clearRunLeftovers,
-  displayPath,
-  loadNrConfig,
-  nrLockPath,
-  nrPaths,
-} from "./home.ts";
+import { apiEndpoint, assertNrHome, displayPath, loadNrConfig, type NrPaths, nrLockPath, nrPaths } from "./home.ts";
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
+import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch } from "./run-parts.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -199,48 +191,16 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // Before any phase: Liqo would reflect such a namespace's Secrets to NodeRings.
   checkOffloadNamespaces(options.offload, NR_SECRETS);
 
-  const api = createNodeRingsClient({
-    baseUrl: endpoint.url,
-    token: () => endpoint.token,
-    userAgent: `nr/${options.version}`,
-    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
-    log: (line) => options.debug(line),
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
-  });
+  const api = nodeRingsApi(endpoint, options);
   const host = createHostFactsSource(options.hostRoot === undefined ? {} : { root: options.hostRoot });
   const facts = await host.facts();
-  if (!(ARCHITECTURES as readonly string[]).includes(facts.arch)) {
-    throw new UserError(errorCodes.PRECHECKS_FAILED, `this machine's architecture ${facts.arch} is not supported`, {
-      why: `NodeRings pins tools for ${ARCHITECTURES.join(", ")}`,
-      next: "register a VM of a supported architecture",
-    });
-  }
-  const arch = facts.arch as Arch;
+  const arch = supportedArch(facts);
   const apiServer = apiServerOf(options.apiServerUrl, facts.network);
 
-  let pins: ResolvedPins;
-  if (options.offline) {
-    const section = (config.document?.value as { pins?: unknown } | null | undefined)?.pins;
-    pins =
-      section === undefined || config.document === undefined
-        ? offlinePins()
-        : offlinePins({ defaults: config.document, at: ["pins"], source: config.path });
-    for (const warning of pins.warnings) options.warn(warning);
-  } else {
-    pins = await fetchPins(api, { arch });
-  }
-
+  const pins = await resolvePins(options, config, api, arch);
   const kube: KubeTarget = { kubeconfig: options.kubeconfig ?? K3S_KUBECONFIG };
   const helmHome = join(paths.run, "helm");
-  const tools = {
-    liqoctl: memo(() => resolveTool("liqoctl", { pins, arch, paths, runner: options.runner, env })),
-    helm: memo(() => resolveTool("helm", { pins, arch, paths, runner: options.runner, env })),
-    k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
-  };
-  const operatorPin = pins.pins.tools["proxmox-operator"];
-  const chart =
-    options.operatorChart ??
-    `${operatorPin.chart?.repository ?? "oci://registry.noderings.io/charts"}/${operatorPin.chart?.name ?? "proxmox-operator"}`;
+  const tools = companionTools({ pins, arch, paths, runner: options.runner, env });
   const credentialsSource =
     options.proxmoxCredentials === "-"
       ? "standard input"
@@ -279,9 +239,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     offload: options.offload,
     operator: {
       skip: options.skipOperator,
-      chart,
-      version: operatorPin.version,
-      ...OPERATOR,
+      ...operatorRelease(pins, options.operatorChart),
       credentialsSource,
       credentials,
     },
@@ -342,23 +300,9 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
     // One lock for the machine, not one per NR_HOME.
     lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, {
-            doing: "registering",
-            kubeconfig: kube.kubeconfig,
-            cluster: "the agent cluster",
-          })
-        : undefined,
+    describeFailure: kubeFailure("registering", kube.kubeconfig),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
-    beforeRun: async () => {
-      const removed = await clearRunLeftovers(paths);
-      if (removed.length > 0) {
-        options.warn(
-          `removed what a run that was killed left in ${displayPath(paths.home, env)}: ${removed.join(", ")}`,
-        );
-      }
-    },
+    beforeRun: () => clearLeftovers(paths, env, options.warn),
   });
   const registered = result.outputs.recorded(agent);
   return {
@@ -372,6 +316,54 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
 }
 
 /**
+ * The pins a run installs: the platform's for this architecture, or with `offline` the ones in
+ * ~/.nr/config.yaml (`pins:`) over the shipped defaults, each of its warnings given.
+ */
+export async function resolvePins(
+  options: { offline: boolean; warn: (message: string) => void },
+  config: Awaited<ReturnType<typeof loadNrConfig>>,
+  api: PinsSource,
+  arch: Arch,
+): Promise<ResolvedPins> {
+  if (!options.offline) return fetchPins(api, { arch });
+  const section = (config.document?.value as { pins?: unknown } | null | undefined)?.pins;
+  const pins =
+    section === undefined || config.document === undefined
+      ? offlinePins()
+      : offlinePins({ defaults: config.document, at: ["pins"], source: config.path });
+  for (const warning of pins.warnings) options.warn(warning);
+  return pins;
+}
+
+/** The companion tools the phases use, each resolved (found, or planned for download) once, when first asked. */
+export function companionTools(input: {
+  pins: ResolvedPins;
+  arch: Arch;
+  paths: NrPaths;
+  runner: ProcessRunner;
+  env: NodeJS.ProcessEnv;
+}): RegisterContext["tools"] {
+  const { pins, arch, paths, runner, env } = input;
+  return {
+    liqoctl: memo(() => resolveTool("liqoctl", { pins, arch, paths, runner, env })),
+    helm: memo(() => resolveTool("helm", { pins, arch, paths, runner, env })),
+    k3sInstaller: memo(() => resolveK3sInstaller({ pins, arch, paths, env })),
+  };
+}
+
+/** The operator's release: the pinned chart (or `--operator-chart`) and version, its namespace, release and Secret names. */
+export function operatorRelease(
+  pins: ResolvedPins,
+  chartOption: string | undefined,
+): Omit<RegisterContext["operator"], "skip" | "credentialsSource" | "credentials"> {
+  const pin = pins.pins.tools["proxmox-operator"];
+  const chart =
+    chartOption ??
+    `${pin.chart?.repository ?? "oci://registry.noderings.io/charts"}/${pin.chart?.name ?? "proxmox-operator"}`;
+  return { chart, version: pin.version, ...OPERATOR };
+}
+
+/**
  * Where NodeRings reaches this cluster's API server, for `liqoctl install --api-server-url`:
  * the URL given, or https://<the default route's address>:6443 — the address k3s takes as its
  * node IP, which its serving certificate covers. Liqo refuses a localhost URL
@@ -379,7 +371,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
  * leaves the address empty, as its kubeconfig's is 127.0.0.1. A URL given by name is added
  * to k3s's certificate (`--tls-san`).
  */
-function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
+export function apiServerOf(given: string | undefined, network: HostFacts["network"]): RegisterContext["apiServer"] {
   if (given === undefined) {
     return { url: network === null ? undefined : `https://${network.address}:6443`, nodeSubnet: network?.subnet };
   }

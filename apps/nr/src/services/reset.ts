@@ -2,8 +2,7 @@ import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
-import { isolatedToolEnv, kubeToolError } from "@nodekit/kube";
-import { createNodeRingsClient } from "@nodekit/noderings-api";
+import { isolatedToolEnv } from "@nodekit/kube";
 import {
   createStateStore,
   type PhaseEvent,
@@ -20,6 +19,7 @@ import { RESET_PHASES, TEARDOWN_CONSUMER_KUBECONFIG, TEARDOWN_PEERING_KUBECONFIG
 import { RecordedInstall, recordedInstall } from "../reset/recorded.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
+import { kubeFailure, nodeRingsApi } from "./run-parts.ts";
 import { findInstalledTool } from "./tools.ts";
 
 export interface ResetOptions {
@@ -87,14 +87,7 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
   const config = await loadNrConfig(paths);
   const endpoint = apiEndpoint({ apiUrl: options.apiUrl ?? recorded.api }, config, env);
   if (endpoint.token !== undefined) redactor.add(endpoint.token, "the NodeRings API token");
-  const api = createNodeRingsClient({
-    baseUrl: endpoint.url,
-    token: () => endpoint.token,
-    userAgent: `nr/${options.version}`,
-    ...(options.apiTimeoutMs === undefined ? {} : { timeoutMs: options.apiTimeoutMs }),
-    log: (line) => options.debug(line),
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
-  });
+  const api = nodeRingsApi(endpoint, options);
   const tool = (name: "liqoctl" | "helm", version: string | undefined) => async () => {
     const found = await findInstalledTool(name, { paths, runner: options.runner, env, version });
     if (found.path !== undefined) return found.path;
@@ -141,14 +134,7 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
     meta: { recorded, archive: archiveDir },
     lock: { path: nrLockPath(env) },
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    describeFailure: (error, step) =>
-      /(^|\/)(kubectl|helm)$/.test(step.call.command)
-        ? kubeToolError(error, step.call, {
-            doing: "resetting",
-            kubeconfig: kube.kubeconfig,
-            cluster: "the agent cluster",
-          })
-        : undefined,
+    describeFailure: kubeFailure("resetting", kube.kubeconfig),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     beforeRun: async () => {
       const { rm } = await import("node:fs/promises");

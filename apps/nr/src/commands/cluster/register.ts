@@ -160,24 +160,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     const progress = renderer === undefined ? undefined : runProgress(renderer);
     // The run's log, for nr cluster support-bundle (redacted).
     const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
-    const controller = new AbortController();
-    // `on`, not `once`: proper-lockfile's signal-exit re-raises a signal that no other
-    // listener is left to handle, which killed nr at the first Ctrl-C once it held the lock
-    // (a partial download left behind). The first SIGINT or SIGTERM lets the running step
-    // finish (or ends with it: a wait, a download) and stops the run there, recorded as
-    // RUN_INTERRUPTED or RUN_TERMINATED with its phase, the lock released: exit 130 or 143.
-    // A second one stops at once, as without this handler.
-    const stop = (signal: NodeJS.Signals) => {
-      if (!controller.signal.aborted) {
-        controller.abort(signal);
-        return;
-      }
-      process.removeListener("SIGINT", stop);
-      process.removeListener("SIGTERM", stop);
-      process.kill(process.pid, signal);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const stopping = this.stopOnSignals();
     // Whatever happens after: a tool nr put into ~/.nr/bin is there (NR-5).
     const installedTools: string[] = [];
     try {
@@ -219,7 +202,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         },
         warn: (message) => this.logger.warn(message),
         debug: (message) => this.logger.debug(message),
-        signal: controller.signal,
+        signal: stopping.signal,
         onInstalled: (tool) => installedTools.push(tool),
       });
       renderer?.close();
@@ -240,8 +223,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       renderer?.close();
       throw withResumeAdvice(error);
     } finally {
-      process.removeListener("SIGINT", stop);
-      process.removeListener("SIGTERM", stop);
+      stopping.release();
       if (installedTools.length > 0) this.logger.info(pathAdvice(env));
     }
   }

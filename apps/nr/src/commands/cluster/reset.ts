@@ -60,18 +60,7 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
     const progress = renderer === undefined ? undefined : runProgress(renderer);
     // The run's log, for nr cluster support-bundle (redacted).
     const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
-    const controller = new AbortController();
-    const stop = (signal: NodeJS.Signals) => {
-      if (!controller.signal.aborted) {
-        controller.abort(signal);
-        return;
-      }
-      process.removeListener("SIGINT", stop);
-      process.removeListener("SIGTERM", stop);
-      process.kill(process.pid, signal);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const stopping = this.stopOnSignals();
     try {
       const outcome = await reset({
         apiUrl: flags["api-url"],
@@ -89,7 +78,7 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
           progress?.(event);
         },
         debug: (message) => this.logger.debug(message),
-        signal: controller.signal,
+        signal: stopping.signal,
       });
       renderer?.close();
       if (outcome.kind === "plan") {
@@ -105,8 +94,7 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
       renderer?.close();
       throw withResetAdvice(error);
     } finally {
-      process.removeListener("SIGINT", stop);
-      process.removeListener("SIGTERM", stop);
+      stopping.release();
     }
   }
 }

@@ -1,6 +1,6 @@
 import { helmCall, kubectlCall } from "@nodekit/kube";
 import type { HealthCheck } from "@nodekit/noderings-api";
-import { action, exec } from "@nodekit/plan";
+import { action, type ExecStep, exec } from "@nodekit/plan";
 import * as z from "zod";
 import { base64, credentialsSecret } from "../../services/credentials.ts";
 import type { ToolDecision } from "../../services/tools.ts";
@@ -31,6 +31,42 @@ export async function operatorChecks(
     check("operator", status === "deployed", `helm release ${release}: ${status ?? "not installed"}`),
     check("operator-credentials", secret.found, secret.found ? undefined : `no Secret ${namespace}/${secretName}`),
   ];
+}
+
+/**
+ * `helm upgrade --install` of the pinned operator chart, naming the credentials Secret (the
+ * credentials never pass through Helm values): the operator phase's install, and
+ * `nr cluster upgrade`'s in-place upgrade of the release.
+ */
+export function operatorHelmStep(
+  ctx: Pick<RegisterContext, "operator" | "kube" | "helmEnv" | "wait">,
+  helm: string,
+): ExecStep {
+  const { operator: op } = ctx;
+  const upgrade = helmCall(
+    ctx.kube,
+    [
+      "upgrade",
+      "--install",
+      op.release,
+      op.chart,
+      "--version",
+      op.version,
+      "--namespace",
+      op.namespace,
+      "--create-namespace",
+      "--set",
+      `credentials.existingSecret=${op.secretName}`,
+      "--wait",
+      "--timeout",
+      `${ctx.wait.seconds}s`,
+    ],
+    ctx.helmEnv,
+  );
+  return exec(
+    { ...upgrade, command: helm },
+    { mutates: true, ...(op.chart.includes("://") ? {} : { reads: [op.chart] }) },
+  );
 }
 
 /** 9. Operator (NR-12): the Proxmox credentials Secret, then the pinned proxmox-operator chart referencing it. */
@@ -72,26 +108,6 @@ export const operator = registerPhase({
   observe: async (ctx): Promise<{ helm: ToolDecision }> => ({ helm: await ctx.tools.helm() }),
   plan(ctx, { observation: { helm } }) {
     const { operator: op } = ctx;
-    const upgrade = helmCall(
-      ctx.kube,
-      [
-        "upgrade",
-        "--install",
-        op.release,
-        op.chart,
-        "--version",
-        op.version,
-        "--namespace",
-        op.namespace,
-        "--create-namespace",
-        "--set",
-        `credentials.existingSecret=${op.secretName}`,
-        "--wait",
-        "--timeout",
-        `${ctx.wait.seconds}s`,
-      ],
-      ctx.helmEnv,
-    );
     return [
       ...toolSteps(helm, "helm"),
       action(
@@ -99,10 +115,7 @@ export const operator = registerPhase({
         `create Secret ${op.namespace}/${op.secretName} with the Proxmox credentials (from the ${op.credentialsSource}) in this cluster, applied server-side (no last-applied-configuration copy): they go nowhere else`,
         { mutates: true, params: { namespace: op.namespace, name: op.secretName } },
       ),
-      exec(
-        { ...upgrade, command: helm.path },
-        { mutates: true, ...(op.chart.includes("://") ? {} : { reads: [op.chart] }) },
-      ),
+      operatorHelmStep(ctx, helm.path),
     ];
   },
   actions: {
