@@ -208,6 +208,19 @@ describe("nvkectl upgrade apply", () => {
     });
     const error = await userErrorOf(upgradeApply({ inputs: newest, runner: createExecaRunner(), dryRun: false }));
     expect(error.facts.planItem).toBe("controller");
+    // and the built CLI says how to continue from there
+    const argv = [
+      ...["--sitespec", newest.siteSpec, "--stack-config", newest.stackConfig, "--deploy-path", newest.deployPath],
+      ...["--kubeconfig", fixture.admin, "--work-dir", join(fixture.work, "state")],
+    ];
+    const cli = await runCli("nvkectl", ["upgrade", "apply", ...argv], {
+      env: { HOME: fixture.work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH },
+      timeoutMs: 110_000,
+    });
+    expect(cli.exitCode).not.toBe(0);
+    expect(cli.stderr).toContain(
+      `next: after fixing the cause, continue from controller: nvkectl upgrade apply ${argv.join(" ")} --from-item controller`,
+    );
     // The record is the old one still: the item that writes it did not run
     const before = await readInstallRecord(createExecaRunner(), { kubeconfig: fixture.admin });
     expect(before?.items.find((i) => i.id === "controller")?.version).toBe("0.2.0");

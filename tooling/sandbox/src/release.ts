@@ -357,10 +357,13 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
 
 /**
  * The second release the sandbox publishes, for `nvkectl upgrade plan` and `upgrade apply`:
- * `<registry>/nvke/release:0.9.1`, the first with the controller chart (0.9.1) and the NICo
- * provider's components (v0.4.0, of the same Cluster API contract) one version newer.
+ * `<registry>/nvke-next/release:0.9.1`, the first with the controller chart (0.9.1) and the
+ * NICo provider's components (v0.4.0, of the same Cluster API contract) one version newer.
+ * Its artifacts go under a prefix of their own: the SPIRE stand-ins, packaged again, would
+ * otherwise move the first release's chart tags to other digests (helm then refuses the
+ * first release's pinned reference: "chart reference digest mismatch").
  */
-const NEXT_RELEASE = { ...SANDBOX_RELEASE, version: "0.9.1", nico: "v0.4.0" } as const;
+const NEXT_RELEASE = { ...SANDBOX_RELEASE, prefix: "nvke-next", version: "0.9.1", nico: "v0.4.0" } as const;
 
 /** The controller chart of the checkout, at the next release's version (a copy in the sandbox). */
 async function writeNextChart(layout: SandboxLayout): Promise<string> {

@@ -5,6 +5,7 @@ import { registryAccess, registryFlags } from "../../flags.ts";
 import { shippedDeployPath } from "../../services/shipped.ts";
 import { upgradePlanLines } from "../../services/upgrade.ts";
 import { upgradeApply } from "../../services/upgrade-apply.ts";
+import { resumeHint } from "../install.ts";
 
 export default class UpgradeApply extends NvkectlCommand<typeof UpgradeApply> {
   static override summary = "Upgrade the site to a newer release or deploy path, as upgrade plan shows it.";
@@ -85,6 +86,8 @@ Then it runs the install's plan for the new inputs: the providers the plan upgra
           `upgraded site ${result.upgrade.site} to ${result.upgrade.to.release ?? `deploy path ${result.upgrade.to.deployPath}`} (${result.ran.length} items run)`,
         );
       }
+    } catch (error) {
+      throw resumeHint(error, this.config.bin, this.argv, "upgrade apply");
     } finally {
       progress?.close();
     }
