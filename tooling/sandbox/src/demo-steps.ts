@@ -110,7 +110,7 @@ const LOOK_AT_INSTALL = "docs/install.md, docs/troubleshooting.md, ./run sandbox
 /** What the install may create, by kind, namespace and name, sorted: before the install and after the uninstall. */
 const SITE_OBJECTS =
   'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get namespaces,customresourcedefinitions,deployments,storageclasses,networkpolicies,clusterroles,secrets,configmaps -A \\\n' +
-  "  -o custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name --no-headers | sort";
+  "  -o custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name --no-headers | awk '{print $1, $2, $3}' | sort";
 const PINNED_REFERENCE = /^127\.0\.0\.1:\d+\/nvke\/release@sha256:[0-9a-f]{64}$/m;
 
 /** The Deployments an install from the sandbox's release leaves, each `namespace name` (`kubectl get deployments -A`). */
@@ -302,7 +302,7 @@ export function upgradeFlow(): Step[] {
       check: ({ stdout, stderr }) =>
         `${stdout}${stderr}`.includes(NICO_KEY)
           ? "the NICo API key shows in the output"
-          : /upgraded site my-tier0-site to nvke 0\.9\.1/.test(stderr)
+          : /upgraded site my-tier0-site to nvke 0\.9\.1/.test(`${stdout}${stderr}`)
             ? undefined
             : "it did not say the site was upgraded",
       lookAt: LOOK_AT_UPGRADE,
