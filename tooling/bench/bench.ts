@@ -3,7 +3,10 @@
  * them alike), then prints medians and ratios against `kubectl version --client` and
  * `node -e 0` measured in the same run, plus the import cost of each runtime dependency.
  *
- *   ./run pnpm bench [--rounds N] [--json] [--no-release] [--only PATTERN] [--against NAME=CHECKOUT]...
+ *   ./run pnpm bench [--rounds N] [--json] [--no-release] [--sandbox] [--only PATTERN] [--against NAME=CHECKOUT]...
+ *
+ * `--sandbox` adds `nvkectl upgrade plan` on the running sandbox (upgrade-plan.ts; it must be
+ * up and installed, with its second release exported, as docs/install.md leaves it).
  *
  * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl (and nr) to
  * the same interleaved rounds, so a change is measured before and after in one run.
@@ -23,6 +26,7 @@ const asJson = args.includes("--json");
 /** `--only PATTERN`: only the start-up cases whose names match, without the servers and in-process benches. */
 const only = args.includes("--only") ? new RegExp(args[args.indexOf("--only") + 1] ?? "") : undefined;
 const withRelease = !args.includes("--no-release") && only === undefined;
+const withSandbox = args.includes("--sandbox") && only === undefined;
 const against = args
   .flatMap((arg, i) => (args[i - 1] === "--against" ? [arg] : []))
   .map((spec) => {
@@ -571,9 +575,30 @@ for (const r of releaseResults) {
   });
 }
 
+// ---- nvkectl upgrade plan on the running sandbox (--sandbox): see upgrade-plan.ts.
+const upgradeRun = withSandbox
+  ? spawnSync(
+      node,
+      ["--conditions=source", join(root, "tooling/bench/upgrade-plan.ts"), "--json", "--rounds", String(rounds)],
+      { encoding: "utf8" },
+    )
+  : undefined;
+const upgradePlan: { medians: Record<string, number>; load: { before: number; after: number } } | undefined =
+  upgradeRun?.status === 0 ? JSON.parse(upgradeRun.stdout) : undefined;
+if (upgradeRun !== undefined && upgradeRun.status !== 0) {
+  process.stderr.write(`bench: upgrade plan on the sandbox did not run:\n${upgradeRun.stderr}\n`);
+}
+if (withSandbox) {
+  targets.push({
+    what: "nvkectl upgrade plan on the sandbox (its second release) < 2000 ms",
+    value: Object.values(upgradePlan?.medians ?? {})[0],
+    limit: 2000,
+  });
+}
+
 if (asJson) {
   process.stdout.write(
-    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, bigAgainst: Object.fromEntries(bigAgainst), releaseResults, phaseRunner }, null, 2)}\n`,
+    `${JSON.stringify({ rounds, node: process.version, medians: Object.fromEntries(medians), importCosts, targets, bigRuns, bigAgainst: Object.fromEntries(bigAgainst), releaseResults, phaseRunner, upgradePlan }, null, 2)}\n`,
   );
 } else {
   const out: string[] = [`start-up, median of ${rounds} interleaved rounds (node ${process.version})`, ""];

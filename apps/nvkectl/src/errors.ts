@@ -199,6 +199,16 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The site cluster has no install record (ConfigMap kube-system/nvkectl-install-record): nothing is installed that uninstall or upgrade knows of; nothing was changed.",
   },
+  UPGRADE_REFUSED: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "upgrade apply computed a plan that refuses something (a downgrade of the release, a chart or a provider; a Cluster API contract skipped, going back or not known; a provider the target no longer installs); each is listed and nothing was changed.",
+  },
+  UPGRADE_SITE_DRIFTED: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "upgrade apply found the site unlike its install record: a recorded Cluster API provider, Helm release or applied object missing, or at a version that is neither the recorded one nor the upgrade's; each is listed and nothing was changed (docs/install.md, Upgrade).",
+  },
   UNINSTALL_TENANT_CLUSTERS_EXIST: {
     exitCode: ExitCode.Conflict,
     meaning:

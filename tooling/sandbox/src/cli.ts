@@ -68,6 +68,7 @@ function describeUp(info: SandboxInfo, seconds: number): string {
     ],
     ["release", info.release.tagReference, `signed; trusted by ${info.release.policy}`],
     ["", info.release.pinnedReference, `from deploy/nico; ${info.release.note}`],
+    ["next release", info.release.next.tagReference, "one chart and one provider newer: what nvkectl upgrade moves to"],
     ["controller manager", "a stand-in", "Deployments and Jobs are marked ready, so an install finishes; no pod runs"],
   ];
   const width = Math.max(...rows.map(([name = ""]) => name.length));
@@ -141,6 +142,7 @@ function describeStatus(s: SandboxStatus): string {
       ["release", `${s.release.tagReference}   (${s.release.pinnedReference})`],
       ["", `signed by the sandbox's key; policy ${s.release.policy}`],
       ["", `${s.release.note}`],
+      ...(s.release.next === undefined ? [] : [["next release", s.release.next.tagReference] as [string, string]]),
     );
   }
   if (s.controllerStandIn) {

@@ -107,6 +107,10 @@ const RESOURCE_VERSIONS =
   'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployments,services,configmaps,serviceaccounts,networkpolicies,storageclasses -A \\\n' +
   "  -o custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name,VERSION:.metadata.resourceVersion";
 const LOOK_AT_INSTALL = "docs/install.md, docs/troubleshooting.md, ./run sandbox status";
+/** What the install may create, by kind, namespace and name, sorted: before the install and after the uninstall. */
+const SITE_OBJECTS =
+  'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get namespaces,customresourcedefinitions,deployments,storageclasses,networkpolicies,clusterroles,secrets,configmaps -A \\\n' +
+  "  -o custom-columns=KIND:.kind,NAMESPACE:.metadata.namespace,NAME:.metadata.name --no-headers | awk '{print $1, $2, $3}' | sort";
 const PINNED_REFERENCE = /^127\.0\.0\.1:\d+\/nvke\/release@sha256:[0-9a-f]{64}$/m;
 
 /** The Deployments an install from the sandbox's release leaves, each `namespace name` (`kubectl get deployments -A`). */
@@ -234,6 +238,13 @@ export function installFlow(): Step[] {
         lookAt: LOOK_AT_INSTALL,
       },
     ),
+    step(
+      "Note what the site has before the install",
+      `${SITE_OBJECTS} > "$NVKE_SANDBOX_DIR/site-before.txt"\nwc -l < "$NVKE_SANDBOX_DIR/site-before.txt"`,
+      {
+        note: "every namespace, CRD, Deployment, StorageClass, NetworkPolicy, ClusterRole, Secret and ConfigMap by name: the uninstall at the end is held to it",
+      },
+    ),
     step("Install the controller stack from the release, for real", INSTALL_FROM_RELEASE, {
       note: "clusterctl init from the release's provider components, the StorageClass, the deploy path's items pulled by digest, the SPIRE patch, the NetworkPolicy; the controller manager's stand-in makes the workloads ready",
       check: ({ stdout, stderr }) =>
@@ -272,6 +283,123 @@ export function installFlow(): Step[] {
       {
         note: "clusterctl leaves the installed providers alone; helm upgrade --install and server-side apply leave every object as it was (the resourceVersions before and after are the same); only helm records a new revision",
         check: ({ stdout }) => (/^nothing changed$/m.test(stdout) ? undefined : "the second install changed objects"),
+        lookAt: LOOK_AT_INSTALL,
+        timeoutMs: 15 * 60_000,
+      },
+    ),
+  ];
+}
+
+const NEXT_RELEASE_FILE = '"$NVKE_SANDBOX_DIR/release-next.json"';
+const SITE_INPUTS = [
+  '  --sitespec "$NVKE_SANDBOX_DIR/sitespec.yaml" --stack-config "$NVKE_SANDBOX_DIR/stack.yaml" \\',
+  `  --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install" --release ${NEXT_RELEASE_FILE} --plain-http`,
+];
+const UPGRADE_APPLY = ["nvkectl upgrade apply \\", ...SITE_INPUTS].join("\n");
+const LOOK_AT_UPGRADE = "docs/install.md (Upgrade), ./run sandbox status";
+
+/**
+ * Day 2 on the installed site, as docs/install.md's "Upgrade" runs it: what is installed,
+ * the sandbox's second release verified and exported, the upgrade planned, then applied, and
+ * applied again (nothing changes).
+ */
+export function upgradeFlow(): Step[] {
+  return [
+    step(
+      "Ask the site what it runs",
+      [
+        'nvkectl config set-site sandbox-admin --url "$NVKE_SANDBOX_URL" --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG"',
+        "nvkectl version --site sandbox-admin",
+      ].join("\n"),
+      {
+        note: "nvkectl's version, the controller API's, the site cluster's Kubernetes and the installed release, read from the install record (kube-system: the site admin's kubeconfig reads it, so a site of its own)",
+        check: ({ stdout }) =>
+          /nvke 0\.9\.0/.test(stdout) ? undefined : "the installed release nvke 0.9.0 is not shown",
+        lookAt: LOOK_AT_UPGRADE,
+      },
+    ),
+    step(
+      "Verify and export the sandbox's second release",
+      [
+        'NEXT_REF=$(nvkectl release verify "$NVKE_SANDBOX_RELEASE_NEXT" --policy "$NVKE_SANDBOX_POLICY" --plain-http)',
+        `nvkectl release export "$NEXT_REF" --plain-http --output-file ${NEXT_RELEASE_FILE}`,
+      ].join("\n"),
+      {
+        note: "nvke 0.9.1: the controller chart and the NICo provider one version newer, signed with the same key",
+        lookAt: "docs/release-artifacts.md, ./run sandbox status",
+      },
+    ),
+    step("Plan the upgrade", ["nvkectl upgrade plan \\", ...SITE_INPUTS].join("\n"), {
+      note: "per item and per Cluster API provider, from → to, what restarts, the contracts; it changes nothing",
+      check: ({ stdout }) =>
+        !/^nvke-controller\s+chart\s+changed\s+0\.9\.0\s+0\.9\.1\s/m.test(stdout)
+          ? "the plan does not move nvke-controller 0.9.0 → 0.9.1"
+          : !/^nico\s+InfrastructureProvider\s+upgrade\s+v0\.3\.0\s+v0\.4\.0\s/m.test(stdout)
+            ? "the plan does not upgrade nico v0.3.0 → v0.4.0"
+            : /^Refused:/m.test(stdout)
+              ? "the plan refuses something"
+              : undefined,
+      lookAt: LOOK_AT_UPGRADE,
+    }),
+    step("Apply it", UPGRADE_APPLY, {
+      note: "the release's content hashed again, the site checked against its record (drift), then the install's plan: clusterctl upgrade apply for nico, helm upgrade for the chart, the record written last",
+      check: ({ stdout, stderr }) =>
+        `${stdout}${stderr}`.includes(NICO_KEY)
+          ? "the NICo API key shows in the output"
+          : /upgraded site my-tier0-site to nvke 0\.9\.1/.test(`${stdout}${stderr}`)
+            ? undefined
+            : "it did not say the site was upgraded",
+      lookAt: LOOK_AT_UPGRADE,
+      timeoutMs: 15 * 60_000,
+    }),
+    step(
+      "Apply it again: nothing changes",
+      [
+        `${RESOURCE_VERSIONS} > "$NVKE_SANDBOX_DIR/before-upgrade.txt"`,
+        UPGRADE_APPLY,
+        `${RESOURCE_VERSIONS} > "$NVKE_SANDBOX_DIR/after-upgrade.txt"`,
+        'diff "$NVKE_SANDBOX_DIR/before-upgrade.txt" "$NVKE_SANDBOX_DIR/after-upgrade.txt" && echo "nothing changed"',
+        "nvkectl version --site sandbox-admin",
+      ].join("\n"),
+      {
+        note: "every item and provider is unchanged in the plan, every object keeps its resourceVersion; the site runs nvke 0.9.1",
+        check: ({ stdout }) =>
+          !/^nothing changed$/m.test(stdout)
+            ? "the second apply changed objects"
+            : /nvke 0\.9\.1/.test(stdout)
+              ? undefined
+              : "the site does not say it runs nvke 0.9.1",
+        lookAt: LOOK_AT_UPGRADE,
+        timeoutMs: 15 * 60_000,
+      },
+    ),
+  ];
+}
+
+/** The uninstall, last (nothing after it needs the controller stack), as docs/install.md's "Uninstall" runs it. */
+export function uninstallFlow(): Step[] {
+  return [
+    step(
+      "Dry-run the uninstall",
+      'nvkectl uninstall --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install" --dry-run',
+      {
+        note: "the reverse plan of what the install record says was installed, every call in order; it changes nothing",
+        check: ({ stdout }) =>
+          /^# \[\d+\/\d+\] record: /m.test(stdout) ? undefined : "the plan does not end with the record",
+        lookAt: LOOK_AT_INSTALL,
+      },
+    ),
+    step(
+      "Uninstall, and see that nothing the install created is left",
+      [
+        'nvkectl uninstall --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" --work-dir "$NVKE_SANDBOX_DIR/install"',
+        `${SITE_OBJECTS} > "$NVKE_SANDBOX_DIR/site-after.txt"`,
+        'comm -13 "$NVKE_SANDBOX_DIR/site-before.txt" "$NVKE_SANDBOX_DIR/site-after.txt" | grep . || echo "nothing the install created is left"',
+      ].join("\n"),
+      {
+        note: "every object on the site now that was not there before the install: none",
+        check: ({ stdout }) =>
+          /^nothing the install created is left$/m.test(stdout) ? undefined : "objects the install created are left",
         lookAt: LOOK_AT_INSTALL,
         timeoutMs: 15 * 60_000,
       },

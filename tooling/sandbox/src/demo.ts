@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { installFlow, operatorFlow, registrationFlow } from "./demo-steps.ts";
+import { installFlow, operatorFlow, registrationFlow, uninstallFlow, upgradeFlow } from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
@@ -52,7 +52,10 @@ async function main(argv: string[]): Promise<number> {
     }),
     ...operatorFlow(),
     ...installFlow(),
+    ...upgradeFlow(),
     ...registrationFlow(),
+    // Last: nothing after it needs the controller stack.
+    ...uninstallFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),
   ];
 

@@ -8,7 +8,7 @@
 
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { access, copyFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { access, copyFile, cp, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -392,5 +392,142 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
     publishedAt: new Date().toISOString(),
   };
   await writePrivate(layout.publishedRelease, `${JSON.stringify(record, null, 2)}\n`);
+  return record;
+}
+
+/**
+ * The second release the sandbox publishes, for `nvkectl upgrade plan` and `upgrade apply`:
+ * `<registry>/nvke-next/release:0.9.1`, the first with the controller chart (0.9.1) and the
+ * NICo provider's components (v0.4.0, of the same Cluster API contract) one version newer.
+ * Its artifacts go under a prefix of their own: the SPIRE stand-ins, packaged again, would
+ * otherwise move the first release's chart tags to other digests (helm then refuses the
+ * first release's pinned reference: "chart reference digest mismatch").
+ */
+const NEXT_RELEASE = { ...SANDBOX_RELEASE, prefix: "nvke-next", version: "0.9.1", nico: "v0.4.0" } as const;
+
+/** The controller chart of the checkout, at the next release's version (a copy in the sandbox). */
+async function writeNextChart(layout: SandboxLayout): Promise<string> {
+  const dir = join(layout.releaseDir, "charts-next", "nvke-controller");
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
+  await cp(join(repoRoot, "deploy/nico/nvke-controller/chart"), dir, { recursive: true });
+  const chart = await readFile(join(dir, "Chart.yaml"), "utf8");
+  await writeFile(
+    join(dir, "Chart.yaml"),
+    chart
+      .replace(/^version: .*$/m, `version: ${NEXT_RELEASE.version}`)
+      .replace(/^appVersion: .*$/m, `appVersion: "${NEXT_RELEASE.version}"`),
+  );
+  return dir;
+}
+
+/**
+ * Publishes the second release (NEXT_RELEASE) beside the first, signed with the same key,
+ * unless it is there already (as ensureRelease decides). The NICo provider's components are
+ * the stand-in's of the provider repository, its controller image at the newer version, and a
+ * metadata.yaml whose release series lists both versions under the v1beta2 contract.
+ */
+export async function ensureNextRelease(options: PublishOptions): Promise<PublishedRecord> {
+  const { layout, registry } = options;
+  const recordFile = join(layout.releaseDir, "published-next.json");
+  try {
+    const known = JSON.parse(await readFile(recordFile, "utf8")) as PublishedRecord;
+    if (known.registry === registry && known.servePid === options.servePid) return known;
+  } catch {
+    // published below
+  }
+  const { privateKeyPem } = await ensureSigningKey(layout);
+  const [{ envCredentials, OciClient }, { localKeySigner, componentsFileName }, { publishTestRelease }, capi] =
+    await Promise.all([
+      import("@nodekit/oci"),
+      import("@nodekit/release"),
+      import("@nodekit/release-publisher"),
+      import("@nodekit/testenv/capi-repository"),
+    ]);
+  const nico = capi.NICO_INFRASTRUCTURE;
+  options.log(
+    `release: publishing ${registry}/${NEXT_RELEASE.prefix}/release:${NEXT_RELEASE.version} (nvke-controller ${NEXT_RELEASE.version}, ${nico.name} ${NEXT_RELEASE.nico}: what upgrade plan and upgrade apply move to)`,
+  );
+  const read = (label: string, version: string, file: string) =>
+    readFile(join(options.providers, label, version, file), "utf8");
+  const core = await Promise.all(
+    (
+      [
+        ["cluster-api", "CoreProvider", "cluster-api"],
+        ["kubeadm", "BootstrapProvider", "bootstrap-kubeadm"],
+        ["kubeadm", "ControlPlaneProvider", "control-plane-kubeadm"],
+      ] as const
+    ).map(async ([name, type, label]) => ({
+      name,
+      type,
+      version: capi.CAPI_VERSION,
+      components: await read(label, capi.CAPI_VERSION, componentsFileName(type)),
+      metadata: await read(label, capi.CAPI_VERSION, "metadata.yaml"),
+    })),
+  );
+  const nicoComponents = await read(
+    `infrastructure-${nico.name}`,
+    nico.version,
+    componentsFileName("InfrastructureProvider"),
+  );
+  const providers = [
+    ...core,
+    {
+      name: nico.name,
+      type: "InfrastructureProvider" as const,
+      version: NEXT_RELEASE.nico,
+      components: nicoComponents.replaceAll(`:${nico.version}`, `:${NEXT_RELEASE.nico}`),
+      metadata: [
+        "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3",
+        "kind: Metadata",
+        "releaseSeries:",
+        "  - { major: 0, minor: 3, contract: v1beta2 }",
+        "  - { major: 0, minor: 4, contract: v1beta2 }",
+        "",
+      ].join("\n"),
+    },
+  ];
+  const helmHome = join(layout.releaseDir, "helm-home");
+  await mkdir(helmHome, { recursive: true, mode: 0o700 });
+  const published = await publishTestRelease({
+    client: new OciClient({
+      plainHttp: true,
+      credentials: envCredentials({
+        NODEKIT_REGISTRY_USERNAME: REGISTRY_USER,
+        NODEKIT_REGISTRY_PASSWORD: options.password,
+      }),
+    }),
+    registry,
+    prefix: NEXT_RELEASE.prefix,
+    name: NEXT_RELEASE.name,
+    version: NEXT_RELEASE.version,
+    charts: [await writeNextChart(layout), ...(await writeStandInCharts(layout))],
+    helm: {
+      bin: join(options.binDir, "helm"),
+      env: {
+        PATH: options.env.PATH ?? "",
+        HOME: helmHome,
+        XDG_CONFIG_HOME: join(helmHome, ".config"),
+        XDG_CACHE_HOME: join(helmHome, ".cache"),
+        XDG_DATA_HOME: join(helmHome, ".local", "share"),
+      },
+    },
+    images: ["nvke-controller"],
+    providers,
+    signer: localKeySigner(privateKeyPem),
+  }).catch((error: unknown) => {
+    throw new SandboxError(`the sandbox's second release could not be published into ${registry}`, {
+      why: error instanceof Error ? error.message : String(error),
+      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+    });
+  });
+  const record: PublishedRecord = {
+    registry,
+    servePid: options.servePid,
+    tagReference: published.tagReference,
+    pinnedReference: published.reference,
+    publishedAt: new Date().toISOString(),
+  };
+  await writePrivate(recordFile, `${JSON.stringify(record, null, 2)}\n`);
   return record;
 }

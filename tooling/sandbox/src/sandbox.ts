@@ -17,6 +17,7 @@ import {
 import { SandboxError } from "./errors.ts";
 import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
 import {
+  ensureNextRelease,
   ensureRegistryPassword,
   ensureRelease,
   ensureSigningKey,
@@ -71,7 +72,15 @@ export interface SandboxInfo {
   /** The distribution registry on loopback (Basic auth; the password is in the docker config, never printed). */
   registry: { url: string; host: string; user: string; dockerConfig: string };
   /** The signed release published into it, the policy trusting its key, the provider repository (cert-manager). */
-  release: { tagReference: string; pinnedReference: string; policy: string; providers: string; note: string };
+  release: {
+    tagReference: string;
+    pinnedReference: string;
+    policy: string;
+    providers: string;
+    note: string;
+    /** The second release, one chart and one provider newer: what `nvkectl upgrade` moves to. */
+    next: { tagReference: string; pinnedReference: string };
+  };
 }
 
 export interface SandboxOptions {
@@ -415,6 +424,7 @@ export function environmentLines(info: SandboxInfo): string[] {
     `export HELM_REGISTRY_CONFIG=${shellQuote(info.registry.dockerConfig)}`,
     `export NVKE_SANDBOX_REGISTRY=${shellQuote(info.registry.host)}`,
     `export NVKE_SANDBOX_RELEASE=${shellQuote(info.release.tagReference)}`,
+    `export NVKE_SANDBOX_RELEASE_NEXT=${shellQuote(info.release.next.tagReference)}`,
     `export NVKE_SANDBOX_POLICY=${shellQuote(info.release.policy)}`,
     `export NVKE_SANDBOX_PROVIDERS=${shellQuote(info.release.providers)}`,
   ];
@@ -544,16 +554,9 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   await writeDockerConfig(layout, registry.host, password);
   await ensureSigningKey(layout);
   const providers = await providersReady;
-  const published = await ensureRelease({
-    layout,
-    registry: registry.host,
-    servePid: emulator.pid,
-    password,
-    binDir,
-    providers,
-    env,
-    log,
-  });
+  const publishing = { layout, registry: registry.host, servePid: emulator.pid, password, binDir, providers, env, log };
+  const published = await ensureRelease(publishing);
+  const next = await ensureNextRelease(publishing);
 
   const url = emulator.url;
   const { setSite, updateConfig } = await import("@nodekit/site-config");
@@ -585,6 +588,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
       policy: layout.policy,
       providers,
       note: STAND_IN_NOTE,
+      next: { tagReference: next.tagReference, pinnedReference: next.pinnedReference },
     },
   };
   await writeFile(layout.envFile, `${environmentLines(info).join("\n")}\n`, { mode: 0o600 });

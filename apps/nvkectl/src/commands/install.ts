@@ -102,7 +102,7 @@ The NICo API key is read from the environment variable the stack config names (n
  * A failure in an item of the plan, with the command that continues from it (what
  * docs/install.md promises): the same command line, its --from-item that item.
  */
-function resumeHint(error: unknown, bin: string, argv: readonly string[]): unknown {
+export function resumeHint(error: unknown, bin: string, argv: readonly string[], command = "install"): unknown {
   if (!isUserError(error) || typeof error.facts.planItem !== "string") return error;
   const item = error.facts.planItem;
   const kept: string[] = [];
@@ -119,6 +119,6 @@ function resumeHint(error: unknown, bin: string, argv: readonly string[]): unkno
     problems: error.problems,
     facts: error.facts,
     cause: error,
-    next: [...error.next, `after fixing the cause, continue from ${item}: ${bin} install ${quoted.join(" ")}`],
+    next: [...error.next, `after fixing the cause, continue from ${item}: ${bin} ${command} ${quoted.join(" ")}`],
   });
 }

@@ -165,6 +165,12 @@ export interface InstallContext {
   registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
   /** The install record the run writes last (install-record.ts). */
   record: InstallRecord;
+  /**
+   * `type/name` of the installed providers this run moves to the pinned version with
+   * clusterctl upgrade apply (`nvkectl upgrade apply`, after its plan allowed it); any other
+   * installed at another version is refused (PROVIDER_VERSION_MISMATCH).
+   */
+  providerUpgrades?: ReadonlySet<string>;
 }
 
 export async function readSiteSpec(path: string, cwd: string): Promise<SiteSpec> {
@@ -721,19 +727,25 @@ function applyFile(target: KubeTarget, file: string) {
   );
 }
 
-/** clusterctl init for the providers not yet installed; nothing when all are, at the pinned versions. */
+/**
+ * clusterctl init for the providers not yet installed, clusterctl upgrade apply for those the
+ * context upgrades; nothing when all are installed at the pinned versions.
+ */
 function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>): PlanItem {
   const providers = providersOf(context.deployPath, context.release);
   const installed = context.observations.providers;
+  const upgrades: Provider[] = [];
   for (const p of providers) {
     const found = installed[`${p.type}/${p.name}`];
-    if (found !== undefined && found !== p.version) {
+    if (found !== undefined && found !== p.version && context.providerUpgrades?.has(`${p.type}/${p.name}`)) {
+      upgrades.push(p);
+    } else if (found !== undefined && found !== p.version) {
       throw new UserError(
         errorCodes.PROVIDER_VERSION_MISMATCH,
         `Cluster API provider ${p.name} (${p.type}) is installed at ${found}; the deploy path pins ${p.version}`,
         {
           why: "the install installs missing providers and leaves installed ones alone; it does not upgrade them",
-          next: `upgrade it with clusterctl upgrade, or pin ${found} in the deploy path's spec.clusterAPI`,
+          next: `upgrade it with nvkectl upgrade apply (nvkectl upgrade plan shows what it does), or pin ${found} in the deploy path's spec.clusterAPI`,
           facts: { provider: p.name, found, pinned: p.version },
         },
       );
@@ -742,18 +754,22 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
   const missing = providers.filter((p) => installed[`${p.type}/${p.name}`] === undefined);
   const configFile = join(context.workDir, "clusterctl.yaml");
   const title = `Cluster API ${v(context.deployPath.clusterAPI?.version ?? "")} (clusterctl init)`;
-  if (missing.length === 0) return { id: "cluster-api", title: `${title}: every provider is installed`, steps: [] };
-  const args = [
-    "init",
+  if (missing.length === 0 && upgrades.length === 0) {
+    return { id: "cluster-api", title: `${title}: every provider is installed`, steps: [] };
+  }
+  const wait = ["--wait-providers", "--wait-provider-timeout", "600"];
+  const init = ["init", "--config", configFile, ...missing.flatMap((p) => [p.flag, `${p.name}:${p.version}`]), ...wait];
+  const upgrade = [
+    "upgrade",
+    "apply",
     "--config",
     configFile,
-    ...missing.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
-    "--wait-providers",
-    "--wait-provider-timeout",
-    "600",
+    ...upgrades.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
+    ...wait,
   ];
-  // With a release, the missing providers' components are pulled first, each checked against its digest.
-  const pulls = missing.flatMap((p) =>
+  const calls = [...(missing.length === 0 ? [] : [init]), ...(upgrades.length === 0 ? [] : [upgrade])];
+  // With a release, the providers' components are pulled first, each checked against its digest.
+  const pulls = [...missing, ...upgrades].flatMap((p) =>
     p.artifact === undefined
       ? []
       : [
@@ -772,9 +788,13 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
           ),
         ],
   );
+  const upgraded = upgrades.map((p) => `${p.label} ${installed[`${p.type}/${p.name}`]} → ${p.version}`);
   return {
     id: "cluster-api",
-    title,
+    title:
+      upgrades.length === 0
+        ? title
+        : `${title.replace(" (clusterctl init)", "")}: clusterctl upgrade apply of ${upgraded.join(", ")}${missing.length === 0 ? "" : ", clusterctl init of the rest"}`,
     steps: [
       ...pulls,
       writeStep(
@@ -782,10 +802,12 @@ function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>
         clusterctlConfig(context),
         "the clusterctl configuration: local provider repositories only",
       ),
-      exec(clusterctlCall(context.target, args, toolEnv), {
-        mutates: true,
-        reads: [configFile, ...repositoryFiles(context)],
-      }),
+      ...calls.map((args) =>
+        exec(clusterctlCall(context.target, args, toolEnv), {
+          mutates: true,
+          reads: [configFile, ...repositoryFiles(context)],
+        }),
+      ),
     ],
   };
 }
@@ -1180,7 +1202,7 @@ export interface RunInstallOptions {
  * What a run checks before its first change, and a dry run checks the same way: the item to
  * start from exists (PLAN_ITEM_UNKNOWN), and clusterctl will find every file it needs.
  */
-async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
+export async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
   // Only what runs is checked: the items before --from-item have no steps in planFrom's plan.
   await checkProviderRepository(context, planFrom(plan, fromItem));
 }

@@ -4,7 +4,14 @@ import { formatProblem, type Problem } from "@nodekit/errors";
 import { repoRoot } from "@nodekit/test-utils";
 import { parse } from "shell-quote";
 import { describe, expect, test } from "vitest";
-import { installFlow, operatorFlow, registrationFlow, releaseExecutableFlow } from "../demo-steps.ts";
+import {
+  installFlow,
+  operatorFlow,
+  registrationFlow,
+  releaseExecutableFlow,
+  uninstallFlow,
+  upgradeFlow,
+} from "../demo-steps.ts";
 import { grantCommands, INSTALLED_PROVIDER_GRANTS, OPERATOR_GRANTS } from "../site-objects.ts";
 import { extractBlocks, type RunBlock } from "./blocks.ts";
 import { GUIDES } from "./guides.ts";
@@ -81,12 +88,12 @@ test("./run demo's nr steps are the commands of docs/registration.md's sandbox s
   }
 });
 
-test("./run demo's install steps are the commands of docs/install.md's sandbox section", () => {
+test("./run demo's install, upgrade and uninstall steps are the commands of docs/install.md's sandbox sections", () => {
   const guide = runBlocks("docs/install.md")
     .map((block) => block.code)
     .join("\n");
   const taken = new Set(releaseExecutableFlow().map((step) => step.title));
-  for (const step of installFlow().filter((s) => !taken.has(s.title))) {
+  for (const step of [...installFlow(), ...upgradeFlow(), ...uninstallFlow()].filter((s) => !taken.has(s.title))) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
 });
