@@ -118,6 +118,25 @@ describe("planClusterApi", () => {
   });
 });
 
+test("a provider named in upgrade is moved to its pin with clusterctl upgrade apply, after the init of the missing ones", () => {
+  const planned = planClusterApi(PINS, {
+    target,
+    toolEnv,
+    configFile: "/c.yaml",
+    repository: REPOSITORY,
+    installed: { "CoreProvider/cluster-api": "v1.10.0", "BootstrapProvider/kubeadm": "v1.10.0" },
+    upgrade: new Set(["CoreProvider/cluster-api"]),
+  });
+  expect(planned.refused.map((r) => r.provider.type)).toEqual(["BootstrapProvider"]);
+  expect(planned.item.title).toBe(
+    "Cluster API v1.11.7: clusterctl upgrade apply of cluster-api v1.10.0 → v1.11.7, clusterctl init of the rest",
+  );
+  expect(planCallLines(planOf(planned.item))).toEqual([
+    "HOME=/srv/home clusterctl init --config /c.yaml --control-plane kubeadm:v1.11.7 --infrastructure nico:v0.3.0 --wait-providers --wait-provider-timeout 600 --kubeconfig /srv/site.kubeconfig",
+    "HOME=/srv/home clusterctl upgrade apply --config /c.yaml --core cluster-api:v1.11.7 --wait-providers --wait-provider-timeout 600 --kubeconfig /srv/site.kubeconfig",
+  ]);
+});
+
 function planOf(item: ReturnType<typeof planClusterApi>["item"]) {
   return createPlan("cluster api", [item]);
 }

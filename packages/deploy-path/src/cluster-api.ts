@@ -171,49 +171,72 @@ export interface PlanClusterApiOptions<P extends ClusterApiProvider = ClusterApi
   providers?: readonly P[];
   /**
    * clusterctl's inventory (`type/name` → version): the providers in it are not installed
-   * again. A provider installed at another version is the caller's to refuse (see
-   * `compareInstalledProviders`): clusterctl init never upgrades one.
+   * again. One installed at another version is moved to the pinned one with `clusterctl
+   * upgrade apply` when `upgrade` names it, and returned as `refused` otherwise (clusterctl
+   * init never upgrades a provider: the caller refuses it or plans the upgrade).
    */
   installed?: Readonly<Record<string, string>>;
-  /** `clusterctl init --wait-provider-timeout`, in seconds (default 600). */
+  /** The `type/name` of the installed providers to upgrade to the pinned version. */
+  upgrade?: ReadonlySet<string>;
+  /** `--wait-provider-timeout`, in seconds (default 600). */
   waitSeconds?: number;
 }
 
+export interface PlannedClusterApi<P extends ClusterApiProvider = ClusterApiProvider> {
+  /** The `cluster-api` plan item: clusterctl init of the missing providers, then clusterctl upgrade apply of `upgrades`. */
+  item: PlanItem;
+  /** The clusterctl configuration to write to `configFile` before the item runs. */
+  config: string;
+  missing: P[];
+  upgrades: Array<{ provider: P; installed: string }>;
+  /** Installed at another version and not named in `upgrade`: nothing is planned for them. */
+  refused: Array<{ provider: P; installed: string }>;
+}
+
 /**
- * `clusterctl init` for the providers not yet installed, as a plan item (id `cluster-api`),
- * with the configuration it reads: write `config` to `configFile`, then run the item's call.
- * The call names the configuration and every missing provider at its version, so clusterctl
- * installs exactly these from the local repository (never GitHub) and waits for them. With
- * every provider installed the item has no steps.
+ * `clusterctl init` for the providers not yet installed and `clusterctl upgrade apply` for
+ * those `upgrade` names, as a plan item (id `cluster-api`), with the configuration both read:
+ * write `config` to `configFile`, then run the item's calls. Each call names the
+ * configuration and every provider at its version, so clusterctl takes exactly these from the
+ * local repository (never GitHub) and waits for them. With every provider installed at its
+ * pin the item has no steps.
  */
 export function planClusterApi<P extends ClusterApiProvider = ClusterApiProvider>(
   pins: ClusterApiPins,
   options: PlanClusterApiOptions<P>,
-): { item: PlanItem; config: string; missing: P[] } {
+): PlannedClusterApi<P> {
   const providers: readonly P[] = options.providers ?? (clusterApiProviders(pins) as P[]);
-  const { missing } = compareInstalledProviders(providers, options.installed ?? {});
+  const { missing, mismatched } = compareInstalledProviders(providers, options.installed ?? {});
+  const upgrades = mismatched.filter((m) => options.upgrade?.has(providerKey(m.provider)) === true);
+  const refused = mismatched.filter((m) => !upgrades.includes(m));
   const title = `Cluster API ${clusterctlVersion(pins.version)} (clusterctl init)`;
   const config = clusterctlConfig(pins, providers, options.repository);
-  if (missing.length === 0) {
-    return { item: { id: "cluster-api", title: `${title}: every provider is installed`, steps: [] }, config, missing };
+  if (missing.length === 0 && upgrades.length === 0) {
+    const item = { id: "cluster-api", title: `${title}: every provider is installed`, steps: [] };
+    return { item, config, missing, upgrades, refused };
   }
-  const args = [
-    "init",
-    "--config",
-    options.configFile,
-    ...missing.flatMap((p) => [p.flag, `${p.name}:${p.version}`]),
-    "--wait-providers",
-    "--wait-provider-timeout",
-    String(options.waitSeconds ?? 600),
+  const flags = (list: readonly P[]) => list.flatMap((p) => [p.flag, `${p.name}:${p.version}`]);
+  const wait = ["--wait-providers", "--wait-provider-timeout", String(options.waitSeconds ?? 600)];
+  const calls = [
+    ...(missing.length === 0 ? [] : [["init", "--config", options.configFile, ...flags(missing), ...wait]]),
+    ...(upgrades.length === 0
+      ? []
+      : [["upgrade", "apply", "--config", options.configFile, ...flags(upgrades.map((u) => u.provider)), ...wait]]),
   ];
   const reads = [options.configFile, ...clusterApiRepositoryFiles(pins, providers, options.repository)];
+  const upgraded = upgrades.map((u) => `${u.provider.label} ${u.installed} → ${u.provider.version}`);
   return {
     item: {
       id: "cluster-api",
-      title,
-      steps: [exec(clusterctlCall(options.target, args, options.toolEnv), { mutates: true, reads })],
+      title:
+        upgrades.length === 0
+          ? title
+          : `Cluster API ${clusterctlVersion(pins.version)}: clusterctl upgrade apply of ${upgraded.join(", ")}${missing.length === 0 ? "" : ", clusterctl init of the rest"}`,
+      steps: calls.map((args) => exec(clusterctlCall(options.target, args, options.toolEnv), { mutates: true, reads })),
     },
     config,
     missing,
+    upgrades,
+    refused,
   };
 }

@@ -9,6 +9,7 @@ export {
   compareInstalledProviders,
   type InstalledProviders,
   type PlanClusterApiOptions,
+  type PlannedClusterApi,
   planClusterApi,
   providerKey,
 } from "./cluster-api.ts";

@@ -6,7 +6,6 @@ import {
   clusterApiProviders,
   clusterApiRepositoryFiles,
   clusterctlVersion,
-  compareInstalledProviders,
   type DeployPath,
   planClusterApi,
   providerKey,
@@ -56,19 +55,29 @@ function repositoryFiles(context: InstallContext): string[] {
 }
 
 /**
- * clusterctl init for the providers not yet installed (@nodekit/deploy-path's planClusterApi),
- * its configuration written first; with a release, each missing provider's components pulled
- * before, checked against its digest. Nothing when all are installed at the pinned versions; a
- * provider at another version is refused (the install does not upgrade; upgrade apply does).
+ * clusterctl init for the providers not yet installed, clusterctl upgrade apply for those the
+ * context upgrades (@nodekit/deploy-path's planClusterApi), the configuration written first;
+ * with a release, their components pulled before, each checked against its digest. Nothing
+ * when all are installed at the pinned versions; any other installed at another version is
+ * refused (PROVIDER_VERSION_MISMATCH).
  */
 export function clusterApiItem(context: InstallContext, toolEnv: Record<string, string>): PlanItem {
   const pins = context.deployPath.clusterAPI;
   if (pins === undefined) throw new BugError("the deploy path pins no Cluster API (readDocuments refuses it)");
   const providers = providersOf(context.deployPath, context.release);
-  const installed = context.observations.providers;
-  const [mismatch] = compareInstalledProviders(providers, installed).mismatched;
-  if (mismatch !== undefined) {
-    const { provider: p, installed: found } = mismatch;
+  const configFile = join(context.workDir, "clusterctl.yaml");
+  const planned = planClusterApi(pins, {
+    target: context.target,
+    toolEnv,
+    configFile,
+    repository: repositoryOf(context),
+    providers,
+    installed: context.observations.providers,
+    ...(context.providerUpgrades === undefined ? {} : { upgrade: context.providerUpgrades }),
+  });
+  const [refused] = planned.refused;
+  if (refused !== undefined) {
+    const { provider: p, installed: found } = refused;
     throw new UserError(
       errorCodes.PROVIDER_VERSION_MISMATCH,
       `Cluster API provider ${p.name} (${p.type}) is installed at ${found}; the deploy path pins ${p.version}`,
@@ -79,17 +88,9 @@ export function clusterApiItem(context: InstallContext, toolEnv: Record<string, 
       },
     );
   }
-  const configFile = join(context.workDir, "clusterctl.yaml");
-  const planned = planClusterApi(pins, {
-    target: context.target,
-    toolEnv,
-    configFile,
-    repository: repositoryOf(context),
-    providers,
-    installed,
-  });
   if (planned.item.steps.length === 0) return planned.item;
-  const pulls = planned.missing.flatMap((p) => {
+  // With a release, the providers' components are pulled first, each checked against its digest.
+  const pulls = [...planned.missing, ...planned.upgrades.map((u) => u.provider)].flatMap((p) => {
     if (p.artifact === undefined) return [];
     const dir = join(providerDirectory(context), p.label, p.version);
     return [

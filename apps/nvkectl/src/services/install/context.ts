@@ -95,6 +95,12 @@ export interface InstallContext {
   registry?: InstallInputs["registry"] & { env?: NodeJS.ProcessEnv };
   /** The install record the run writes last (install-record.ts). */
   record: InstallRecord;
+  /**
+   * `type/name` of the installed providers this run moves to the pinned version with
+   * clusterctl upgrade apply (`nvkectl upgrade apply`, after its plan allowed it); any other
+   * installed at another version is refused (PROVIDER_VERSION_MISMATCH).
+   */
+  providerUpgrades?: ReadonlySet<string>;
 }
 
 export const WORK_DIR = "the install's work directory";
