@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { clusterctlCall, type KubeTarget } from "@nodekit/kube";
+import { clusterctlCall, type KubeTarget } from "@nodekit/kube-calls";
 import { exec, type PlanItem } from "@nodekit/plan";
 import { dump } from "js-yaml";
 import type { ClusterApiPins } from "./schema.ts";
@@ -162,7 +162,7 @@ export function compareInstalledProviders<P extends ClusterApiProvider>(
 
 export interface PlanClusterApiOptions<P extends ClusterApiProvider = ClusterApiProvider> {
   target: KubeTarget;
-  /** clusterctl's environment: a HOME of its own (see @nodekit/kube's isolatedToolEnv). */
+  /** clusterctl's environment: a HOME of its own (see @nodekit/kube-calls' isolatedToolEnv). */
   toolEnv: Record<string, string>;
   /** Where the clusterctl configuration is written before the call (see `clusterctlConfig`). */
   configFile: string;
