@@ -36,7 +36,9 @@ const CHECK_URL = "check the site's controller URL with `nvkectl config get-site
  * what to run in this CLI to fix it.
  */
 export const NVKECTL_HINTS = {
-  SITE_SPEC_UNREADABLE: () => ["name the site spec with --sitespec; nvkectl sitespec generate writes one from the hosts CSV"],
+  SITE_SPEC_UNREADABLE: () => [
+    "name the site spec with --sitespec; nvkectl sitespec generate writes one from the hosts CSV",
+  ],
   KUBECONFIG_NOT_FOUND: () => [
     `pass the site cluster's kubeconfig with --kubeconfig (site bootstrap leaves it as <site>.kubeconfig): ${SET_SITE}`,
   ],
