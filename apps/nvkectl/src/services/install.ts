@@ -7,5 +7,5 @@
 export type { InstallContext, InstallInputs } from "./install/context.ts";
 export { planInstall } from "./install/plan.ts";
 export { prepareInstall } from "./install/prepare.ts";
-export { type InstallOptions, install, preflightInstall, type RunInstallOptions, runInstall } from "./install/run.ts";
+export { install, runInstall } from "./install/run.ts";
 export { upgradeTarget } from "./install/upgrade-target.ts";

@@ -71,7 +71,7 @@ export interface ReleaseContext extends ReleasePinning {
 }
 
 /** What the read-only observations found; the planner decides from this alone. */
-export interface InstallObservations {
+interface InstallObservations {
   architecture: Architecture;
   nodes: number;
   /** Installed Cluster API providers, `type/name` → version (the clusterctl inventory). */

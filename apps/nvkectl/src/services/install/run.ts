@@ -79,7 +79,7 @@ export interface RunInstallOptions {
  * What a run checks before its first change, and a dry run checks the same way: the item to
  * start from exists (PLAN_ITEM_UNKNOWN), and clusterctl will find every file it needs.
  */
-export async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
+async function preflightInstall(context: InstallContext, plan: Plan, fromItem?: string): Promise<void> {
   // Only what runs is checked: the items before --from-item have no steps in planFrom's plan.
   await checkProviderRepository(context, planFrom(plan, fromItem));
 }
