@@ -120,6 +120,35 @@ export function peeringStatus(record: AgentRecord, ctx: ControllerContext): Peer
   };
 }
 
+/** A request naming another cluster than the agent's peering is a conflict (while it has one). */
+function requireSameCluster(record: AgentRecord, clusterId: string): void {
+  const peered = record.peering.clusterId;
+  if (peered !== undefined && peered !== clusterId) {
+    throw conflict(`agent "${record.agent.name}" peers as cluster ${peered}, not ${clusterId}`, [
+      { field: "clusterId", message: `must be ${peered}, as in the outbound peering` },
+    ]);
+  }
+}
+
+/**
+ * A one-time peering user of the platform's cluster, valid for an hour: what the state
+ * records (`record`) and what the agent is handed once (`credential()`, a fresh token).
+ */
+function oneTimeUser(ctx: ControllerContext, prefix: "liqo-peer" | "liqo-consumer", clusterId: string) {
+  const user = `${prefix}-${clusterId}`.slice(0, 63);
+  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  return {
+    record: { user, expiresAt },
+    credential: () => ({
+      server: ctx.platform.peeringServer,
+      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
+      user,
+      token: ctx.newToken(),
+      expiresAt,
+    }),
+  };
+}
+
 const minor = (version: string) => version.replace(/^v/, "").split(".").slice(0, 2).join(".");
 
 export function startOutbound(
@@ -164,8 +193,7 @@ export function startOutbound(
     );
   }
   const at = iso(ctx.now);
-  const user = `liqo-peer-${request.clusterId}`.slice(0, 63);
-  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
+  const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
   record.peering = {
     ...peering,
     clusterId: request.clusterId,
@@ -177,7 +205,7 @@ export function startOutbound(
       peering.inbound.state === "Established" && peering.clusterId === request.clusterId
         ? peering.inbound
         : { state: "None", updatedAt: at },
-    peeringUser: { user, expiresAt },
+    peeringUser: peeringUser.record,
   };
   delete record.peering.inboundDueMs;
   touch(record, ctx, record.agent.state === "Registered" ? "Peering" : record.agent.state);
@@ -185,13 +213,7 @@ export function startOutbound(
   return {
     ...peeringParameters(ctx),
     status: peeringStatus(record, ctx),
-    peeringUser: {
-      server: ctx.platform.peeringServer,
-      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
-      user,
-      token: ctx.newToken(),
-      expiresAt,
-    },
+    peeringUser: peeringUser.credential(),
   };
 }
 
@@ -215,16 +237,11 @@ export function requestInbound(
   if (peering.outbound.state === "None" || peering.clusterId === undefined) {
     throw conflict(`agent "${record.agent.name}" has no outbound peering; start outbound peering first`);
   }
-  if (peering.clusterId !== request.clusterId) {
-    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
-      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
-    ]);
-  }
+  requireSameCluster(record, request.clusterId);
   const at = iso(ctx.now);
   if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
-  const user = `liqo-consumer-${request.clusterId}`.slice(0, 63);
-  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
-  peering.consumerUser = { user, expiresAt };
+  const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
+  peering.consumerUser = consumerUser.record;
   if (peering.inbound.state !== "Established") {
     peering.inbound = {
       state: "Pending",
@@ -236,13 +253,7 @@ export function requestInbound(
   touch(record, ctx, record.agent.state);
   return {
     status: peeringStatus(record, ctx),
-    consumerUser: {
-      server: ctx.platform.peeringServer,
-      certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
-      user,
-      token: ctx.newToken(),
-      expiresAt,
-    },
+    consumerUser: consumerUser.credential(),
   };
 }
 
@@ -266,11 +277,7 @@ export function completeInbound(
       `agent "${record.agent.name}" was issued no consumer credential; ask for inbound peering first, then run the reverse peering`,
     );
   }
-  if (peering.clusterId !== request.clusterId) {
-    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
-      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
-    ]);
-  }
+  requireSameCluster(record, request.clusterId);
   if (peering.inbound.state !== "Established") {
     peering.inbound = {
       state: "Pending",
@@ -303,15 +310,10 @@ export function startTeardown(
   if (peering.clusterId === undefined || (peering.outbound.state === "None" && peering.inbound.state === "None")) {
     throw conflict(`agent "${record.agent.name}" has no peering to tear down`);
   }
-  if (peering.clusterId !== request.clusterId) {
-    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
-      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
-    ]);
-  }
+  requireSameCluster(record, request.clusterId);
   const at = iso(ctx.now);
-  const expiresAt = iso(ctx.now + 60 * 60 * 1000);
-  const peeringUser = `liqo-peer-${request.clusterId}`.slice(0, 63);
-  const consumerUser = `liqo-consumer-${request.clusterId}`.slice(0, 63);
+  const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
+  const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
   const tearing = {
     state: "Pending" as const,
     message: "tearing down: waiting for the agent to unpeer",
@@ -319,21 +321,14 @@ export function startTeardown(
   };
   peering.outbound = tearing;
   peering.inbound = tearing;
-  peering.peeringUser = { user: peeringUser, expiresAt };
-  peering.consumerUser = { user: consumerUser, expiresAt };
+  peering.peeringUser = peeringUser.record;
+  peering.consumerUser = consumerUser.record;
   delete peering.inboundDueMs;
   touch(record, ctx, record.agent.state);
-  const credential = (user: string) => ({
-    server: ctx.platform.peeringServer,
-    certificateAuthorityData: Buffer.from(EMULATOR_CA).toString("base64"),
-    user,
-    token: ctx.newToken(),
-    expiresAt,
-  });
   return {
     status: peeringStatus(record, ctx),
-    peeringUser: credential(peeringUser),
-    consumerUser: credential(consumerUser),
+    peeringUser: peeringUser.credential(),
+    consumerUser: consumerUser.credential(),
   };
 }
 
@@ -347,12 +342,7 @@ export function completeTeardown(
 ): PeeringStatus {
   const record = getAgentRecord(state, account, id);
   const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown report");
-  const { peering } = record;
-  if (peering.clusterId !== undefined && peering.clusterId !== request.clusterId) {
-    throw conflict(`agent "${record.agent.name}" peers as cluster ${peering.clusterId}, not ${request.clusterId}`, [
-      { field: "clusterId", message: `must be ${peering.clusterId}, as in the outbound peering` },
-    ]);
-  }
+  requireSameCluster(record, request.clusterId);
   const at = iso(ctx.now);
   record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
   record.offloading = { offloaded: [], updatedAt: at };

@@ -7,6 +7,7 @@ import {
   type V1Job,
   type V1ReplicaSet,
 } from "@kubernetes/client-node";
+import { reconcileLoop } from "./reconcile-loop.js";
 
 // A test-only stand-in for kube-controller-manager (and a kubelet that starts every pod at
 // once), for `helm --wait`, helm hooks, `clusterctl init --wait-providers` and
@@ -216,21 +217,5 @@ export function startControllerStandIn(
         ),
     );
   };
-  let stopped = false;
-  let current: Promise<void> = Promise.resolve();
-  const loop = async () => {
-    while (!stopped) {
-      current = reconcile().catch(() => {});
-      await current;
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 150));
-    }
-  };
-  void loop();
-  return {
-    reconcile,
-    async stop() {
-      stopped = true;
-      await current;
-    },
-  };
+  return reconcileLoop(reconcile, options.intervalMs ?? 150);
 }

@@ -1,4 +1,5 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { reconcileLoop } from "./reconcile-loop.js";
 
 // A test-only stand-in for the one thing the NICo Cluster API provider's controller does that
 // `nvkectl get providers` reads: its credential check. No pod runs in the test tier or the
@@ -139,21 +140,5 @@ export function startNicoProviderStandIn(
     await Promise.all(identities.map(reconcileIdentity));
   };
 
-  let stopped = false;
-  let current: Promise<void> = Promise.resolve();
-  const loop = async () => {
-    while (!stopped) {
-      current = reconcile().catch(() => {});
-      await current;
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
-    }
-  };
-  void loop();
-  return {
-    reconcile,
-    async stop() {
-      stopped = true;
-      await current;
-    },
-  };
+  return reconcileLoop(reconcile, options.intervalMs ?? 500);
 }
