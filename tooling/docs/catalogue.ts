@@ -21,6 +21,7 @@ import { planErrorCodes } from "@nodekit/plan";
 import { processErrorCodes } from "@nodekit/process";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { siteSpecErrorCodes } from "@nodekit/sitespec";
 import { stackConfigErrorCodes } from "@nodekit/stack-config";
 import { versionPinsErrorCodes } from "@nodekit/version-pins";
 
@@ -36,6 +37,7 @@ const ERROR_TABLES: ReadonlyArray<Record<string, ErrorCode>> = [
   k8sAuthErrorCodes,
   nvkeApiErrorCodes,
   siteConfigErrorCodes,
+  siteSpecErrorCodes,
   ociErrorCodes,
   releaseErrorCodes,
   deployPathErrorCodes,

@@ -106,14 +106,6 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.NotFound,
     meaning: "No NodePoolRelease of that name is published on the site.",
   },
-  SITE_SPEC_UNREADABLE: {
-    exitCode: ExitCode.NotFound,
-    meaning: "The site spec named with --sitespec does not exist or cannot be read.",
-  },
-  SITE_SPEC_FILE_INVALID: {
-    exitCode: ExitCode.InvalidInput,
-    meaning: "The site spec named with --sitespec breaks its schema; every problem is listed and nothing was changed.",
-  },
   NODE_ARCHITECTURE_UNKNOWN: {
     exitCode: ExitCode.Precondition,
     meaning:

@@ -4,6 +4,7 @@ import { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import { ociErrorCodes } from "@nodekit/oci";
 import { releaseErrorCodes } from "@nodekit/release";
 import { siteConfigErrorCodes } from "@nodekit/site-config";
+import { siteSpecErrorCodes } from "@nodekit/sitespec";
 import { describe, expect, it } from "vitest";
 import { errorCodes } from "./errors.ts";
 import { NVKECTL_HINTS, type NvkectlHints } from "./hints.ts";
@@ -14,6 +15,7 @@ describe("nvkectl's hints", () => {
       errorCodes,
       kubeErrorCodes,
       siteConfigErrorCodes,
+      siteSpecErrorCodes,
       nvkeApiErrorCodes,
       releaseErrorCodes,
       ociErrorCodes,

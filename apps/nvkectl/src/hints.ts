@@ -5,6 +5,7 @@ import type { nvkeApiErrorCodes } from "@nodekit/nvke-api";
 import type { ociErrorCodes } from "@nodekit/oci";
 import type { releaseErrorCodes } from "@nodekit/release";
 import type { siteConfigErrorCodes } from "@nodekit/site-config";
+import type { siteSpecErrorCodes } from "@nodekit/sitespec";
 import type { errorCodes } from "./errors.ts";
 
 /**
@@ -15,6 +16,7 @@ type NvkectlErrorCode =
   | keyof typeof errorCodes
   | keyof typeof kubeErrorCodes
   | keyof typeof siteConfigErrorCodes
+  | keyof typeof siteSpecErrorCodes
   | keyof typeof nvkeApiErrorCodes
   | keyof typeof releaseErrorCodes
   | keyof typeof ociErrorCodes
@@ -34,6 +36,9 @@ const CHECK_URL = "check the site's controller URL with `nvkectl config get-site
  * what to run in this CLI to fix it.
  */
 export const NVKECTL_HINTS = {
+  SITE_SPEC_UNREADABLE: () => [
+    "name the site spec with --sitespec; nvkectl sitespec generate writes one from the hosts CSV",
+  ],
   KUBECONFIG_NOT_FOUND: () => [
     `pass the site cluster's kubeconfig with --kubeconfig (site bootstrap leaves it as <site>.kubeconfig): ${SET_SITE}`,
   ],

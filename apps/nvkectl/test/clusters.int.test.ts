@@ -1,7 +1,9 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
 import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
@@ -13,6 +15,7 @@ import { apply, type CliHome, cliHome, kubectl, moduleLoadRecorder } from "./hel
 // controller emulator, which authenticates every request with a TokenReview against the
 // real kube-apiserver (auth on), and writes tenant kubeconfig Secrets there.
 
+const execFileAsync = promisify(execFile);
 const AUDIENCE = "nvke-controller-test";
 const AUTH_CONFIGMAP = {
   apiVersion: "v1",
@@ -212,6 +215,43 @@ describe("a tenant cluster's life, command by command", () => {
     expect(written.stdout).toBe("");
     expect(await readFile(file, "utf8")).toBe(printed.stdout);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  test("completion: bash's TAB offers the site's cluster names, the output formats and the sites, as kubectl's does", async () => {
+    // The script nvkectl completion bash prints, run by bash as a TAB runs it, with this built nvkectl on PATH.
+    const bin = join(home.path, "bin");
+    await mkdir(bin, { recursive: true });
+    await writeFile(
+      join(bin, "nvkectl"),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(repoRoot, "apps/nvkectl/bin/run.js"))} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const script = await home.nvkectl(["completion", "bash"]);
+    expect(script.exitCode, script.stderr).toBe(0);
+    await writeFile(join(home.path, "completion.bash"), script.stdout);
+    const tab = async (...words: string[]) => {
+      const { stdout } = await execFileAsync(
+        "bash",
+        [
+          "-c",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a bash script, run by bash
+          'source "$1"; shift; COMP_WORDS=(nvkectl "$@"); COMP_CWORD=$#; _nvkectl_complete; printf "%s\\n" "${COMPREPLY[@]}"',
+          "tab",
+          join(home.path, "completion.bash"),
+          ...words,
+        ],
+        { env: { ...home.env, PATH: `${bin}:${process.env.PATH ?? ""}`, NO_COLOR: "1" } },
+      );
+      return stdout.split("\n").filter(Boolean);
+    };
+    expect(await tab("get", "clusters", "")).toEqual(["capd-demo"]);
+    expect(await tab("get", "kubeconfig", "capd")).toEqual(["capd-demo"]);
+    expect(await tab("get", "clusters", "-o", "")).toEqual(["json", "jsonpath=", "name", "table", "wide", "yaml"]);
+    expect(await tab("get", "nodepools", "--cluster", "")).toEqual(["capd-demo"]);
+    expect(await tab("config", "use-site", "")).toEqual(["lab"]);
+    expect(await tab("get", "clu")).toEqual(["cluster", "clusterrelease", "clusterreleases", "clusters"]);
+    // A site that does not answer offers no names, and says nothing.
+    expect(await tab("get", "clusters", "--site", "nope", "")).toEqual([]);
   });
 
   test("patch cluster changes only the fields in the patch, and null clears a field", async () => {

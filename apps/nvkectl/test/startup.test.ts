@@ -207,6 +207,9 @@ describe("what the hot paths load", () => {
       "@nodekit/http",
       "@nodekit/k8s-auth",
       "@nodekit/kube",
+      // @nodekit/kube's call builders, kubeconfig check and error table, split out (issue 27) so
+      // deploy-path and site-config install no client library: the same code, another name.
+      "@nodekit/kube-calls",
       "@nodekit/nvke-api",
       "@nodekit/nvkectl",
       "@nodekit/plan",

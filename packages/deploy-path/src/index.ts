@@ -1,3 +1,18 @@
+export {
+  type ClusterApiProvider,
+  type ClusterApiProviderType,
+  type ClusterApiRepository,
+  clusterApiProviders,
+  clusterApiRepositoryFiles,
+  clusterctlConfig,
+  clusterctlVersion,
+  compareInstalledProviders,
+  type InstalledProviders,
+  type PlanClusterApiOptions,
+  type PlannedClusterApi,
+  planClusterApi,
+  providerKey,
+} from "./cluster-api.ts";
 export { errorCodes as deployPathErrorCodes } from "./errors.ts";
 export {
   type ChartItem,

@@ -1,4 +1,4 @@
-import { helmCall, type KubeTarget, kubectlCall } from "@nodekit/kube";
+import { helmCall, type KubeTarget, kubectlCall } from "@nodekit/kube-calls";
 import { createPlan, exec, type Plan, type PlanItem, type PlanStep } from "@nodekit/plan";
 import type { ChartItem, DeployPath, DeployPathItem, ManifestObject, ManifestsItem } from "./load.ts";
 
@@ -8,7 +8,7 @@ export const DEFAULT_FIELD_MANAGER = "nodekit-deploy";
 export interface PlanDeployPathOptions {
   /** The cluster the path is applied to. */
   target: KubeTarget;
-  /** helm's environment: a HOME and XDG directories of its own (see @nodekit/kube's isolatedToolEnv). */
+  /** helm's environment: a HOME and XDG directories of its own (see @nodekit/kube-calls' isolatedToolEnv). */
   helmEnv: Record<string, string>;
   fieldManager?: string;
   /** Values files layered last over an item's own, by item name (the installer's rendered values). */

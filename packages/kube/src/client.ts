@@ -2,10 +2,9 @@ import { access, constants } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
 import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
+import { assertKubeconfig, kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
-import { errorCodes } from "./errors.ts";
-import { assertKubeconfig } from "./kubeconfig.ts";
 
 /**
  * The cluster to talk to: a kubeconfig file path, or a KubeConfig a platform team has

@@ -1,6 +1,6 @@
 import { UserError } from "@nodekit/errors";
+import { kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import type { KubeFailure } from "./classify.ts";
-import { errorCodes } from "./errors.ts";
 
 /** What an error message needs to name the cluster and the call. */
 export interface KubeWhere {

@@ -1,17 +1,22 @@
 // Importing this module does not load @kubernetes/client-node: `connect` imports it when it is called.
-export { classifyApiError, classifyToolStderr, type KubeFailure, type KubeFailureKind } from "./classify.ts";
-export { type ConnectOptions, connect, type KubeClient, type KubeconfigSource, whereOf } from "./client.ts";
-export { type KubeWhere, kubectlFor, kubeError } from "./error.ts";
-export { errorCodes as kubeErrorCodes } from "./errors.ts";
-export { assertKubeconfig } from "./kubeconfig.ts";
+
+// The call builders, the kubeconfig check and the error table live in @nodekit/kube-calls (no
+// client library), for libraries that only build calls; re-exported here unchanged.
 export {
+  assertKubeconfig,
   clusterctlCall,
   DEFAULT_REQUEST_TIMEOUT,
   helmCall,
   isolatedToolEnv,
-  type KubeAnswer,
   type KubeTarget,
   kubectlCall,
+  kubeErrorCodes,
+} from "@nodekit/kube-calls";
+export { classifyApiError, classifyToolStderr, type KubeFailure, type KubeFailureKind } from "./classify.ts";
+export { type ConnectOptions, connect, type KubeClient, type KubeconfigSource, whereOf } from "./client.ts";
+export { type KubeWhere, kubectlFor, kubeError } from "./error.ts";
+export {
+  type KubeAnswer,
   kubeToolError,
   runKube,
   runKubeStrict,

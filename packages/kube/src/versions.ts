@@ -1,8 +1,8 @@
 import { UserError } from "@nodekit/errors";
+import { kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { CommandFailedError, type ProcessRunner } from "@nodekit/process";
 import coerce from "semver/functions/coerce.js";
 import gte from "semver/functions/gte.js";
-import { errorCodes } from "./errors.ts";
 
 /** How to ask a program its version. */
 export interface ToolSpec {

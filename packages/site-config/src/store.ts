@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { decodeUtf8, readInputFile } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
 import { assertTrustedFile, ensurePrivateDir, type LockOptions, withFileLock, writeFileSafe } from "@nodekit/fs-safe";
-import { assertKubeconfig } from "@nodekit/kube";
+import { assertKubeconfig } from "@nodekit/kube-calls";
 import { errorCodes } from "./errors.ts";
 import { emptyConfig, type SiteConfig, siteConfigSchema } from "./schema.ts";
 

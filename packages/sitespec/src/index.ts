@@ -1,4 +1,5 @@
 export { DEFAULT_AGENT_PORT, SITE_SPEC_API_VERSION, SITE_SPEC_KIND } from "./constants.ts";
+export { errorCodes as siteSpecErrorCodes } from "./errors.ts";
 export {
   HOSTS_CSV_COLUMNS,
   type Host,
@@ -7,6 +8,7 @@ export {
   parseHostsCsv,
 } from "./hosts-csv.ts";
 export { type ParsedSiteSpec, type ParseSiteSpecOptions, parseSiteSpec } from "./parse-site-spec.ts";
+export { type ReadSiteSpecOptions, readSiteSpec } from "./read.ts";
 export type { SiteSpec, SiteSpecHost } from "./schema.ts";
 export { SiteSpecHostSchema, type SiteSpecInput, SiteSpecSchema } from "./schema.ts";
 export {

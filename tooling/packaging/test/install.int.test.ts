@@ -292,6 +292,11 @@ console.log(isDnsLabel(path.name), path.items.length);
       });
       expect(run.stderr).toBe("");
       expect(run.stdout.trim()).toMatch(/^true [1-9]\d*$/);
+      // deploy-path builds calls; the Kubernetes client library is not installed for it (npm's flat tree, pnpm's store).
+      const modules = join(project, "node_modules");
+      const stored = await readdir(join(modules, ".pnpm")).catch(() => [] as string[]);
+      expect(stored.filter((entry) => entry.startsWith("@kubernetes+client-node"))).toEqual([]);
+      await expect(stat(join(modules, "@kubernetes/client-node"))).rejects.toMatchObject({ code: "ENOENT" });
     });
   }
 });

@@ -74,6 +74,33 @@ describe("every public package", async () => {
   });
 });
 
+describe("the libraries carry only what they use", async () => {
+  const packages = await workspacePackages(repoRoot);
+  const byName = new Map(packages.map((pkg) => [pkg.manifest.name, pkg.manifest]));
+  /** Every package an install of `name` brings, as far as the workspace knows them (its own libraries' dependencies, transitively). */
+  const closure = (name: string, seen = new Set<string>()): Set<string> => {
+    for (const dependency of Object.keys(byName.get(name)?.dependencies ?? {})) {
+      if (seen.has(dependency)) continue;
+      seen.add(dependency);
+      if (byName.has(dependency)) closure(dependency, seen);
+    }
+    return seen;
+  };
+
+  // They build kubectl, helm and clusterctl calls and check a kubeconfig path; the client
+  // library (62 MB installed) is @nodekit/kube's, for what talks to the API itself.
+  for (const name of ["@nodekit/deploy-path", "@nodekit/site-config", "@nodekit/kube-calls"]) {
+    it(`${name} installs no @kubernetes/client-node`, () => {
+      expect(byName.has(name)).toBe(true);
+      expect([...closure(name)]).not.toContain("@kubernetes/client-node");
+    });
+  }
+
+  it("@nodekit/kube still brings the client (the check above is not vacuous)", () => {
+    expect([...closure("@nodekit/kube")]).toContain("@kubernetes/client-node");
+  });
+});
+
 describe("changesets", () => {
   const changeset = join(repoRoot, "node_modules/.bin/changeset");
 

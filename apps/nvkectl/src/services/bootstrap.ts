@@ -6,10 +6,9 @@ import { checkWriteTarget, restrictFile, writeFileSafe } from "@nodekit/fs-safe"
 import { atLeast } from "@nodekit/kube";
 import { action, createPlan, exec, type Plan, type PlanStep, runPlan } from "@nodekit/plan";
 import type { CommandCall, ProcessRunner } from "@nodekit/process";
-import type { SiteSpec } from "@nodekit/sitespec";
+import { readSiteSpec, type SiteSpec } from "@nodekit/sitespec";
 import { dump } from "js-yaml";
 import { errorCodes } from "../errors.ts";
-import { readSiteSpec } from "./install.ts";
 import { type RequiredTool, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 const semverIn = (text: string): string | undefined => /v?(\d+\.\d+\.\d+)/.exec(text)?.[0];
@@ -281,7 +280,7 @@ const exists = (path: string) =>
  */
 export async function bootstrapSite(options: BootstrapOptions): Promise<{ plan: Plan; kubeconfig: string }> {
   const cwd = options.cwd ?? process.cwd();
-  const site = await readSiteSpec(options.siteSpec, cwd);
+  const site = await readSiteSpec(options.siteSpec, { cwd });
   const [missing, hosts] = await Promise.all([
     checkPrerequisites(options.runner),
     checkHosts(site, options.reachTimeoutMs ?? 3000),
