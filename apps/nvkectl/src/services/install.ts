@@ -7,5 +7,5 @@
 export type { InstallContext, InstallInputs } from "./install/context.ts";
 export { planInstall } from "./install/plan.ts";
 export { prepareInstall } from "./install/prepare.ts";
-export { install, preflightInstall, runInstall } from "./install/run.ts";
+export { install, preflightInstall, type RunInstallOptions, runInstall } from "./install/run.ts";
 export { upgradeTarget } from "./install/upgrade-target.ts";
