@@ -262,6 +262,10 @@ export const FIXES: Record<string, string> = {
     "`nr cluster status` shows the versions the state records: fix a hand-edited one, or report pins that name no version.",
   UPGRADE_INPUTS_CHANGED:
     "Give `nr cluster upgrade` the registration's own `--api-server-url`, `--calico-manifests` and `--operator-chart`; to apply new settings, use `nr cluster register --resume`.",
+  UPGRADE_REFUSED:
+    "Read each refusal listed: pick a release (or deploy path) that moves every item forward and every Cluster API provider one contract at a time (`nvkectl upgrade plan` shows it, and changes nothing), then `nvkectl upgrade apply` again ([install.md](install.md#upgrade)).",
+  UPGRADE_SITE_DRIFTED:
+    "Someone changed the site since the install: put back what is listed (re-run `nvkectl install` with the recorded release to restore it), or, if the change was meant, record it with an install run, then `nvkectl upgrade plan` and `nvkectl upgrade apply` again ([install.md](install.md#upgrade)).",
   INSTALL_RECORD_NOT_FOUND:
     "Check the site (`nvkectl config current-site`) and the kubeconfig: the record is read from the site cluster. A site installed by an nvkectl older than the record needs one `nvkectl install` run to write it.",
   UNINSTALL_TENANT_CLUSTERS_EXIST:
