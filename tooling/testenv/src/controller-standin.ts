@@ -7,7 +7,7 @@ import {
   type V1Job,
   type V1ReplicaSet,
 } from "@kubernetes/client-node";
-import { reconcileLoop } from "./reconcile-loop.js";
+import { reconcileLoop } from "./reconcile-loop.ts";
 
 // A test-only stand-in for kube-controller-manager (and a kubelet that starts every pod at
 // once), for `helm --wait`, helm hooks, `clusterctl init --wait-providers` and

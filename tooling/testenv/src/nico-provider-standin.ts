@@ -1,5 +1,5 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { reconcileLoop } from "./reconcile-loop.js";
+import { reconcileLoop } from "./reconcile-loop.ts";
 
 // A test-only stand-in for the one thing the NICo Cluster API provider's controller does that
 // `nvkectl get providers` reads: its credential check. No pod runs in the test tier or the
