@@ -1,6 +1,6 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { action, exec, formatPlan, planCallLines } from "@nodekit/plan";
-import { createExecaRunner, createRecordingRunner } from "@nodekit/process";
+import { CommandFailedError, createExecaRunner, createRecordingRunner, type ProcessRunner } from "@nodekit/process";
 import { testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
@@ -667,6 +667,34 @@ describe("stopping a run", () => {
       const state = await store.read();
       expect(state?.status).toBe("interrupted");
       expect(state?.lastError).toMatchObject({ code, phase: "wait" });
+    }
+  });
+  it("a program Ctrl-C killed is the stop even before this process's own handler has run: RUN_INTERRUPTED, not the step's failure", async () => {
+    for (const [sent, code] of [
+      ["SIGINT", "RUN_INTERRUPTED"],
+      ["SIGTERM", "RUN_TERMINATED"],
+    ] as const) {
+      const { store } = await setup();
+      const killed = phase<object>()({
+        id: "install",
+        title: "Install",
+        needs: [],
+        inputs: () => ({}),
+        plan: () => [exec({ command: "sh", args: ["install.sh"] }, { mutates: true })],
+      });
+      // The terminal signals the whole group: the child's exit is seen while the run's own signal is not aborted yet.
+      const runner: ProcessRunner = {
+        run: async () => {
+          throw new CommandFailedError("sh install.sh", undefined, "", false, sent);
+        },
+      };
+      const controller = new AbortController();
+      const error = await userErrorOf(
+        runPhases({ name: "t", phases: [killed], context: {}, store, runner, signal: controller.signal }),
+      );
+      expect(error.code).toBe(code);
+      expect(error.why).toContain(`sh install.sh was stopped by ${sent}`);
+      expect((await store.read())?.status).toBe("interrupted");
     }
   });
 });

@@ -549,7 +549,8 @@ async function executePhase<Ctx>(
     report: (detail) => emit({ type: "phase-progress", phase: ref, detail }),
     signal: options.signal,
   };
-  const code = () => (options.signal?.reason === "SIGTERM" ? errorCodes.RUN_TERMINATED : errorCodes.RUN_INTERRUPTED);
+  const code = (reason: unknown = options.signal?.reason) =>
+    reason === "SIGTERM" ? errorCodes.RUN_TERMINATED : errorCodes.RUN_INTERRUPTED;
   const interrupted = () =>
     new UserError(
       code(),
@@ -563,22 +564,30 @@ async function executePhase<Ctx>(
   const check = () => {
     if (options.signal?.aborted) throw interrupted();
   };
-  /** A step's failure once the run was asked to stop: the stop's (the signal stopped the step, or the step saw it). */
+  /**
+   * A step's failure once the run was asked to stop: the stop's (the signal stopped the step, or
+   * the step saw it). A program the same Ctrl-C killed counts too, even before this process's
+   * own handler has run: the terminal signals the whole process group at once, and the child's
+   * exit can be seen first.
+   */
   const stopped = (error: unknown): unknown => {
-    if (!options.signal?.aborted) return error;
+    const killed = killedBySignal(error);
+    const reason = options.signal?.aborted ? options.signal.reason : killed?.signal;
+    if (reason === undefined) return error;
+    const stop = code(reason);
     if (
       isUserError(error) &&
       (error.code === errorCodes.RUN_INTERRUPTED.code || error.code === errorCodes.RUN_TERMINATED.code)
     ) {
-      return error.code === code().code
+      return error.code === stop.code
         ? error
-        : new UserError(code(), error.message, { why: error.why, next: error.next, facts: error.facts, cause: error });
+        : new UserError(stop, error.message, { why: error.why, next: error.next, facts: error.facts, cause: error });
     }
     return new UserError(
-      code(),
-      `${code() === errorCodes.RUN_TERMINATED ? "stopped" : "interrupted"} during phase ${entry.id}: its step stopped`,
+      stop,
+      `${stop === errorCodes.RUN_TERMINATED ? "stopped" : "interrupted"} during phase ${entry.id}: its step stopped`,
       {
-        why: `the run was asked to stop, and the step that was running ended with it (${error instanceof Error ? error.message : String(error)})`,
+        why: `the run was asked to stop, and the step that was running ended with it (${(killed ?? error) instanceof Error ? (killed ?? (error as Error)).message : String(error)})`,
         next: "resume to run this phase again",
         facts: { phase: entry.id },
         cause: error,
@@ -689,4 +698,13 @@ export function foreseeRun<Ctx>(options: PlanPhasesOptions<Ctx>, state: RunState
     { ...options.selection, labels: options.labels },
     guards,
   );
+}
+
+/** The program the step ran, when SIGINT or SIGTERM ended it (the error or one of its causes). */
+function killedBySignal(error: unknown): (Error & { signal: "SIGINT" | "SIGTERM" }) | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+    const signal = (cause as Partial<CommandFailedError>).signal;
+    if (signal === "SIGINT" || signal === "SIGTERM") return cause as Error & { signal: typeof signal };
+  }
+  return undefined;
 }

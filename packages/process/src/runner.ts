@@ -19,16 +19,22 @@ export class CommandFailedError extends Error {
   readonly exitCode: number | undefined;
   readonly stderr: string;
   readonly notFound: boolean;
-  constructor(commandLine: string, exitCode: number | undefined, stderr: string, notFound: boolean) {
+  /** The signal that ended the program (SIGINT when Ctrl-C reached its process group), if one did. */
+  readonly signal: string | undefined;
+  constructor(commandLine: string, exitCode: number | undefined, stderr: string, notFound: boolean, signal?: string) {
+    const tail = stderr ? `: ${stderr.trim().split("\n").slice(-5).join("\n")}` : "";
     super(
       notFound
         ? `${commandLine.split(" ")[0]} was not found on PATH`
-        : `${commandLine} exited with code ${exitCode}${stderr ? `: ${stderr.trim().split("\n").slice(-5).join("\n")}` : ""}`,
+        : exitCode === undefined && signal
+          ? `${commandLine} was stopped by ${signal}${tail}`
+          : `${commandLine} exited with code ${exitCode}${tail}`,
     );
     this.commandLine = commandLine;
     this.exitCode = exitCode;
     this.stderr = stderr;
     this.notFound = notFound;
+    this.signal = signal;
   }
 }
 
@@ -64,7 +70,7 @@ export function createExecaRunner(options: ExecaRunnerOptions = {}): ProcessRunn
       const notFound = (result as { code?: string }).code === "ENOENT";
       const exitCode = result.exitCode ?? (notFound ? 127 : 1);
       if (exitCode !== 0 && !runOptions.allowFailure) {
-        throw new CommandFailedError(commandLine, result.exitCode, stderr, notFound);
+        throw new CommandFailedError(commandLine, result.exitCode, stderr, notFound, result.signal ?? undefined);
       }
       return { exitCode, stdout, stderr };
     },
