@@ -154,4 +154,14 @@ export const errorCodes = defineErrorCodes("nr", {
     meaning:
       "The verify phase's health gate did not pass; each failed check is listed and the result was reported to NodeRings.",
   },
+  CLOUD_INIT_INPUT_INVALID: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "nr cluster register --print-cloud-init lacks an input or has a malformed one (--nr-url, --nr-sha256, --api-token-file, the agent's name, the Proxmox credentials' path); every problem is listed and nothing was printed.",
+  },
+  API_TOKEN_FILE_INVALID: {
+    exitCode: ExitCode.Precondition,
+    meaning:
+      "The file named by --api-token-file cannot be read, is empty, or others may read or change it (its mode is not 0600); it was not used and nothing was sent.",
+  },
 });

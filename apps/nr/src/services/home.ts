@@ -205,12 +205,12 @@ export interface ApiEndpoint {
   /** Where the URL came from, for messages. */
   urlFrom: "--api-url" | "NR_API_URL" | "config";
   token: string | undefined;
-  tokenFrom: "NR_API_TOKEN" | "config" | undefined;
+  tokenFrom: "--api-token-file" | "NR_API_TOKEN" | "config" | undefined;
 }
 
 /** The API URL (`--api-url`, else NR_API_URL, else the config file) and token (NR_API_TOKEN, else the config file). Never guessed. */
 export function apiEndpoint(
-  options: { apiUrl?: string | undefined },
+  options: { apiUrl?: string | undefined; tokenFromFile?: string | undefined },
   config: LoadedNrConfig,
   env: NodeJS.ProcessEnv = process.env,
 ): ApiEndpoint {
@@ -222,8 +222,58 @@ export function apiEndpoint(
     });
   }
   const urlFrom = options.apiUrl !== undefined ? "--api-url" : env.NR_API_URL ? "NR_API_URL" : "config";
+  if (options.tokenFromFile !== undefined)
+    return { url, urlFrom, token: options.tokenFromFile, tokenFrom: "--api-token-file" };
   const envToken = env.NR_API_TOKEN?.trim();
   const token = envToken ? envToken : config.config.token;
   const tokenFrom = envToken ? "NR_API_TOKEN" : config.config.token !== undefined ? "config" : undefined;
   return { url, urlFrom, token, tokenFrom };
+}
+
+/**
+ * The API token in the file `--api-token-file` names (a machine's secret mechanism put it there:
+ * cloud-init, a vault agent): its first line, trimmed. Refused, as ~/.nr/config.yaml is, when
+ * others may read it (mode not 0600) or could have written it (its owner, a directory above it).
+ * The message names the file, never its content.
+ */
+export async function readApiTokenFile(path: string): Promise<string> {
+  const refuse = (why: string, next: string) =>
+    new UserError(
+      errorCodes.API_TOKEN_FILE_INVALID,
+      `--api-token-file ${path}: ${why}; it was not used and nothing was sent`,
+      {
+        next,
+        facts: { file: path },
+      },
+    );
+  try {
+    await assertTrustedFile(path, { what: "the API token file" });
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    throw refuse(error.message, error.next[0] ?? "make it a file only root or you can write");
+  }
+  let text: string;
+  let mode: number;
+  try {
+    [text, mode] = await Promise.all([
+      readInputFile(path, { what: "the API token file", maxBytes: 64 * 1024 }).then((bytes) => bytes.toString("utf8")),
+      stat(path).then((s) => s.mode & 0o777),
+    ]);
+  } catch (error) {
+    if (error instanceof UserError) throw refuse(error.message, "give the path of a file that holds the token only");
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw refuse(
+      code === "ENOENT" ? "there is no such file" : `cannot read it (${code})`,
+      "put the token there first (your cloud-init's write_files, or your secret agent), mode 0600",
+    );
+  }
+  if ((mode & 0o077) !== 0) {
+    throw refuse(
+      `its mode is ${mode.toString(8).padStart(4, "0")}: others may read the token`,
+      `chmod 600 ${path}, and consider the token exposed`,
+    );
+  }
+  const token = text.split("\n", 1)[0]?.trim() ?? "";
+  if (token === "") throw refuse("the file is empty", "write the API token on its first line");
+  return token;
 }

@@ -27,7 +27,16 @@ import { isPrecheckId, PRECHECK_IDS } from "../register/phases/prechecks.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { readProxmoxCredentials, terminalPrompt } from "./credentials.ts";
-import { apiEndpoint, assertNrHome, displayPath, loadNrConfig, type NrPaths, nrLockPath, nrPaths } from "./home.ts";
+import {
+  apiEndpoint,
+  assertNrHome,
+  displayPath,
+  loadNrConfig,
+  type NrPaths,
+  nrLockPath,
+  nrPaths,
+  readApiTokenFile,
+} from "./home.ts";
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
@@ -55,6 +64,8 @@ export interface RegisterOptions {
   name?: string | undefined;
   agentId?: string | undefined;
   apiUrl?: string | undefined;
+  /** `--api-token-file`: the API token is read from this file (mode 0600), ahead of NR_API_TOKEN and the config. */
+  apiTokenFile?: string | undefined;
   kubeconfig?: string | undefined;
   podCidr?: string | undefined;
   serviceCidr?: string | undefined;
@@ -169,7 +180,8 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
   // Before anything in it is read or run: another user who may write there decides what nr does as root.
   await assertNrHome(paths);
   const config = await loadNrConfig(paths);
-  const endpoint = apiEndpoint({ apiUrl: options.apiUrl }, config, env);
+  const tokenFromFile = options.apiTokenFile === undefined ? undefined : await readApiTokenFile(options.apiTokenFile);
+  const endpoint = apiEndpoint({ apiUrl: options.apiUrl, tokenFromFile }, config, env);
   if (endpoint.token !== undefined) redactor.add(endpoint.token, "the NodeRings API token");
   const store = createStateStore({ path: paths.state });
   const existing = await store.read(REGISTER_PHASES);

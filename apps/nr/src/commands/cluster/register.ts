@@ -3,6 +3,7 @@ import { isUserError, UserError } from "@nodekit/errors";
 import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { NrCommand } from "../../base.ts";
 import { errorCodes } from "../../errors.ts";
+import { cloudInitFor } from "../../register/cloud-init.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
 import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
 import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
@@ -52,6 +53,11 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     "api-url": Flags.string({
       description: "The NodeRings API URL (default: NR_API_URL, then apiUrl in ~/.nr/config.yaml).",
     }),
+    "api-token-file": Flags.string({
+      description:
+        "Read the NodeRings API token from this file (mode 0600; its first line), ahead of NR_API_TOKEN and ~/.nr/config.yaml. With --print-cloud-init: its path on the VM.",
+    }),
+    "api-token": Flags.string({ hidden: true }),
     kubeconfig: Flags.string({
       description: `The agent cluster's kubeconfig: where k3s writes it (${K3S_KUBECONFIG}), or an existing cluster's.`,
     }),
@@ -116,6 +122,20 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     "from-phase": Flags.string({ description: "Run from this phase on (the phases before it must be done)." }),
     "only-phase": Flags.string({ description: "Run this phase only (the phases before it must be done)." }),
     "dry-run": dryRunFlag,
+    "print-cloud-init": Flags.boolean({
+      description:
+        "Print cloud-init user-data that downloads nr (--nr-url, checked against --nr-sha256) and runs this registration from a systemd unit until it succeeds; changes nothing here.",
+      exclusive: ["dry-run", "resume", "restart", "break-lock", "skip-phases", "from-phase", "only-phase", "host-root"],
+    }),
+    "nr-url": Flags.string({
+      description: "With --print-cloud-init: where the VM downloads the nr executable from.",
+      dependsOn: ["print-cloud-init"],
+    }),
+    "nr-sha256": Flags.string({
+      description:
+        "With --print-cloud-init: the nr executable's SHA-256 (the release's checksum); the VM refuses another.",
+      dependsOn: ["print-cloud-init"],
+    }),
     output: Flags.option({
       char: "o",
       description: "With --dry-run: print the plan as json or yaml (the plan document) instead of shell lines.",
@@ -147,6 +167,32 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         },
       );
     }
+    if (flags["api-token"] !== undefined) {
+      this.redactor.add(flags["api-token"]);
+      throw new UserError(errorCodes.SECRET_ON_COMMAND_LINE, "--api-token is not accepted; nothing was done", {
+        why: "a secret on the command line is kept in shell history and shown by ps to every user of the machine",
+        next: [
+          "give it in a file with --api-token-file PATH (mode 0600), in NR_API_TOKEN, or as token in ~/.nr/config.yaml",
+          "and consider the token exposed: rotate it in NodeRings",
+        ],
+      });
+    }
+    if (flags["print-cloud-init"]) {
+      await this.out(
+        cloudInitFor({
+          nrUrl: flags["nr-url"],
+          nrSha256: flags["nr-sha256"],
+          apiTokenFile: flags["api-token-file"],
+          registerArgs: passThrough(flags),
+          hasIdentity: flags.name !== undefined || flags["agent-id"] !== undefined,
+          hasApiUrl: flags["api-url"] !== undefined,
+          proxmoxCredentials: flags["proxmox-credentials"],
+          skipOperator: flags["skip-operator-install"],
+        }),
+        { raw: true },
+      );
+      return;
+    }
     const env = process.env;
     if (flags["break-lock"]) {
       const paths = nrPaths(env);
@@ -168,6 +214,7 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
         name: flags.name,
         agentId: flags["agent-id"],
         apiUrl: flags["api-url"],
+        apiTokenFile: flags["api-token-file"],
         kubeconfig: flags.kubeconfig,
         podCidr: flags["pod-cidr"],
         serviceCidr: flags["service-cidr"],
@@ -227,6 +274,39 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
       if (installedTools.length > 0) this.logger.info(pathAdvice(env));
     }
   }
+}
+
+/** The registration's flags the cloud-init unit passes on to `nr cluster register --resume`, as argv words. */
+const PASSED_ON = [
+  "name",
+  "agent-id",
+  "api-url",
+  "kubeconfig",
+  "pod-cidr",
+  "service-cidr",
+  "api-server-url",
+  "offload-namespace",
+  "skip-prechecks",
+  "ignore-precheck",
+  "offline",
+  "skip-operator-install",
+  "proxmox-credentials",
+  "proxmox-url",
+  "proxmox-token-id",
+  "operator-chart",
+  "calico-manifests",
+  "timeout",
+] as const;
+
+function passThrough(flags: Record<string, unknown>): string[] {
+  return PASSED_ON.flatMap((flag) => {
+    const value = flags[flag];
+    if (value === undefined || value === false) return [];
+    if (value === true) return [`--${flag}`];
+    // --timeout's default is not passed on: the unit's nr has its own.
+    if (flag === "timeout" && value === ClusterRegister.flags.timeout.default) return [];
+    return (Array.isArray(value) ? value : [value]).flatMap((one) => [`--${flag}`, String(one)]);
+  });
 }
 
 /** Errors about which phases to run: nothing ran, nothing to resume (usage, or the state says no). */
