@@ -6,8 +6,8 @@ import { runProcess } from "./supervisor.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The programs the tests build from Go modules, each set by its own ensure.sh into a cache. */
-export type BinarySet = "kubernetes" | "registry";
+/** The programs the tests build from Go modules (or unpack from Debian's packages), each set by its own ensure.sh into a cache. */
+export type BinarySet = "kubernetes" | "registry" | "cloud-init";
 
 interface SetDefinition {
   /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
@@ -38,6 +38,16 @@ const SETS: Record<BinarySet, SetDefinition> = {
     howToProvide: [
       "install Go (>= 1.24) and run `bash tooling/registry-testbin/ensure.sh` once: it builds them into ~/.cache/nodekit/registry-testbin (about 4 min cold, then cached)",
       "or set NODEKIT_REGISTRY_BIN_DIR to a directory holding them",
+    ],
+  },
+  "cloud-init": {
+    variable: "NODEKIT_CLOUD_INIT_BIN_DIR",
+    script: join(repoRoot, "tooling/cloud-init-testbin/ensure.sh"),
+    required: ["cloud-init"],
+    what: "cloud-init, for its schema check of the user-data nr prints",
+    howToProvide: [
+      "on Debian or Ubuntu run `bash tooling/cloud-init-testbin/ensure.sh` once: it downloads Debian's cloud-init package and its Python dependencies with apt-get download (no root) into ~/.cache/nodekit/cloud-init-testbin (under a minute, then cached)",
+      "or set NODEKIT_CLOUD_INIT_BIN_DIR to a directory holding a cloud-init executable",
     ],
   },
 };
