@@ -24,7 +24,14 @@ const request = (over: Partial<CloudInitRequest> = {}): CloudInitRequest => ({
   nrUrl: "https://downloads.example/nr/v0.1.0/nr-linux-x64",
   nrSha256: SHA,
   apiTokenFile: "/etc/nodekit/api-token",
-  registerArgs: ["--name", "pve-node-1", "--api-url", "https://api.example", "--proxmox-credentials", "/etc/nodekit/pve.yaml"],
+  registerArgs: [
+    "--name",
+    "pve-node-1",
+    "--api-url",
+    "https://api.example",
+    "--proxmox-credentials",
+    "/etc/nodekit/pve.yaml",
+  ],
   hasIdentity: true,
   hasApiUrl: true,
   proxmoxCredentials: "/etc/nodekit/pve.yaml",
@@ -37,7 +44,11 @@ interface UserData {
   runcmd: string[];
 }
 const parse = (text: string) => load(text) as UserData;
-const execStartOf = (unit: string) => unit.split("\n").find((line) => line.startsWith("ExecStart="))?.slice(10) ?? "";
+const execStartOf = (unit: string) =>
+  unit
+    .split("\n")
+    .find((line) => line.startsWith("ExecStart="))
+    ?.slice(10) ?? "";
 
 /**
  * systemd's reading of an ExecStart= line, as systemd.syntax(7) and systemd.service(5) give it:
@@ -48,10 +59,13 @@ const execStartOf = (unit: string) => unit.split("\n").find((line) => line.start
 function systemdWords(line: string): string[] {
   const words: string[] = [];
   let i = 0;
-  const unescape = (text: string) =>
-    text.replaceAll("%%", "\u0001").replaceAll("$$", "\u0002").replace(/[%$]/g, (c) => {
-      throw new Error(`unescaped ${c} would be substituted by systemd`);
-    });
+  const protect = (text: string) =>
+    text
+      .replaceAll("%%", "\u0001")
+      .replaceAll("$$", "\u0002")
+      .replace(/[%$]/g, (c) => {
+        throw new Error(`unescaped ${c} would be substituted by systemd`);
+      });
   const restore = (text: string) => text.replaceAll("\u0001", "%").replaceAll("\u0002", "$");
   while (i < line.length) {
     while (line[i] === " ") i++;
@@ -81,7 +95,7 @@ function systemdWords(line: string): string[] {
         word += line[i++];
       }
     }
-    words.push(restore(unescape(word)));
+    words.push(restore(protect(word)));
   }
   return words;
 }
@@ -110,7 +124,9 @@ describe("the user-data nr cluster register --print-cloud-init writes", () => {
       ...request().registerArgs,
     ]);
     expect(doc.runcmd).toHaveLength(1);
-    expect(doc.runcmd[0]).toMatch(/^curl --fail .*--retry 10 .* && echo .* \| sha256sum --check --strict --quiet - && install -m 0755 /);
+    expect(doc.runcmd[0]).toMatch(
+      /^curl --fail .*--retry 10 .* && echo .* \| sha256sum --check --strict --quiet - && install -m 0755 /,
+    );
     expect(doc.runcmd[0]).toContain(`systemctl enable --now --no-block ${CLOUD_INIT_UNIT}`);
   });
 
@@ -122,7 +138,16 @@ describe("the user-data nr cluster register --print-cloud-init writes", () => {
   });
 
   it("quotes every value for systemd: blanks, quotes, backslashes, $ and % reach nr as they were given", () => {
-    const hostile = ["--name", `pve "node" 1`, "--offload-namespace", "a$HOME%n;b", "--api-url", "https://x/\\y", "--kubeconfig", "it's\ttabbed\nline"];
+    const hostile = [
+      "--name",
+      `pve "node" 1`,
+      "--offload-namespace",
+      "a$HOME%n;b",
+      "--api-url",
+      "https://x/\\y",
+      "--kubeconfig",
+      "it's\ttabbed\nline",
+    ];
     const unit = parse(cloudInitFor(request({ registerArgs: hostile }))).write_files[0]?.content ?? "";
     // One line: a newline in a value cannot start another directive.
     expect(unit.split("\n").filter((line) => line.startsWith("ExecStart="))).toHaveLength(1);
@@ -207,9 +232,18 @@ describe("the user-data nr cluster register --print-cloud-init writes", () => {
   });
 
   it("the unit's command is nr cluster register --resume with the token file first", () => {
-    expect(cloudInitRegisterArgv({ nrUrl: "", nrSha256: SHA, apiTokenFile: "/t", registerArgs: ["--offline"] })).toEqual(
-      ["/usr/local/bin/nr", "cluster", "register", "--resume", "--break-lock", "--api-token-file", "/t", "--offline"],
-    );
+    expect(
+      cloudInitRegisterArgv({ nrUrl: "", nrSha256: SHA, apiTokenFile: "/t", registerArgs: ["--offline"] }),
+    ).toEqual([
+      "/usr/local/bin/nr",
+      "cluster",
+      "register",
+      "--resume",
+      "--break-lock",
+      "--api-token-file",
+      "/t",
+      "--offline",
+    ]);
   });
 });
 
@@ -242,7 +276,14 @@ describe("cloud-init schema accepts the user-data", () => {
     const combinations: CloudInitRequest[] = [
       request(),
       request({
-        registerArgs: ["--agent-id", "a-123", "--api-url", "https://api.example", "--skip-operator-install", "--offline"],
+        registerArgs: [
+          "--agent-id",
+          "a-123",
+          "--api-url",
+          "https://api.example",
+          "--skip-operator-install",
+          "--offline",
+        ],
         proxmoxCredentials: undefined,
         skipOperator: true,
       }),

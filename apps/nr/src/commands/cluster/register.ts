@@ -24,9 +24,11 @@ ${describePhases(REGISTER_PHASES)
 
 Before installing anything it asks the NodeRings API for the platform-pinned versions (--offline: the local defaults, with a warning). A missing or wrong-version helm or liqoctl is downloaded into ~/.nr/bin and checked against the pinned digest; keep ~/.nr/bin on PATH.
 
-The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.nr/config.yaml (mode 0600). Proxmox credentials come from --proxmox-credentials FILE (or - for standard input), NR_PROXMOX_URL / NR_PROXMOX_TOKEN_ID / NR_PROXMOX_TOKEN_SECRET, or a prompt; never from the command line. They are written only into a Kubernetes Secret in this cluster.
+The API is found with --api-url or NR_API_URL, its token in --api-token-file FILE, NR_API_TOKEN or ~/.nr/config.yaml (files mode 0600). Proxmox credentials come from --proxmox-credentials FILE (or - for standard input), NR_PROXMOX_URL / NR_PROXMOX_TOKEN_ID / NR_PROXMOX_TOKEN_SECRET, or a prompt; never from the command line. They are written only into a Kubernetes Secret in this cluster.
 
---resume continues an earlier run: completed phases are re-checked, not redone; a phase whose inputs changed runs again, with every phase after it. --dry-run prints every call the run would make, in order, and changes nothing. Two runs at once are refused.`;
+--resume continues an earlier run: completed phases are re-checked, not redone; a phase whose inputs changed runs again, with every phase after it. --dry-run prints every call the run would make, in order, and changes nothing. Two runs at once are refused.
+
+--print-cloud-init prints cloud-init user-data instead, and changes nothing here: on a VM's first boot it downloads nr from --nr-url, checks it against --nr-sha256, and runs this registration (with the flags given) from a systemd unit until it succeeds; the token and the Proxmox credentials are paths on the VM (--api-token-file, --proxmox-credentials), never values. See docs/fleets.md.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --name pve-node-1 --api-url https://api.noderings.io --proxmox-credentials pve.yaml",
@@ -37,6 +39,11 @@ The API is found with --api-url or NR_API_URL, its token in NR_API_TOKEN or ~/.n
     {
       description: "Continue after a failure or an interruption:",
       command: "<%= config.bin %> <%= command.id %> --resume",
+    },
+    {
+      description: "User-data that registers a VM on its first boot (the token stays in a file on the VM):",
+      command:
+        "<%= config.bin %> <%= command.id %> --print-cloud-init --nr-url URL --nr-sha256 HEX --api-token-file /etc/nodekit/api-token --api-url https://api.noderings.io --name pve-node-1 --proxmox-credentials /etc/nodekit/pve.yaml > user-data.yaml",
     },
     {
       description: "Peer now, install the operator later:",
