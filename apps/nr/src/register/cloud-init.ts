@@ -26,7 +26,7 @@ import { errorCodes } from "../errors.ts";
  * No secret value is an input to this function.
  */
 
-export interface CloudInitInput {
+interface CloudInitInput {
   /** Where the VM downloads the nr executable from (http or https). */
   nrUrl: string;
   /** The executable's SHA-256, 64 hex digits. */
@@ -41,10 +41,10 @@ export interface CloudInitInput {
 }
 
 /** Where the user-data installs nr, and the unit's name. */
-export const CLOUD_INIT_NR_PATH = "/usr/local/bin/nr";
+const CLOUD_INIT_NR_PATH = "/usr/local/bin/nr";
 export const CLOUD_INIT_UNIT = "nr-register.service";
 /** How long systemd waits before it runs a failed registration again. */
-export const CLOUD_INIT_RESTART_SEC = "30s";
+const CLOUD_INIT_RESTART_SEC = "30s";
 
 /** What `--print-cloud-init` was given, before it is checked. */
 export interface CloudInitRequest {
@@ -175,7 +175,7 @@ export function cloudInitRegisterArgv(input: CloudInitInput): string[] {
 }
 
 /** The systemd unit the user-data writes. */
-export function cloudInitUnit(input: CloudInitInput): string {
+function cloudInitUnit(input: CloudInitInput): string {
   const execStart = cloudInitRegisterArgv(input).map(systemdQuote).join(" ");
   return [
     "[Unit]",
@@ -218,7 +218,7 @@ export function cloudInitRuncmd(input: CloudInitInput): string {
 }
 
 /** The user-data document (`#cloud-config` first, as cloud-init requires). Check `cloudInitProblems` first. */
-export function cloudInitUserData(input: CloudInitInput): string {
+function cloudInitUserData(input: CloudInitInput): string {
   const config = {
     write_files: [
       {
