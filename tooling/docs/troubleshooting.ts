@@ -214,6 +214,10 @@ export const FIXES: Record<string, string> = {
     "Give `--pod-cidr` and `--service-cidr` as IPv4 CIDRs that do not overlap (the defaults are 10.42.0.0/16 and 10.43.0.0/16).",
   NR_API_URL_MISSING:
     "Give the NodeRings API's URL with `--api-url`, `NR_API_URL`, or `apiUrl` in `~/.nr/config.yaml`; nr never guesses it.",
+  CLOUD_INIT_INPUT_INVALID:
+    "Give each input the message lists: `--nr-url` and `--nr-sha256` (the release's executable and its SHA-256), `--api-token-file` and `--proxmox-credentials` as absolute paths on the VM, `--api-url`, and `--name` or `--agent-id` ([fleets.md](fleets.md)).",
+  API_TOKEN_FILE_INVALID:
+    "Put the token on the first line of the file the message names, mode 0600 and owned by the user running nr (`chmod 600 FILE`); a file others could read means the token is exposed: rotate it.",
   NR_CONFIG_INSECURE:
     "`chmod 600 ~/.nr/config.yaml` (the path the message names): a file holding the token must be yours alone.",
   NR_CONFIG_INVALID:
