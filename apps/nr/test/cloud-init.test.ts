@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { access, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +10,7 @@ import { hostRoot, type NrHome, nrHome } from "./helpers.ts";
 // nr cluster register --print-cloud-init and --api-token-file, as a user runs them: the built
 // CLI as a subprocess; the token file against the NodeRings emulator, which accepts one token.
 
+const run = promisify(execFile);
 const TOKEN = "nr-cloud-init-test-token";
 const SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 let emulator: RunningNodeRingsEmulator;
@@ -142,8 +145,11 @@ describe("nr cluster register --api-token-file", () => {
     await writeFile(readable, TOKEN, { mode: 0o644 });
     const empty = join(home.path, "api-token-empty");
     await writeFile(empty, "\n", { mode: 0o600 });
+    const fifo = join(home.path, "api-token-fifo");
+    await run("mkfifo", ["-m", "600", fifo]);
     const before = emulator.requests.length;
     const cases: [string, string][] = [
+      [fifo, "it is not a regular file"],
       [readable, "its mode is 0644"],
       [empty, "the file is empty"],
       [join(home.path, "no-such-token"), "there is no such file"],

@@ -255,12 +255,19 @@ export async function readApiTokenFile(path: string): Promise<string> {
   let text: string;
   let mode: number;
   try {
+    // A FIFO or a device would block or never end: only a regular file (a link to one) is read.
+    if (!(await stat(path)).isFile()) {
+      throw refuse("it is not a regular file", "give the path of a file that holds the token only");
+    }
     [text, mode] = await Promise.all([
       readInputFile(path, { what: "the API token file", maxBytes: 64 * 1024 }).then((bytes) => bytes.toString("utf8")),
       stat(path).then((s) => s.mode & 0o777),
     ]);
   } catch (error) {
-    if (error instanceof UserError) throw refuse(error.message, "give the path of a file that holds the token only");
+    if (error instanceof UserError) {
+      if (error.code === errorCodes.API_TOKEN_FILE_INVALID.code) throw error;
+      throw refuse(error.message, "give the path of a file that holds the token only");
+    }
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     throw refuse(
       code === "ENOENT" ? "there is no such file" : `cannot read it (${code})`,
