@@ -34,7 +34,9 @@ function trustMaterialFor(policy: ReleasePolicy, onlyKey?: KeyObject): TrustMate
   });
 }
 
-export type Outcome = { ok: true; signer: string } | { ok: false; kind: "untrusted" | "invalid" | "unmet"; reason: string };
+export type Outcome =
+  | { ok: true; signer: string }
+  | { ok: false; kind: "untrusted" | "invalid" | "unmet"; reason: string };
 
 type Bundle = ReturnType<typeof bundleFromJSON>;
 type Identity = ReleasePolicy["identities"][number];
@@ -234,4 +236,3 @@ export function checkBundle(bundleJson: unknown, digest: string, policy: Release
   }
   return { ok: true, signer };
 }
-

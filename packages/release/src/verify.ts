@@ -3,11 +3,7 @@ import { formatReference, type OciClient, ociErrorCodes, parseReference, type Re
 import { assertContent, type ContentReport, checkArtifactContent } from "./content.ts";
 import { listedArtifacts, parseReleaseDescription, type ReleaseDescription } from "./description.ts";
 import { errorCodes } from "./errors.ts";
-import {
-  RELEASE_ARTIFACT_TYPE,
-  RELEASE_DESCRIPTION_MEDIA_TYPE,
-  SIGSTORE_BUNDLE_ARTIFACT_TYPE,
-} from "./media-types.ts";
+import { RELEASE_ARTIFACT_TYPE, RELEASE_DESCRIPTION_MEDIA_TYPE, SIGSTORE_BUNDLE_ARTIFACT_TYPE } from "./media-types.ts";
 import type { ReleasePolicy } from "./policy.ts";
 import type { Outcome } from "./signature.ts";
 
