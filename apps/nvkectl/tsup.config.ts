@@ -12,8 +12,10 @@ import { importsPastIndexes } from "../../tooling/tsup/past-indexes.ts";
 // of every start). src/run.ts is the bin's entry, so the bin and the commands share one copy
 // of oclif. oclif's plugins (autocomplete, plugins) stay packages of their own,
 // with their own oclif, as oclif expects. @kubernetes/client-node (loaded only to mint a
-// token) is bundled into a chunk of its own that only a token mint loads; execa and
-// proper-lockfile stay external, as do the TypeScript loaders oclif looks for only in development.
+// token) is bundled into a chunk of its own that only a token mint loads; so is execa (a chunk
+// the process runner imports on its first call: bundled, its ~60 modules and their package
+// lookups cost one file; issue 26's upgrade plan). proper-lockfile stays external, as do the
+// TypeScript loaders oclif looks for only in development.
 const EXTERNAL = ["typescript", "ts-node", "tsx"];
 
 export default defineConfig({
@@ -30,7 +32,7 @@ export default defineConfig({
   dts: false,
   // dist/metafile-esm.json: which source modules each chunk holds (the start-up guard test reads it).
   metafile: true,
-  noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", /^@oclif\/core/],
+  noExternal: [/^@nodekit\//, "zod", "js-yaml", "csv-parse", /^@oclif\/core/, "execa"],
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],

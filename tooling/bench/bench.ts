@@ -579,7 +579,12 @@ for (const r of releaseResults) {
 const upgradeRun = withSandbox
   ? spawnSync(
       node,
-      ["--conditions=source", join(root, "tooling/bench/upgrade-plan.ts"), "--json", "--rounds", String(rounds)],
+      [
+        "--conditions=source",
+        join(root, "tooling/bench/upgrade-plan.ts"),
+        ...["--json", "--rounds", String(rounds)],
+        ...against.flatMap((a) => ["--against", `${a.name}=${a.dir}`]),
+      ],
       { encoding: "utf8" },
     )
   : undefined;

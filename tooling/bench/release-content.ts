@@ -9,14 +9,17 @@
  * Targets: throughput ≥ 0.7 × sha256sum's, peak RSS < 150 MB. apps/nvkectl must be built.
  *
  *   ./run pnpm exec node --conditions=source tooling/bench/release-content.ts [--rounds N] [--json]
- *     [--registry ggcr] [--image-bytes N] [--cpu-prof DIR]
+ *     [--registry ggcr] [--image-bytes N] [--cpu-prof DIR] [--against NAME=CHECKOUT]...
+ *
+ * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl's verify of the
+ * same release to the same interleaved rounds (its median, CPU and peak RSS are reported beside).
  *
  * The registry's CPU seconds during each verify are read from /proc (its process is this one's child).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { envCredentials, OciClient } from "@nodekit/oci";
@@ -36,6 +39,12 @@ const users = { bench: "bench-pw-content" };
 const credentials = envCredentials({ NODEKIT_REGISTRY_USERNAME: "bench", NODEKIT_REGISTRY_PASSWORD: users.bench });
 const key = generateSigningKeyPair();
 const cli = join(dirname(fileURLToPath(import.meta.url)), "../../apps/nvkectl/bin/run.js");
+const against = args
+  .flatMap((arg, i) => (args[i - 1] === "--against" ? [arg] : []))
+  .map((spec) => {
+    const [name = "", checkout = ""] = spec.split("=");
+    return { name, cli: join(resolve(checkout), "apps/nvkectl/bin/run.js") };
+  });
 const work = mkdtempSync(join(tmpdir(), "nodekit-bench-content-"));
 writeFileSync(join(work, "policy.yaml"), policyYaml({ keys: [{ name: "bench", publicKeyPem: key.publicKeyPem }] }));
 /** The CPU seconds (user + system) the registry process has used so far: /proc/PID/stat of this process's child. */
@@ -106,50 +115,55 @@ try {
     NODEKIT_REGISTRY_USERNAME: "bench",
     NODEKIT_REGISTRY_PASSWORD: users.bench,
   };
-  const cases = {
-    verify: async () => {
-      const before = registryCpu();
-      const result = await timed(
-        process.execPath,
-        [
-          ...(cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", cpuProf]),
-          cli,
-          "release",
-          "verify",
-          published.tagReference,
-          "--policy",
-          join(work, "policy.yaml"),
-          "--plain-http",
-          "-o",
-          "json",
-        ],
-        env,
-      );
-      const out = JSON.parse(result.stdout) as { artifactsChecked: number; bytesChecked: number; blobsChecked: number };
-      return {
-        ...result,
-        registryCpu: registryCpu() - before,
-        bytes: out.bytesChecked,
-        artifacts: out.artifactsChecked,
-        blobs: out.blobsChecked,
-      };
-    },
+  const verifyWith = (nvkectl: string) => async () => {
+    const before = registryCpu();
+    const result = await timed(
+      process.execPath,
+      [
+        ...(cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", cpuProf]),
+        nvkectl,
+        "release",
+        "verify",
+        published.tagReference,
+        "--policy",
+        join(work, "policy.yaml"),
+        "--plain-http",
+        "-o",
+        "json",
+      ],
+      env,
+    );
+    const out = JSON.parse(result.stdout) as { artifactsChecked: number; bytesChecked: number; blobsChecked: number };
+    return {
+      ...result,
+      registryCpu: registryCpu() - before,
+      bytes: out.bytesChecked,
+      artifacts: out.artifactsChecked,
+      blobs: out.blobsChecked,
+    };
+  };
+  type VerifySample = Awaited<ReturnType<ReturnType<typeof verifyWith>>>;
+  type Sample = VerifySample | { seconds: number; rssKiB: number; cpu: number; stdout: string; bytes: number };
+  const cases: Record<string, () => Promise<Sample>> = {
+    verify: verifyWith(cli),
+    ...Object.fromEntries(against.map((a) => [`verify [${a.name}]`, verifyWith(a.cli)])),
     sha256sum: async () => ({ ...(await timed("sha256sum", [...files.keys()])), bytes: diskBytes }),
   };
-  type Sample = Awaited<ReturnType<(typeof cases)["verify"]>> | Awaited<ReturnType<(typeof cases)["sha256sum"]>>;
-  const samples: Record<keyof typeof cases, Sample[]> = { verify: [], sha256sum: [] };
+  const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
   for (let round = 0; round <= rounds; round++) {
-    const order = (Object.keys(cases) as Array<keyof typeof cases>).sort(() => Math.random() - 0.5);
+    const order = Object.keys(cases).sort(() => Math.random() - 0.5);
     for (const name of order) {
-      const sample = await cases[name]();
-      if (round > 0) samples[name].push(sample); // round 0 warms up
+      const sample = await cases[name]?.();
+      if (round > 0 && sample !== undefined) samples[name]?.push(sample); // round 0 warms up
     }
   }
-  const verify = samples.verify as Array<Awaited<ReturnType<(typeof cases)["verify"]>>>;
+  const verifySamples = (name: string) => (samples[name] ?? []) as VerifySample[];
+  const verify = verifySamples("verify");
   const first = verify[0];
   const mbps = (s: Sample) => s.bytes / 1e6 / s.seconds;
   const verifyMBps = median(verify.map(mbps));
-  const sumMBps = median(samples.sha256sum.map(mbps));
+  const sums = samples.sha256sum ?? [];
+  const sumMBps = median(sums.map(mbps));
   const peakMB = Math.max(...verify.map((s) => s.rssKiB)) / 1024;
   const report = {
     rounds,
@@ -165,11 +179,26 @@ try {
       peakRssMB: peakMB,
     },
     sha256sum: {
-      medianSeconds: median(samples.sha256sum.map((s) => s.seconds)),
-      medianCpuSeconds: median(samples.sha256sum.map((s) => s.cpu)),
+      medianSeconds: median(sums.map((s) => s.seconds)),
+      medianCpuSeconds: median(sums.map((s) => s.cpu)),
       medianMBps: sumMBps,
     },
     ratio: verifyMBps / sumMBps,
+    against: Object.fromEntries(
+      against.map((a) => {
+        const runs = verifySamples(`verify [${a.name}]`);
+        return [
+          a.name,
+          {
+            medianSeconds: median(runs.map((s) => s.seconds)),
+            medianCpuSeconds: median(runs.map((s) => s.cpu)),
+            medianRegistryCpuSeconds: median(runs.map((s) => s.registryCpu)),
+            peakRssMB: Math.max(...runs.map((s) => s.rssKiB)) / 1024,
+            ratio: median(runs.map(mbps)) / sumMBps,
+          },
+        ];
+      }),
+    ),
   };
   if (args.includes("--json")) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
@@ -179,6 +208,10 @@ try {
         `  nvkectl release verify: median ${report.verify.medianSeconds.toFixed(2)} s (CPU ${report.verify.medianCpuSeconds.toFixed(2)} s; the registry's ${report.verify.medianRegistryCpuSeconds.toFixed(2)} s), ${verifyMBps.toFixed(0)} MB/s, peak RSS ${peakMB.toFixed(0)} MB (target < 150: ${peakMB < 150 ? "met" : "MISSED"})`,
         `  sha256sum of the same ${files.size} blobs from disk (${(diskBytes / 1e6).toFixed(1)} MB): median ${report.sha256sum.medianSeconds.toFixed(2)} s (CPU ${report.sha256sum.medianCpuSeconds.toFixed(2)} s), ${sumMBps.toFixed(0)} MB/s`,
         `  throughput ${report.ratio.toFixed(2)} × sha256sum's (target ≥ 0.7: ${report.ratio >= 0.7 ? "met" : "MISSED"})`,
+        ...Object.entries(report.against).map(
+          ([name, a]) =>
+            `  [${name}] nvkectl release verify: median ${a.medianSeconds.toFixed(2)} s (CPU ${a.medianCpuSeconds.toFixed(2)} s; the registry's ${a.medianRegistryCpuSeconds.toFixed(2)} s), ${a.ratio.toFixed(2)} × sha256sum's, peak RSS ${a.peakRssMB.toFixed(0)} MB`,
+        ),
         "",
       ].join("\n"),
     );

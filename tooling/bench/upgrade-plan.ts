@@ -8,7 +8,10 @@
  * release exported, as docs/install.md's "Upgrade on the sandbox" leaves it before its apply
  * (the sandbox is `$NODEKIT_SANDBOX_DIR`, or the default one).
  *
- *   node --conditions=source tooling/bench/upgrade-plan.ts [--rounds N] [--json]
+ *   node --conditions=source tooling/bench/upgrade-plan.ts [--rounds N] [--json] [--against NAME=CHECKOUT]...
+ *
+ * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl's upgrade plan
+ * (same inputs, same sandbox) to the same interleaved rounds.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -59,19 +62,25 @@ const env = {
 };
 const kubeconfig = sandbox.NVKE_SANDBOX_ADMIN_KUBECONFIG ?? "";
 
+const against = args
+  .flatMap((arg, i) => (args[i - 1] === "--against" ? [arg] : []))
+  .map((spec) => {
+    const [name = "", checkout = ""] = spec.split("=");
+    return { name, cli: join(resolve(checkout), "apps/nvkectl/bin/run.js") };
+  });
+const planArgv = (cli: string) => [
+  process.execPath,
+  cli,
+  "upgrade",
+  "plan",
+  ...["--sitespec", join(site, "sitespec.yaml"), "--stack-config", join(site, "stack.yaml")],
+  ...["--kubeconfig", kubeconfig, "--work-dir", join(site, "install"), "--release", release, "--plain-http"],
+  ...["-o", "json"],
+];
+
 const cases = [
-  {
-    name: "nvkectl upgrade plan --release (the sandbox's second release)",
-    argv: [
-      process.execPath,
-      nvkectl,
-      "upgrade",
-      "plan",
-      ...["--sitespec", join(site, "sitespec.yaml"), "--stack-config", join(site, "stack.yaml")],
-      ...["--kubeconfig", kubeconfig, "--work-dir", join(site, "install"), "--release", release, "--plain-http"],
-      ...["-o", "json"],
-    ],
-  },
+  { name: "nvkectl upgrade plan --release (the sandbox's second release)", argv: planArgv(nvkectl) },
+  ...against.map((a) => ({ name: `nvkectl upgrade plan --release [${a.name}]`, argv: planArgv(a.cli) })),
   {
     name: "kubectl get the install record",
     argv: [

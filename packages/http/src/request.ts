@@ -335,9 +335,13 @@ async function attempt(
   let stall: NodeJS.Timeout | undefined;
   const stallMs = options.stallTimeoutMs;
   let received = 0;
+  // One timer, pushed back on every chunk (refresh: no new timer per chunk of a large body).
   const touch = () => {
     if (stallMs === undefined) return;
-    clearTimeout(stall);
+    if (stall !== undefined) {
+      stall.refresh();
+      return;
+    }
     stall = setTimeout(
       () =>
         controller.abort(

@@ -49,23 +49,32 @@ export function pinnedProfiles(description: ReleaseDescription): string {
 /**
  * The files of a clusterctl provider's components artifact (as the publisher pushes it: one
  * layer per file, named by its `org.opencontainers.image.title` annotation), every read
- * checked against its digest.
+ * checked against its digest; the layers read at once. `only` names the files wanted (say
+ * `metadata.yaml` alone, without the components, which can be megabytes): the others are
+ * not read.
  */
 export async function fetchProviderFiles(
   client: OciClient,
   components: ReleaseDescription["providers"][number]["components"],
+  options: { only?: readonly string[] } = {},
 ): Promise<Map<string, Uint8Array>> {
   const base = parseReference(components.reference);
   const ref = { registry: base.registry, repository: base.repository, digest: components.digest };
   const { manifest } = await client.getManifest(ref);
   const layers = (manifest.layers ?? []) as Array<{ digest?: string; annotations?: Record<string, string> }>;
-  const files = new Map<string, Uint8Array>();
-  for (const layer of layers) {
+  const wanted = layers.flatMap((layer) => {
     const title = layer.annotations?.["org.opencontainers.image.title"];
-    if (title === undefined || layer.digest === undefined || title.includes("/") || title.startsWith(".")) continue;
-    files.set(title, await client.getBlob(ref, layer.digest, { maxBytes: 64 * 1024 * 1024 }));
-  }
-  return files;
+    if (title === undefined || layer.digest === undefined || title.includes("/") || title.startsWith(".")) return [];
+    if (options.only !== undefined && !options.only.includes(title)) return [];
+    return [{ title, digest: layer.digest }];
+  });
+  const read = await Promise.all(
+    wanted.map(
+      async ({ title, digest }) =>
+        [title, await client.getBlob(ref, digest, { maxBytes: 64 * 1024 * 1024 })] as [string, Uint8Array],
+    ),
+  );
+  return new Map(read);
 }
 
 const COMPONENTS_FILES: Record<ReleaseDescription["providers"][number]["type"], string> = {

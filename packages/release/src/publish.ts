@@ -9,7 +9,6 @@ import {
   parseReference,
   type Reference,
 } from "@nodekit/oci";
-import { bundleToJSON } from "@sigstore/bundle";
 import type { Signer, Witness } from "@sigstore/sign";
 import { type ReleaseDescription, serializeReleaseDescription } from "./description.ts";
 import { errorCodes } from "./errors.ts";
@@ -116,7 +115,10 @@ export async function signArtifact(options: SignOptions): Promise<AttachedSignat
   };
   // Loaded on use: @sigstore/sign (its HTTP stack for Fulcio and Rekor) costs seconds to import,
   // and verify, export and install never sign.
-  const { DSSEBundleBuilder } = await import("@sigstore/sign");
+  const [{ DSSEBundleBuilder }, { bundleToJSON }] = await Promise.all([
+    import("@sigstore/sign"),
+    import("@sigstore/bundle"),
+  ]);
   const builder = new DSSEBundleBuilder({ signer: options.signer, witnesses: options.witnesses ?? [] });
   const bundle = await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: IN_TOTO_PAYLOAD_TYPE });
   // No keyid in the DSSE signature, as cosign writes it: cosign (go-securesystemslib) skips a

@@ -29,8 +29,12 @@ const installActions = (context: InstallContext, redactor: Redactor): Readonly<R
     const { fetchProviderFiles } = await import("@nodekit/release");
     const client = await openRegistry({ ...context.registry, redactor });
     const reference = String(step.params?.reference);
-    const files = await fetchProviderFiles(client, { reference, digest: String(step.params?.digest) });
     const wanted = (step.params?.files ?? []) as string[];
+    const files = await fetchProviderFiles(
+      client,
+      { reference, digest: String(step.params?.digest) },
+      { only: wanted },
+    );
     const lacking = wanted.filter((name) => !files.has(name));
     if (lacking.length > 0) {
       throw new UserError(

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { providerKey } from "@nodekit/deploy-path";
 import { load } from "js-yaml";
 import type { RecordContent } from "../install-record.ts";
-import { providerRepository, providersOf } from "./cluster-api.ts";
+import { type Provider, providerRepository, providersOf } from "./cluster-api.ts";
 import type { InstallInputs } from "./context.ts";
 import { readDocuments } from "./documents.ts";
 import { inventoryOf } from "./objects.ts";
 import { recordContent } from "./prepare.ts";
+
+const METADATA = "metadata.yaml";
 
 /**
  * What `upgrade plan` compares the site's record with: what the install would record for
@@ -20,7 +22,6 @@ export async function upgradeTarget(
   inputs: InstallInputs,
 ): Promise<{ content: RecordContent; releaseSeries: ReadonlyMap<string, unknown[]> }> {
   const documents = await readDocuments(inputs);
-  const content = await recordContent(documents, inputs, inventoryOf(documents));
   const repository = providerRepository(documents);
   const series = new Map<string, unknown[]>();
   const add = (key: string, text: string) => {
@@ -28,28 +29,53 @@ export async function upgradeTarget(
     if (Array.isArray(parsed?.releaseSeries)) series.set(key, [...(series.get(key) ?? []), ...parsed.releaseSeries]);
   };
   const providers = providersOf(documents.deployPath, documents.release);
-  for (const p of providers) {
-    const versions = await readdir(join(repository, p.label)).catch(() => [] as string[]);
-    for (const version of versions) {
-      const text = await readFile(join(repository, p.label, version, "metadata.yaml"), "utf8").catch(() => undefined);
-      if (text !== undefined) add(providerKey(p), text);
-    }
-  }
+  // Every read at once (the record's digests, the provider repository's files and the
+  // release's metadata.yaml layers, not their components), added in the order the providers
+  // and versions are listed.
   const pulled = providers.filter((p) => p.artifact !== undefined);
-  if (pulled.length > 0) {
-    const { openRegistry } = await import("../release-artifacts.ts");
-    const { fetchProviderFiles } = await import("@nodekit/release");
-    const client = await openRegistry({
-      ...inputs.registry,
-      env: inputs.env ?? process.env,
-      redactor: inputs.redactor,
-    });
-    for (const p of pulled) {
-      if (p.artifact === undefined) continue;
-      const files = await fetchProviderFiles(client, p.artifact);
-      const metadata = files.get("metadata.yaml");
-      if (metadata !== undefined) add(providerKey(p), new TextDecoder().decode(metadata));
-    }
-  }
+  const [content, local, remote] = await Promise.all([
+    recordContent(documents, inputs, inventoryOf(documents)),
+    Promise.all(providers.map((p) => localMetadata(repository, p.label))),
+    pulled.length === 0 ? [] : pulledMetadata(inputs, pulled),
+  ]);
+  providers.forEach((p, i) => {
+    for (const text of local[i] ?? []) add(providerKey(p), text);
+  });
+  pulled.forEach((p, i) => {
+    const text = remote[i];
+    if (text !== undefined) add(providerKey(p), text);
+  });
   return { content, releaseSeries: series };
+}
+
+/** Each version's metadata.yaml of a provider in the provider repository, in readdir's order. */
+async function localMetadata(repository: string, label: string): Promise<string[]> {
+  const versions = await readdir(join(repository, label)).catch(() => [] as string[]);
+  const texts = await Promise.all(
+    versions.map((version) =>
+      readFile(join(repository, label, version, "metadata.yaml"), "utf8").catch(() => undefined),
+    ),
+  );
+  return texts.filter((text): text is string => text !== undefined);
+}
+
+/** Each pulled provider's metadata.yaml from the release (that layer alone), all at once. */
+async function pulledMetadata(inputs: InstallInputs, pulled: Provider[]): Promise<Array<string | undefined>> {
+  const [{ openRegistry }, { fetchProviderFiles }] = await Promise.all([
+    import("../release-artifacts.ts"),
+    import("@nodekit/release"),
+  ]);
+  const client = await openRegistry({
+    ...inputs.registry,
+    env: inputs.env ?? process.env,
+    redactor: inputs.redactor,
+  });
+  return Promise.all(
+    pulled.map(async (p) => {
+      if (p.artifact === undefined) return undefined;
+      const files = await fetchProviderFiles(client, p.artifact, { only: [METADATA] });
+      const metadata = files.get(METADATA);
+      return metadata === undefined ? undefined : new TextDecoder().decode(metadata);
+    }),
+  );
 }
