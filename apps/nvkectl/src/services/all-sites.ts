@@ -87,7 +87,7 @@ export function siteView<T>(view: View<T>, options: { promote?: string } = {}): 
 /** NO_SITES_CONFIGURED: --all-sites with an empty site configuration. */
 export function noSitesConfigured(path: string): UserError {
   return new UserError(errorCodes.NO_SITES_CONFIGURED, "--all-sites: no site is configured", {
-    why: `${path} lists no site`,
+    why: `${path} names no site (or does not exist yet)`,
     next: "add one: nvkectl config set-site NAME --url URL --kubeconfig FILE",
   });
 }
