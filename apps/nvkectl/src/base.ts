@@ -156,6 +156,24 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
   }
 
   /**
+   * One configured site's cluster, read directly with its kubeconfig (`get providers
+   * --all-sites`, for each site), each request bounded by --request-timeout.
+   */
+  protected async siteClusterOf(site: Site): Promise<SiteCluster> {
+    const { kubectlRequestTimeout } = await import("./services/time.ts");
+    const text = (this.flags as { "request-timeout"?: string })["request-timeout"];
+    const requestTimeoutMs = text === undefined ? undefined : parseDuration(text, "--request-timeout");
+    return {
+      kubeconfig: site.kubeconfig,
+      what: `site ${JSON.stringify(site.name)}'s kubeconfig`,
+      runner: this.processRunner(),
+      ...(requestTimeoutMs === undefined
+        ? {}
+        : { requestTimeout: kubectlRequestTimeout(requestTimeoutMs), requestTimeoutMs }),
+    };
+  }
+
+  /**
    * `get … --all-sites`: `read` runs for every configured site (a bounded number at once);
    * the rows of the sites that answered print as one list
    * with a SITE column (`site` in -o json), then each site that failed is named on stderr with

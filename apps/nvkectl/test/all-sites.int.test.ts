@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { createNvkeClient } from "@nodekit/nvke-api";
 import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
@@ -119,7 +120,17 @@ describe("--all-sites", () => {
     ]);
     expect(list.items[2]).toMatchObject({ site: "lab", provider: "capd", status: { phase: "Ready" } });
 
-    const team = await home.nvkectl(["get", "clusters", "-A", "-l", "team=platform", "--sort-by", ".name", "-o", "name"]);
+    const team = await home.nvkectl([
+      "get",
+      "clusters",
+      "-A",
+      "-l",
+      "team=platform",
+      "--sort-by",
+      ".name",
+      "-o",
+      "name",
+    ]);
     expect(team.stdout).toBe("cluster/capd-demo\n");
     const sorted = await home.nvkectl(["get", "clusters", "-A", "--sort-by", ".name", "--no-headers"]);
     expect(
@@ -176,3 +187,57 @@ describe("--all-sites", () => {
     expect(none.exitCode).toBe(0);
   });
 });
+
+describe("get providers --all-sites", () => {
+  test("each site's cluster read with its kubeconfig, SITE first; a cluster that does not answer is named (exit 6)", async () => {
+    // "dark": a site whose kubeconfig names a kube-apiserver nothing listens on.
+    const dark = join(home.path, "dark.kubeconfig");
+    const server = `https://127.0.0.1:${await closedPort()}`;
+    await writeFile(
+      dark,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "dark", cluster: { server, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "dark", user: { token: "not-a-secret-dark-site-token" } }],
+        contexts: [{ name: "dark", context: { cluster: "dark", user: "dark" } }],
+        "current-context": "dark",
+      }),
+    );
+    const set = await home.nvkectl(["config", "set-site", "dark", "--url", westUrl, "--kubeconfig", dark]);
+    expect(set.exitCode, set.stderr).toBe(0);
+
+    const result = await home.nvkectl(["get", "providers", "--all-sites", "--request-timeout", "10s"]);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^SITE\s+NAME\s+STATE\s+CREDENTIALS\s+LAST CHECK$/);
+    expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
+      ["east", "nico", "NOT-INSTALLED"],
+      ["east", "capd", "NOT-INSTALLED"],
+      ["lab", "nico", "NOT-INSTALLED"],
+      ["lab", "capd", "NOT-INSTALLED"],
+    ]);
+    expect(result.stderr).toContain('error: site "dark": ');
+    expect(result.stderr).toContain('error: 1 of 3 sites did not answer: "dark"\n');
+    expect(result.stderr).not.toContain("not-a-secret-dark-site-token");
+    expect(result.exitCode).toBe(6);
+
+    const json = await home.nvkectl(["get", "providers", "capd", "-A", "-o", "json"]);
+    expect(JSON.parse(json.stdout).items.map((p: { site: string; name: string }) => [p.site, p.name])).toEqual([
+      ["east", "capd"],
+      ["lab", "capd"],
+    ]);
+    expect((await home.nvkectl(["get", "providers", "-A", "--context", "dark"])).exitCode).toBe(2);
+  });
+});
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
