@@ -104,6 +104,8 @@ async function startSite(name: string): Promise<void> {
   if (set.status !== 0) throw new Error(`nvkectl config set-site ${name}: ${set.stderr}`);
 }
 
+const say = (line: string) => process.stderr.write(`all-sites bench: ${line}\n`);
+say(`testenv up; starting ${siteCount} emulators`);
 const names = Array.from({ length: siteCount }, (_, n) => `s${String(n).padStart(2, "0")}`);
 try {
   await Promise.all(names.map(startSite));
@@ -141,12 +143,14 @@ function timeOnce(c: Case): number {
   return ms;
 }
 
+say("sites configured; priming the token cache");
 // Prime every site's token (minted once, then cached), and check that every site answers.
 const primed = spawnSync(node, [nvkectl, "get", "clusters", "-o", "json", "--all-sites"], { env, encoding: "utf8" });
 if (primed.status !== 0) fail(`priming the token cache: ${primed.stderr}`);
 const listed = (JSON.parse(primed.stdout) as { items: unknown[] }).items.length;
 if (listed !== siteCount * CLUSTERS) fail(`--all-sites listed ${listed} clusters, not ${siteCount * CLUSTERS}`);
 
+say(`measuring: ${rounds} rounds`);
 const loadBefore = loadavg()[0] ?? 0;
 for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
@@ -188,3 +192,5 @@ if (asJson) {
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }
+// The emulators' pipes keep the event loop alive: stop them (the exit handler) and end.
+process.exit(0);
