@@ -10,7 +10,7 @@ import { quotedList } from "./select.ts";
 // over an injected per-site read, the merge, the view, the errors); the commands do the I/O.
 
 /** How many sites `--all-sites` asks at once. */
-export const ALL_SITES_CONCURRENCY = 8;
+const ALL_SITES_CONCURRENCY = 8;
 
 /** What one site gave: its rows, or the error that ended its read. */
 export type SiteResult<T> = { site: string; items: T[] } | { site: string; error: unknown };
