@@ -106,6 +106,10 @@ export const FIXES: Record<string, string> = {
   MACHINEIMAGE_NOT_FOUND:
     "Publish it first (`nvkectl create machineimage -f FILE`), or name one that `nvkectl get machineimages` lists.",
   NO_ACTIVE_SITE: "Make a site active (`nvkectl config use-site NAME`) or name one with `--site`.",
+  NO_SITES_CONFIGURED:
+    "Add the sites first (`nvkectl config set-site NAME --url URL --kubeconfig FILE`); `nvkectl config get-sites` lists them ([sites.md](sites.md#one-view-across-sites)).",
+  SOME_SITES_FAILED:
+    "Each site that did not answer is named above with its own error and fix: ask it alone (`nvkectl get … --site NAME -v`), or remove a site you retired (`nvkectl config delete-site NAME`). The rows printed are the other sites' ([sites.md](sites.md#one-view-across-sites)).",
   NODEPOOL_NOT_FOUND:
     "`nvkectl get nodepools --cluster CLUSTER` lists the cluster's pools; pool names are unique within a cluster only, so check `--cluster`.",
   NODEPOOLRELEASE_NOT_FOUND:

@@ -1,9 +1,11 @@
 import { homedir } from "node:os";
 import {
   BaseCommand,
+  describeFailure,
   Flags,
   globalFlags,
   type Hints,
+  isTableFormat,
   type OutputFormat,
   parseDuration,
   traceStartup,
@@ -13,6 +15,7 @@ import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
 import { NVKECTL_HINTS } from "./hints.ts";
+import type { OnSite } from "./services/all-sites.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
 
 /** How much later than --timeout a request still in flight is cut off (the wait's own timeout speaks first). */
@@ -105,6 +108,21 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
    * one deadline (--request-timeout); with --wait or --watch, --timeout ends the whole command.
    */
   protected async controller(): Promise<NvkeClient> {
+    // The site configuration is read (its files checked, read and parsed) while the
+    // controller's modules load; its error, if any, is reported after the flags' own.
+    const reading = this.site();
+    reading.catch(() => {});
+    const open = await this.controllerOpener();
+    const site = await reading;
+    traceStartup("site config read");
+    return open(site);
+  }
+
+  /**
+   * What opens a client for the NVKE controller API of any one site, with this invocation's
+   * connection flags (read once): `controller()` for the site acted on, `--all-sites` for each.
+   */
+  protected async controllerOpener(): Promise<(site: Site) => Promise<NvkeClient>> {
     const flags = this.flags as {
       "request-timeout"?: string;
       "certificate-authority"?: string;
@@ -112,10 +130,6 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       wait?: boolean;
       watch?: boolean;
     };
-    // The site configuration is read (its files checked, read and parsed) while the
-    // controller's modules load; its error, if any, is reported after the flags' own.
-    const reading = this.site();
-    reading.catch(() => {});
     const { openController, connectionOptions } = await import("./services/controller.ts");
     traceStartup("controller modules loaded");
     const waits = flags.wait === true || flags.watch === true;
@@ -131,14 +145,68 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
           : undefined,
       env: process.env,
     });
-    const site = await reading;
-    traceStartup("site config read");
-    return openController({
-      site,
-      ...connection,
-      onToken: (token) => this.redactor.add(token, "the controller token"),
-      debug: (message, fields) => this.logger.debug(message, fields),
-      warn: (message) => this.logger.warn(message),
-    });
+    return (site) =>
+      openController({
+        site,
+        ...connection,
+        onToken: (token) => this.redactor.add(token, "the controller token"),
+        debug: (message, fields) => this.logger.debug(message, fields),
+        warn: (message) => this.logger.warn(message),
+      });
+  }
+
+  /**
+   * One configured site's cluster, read directly with its kubeconfig (`get providers
+   * --all-sites`, for each site), each request bounded by --request-timeout.
+   */
+  protected async siteClusterOf(site: Site): Promise<SiteCluster> {
+    const { kubectlRequestTimeout } = await import("./services/time.ts");
+    const text = (this.flags as { "request-timeout"?: string })["request-timeout"];
+    const requestTimeoutMs = text === undefined ? undefined : parseDuration(text, "--request-timeout");
+    return {
+      kubeconfig: site.kubeconfig,
+      what: `site ${JSON.stringify(site.name)}'s kubeconfig`,
+      runner: this.processRunner(),
+      ...(requestTimeoutMs === undefined
+        ? {}
+        : { requestTimeout: kubectlRequestTimeout(requestTimeoutMs), requestTimeoutMs }),
+    };
+  }
+
+  /**
+   * `get … --all-sites`: `read` runs for every configured site (a bounded number at once);
+   * the rows of the sites that answered print as one list
+   * with a SITE column (`site` in -o json), then each site that failed is named on stderr with
+   * its own error, and SOME_SITES_FAILED ends the command. No site configured is
+   * NO_SITES_CONFIGURED. `--site` does not apply (as kubectl's -A overrides -n).
+   */
+  protected async printAcrossSites<T extends object>(
+    output: OutputFormat,
+    view: View<OnSite<T>>,
+    read: (site: Site) => Promise<T[]>,
+    emptyMessage?: string,
+  ): Promise<void> {
+    const { readSites } = await import("./services/sites.ts");
+    const { acrossSites, mergeSiteResults, noSitesConfigured, someSitesFailed } = await import(
+      "./services/all-sites.ts"
+    );
+    const { path, sites } = await readSites();
+    if (sites.length === 0) throw noSitesConfigured(path);
+    const { rows, failures } = mergeSiteResults(await acrossSites(sites, read));
+    // With every site failed, a table would only say "No resources found.": the errors say more.
+    if (rows.length > 0 || failures.length === 0 || !isTableFormat(output)) {
+      await this.printList(output, view, (add) => add(rows), emptyMessage);
+    }
+    if (failures.length === 0) return;
+    const context = { bin: this.config.bin, version: this.config.version, hints: this.hints() };
+    for (const { site, error } of failures) {
+      const failure = describeFailure(error, context);
+      this.logger.error(
+        `site ${JSON.stringify(site)}: ${failure.message}`,
+        { site, ...failure.fields },
+        failure.details,
+      );
+    }
+    throw someSitesFailed(failures, sites.length);
   }
 }

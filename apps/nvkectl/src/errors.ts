@@ -201,6 +201,15 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "upgrade apply found the site unlike its install record: a recorded Cluster API provider, Helm release or applied object missing, or at a version that is neither the recorded one nor the upgrade's; each is listed and nothing was changed (docs/install.md, Upgrade).",
   },
+  NO_SITES_CONFIGURED: {
+    exitCode: ExitCode.NotFound,
+    meaning: "--all-sites was given but no site is configured (nvkectl config set-site adds one).",
+  },
+  SOME_SITES_FAILED: {
+    exitCode: ExitCode.Unreachable,
+    meaning:
+      "get --all-sites: one site or more did not answer (each is named on stderr with its own error); the rows of the sites that did were printed.",
+  },
   UNINSTALL_TENANT_CLUSTERS_EXIST: {
     exitCode: ExitCode.Conflict,
     meaning:

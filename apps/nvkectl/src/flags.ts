@@ -30,6 +30,15 @@ export const selectorFlag = Flags.string({
   helpValue: "SELECTOR",
 });
 
+/** `-A, --all-sites`: every configured site at once, as kubectl's `-A, --all-namespaces`. */
+export const allSitesFlag = (exclusive: string[] = []) =>
+  Flags.boolean({
+    char: "A",
+    description:
+      "List from every configured site at once, with a SITE column (site in -o json); --site does not apply. A site that does not answer is named on stderr with its error while the others print, and the exit code is 6.",
+    ...(exclusive.length === 0 ? {} : { exclusive }),
+  });
+
 /** How often --watch and --wait ask the controller (hidden: tests shorten it). */
 export const pollIntervalFlag = Flags.string({
   description: "How often to ask the controller while watching or waiting.",

@@ -8,7 +8,7 @@ import {
   type Requirement,
 } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
-import type { Found } from "./clusters.ts";
+import { type Found, listClusters } from "./clusters.ts";
 import { forEachPage } from "./paging.ts";
 import { apiSchemas, type FieldFill, readPatch, readRequestFile } from "./requests.ts";
 import { quotedList, selected } from "./select.ts";
@@ -54,6 +54,37 @@ export async function listNodePools(options: {
     const list = await options.client.listNodePoolsPage({ clusterID: cluster.id, ...page });
     return { ...list, items: selected(list.items, options.selector) };
   }, options.onPage);
+}
+
+/**
+ * One site's part of `get nodepools --all-sites`: the pools (whose labels match `selector`) of
+ * the cluster named `cluster`, none when the site has no cluster of that name; without
+ * `cluster`, the pools of every cluster of the site, cluster by cluster.
+ */
+export async function nodePoolsOfSite(options: {
+  client: NvkeClient;
+  cluster?: string | undefined;
+  selector?: readonly Requirement[] | undefined;
+}): Promise<NodePool[]> {
+  const { client } = options;
+  const clusters: Array<{ id: string }> = [];
+  if (options.cluster === undefined) {
+    await listClusters({ client, onPage: (page) => void clusters.push(...page) });
+  } else {
+    const cluster = await client.findClusterByName(options.cluster);
+    if (cluster !== undefined) clusters.push(cluster);
+  }
+  const pools: NodePool[] = [];
+  for (const cluster of clusters) {
+    await forEachPage(
+      async (page) => {
+        const list = await client.listNodePoolsPage({ clusterID: cluster.id, ...page });
+        return { ...list, items: selected(list.items, options.selector) };
+      },
+      (page) => void pools.push(...page),
+    );
+  }
+  return pools;
 }
 
 /** The pools with these names in this cluster (the cluster is looked up once), and the names that have none. */

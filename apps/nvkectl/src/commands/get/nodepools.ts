@@ -3,11 +3,13 @@ import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import type { NodePool } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolView } from "../../columns.ts";
-import { clusterFlag, DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
+import { allSitesFlag, DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
+import { checkAllSitesUsage, siteView } from "../../services/all-sites.ts";
 import {
   getNodePools,
   listNodePools,
   nodePoolsNotFound,
+  nodePoolsOfSite,
   waitForNodePool,
   watchNodePools,
 } from "../../services/nodepools.ts";
@@ -22,7 +24,9 @@ export default class GetNodePools extends NvkectlCommand<typeof GetNodePools> {
 
 --watch (-w) with NAME prints the pool again each time it changes and returns once it is Ready; without NAME it prints the cluster's pools, then a row for each pool that is added or changes, until interrupted (or --timeout). --wait returns once the named pools are Ready, then shows them (at most --timeout each, default 10m, exit 6).
 
-An unknown cluster or pool exits 4.`;
+An unknown cluster or pool exits 4.
+
+--all-sites (-A) lists the pools of every configured site at once, with SITE and CLUSTER columns first (site in -o json): with --cluster, the pools of the cluster of that name on each site that has one; without it, the pools of every cluster. A site that does not answer is named on stderr with its error while the others print, and the command exits 6 (SOME_SITES_FAILED).`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --cluster tenant-a",
@@ -32,6 +36,10 @@ An unknown cluster or pool exits 4.`;
       command: "<%= config.bin %> <%= command.id %> workers --cluster tenant-a --wait",
     },
     { description: "Watch the cluster's pools:", command: "<%= config.bin %> <%= command.id %> --cluster tenant-a -w" },
+    {
+      description: "Every pool of every cluster, on every configured site:",
+      command: "<%= config.bin %> <%= command.id %> -A",
+    },
   ];
 
   static override args = {
@@ -42,7 +50,10 @@ An unknown cluster or pool exits 4.`;
   };
 
   static override flags = {
-    cluster: clusterFlag,
+    cluster: Flags.string({
+      description:
+        "The cluster the node pools belong to (pool names are unique within a cluster only). Required, except with --all-sites.",
+    }),
     output: outputFlag(),
     selector: selectorFlag,
     ...listFlags,
@@ -58,12 +69,32 @@ An unknown cluster or pool exits 4.`;
     }),
     timeout: timeoutFlag,
     "poll-interval": pollIntervalFlag,
+    "all-sites": allSitesFlag(["watch", "wait"]),
   };
 
   override async run(): Promise<void> {
-    const { cluster, output, selector, watch, wait } = this.flags;
+    const { output, selector, watch, wait } = this.flags;
     const names = this.args.name ?? [];
     checkNamesOrSelector(names, selector, "node pool");
+    if (this.flags["all-sites"]) {
+      checkAllSitesUsage({ kind: "node pool", names });
+      const requirements = selectorOf(selector);
+      const open = await this.controllerOpener();
+      const { cluster } = this.flags;
+      await this.printAcrossSites(
+        output,
+        siteView(nodePoolView(), { promote: "cluster" }),
+        async (site) => nodePoolsOfSite({ client: await open(site), cluster, selector: requirements }),
+        cluster === undefined ? undefined : `No node pools found in a cluster "${cluster}" on any site.`,
+      );
+      return;
+    }
+    const { cluster } = this.flags;
+    if (cluster === undefined) {
+      throw new UserError(coreErrorCodes.USAGE, "missing required flag --cluster", {
+        next: "name the cluster: nvkectl get nodepools --cluster NAME (or every cluster's pools on every site: -A)",
+      });
+    }
     if (wait && names.length === 0) {
       throw new UserError(coreErrorCodes.USAGE, "--wait needs the NAME of each node pool to wait for", {
         next: `name them: nvkectl get nodepools NAME... --cluster ${cluster} --wait (or watch every pool with -w)`,

@@ -1,5 +1,7 @@
-import { Args, listFlags, outputFlag } from "@nodekit/cli-kit";
+import { Args, listFlags, outputFlag, type View } from "@nodekit/cli-kit";
 import { contextFlag, NvkectlCommand } from "../../base.ts";
+import { allSitesFlag } from "../../flags.ts";
+import { siteView } from "../../services/all-sites.ts";
 import { getProviders, type ProviderStatus, providersNamed } from "../../services/providers.ts";
 import { age } from "../../services/time.ts";
 
@@ -14,7 +16,9 @@ STATE is CONFIGURED when the provider's CRDs are all Established, its controller
 
 CREDENTIALS is the provider's own last credential check, read from the identity object that names its credentials Secret (for nico, a NicoIdentity): HEALTHY, or a failure state such as INVALID, EXPIRED, FORBIDDEN or UNREACHABLE; UNKNOWN when the identity has not checked yet; NO-IDENTITY when no identity names the Secret; UNSUPPORTED when the provider has no credential check (capd). LAST CHECK is how long ago that check ran. Look for CONFIGURED with HEALTHY.
 
--o wide adds what is missing, the controller, the credentials Secret and the identity; -o json and -o yaml print all of it, with lastCheckTime as a timestamp. docs/providers.md describes each provider and value.`;
+-o wide adds what is missing, the controller, the credentials Secret and the identity; -o json and -o yaml print all of it, with lastCheckTime as a timestamp. docs/providers.md describes each provider and value.
+
+--all-sites (-A) reads the cluster of every configured site at once (each with its site's kubeconfig; --context does not apply), with a SITE column first (site in -o json); a site whose cluster does not answer is named on stderr with its error while the others print, and the command exits 6 (SOME_SITES_FAILED).`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %>",
@@ -24,6 +28,7 @@ CREDENTIALS is the provider's own last credential check, read from the identity 
     },
     "<%= config.bin %> <%= command.id %> -o json --site lab",
     { description: "One provider:", command: "<%= config.bin %> <%= command.id %> nico" },
+    { description: "nico on every configured site:", command: "<%= config.bin %> <%= command.id %> nico --all-sites" },
   ];
 
   static override args = {
@@ -38,28 +43,37 @@ CREDENTIALS is the provider's own last credential check, read from the identity 
     context: contextFlag,
     "no-headers": listFlags["no-headers"],
     "sort-by": listFlags["sort-by"],
+    "all-sites": allSitesFlag(["context"]),
   };
 
   override async run(): Promise<void> {
     // An unknown name is refused before the site cluster is read.
     const definitions = providersNamed(this.args.name ?? []);
-    const providers = await getProviders({ cluster: await this.siteCluster(), providers: definitions });
     const now = new Date();
-    await this.print(this.flags.output, {
-      kind: "provider",
-      name: (p: ProviderStatus) => p.name,
-      rows: providers,
-      columns: [
-        { header: "name", value: (p: ProviderStatus) => p.name },
-        { header: "state", value: (p: ProviderStatus) => p.state },
-        { header: "credentials", value: (p: ProviderStatus) => p.credentials },
-        { header: "last check", value: (p: ProviderStatus) => age(p.lastCheckTime, now) },
-        { header: "reason", value: (p: ProviderStatus) => p.reason, wide: true },
-        { header: "controller", value: (p: ProviderStatus) => p.controller, wide: true },
-        { header: "credentials secret", value: (p: ProviderStatus) => p.credentialsSecret, wide: true },
-        { header: "identity", value: (p: ProviderStatus) => p.identity, wide: true },
-      ],
-      data: providers,
-    });
+    if (this.flags["all-sites"]) {
+      await this.printAcrossSites(this.flags.output, siteView(providerView(now)), async (site) =>
+        getProviders({ cluster: await this.siteClusterOf(site), providers: definitions }),
+      );
+      return;
+    }
+    const providers = await getProviders({ cluster: await this.siteCluster(), providers: definitions });
+    await this.print(this.flags.output, { ...providerView(now), rows: providers, data: providers });
   }
+}
+
+function providerView(now: Date): View<ProviderStatus> {
+  return {
+    kind: "provider",
+    name: (p) => p.name,
+    columns: [
+      { header: "name", value: (p) => p.name },
+      { header: "state", value: (p) => p.state },
+      { header: "credentials", value: (p) => p.credentials },
+      { header: "last check", value: (p) => age(p.lastCheckTime, now) },
+      { header: "reason", value: (p) => p.reason, wide: true },
+      { header: "controller", value: (p) => p.controller, wide: true },
+      { header: "credentials secret", value: (p) => p.credentialsSecret, wide: true },
+      { header: "identity", value: (p) => p.identity, wide: true },
+    ],
+  };
 }

@@ -1,0 +1,196 @@
+/**
+ * `nvkectl get clusters --all-sites` over 20 sites against the same read of one site (issue 24
+ * item 5: ≤ 1.5×). A real kube-apiserver (tooling/testenv) and 20 NVKE controller emulators
+ * on it, each its own process with auth on (TokenReview) and 20 seeded clusters, each a
+ * configured site; the token cache is primed, so what is measured is the read: one process
+ * asking 20 controllers at once (a bounded number at a time) against one process asking one.
+ * The built CLI, a subprocess per run, in interleaved rounds each in a new random order, after
+ * two warm-up runs per case; `node -e 0` runs alongside to show the machine's load.
+ *
+ *   node tooling/bench/all-sites.ts [--rounds N] [--sites N] [--json]
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const args = process.argv.slice(2);
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const rounds = Number(option("--rounds") ?? "") || 15;
+const siteCount = Number(option("--sites") ?? "") || 20;
+const asJson = args.includes("--json");
+/** Clusters each site lists (bench.ts's small read). */
+const CLUSTERS = 20;
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const node = process.execPath;
+const nvkectl = join(root, "apps/nvkectl/bin/run.js");
+const kubectl = spawnSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8" }).stdout.trim();
+const work = mkdtempSync(join(tmpdir(), "nodekit-bench-all-sites-"));
+const env = { PATH: process.env.PATH ?? "", HOME: work, XDG_CONFIG_HOME: join(work, "config"), NO_COLOR: "1" };
+
+const fail = (message: string): never => {
+  process.stderr.write(`all-sites bench: ${message}\n`);
+  process.exit(1);
+};
+if (kubectl === "") fail("kubectl is not on PATH (the testenv's kube-apiserver is set up with it)");
+
+const testenvEnv = { ...process.env, NODEKIT_TESTENV_STATE_DIR: join(work, "testenv") };
+const testenvCli = join(root, "tooling/testenv/src/cli.ts");
+const emulators: ChildProcess[] = [];
+const stop = () => {
+  for (const child of emulators) child.kill("SIGTERM");
+  spawnSync(node, [testenvCli, "down"], { cwd: root, env: testenvEnv, stdio: "ignore" });
+  rmSync(work, { recursive: true, force: true });
+};
+process.on("exit", stop);
+
+const up = spawnSync(node, [testenvCli, "up"], { cwd: root, env: testenvEnv, encoding: "utf8" });
+const kubeconfig = up.stdout.trim().split("\n").at(-1) ?? "";
+if (up.status !== 0 || kubeconfig === "") fail(`testenv did not start: ${up.stderr.trim().split("\n").at(-1)}`);
+
+// Auth on: the emulators review every token against the apiserver (as bench.ts sets it up).
+const applied = spawnSync(kubectl, ["--kubeconfig", kubeconfig, "apply", "-f", "-"], {
+  input: JSON.stringify({
+    apiVersion: "v1",
+    kind: "List",
+    items: [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
+        data: { audience: "nvke-bench" },
+      },
+    ],
+  }),
+  encoding: "utf8",
+});
+if (applied.status !== 0) fail(`kubectl apply: ${applied.stderr}`);
+
+async function startSite(name: string): Promise<void> {
+  const child = spawn(
+    node,
+    [
+      "tooling/nvke-emulator/src/main.ts",
+      "--kubeconfig",
+      kubeconfig,
+      "--port",
+      "0",
+      "--state",
+      join(work, `${name}.json`),
+    ],
+    { cwd: root, stdio: ["ignore", "pipe", "ignore"] },
+  );
+  emulators.push(child);
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let buffered = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      buffered += chunk;
+      const line = buffered.split("\n")[0];
+      if (buffered.includes("\n") && line) resolveUrl(line.trim());
+    });
+    child.on("exit", (code) => reject(new Error(`the emulator of ${name} exited with ${code}`)));
+  });
+  const seeded = await fetch(`${url}/_emulator/seed`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ clusters: CLUSTERS, namePrefix: name }),
+  });
+  if (!seeded.ok) throw new Error(`seeding ${name}: HTTP ${seeded.status}`);
+  const set = spawnSync(node, [nvkectl, "config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig], { env });
+  if (set.status !== 0) throw new Error(`nvkectl config set-site ${name}: ${set.stderr}`);
+}
+
+const say = (line: string) => process.stderr.write(`all-sites bench: ${line}\n`);
+say(`testenv up; starting ${siteCount} emulators`);
+const names = Array.from({ length: siteCount }, (_, n) => `s${String(n).padStart(2, "0")}`);
+try {
+  await Promise.all(names.map(startSite));
+} catch (error) {
+  fail((error as Error).message);
+}
+
+interface Case {
+  name: string;
+  argv: string[];
+}
+const one = names[0] ?? "s00";
+const cases: Case[] = [
+  { name: "node -e 0", argv: [node, "-e", "0"] },
+  {
+    name: "nvkectl get clusters -o json --site (1 site)",
+    argv: [node, nvkectl, "get", "clusters", "-o", "json", "--site", one],
+  },
+  {
+    name: `nvkectl get clusters -o json --all-sites (${siteCount} sites)`,
+    argv: [node, nvkectl, "get", "clusters", "-o", "json", "--all-sites"],
+  },
+  { name: "nvkectl get clusters --site (1 site, table)", argv: [node, nvkectl, "get", "clusters", "--site", one] },
+  {
+    name: `nvkectl get clusters --all-sites (${siteCount} sites, table)`,
+    argv: [node, nvkectl, "get", "clusters", "--all-sites"],
+  },
+];
+
+function timeOnce(c: Case): number {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(c.argv[0] ?? "", c.argv.slice(1), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0) fail(`${c.name} exited ${result.status}: ${result.stderr?.toString().slice(0, 500)}`);
+  return ms;
+}
+
+say("sites configured; priming the token cache");
+// Prime every site's token (minted once, then cached), and check that every site answers.
+const primed = spawnSync(node, [nvkectl, "get", "clusters", "-o", "json", "--all-sites"], { env, encoding: "utf8" });
+if (primed.status !== 0) fail(`priming the token cache: ${primed.stderr}`);
+const listed = (JSON.parse(primed.stdout) as { items: unknown[] }).items.length;
+if (listed !== siteCount * CLUSTERS) fail(`--all-sites listed ${listed} clusters, not ${siteCount * CLUSTERS}`);
+
+say(`measuring: ${rounds} rounds`);
+const loadBefore = loadavg()[0] ?? 0;
+for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
+const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) samples.get(c.name)?.push(timeOnce(c));
+const loadAfter = loadavg()[0] ?? 0;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
+const ratioOf = (many: string, single: string) => (medians.get(many) ?? 0) / (medians.get(single) ?? 1);
+const jsonRatio = ratioOf(cases[2]?.name ?? "", cases[1]?.name ?? "");
+const tableRatio = ratioOf(cases[4]?.name ?? "", cases[3]?.name ?? "");
+
+if (asJson) {
+  process.stdout.write(
+    `${JSON.stringify({ rounds, sites: siteCount, clustersPerSite: CLUSTERS, medians: Object.fromEntries(medians), jsonRatio, tableRatio, loadBefore, loadAfter })}\n`,
+  );
+} else {
+  const lines = [
+    `${rounds} rounds, ${siteCount} sites of ${CLUSTERS} clusters each, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}`,
+    "",
+    "| case | median ms |",
+    "|---|---:|",
+    ...[...medians].map(([name, ms]) => `| \`${name}\` | ${ms.toFixed(1)} |`),
+    "",
+    `--all-sites (${siteCount}) ÷ one site, -o json: ${jsonRatio.toFixed(2)} (target ≤ 1.5: ${jsonRatio <= 1.5 ? "met" : "missed"})`,
+    `--all-sites (${siteCount}) ÷ one site, table:   ${tableRatio.toFixed(2)} (target ≤ 1.5: ${tableRatio <= 1.5 ? "met" : "missed"})`,
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+// The emulators' pipes keep the event loop alive: stop them (the exit handler) and end.
+process.exit(0);
