@@ -143,7 +143,7 @@ describe("writeNewFileSafe", () => {
 
   test("streams a new file whole, with its mode whatever the umask, and leaves no temporary file", async () => {
     const dir = await testdir({});
-    expect(await writeNewFileSafe(dir.path("bundle.tar.gz"), chunks("a", "b", "c"), { mode: 0o600 })).toEqual({
+    expect(await writeNewFileSafe(dir.path("bundle.tar.gz"), () => chunks("a", "b", "c"), { mode: 0o600 })).toEqual({
       kind: "written",
     });
     expect(await dir.read("bundle.tar.gz")).toBe("abc");
@@ -154,8 +154,10 @@ describe("writeNewFileSafe", () => {
   test("never replaces what is there: a file, or a link (whose target stays as it was)", async () => {
     const dir = await testdir({ "old.tar.gz": "old", "victim.txt": "precious\n" });
     await symlink(dir.path("victim.txt"), dir.path("link.tar.gz"));
-    expect(await writeNewFileSafe(dir.path("old.tar.gz"), chunks("new"), { mode: 0o600 })).toEqual({ kind: "exists" });
-    expect(await writeNewFileSafe(dir.path("link.tar.gz"), chunks("new"), { mode: 0o600 })).toEqual({
+    expect(await writeNewFileSafe(dir.path("old.tar.gz"), () => chunks("new"), { mode: 0o600 })).toEqual({
+      kind: "exists",
+    });
+    expect(await writeNewFileSafe(dir.path("link.tar.gz"), () => chunks("new"), { mode: 0o600 })).toEqual({
       kind: "exists",
     });
     expect(await dir.read("old.tar.gz")).toBe("old");
@@ -169,7 +171,7 @@ describe("writeNewFileSafe", () => {
       yield "half of it";
       throw new Error("the archiver failed");
     }
-    const error = await userErrorOf(writeNewFileSafe(dir.path("bundle.tar.gz"), failing(), { mode: 0o600 }));
+    const error = await userErrorOf(writeNewFileSafe(dir.path("bundle.tar.gz"), failing, { mode: 0o600 }));
     expect(error.code).toBe("FILE_WRITE_FAILED");
     expect(await readdir(dir.root)).toEqual([]);
   });

@@ -219,7 +219,8 @@ export type NewFileWrite = { kind: "written" } | { kind: "exists" };
 /**
  * Writes a new file whole or not at all, never over anything already at `path` (a file, a
  * link, a directory: `{ kind: "exists" }`, and that is left as it was): for an archive a
- * command streams out (a support bundle). The content streams into a temporary file beside
+ * command streams out (a support bundle). `source` is called once the path is known to be
+ * free (an archiver that starts on creation is never started for nothing); its content streams into a temporary file beside
  * `path` (created exclusively with `mode`, never through a link), is synced, and is then
  * published with link(2), which fails instead of replacing what another writer put there in
  * the meantime. A source that fails, or a failed write, leaves nothing at `path` and no
@@ -227,7 +228,7 @@ export type NewFileWrite = { kind: "written" } | { kind: "exists" };
  */
 export async function writeNewFileSafe(
   path: string,
-  source: AsyncIterable<Uint8Array | string>,
+  source: () => AsyncIterable<Uint8Array | string>,
   options: { mode: number; what?: string },
 ): Promise<NewFileWrite> {
   const what = options.what ?? "the file";
@@ -243,7 +244,7 @@ export async function writeNewFileSafe(
     const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
     try {
       await file.chmod(options.mode);
-      for await (const chunk of source) await file.writeFile(chunk);
+      for await (const chunk of source()) await file.writeFile(chunk);
       await file.sync();
     } finally {
       await file.close();

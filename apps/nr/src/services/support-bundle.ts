@@ -224,7 +224,7 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
 
     const out = options.output ?? join(options.cwd ?? process.cwd(), `${name}.tar.gz`);
     // Whole or not at all, never over an existing file.
-    const written = await writeNewFileSafe(out, create({ gzip: true, cwd: work, portable: true }, [name]), {
+    const written = await writeNewFileSafe(out, () => create({ gzip: true, cwd: work, portable: true }, [name]), {
       mode: 0o600,
       what: "the support bundle",
     });

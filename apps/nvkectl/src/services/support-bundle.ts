@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { UserError } from "@nodekit/errors";
@@ -83,6 +83,10 @@ export async function supportBundle(options: SupportBundleOptions): Promise<Supp
   const { redactor } = options;
   const clock = options.clock ?? (() => new Date());
   const started = clock();
+  // A bundle asked for where one is already refuses first, before the site is read.
+  if (options.output !== undefined && (await lstat(options.output).catch(() => undefined)) !== undefined) {
+    throw bundleExists(options.output);
+  }
   for (const [name, value] of Object.entries(options.env)) {
     if (SECRET_ENV.test(name)) redactor.add(value, name);
   }
@@ -218,14 +222,12 @@ export async function supportBundle(options: SupportBundleOptions): Promise<Supp
       flag: "wx",
     });
     // Whole or not at all, never over an existing file.
-    const written = await writeNewFileSafe(out, create({ gzip: true, cwd: work, portable: true }, [name]), {
+    const written = await writeNewFileSafe(out, () => create({ gzip: true, cwd: work, portable: true }, [name]), {
       mode: 0o600,
       what: "the support bundle",
     });
     if (written.kind === "exists") {
-      throw new UserError(errorCodes.SUPPORT_BUNDLE_EXISTS, `${out} exists; nothing was overwritten`, {
-        next: `give another --output, or remove ${basename(out)} from ${dirname(out)} first`,
-      });
+      throw bundleExists(out);
     }
     return { path: out, entries };
   } finally {
@@ -235,6 +237,11 @@ export async function supportBundle(options: SupportBundleOptions): Promise<Supp
 
 const isLearnt = (value: unknown): value is Awaited<ReturnType<typeof learnSecrets>> =>
   typeof value === "object" && value !== null && "shown" in value && value.shown instanceof Map;
+
+const bundleExists = (out: string) =>
+  new UserError(errorCodes.SUPPORT_BUNDLE_EXISTS, `${out} exists; nothing was overwritten`, {
+    next: `give another --output, or remove ${basename(out)} from ${dirname(out)} first`,
+  });
 
 /** The first call's promise, shared by every later call (each part asks; one request is made). */
 function memo<T>(make: () => Promise<T>): () => Promise<T> {
