@@ -1,5 +1,5 @@
-import { createServer } from "node:net";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
