@@ -38,7 +38,7 @@ const CLUSTER_API_KINDS = [
 const SECRET_ENV = /TOKEN|PASSWORD|SECRET|API_?KEY|CREDENTIAL/i;
 
 /** One entry of the bundle's `index.json`. */
-export interface BundleEntry {
+interface BundleEntry {
   file: string;
   what: string;
   /** Why the part is missing or partial: the error that reading it ended with. */
