@@ -215,4 +215,8 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "The uninstall found tenant clusters (Cluster API Clusters) the site still manages; each is named and nothing was changed (--force uninstalls anyway).",
   },
+  SUPPORT_BUNDLE_EXISTS: {
+    exitCode: ExitCode.Conflict,
+    meaning: "The support bundle's file (--output) exists already; nvkectl never overwrites it.",
+  },
 });

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { assertTrustedDir, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
 import { assertTrustedFile, digestOwnFile, readPrivateFile } from "./read.ts";
-import { checkWriteTarget, restrictFile, STALE_TEMP_MS, writeFileSafe } from "./write.ts";
+import { checkWriteTarget, restrictFile, STALE_TEMP_MS, writeFileSafe, writeNewFileSafe } from "./write.ts";
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 const other = otherUser();
@@ -133,6 +133,47 @@ describe.skipIf(other.skip !== undefined)(`against a second local user (${other.
     expect((await userErrorOf(assertTrustedFile(dir.path("theirs/config.yaml")))).code).toBe("FILE_UNSAFE");
     await chown(dir.path("mine"), user.uid, user.gid);
     expect((await userErrorOf(assertTrustedFile(dir.path("mine/config.yaml")))).code).toBe("DIR_UNSAFE");
+  });
+});
+
+describe("writeNewFileSafe", () => {
+  async function* chunks(...parts: string[]) {
+    for (const part of parts) yield part;
+  }
+
+  test("streams a new file whole, with its mode whatever the umask, and leaves no temporary file", async () => {
+    const dir = await testdir({});
+    expect(await writeNewFileSafe(dir.path("bundle.tar.gz"), () => chunks("a", "b", "c"), { mode: 0o600 })).toEqual({
+      kind: "written",
+    });
+    expect(await dir.read("bundle.tar.gz")).toBe("abc");
+    expect(await mode(dir.path("bundle.tar.gz"))).toBe(0o600);
+    expect(await readdir(dir.root)).toEqual(["bundle.tar.gz"]);
+  });
+
+  test("never replaces what is there: a file, or a link (whose target stays as it was)", async () => {
+    const dir = await testdir({ "old.tar.gz": "old", "victim.txt": "precious\n" });
+    await symlink(dir.path("victim.txt"), dir.path("link.tar.gz"));
+    expect(await writeNewFileSafe(dir.path("old.tar.gz"), () => chunks("new"), { mode: 0o600 })).toEqual({
+      kind: "exists",
+    });
+    expect(await writeNewFileSafe(dir.path("link.tar.gz"), () => chunks("new"), { mode: 0o600 })).toEqual({
+      kind: "exists",
+    });
+    expect(await dir.read("old.tar.gz")).toBe("old");
+    expect(await dir.read("victim.txt")).toBe("precious\n");
+    expect((await readdir(dir.root)).sort()).toEqual(["link.tar.gz", "old.tar.gz", "victim.txt"]);
+  });
+
+  test("a source that fails midway leaves no file at all, not half of one", async () => {
+    const dir = await testdir({});
+    async function* failing() {
+      yield "half of it";
+      throw new Error("the archiver failed");
+    }
+    const error = await userErrorOf(writeNewFileSafe(dir.path("bundle.tar.gz"), failing, { mode: 0o600 }));
+    expect(error.code).toBe("FILE_WRITE_FAILED");
+    expect(await readdir(dir.root)).toEqual([]);
   });
 });
 

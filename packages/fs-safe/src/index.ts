@@ -11,8 +11,10 @@ export {
 } from "./read.ts";
 export {
   checkWriteTarget,
+  type NewFileWrite,
   restrictFile,
   STALE_TEMP_MS,
   type WriteFileSafeOptions,
   writeFileSafe,
+  writeNewFileSafe,
 } from "./write.ts";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
-import { constants, type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
+import { constants, type FileHandle, link, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
@@ -211,4 +211,55 @@ export async function restrictFile(path: string, mode: number, options: Identity
   } finally {
     await file.close();
   }
+}
+
+/** What {@link writeNewFileSafe} did: wrote the file, or found one there already and left it alone. */
+export type NewFileWrite = { kind: "written" } | { kind: "exists" };
+
+/**
+ * Writes a new file whole or not at all, never over anything already at `path` (a file, a
+ * link, a directory: `{ kind: "exists" }`, and that is left as it was): for an archive a
+ * command streams out (a support bundle). `source` is called once the path is known to be
+ * free (an archiver that starts on creation is never started for nothing); its content streams into a temporary file beside
+ * `path` (created exclusively with `mode`, never through a link), is synced, and is then
+ * published with link(2), which fails instead of replacing what another writer put there in
+ * the meantime. A source that fails, or a failed write, leaves nothing at `path` and no
+ * temporary file. Failures other than an existing path are FILE_WRITE_FAILED.
+ */
+export async function writeNewFileSafe(
+  path: string,
+  source: () => AsyncIterable<Uint8Array | string>,
+  options: { mode: number; what?: string },
+): Promise<NewFileWrite> {
+  const what = options.what ?? "the file";
+  try {
+    await lstat(path);
+    return { kind: "exists" };
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT") throw writeFailed(path, what, error);
+  }
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, options.mode);
+    try {
+      await file.chmod(options.mode);
+      for await (const chunk of source()) await file.writeFile(chunk);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    try {
+      await link(temp, path);
+    } catch (error) {
+      if (errnoCode(error) === "EEXIST") return { kind: "exists" };
+      throw error;
+    }
+  } catch (error) {
+    throw writeFailed(path, what, error);
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+  await syncDir(dir);
+  return { kind: "written" };
 }

@@ -7,7 +7,29 @@ import {
   formatCall,
   MIN_SECRET_LENGTH,
   Redactor,
+  redactCredentialFields,
 } from "./index.ts";
+
+describe("redactCredentialFields", () => {
+  it("blanks credential-looking fields in YAML, JSON and headers, and leaves other text alone", () => {
+    const text = [
+      "    token: eyJhbGciOiJSUzI1NiJ9.abc",
+      '  "client-key-data": "LS0tLS1CRUdJTiBFQw=="',
+      "Authorization: Bearer abcdef123456",
+      'password="hunter2hunter2"',
+      "name: nke-controller",
+      "secret: abc",
+    ].join("\n");
+    expect(redactCredentialFields(text).split("\n")).toEqual([
+      "    token: [REDACTED]",
+      '  "client-key-data": "[REDACTED]"',
+      "Authorization: [REDACTED]",
+      'password="[REDACTED]"',
+      "name: nke-controller",
+      "secret: abc",
+    ]);
+  });
+});
 
 describe("Redactor", () => {
   it("removes every registered secret, longest first", () => {

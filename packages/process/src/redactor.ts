@@ -67,3 +67,19 @@ export class Redactor {
     return out;
   }
 }
+
+/**
+ * Fields that carry a credential whatever the redactor was told: a kubeconfig's token or key,
+ * an Authorization header, a bearer token, a password or secret field (YAML, JSON, key=value).
+ */
+const CREDENTIAL_FIELD =
+  /((?:token|client-key-data|client-certificate-data|password|secret|tokenSecret|authorization)["']?\s*[:=]\s*)("?)(?:Bearer\s+)?[^\s",]{6,}\2/gi;
+
+/**
+ * Blanks the value of every credential-looking field ({@link REDACTED}): the second pass over
+ * text that leaves the machine whole (a support bundle), after {@link Redactor.redact} has
+ * removed every secret it was told of.
+ */
+export function redactCredentialFields(text: string): string {
+  return text.replace(CREDENTIAL_FIELD, (_match, key: string, quote: string) => `${key}${quote}${REDACTED}${quote}`);
+}

@@ -373,6 +373,26 @@ export function upgradeFlow(): Step[] {
         timeoutMs: 15 * 60_000,
       },
     ),
+    step(
+      "Write a support bundle of the site, and look inside",
+      [
+        'nvkectl support-bundle --site sandbox-admin --output "$NVKE_SANDBOX_DIR/site-support.tar.gz"',
+        'tar -tzf "$NVKE_SANDBOX_DIR/site-support.tar.gz"',
+        `tar -xzOf "$NVKE_SANDBOX_DIR/site-support.tar.gz" | grep -cF ${NICO_KEY} || echo "no secret in it"`,
+      ].join("\n"),
+      {
+        note: "the install record, the controller's clusters and node pools, the providers, the stack's objects and events, nvkectl's config; Secrets by name and keys only",
+        check: ({ stdout, stderr }) =>
+          `${stderr}`.includes(NICO_KEY)
+            ? "the NICo API key shows in the output"
+            : !/^no secret in it$/m.test(stdout)
+              ? "the NICo API key is in the bundle"
+              : /\/install-record\.json$/m.test(stdout)
+                ? undefined
+                : "the bundle has no install-record.json",
+        lookAt: "docs/install.md (Support bundle)",
+      },
+    ),
   ];
 }
 

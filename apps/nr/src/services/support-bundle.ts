@@ -1,11 +1,9 @@
-import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { UserError } from "@nodekit/errors";
-import { readPrivateFile } from "@nodekit/fs-safe";
+import { readPrivateFile, writeNewFileSafe } from "@nodekit/fs-safe";
 import { helmCall, isolatedToolEnv, kubectlCall } from "@nodekit/kube";
-import type { CommandCall, ProcessRunner, Redactor } from "@nodekit/process";
+import { type CommandCall, type ProcessRunner, type Redactor, redactCredentialFields } from "@nodekit/process";
 import { create } from "tar";
 import * as z from "zod";
 import { errorCodes } from "../errors.ts";
@@ -44,18 +42,9 @@ interface BundleEntry {
 
 const KubeSecret = z.object({ data: z.record(z.string(), z.string()).optional() });
 
-/**
- * Lines that carry a credential whatever the redactor was told: a kubeconfig's token or key,
- * an Authorization header, a bearer token, a password or secret field.
- */
-const CREDENTIAL_LINE =
-  /((?:token|client-key-data|client-certificate-data|password|secret|tokenSecret|authorization)["']?\s*[:=]\s*)("?)(?:Bearer\s+)?[^\s",]{6,}\2/gi;
-
 /** Redacts what the redactor knows and every credential-looking field. */
 function scrub(redactor: Redactor, text: string): string {
-  return redactor
-    .redact(text)
-    .replace(CREDENTIAL_LINE, (_match, key: string, quote: string) => `${key}${quote}[REDACTED]${quote}`);
+  return redactCredentialFields(redactor.redact(text));
 }
 
 /**
@@ -234,18 +223,15 @@ export async function supportBundle(options: SupportBundleOptions): Promise<{ pa
     );
 
     const out = options.output ?? join(options.cwd ?? process.cwd(), `${name}.tar.gz`);
-    try {
-      await pipeline(
-        create({ gzip: true, cwd: work, portable: true }, [name]),
-        createWriteStream(out, { mode: 0o600, flags: "wx" }),
-      );
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-        throw new UserError(errorCodes.BUNDLE_EXISTS, `${out} exists; nothing was overwritten`, {
-          next: `give another --output, or remove ${basename(out)} first`,
-        });
-      }
-      throw error;
+    // Whole or not at all, never over an existing file.
+    const written = await writeNewFileSafe(out, () => create({ gzip: true, cwd: work, portable: true }, [name]), {
+      mode: 0o600,
+      what: "the support bundle",
+    });
+    if (written.kind === "exists") {
+      throw new UserError(errorCodes.BUNDLE_EXISTS, `${out} exists; nothing was overwritten`, {
+        next: `give another --output, or remove ${basename(out)} first`,
+      });
     }
     return { path: out, entries };
   } finally {
