@@ -35,7 +35,7 @@ export interface RegistrationStatus extends RunStatusReport {
 }
 
 /** Where an unfinished `nr cluster upgrade` stands, from its own state (~/.nr/upgrade-state.json). */
-export interface UpgradeStatus {
+interface UpgradeStatus {
   status: "failed" | "interrupted" | "running";
   stateFile: string;
   /** The pin sets it moves from and to. */

@@ -29,7 +29,7 @@ interface OffloadingObservation {
  * The label on each namespace the offloading creates: what tells, on a resumed run, a namespace
  * nr created (and `nr cluster reset` deletes) from one that was there before (kept).
  */
-export const MANAGED_BY = { key: "app.kubernetes.io/managed-by", value: "nr" } as const;
+const MANAGED_BY = { key: "app.kubernetes.io/managed-by", value: "nr" } as const;
 
 const NamespaceLabels = z.object({
   metadata: z.object({ labels: z.record(z.string(), z.string()).optional() }).optional(),
