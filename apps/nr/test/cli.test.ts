@@ -674,7 +674,7 @@ describe("dry run", () => {
   it("--offline warns that the combination is not platform-validated and asks no pins", async () => {
     const env = await fresh("offline");
     const before = emulator.requests.length;
-    // Offline pins name no k3s installer and no liqoctl digest: the operator's own, on PATH, are used.
+    // Offline pins name no k3s installer: the operator's own, on PATH, is used (and liqoctl v1.0.1 on PATH too).
     const path = join(home.path, "offline-path");
     await mkdir(path, { recursive: true });
     await writeFile(join(path, "k3s-install.sh"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });

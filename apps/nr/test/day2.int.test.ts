@@ -137,7 +137,7 @@ async function registerMachine(name: string, nrHomeDir: string): Promise<void> {
   expect(result.exitCode, result.stderr).toBe(0);
 }
 
-const resetArgs = ["cluster", "reset", "--calico-manifests", join(FIXTURES, "calico"), "--timeout", "60s"];
+const resetArgs = ["cluster", "reset", "--timeout", "60s"];
 
 const exists = (args: string[]) =>
   kubectl(kubeconfig, ["get", ...args, "-o", "name"]).then(
@@ -276,6 +276,19 @@ describe("nr cluster reset, after a real registration", () => {
     const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
     const agent = await api.getAgentByName("pve-reset");
     const before = (await stand.records()).length;
+    // The offloading created nr-vnc-gateway (labelled as nr's) and recorded it; tenant-vms was there before
+    const registered = JSON.parse(await readFile(join(nr, "state.json"), "utf8"));
+    expect(registered.phases.offloading.outputs.created).toEqual(["nr-vnc-gateway"]);
+    const managedBy = (namespace: string) =>
+      kubectl(kubeconfig, [
+        "get",
+        "namespace",
+        namespace,
+        "-o",
+        "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}",
+      ]);
+    expect(await managedBy("nr-vnc-gateway")).toBe("nr");
+    expect(await managedBy("tenant-vms")).toBe("");
 
     // The dry run prints every call and changes nothing (the same decision the run makes)
     const env = { ...envFor(nr), HOME: home.path };
@@ -284,9 +297,9 @@ describe("nr cluster reset, after a real registration", () => {
     let planned: string[];
     const recording = createRecordingRunner({ inner: createExecaRunner() });
     try {
+      // No --calico-manifests: the reset deletes with the manifests the registration recorded
       const options = {
         force: false,
-        calicoManifests: join(FIXTURES, "calico"),
         waitSeconds: 60,
         env,
         runner: createExecaRunner(),
@@ -296,6 +309,13 @@ describe("nr cluster reset, after a real registration", () => {
       const dry = await reset({ ...options, dryRun: true, redactor: new Redactor() });
       if (dry.kind !== "plan") throw new Error("expected a plan");
       planned = planCallLines(dry.planned.plan);
+      expect(planned.filter((line) => line.includes(" delete -f "))).toEqual([
+        expect.stringContaining(`delete -f ${join(FIXTURES, "calico")}/`),
+        expect.stringContaining(`delete -f ${join(FIXTURES, "calico")}/`),
+      ]);
+      // Only the namespace nr created is deleted, after both were unoffloaded
+      expect(planned.filter((line) => line.includes("delete namespace nr-vnc-gateway"))).toHaveLength(1);
+      expect(planned.filter((line) => line.includes("delete namespace") && line.includes("tenant-vms"))).toEqual([]);
       expect((await stand.records()).length).toBe(before);
       await access(join(nr, "state.json"));
 
@@ -304,6 +324,7 @@ describe("nr cluster reset, after a real registration", () => {
       if (done.kind !== "done") throw new Error("expected a run");
       expect(done.result.ran).toEqual([
         "unoffload",
+        "namespaces",
         "unpeer",
         "liqo",
         "operator",
@@ -348,7 +369,9 @@ describe("nr cluster reset, after a real registration", () => {
     await expect(access(join(stand.bin, "k3s-uninstall.sh"))).rejects.toThrow();
     expect(await api.findAgentByName("pve-reset")).toBeUndefined();
     expect(bodies.some((b) => b.startsWith(`DELETE /api/v1/agents/${agent.id}`))).toBe(true);
-    // The namespace the operator asked for was unoffloaded, not deleted (nr cannot tell what else is in it)
+    // The namespace nr created for the offloading is deleted; the one that was there before
+    // (--offload-namespace tenant-vms) was unoffloaded, and kept
+    expect(await exists(["namespace/nr-vnc-gateway"])).toBe(false);
     expect(await exists(["namespace/tenant-vms"])).toBe(true);
 
     // The registration's state is archived with the reset's, and status has nothing to show
@@ -384,6 +407,7 @@ describe("nr cluster reset, after a real registration", () => {
       expect(stopped.stderr).toContain("continues there");
       const state = JSON.parse(await readFile(join(nr, "reset-state.json"), "utf8"));
       expect(state.phases.unoffload.state).toBe("done");
+      expect(state.phases.namespaces.state).toBe("done");
       expect(state.phases.unpeer.state).toBe("failed");
       // The registration's state is still where it was: nothing was archived
       await access(join(nr, "state.json"));
@@ -391,7 +415,7 @@ describe("nr cluster reset, after a real registration", () => {
       // And with --force it continues where it stopped: unoffload is not redone
       const forced = await home.nr([...resetArgs, "--force"], { env: envFor(nr), timeoutMs: 110_000 });
       expect(forced.exitCode, forced.stderr).toBe(0);
-      expect(forced.stdout).toContain("6 phases ran, 1 kept, 1 skipped");
+      expect(forced.stdout).toContain("6 phases ran, 2 kept, 1 skipped");
       expect(forced.stderr).toContain("the agent's peering in NodeRings is left");
     } finally {
       proxyDown = false;

@@ -341,6 +341,20 @@ describe("nr cluster upgrade: only what changed", () => {
     const upgradeState = await readState("upgrade-state.json");
     expect(upgradeState.status).toBe("interrupted");
     expect(upgradeState.phases.calico?.state).toBe("failed");
+    // And status shows the interrupted upgrade: where it stopped, and what continues it
+    const stoppedStatus = JSON.parse((await home.nr(["cluster", "status", "-o", "json"], { env: env() })).stdout);
+    expect(stoppedStatus.upgrade).toMatchObject({
+      status: "interrupted",
+      component: "calico",
+      to: pins.name,
+      lastError: { code: "RUN_INTERRUPTED" },
+    });
+    expect(stoppedStatus.nextStep).toContain("nr cluster upgrade");
+    const stoppedTable = (await home.nr(["cluster", "status"], { env: env() })).stdout;
+    expect(stoppedTable).toMatch(
+      /^Upgrade:\s+interrupted at calico \(pins .+ → .+\); its state: .*upgrade-state\.json$/m,
+    );
+    expect(stoppedTable).toMatch(/^Next:\s+nr cluster upgrade \(/m);
 
     // When it is run again (no --break-lock: the lock was released)
     const resumed = await home.nr(upgradeArgs(), { env: env(), timeoutMs: 150_000 });
@@ -373,6 +387,7 @@ describe("nr cluster upgrade: only what changed", () => {
     expect(after.phases["outbound-peer"]?.runs).toBe(before.phases["outbound-peer"]?.runs);
     const status = JSON.parse((await home.nr(["cluster", "status", "-o", "json"], { env: env() })).stdout);
     expect(status.status).toBe("succeeded");
+    expect(status.upgrade).toBeUndefined();
     expect(status.pins.name).toBe(pins.name);
     expect(status.pins.versions).toMatchObject(next.versions);
     // And register --resume with these pins redoes nothing: no installer, no liqoctl, no peering

@@ -5,10 +5,11 @@ import type { PinSet } from "./schema.ts";
  * They are recent upstream releases that work together, but the platform has not
  * validated them as a set, which is why every use of them carries a warning.
  *
- * Digests are only those the upstream project publishes beside its release (helm
- * v3.18.6: the release notes and the `.sha256sum` files). Liqo's liqoctl archives have
- * none here, so an offline run never downloads liqoctl: it uses one already on PATH or
- * in ~/.nr/bin, or the local config supplies the digest (`tools.liqoctl.artifacts`).
+ * Digests are only those upstream publishes for the release (helm v3.18.6: the release
+ * notes and the `.sha256sum` files; liqoctl v1.0.1: Liqo's own krew plugin manifest,
+ * kubernetes-sigs/krew-index plugins/liqo.yaml at its v1.0.1 entry, commit 96e715e1). The
+ * k3s installer has none here (its install.sh is not a per-release artifact): an offline
+ * run uses the operator's `k3s-install.sh` on PATH, or the local config names one.
  */
 export const DEFAULT_PINS: PinSet = {
   schemaVersion: 1,
@@ -45,11 +46,13 @@ export const DEFAULT_PINS: PinSet = {
       artifacts: {
         amd64: {
           url: "https://github.com/liqotech/liqo/releases/download/v1.0.1/liqoctl-linux-amd64.tar.gz",
+          sha256: "871e7637f69a7d67fcdac9db909d2ab2bffb161693165e581abd09d2e1ae32b2",
           format: "tar.gz",
           member: "liqoctl",
         },
         arm64: {
           url: "https://github.com/liqotech/liqo/releases/download/v1.0.1/liqoctl-linux-arm64.tar.gz",
+          sha256: "d66f3a6751ff6411ef1f172875a6068459cc0c7b63a461ea47fe10f63506f81f",
           format: "tar.gz",
           member: "liqoctl",
         },

@@ -99,8 +99,18 @@ describe("requireArtifact", () => {
     });
   });
 
+  test("the offline defaults carry liqoctl's published digests (krew-index plugins/liqo.yaml, v1.0.1)", () => {
+    expect(requireArtifact(offlinePins(), "liqoctl", "amd64").sha256).toBe(
+      "871e7637f69a7d67fcdac9db909d2ab2bffb161693165e581abd09d2e1ae32b2",
+    );
+    expect(requireArtifact(offlinePins(), "liqoctl", "arm64").sha256).toBe(
+      "d66f3a6751ff6411ef1f172875a6068459cc0c7b63a461ea47fe10f63506f81f",
+    );
+  });
+
   test("an artifact without a digest is an error located in the pins, not a download", async () => {
     const resolved = offlinePins();
+    delete resolved.pins.tools.liqoctl.artifacts?.amd64?.sha256;
     const error = await userErrorOf(Promise.resolve().then(() => requireArtifact(resolved, "liqoctl", "amd64")));
     expect(error.code).toBe(versionPinsErrorCodes.PINS_DIGEST_MISSING.code);
     expect(error.exitCode).toBe(ExitCode.InvalidInput);

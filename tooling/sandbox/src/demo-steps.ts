@@ -434,21 +434,20 @@ const LOOK_AT_AGENT =
   "nr cluster status, the run's log $NR_HOME/run/last-run.log, ./run sandbox status, docs/registration.md, docs/nr-state.md";
 const AGENT = '"$NR_SANDBOX_AGENT_KUBECONFIG"';
 const BUNDLE = '"$NVKE_SANDBOX_DIR/demo-agent-bundle.tar.gz"';
-const RESET = 'nr cluster reset --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS"';
-/** What the agent cluster had before nr ran (kube-apiserver's own namespaces), and what reset leaves of nr's by design. */
+// No --calico-manifests: the reset takes them from where the registration recorded it took them.
+const RESET = "nr cluster reset";
+/** What the agent cluster had before nr ran: kube-apiserver's own namespaces, and nothing of nr's. */
 const AGENT_CLUSTER_LEFT = [
   "namespace/default",
   "namespace/kube-node-lease",
   "namespace/kube-public",
   "namespace/kube-system",
-  // The namespace NodeRings asked nr to offload: unoffloaded, kept (nr cannot tell what else is in it).
-  "namespace/nr-vnc-gateway",
 ];
 
 const noSecret = ({ stdout, stderr }: { stdout: string; stderr: string }) =>
   `${stdout}${stderr}`.includes(SANDBOX_PROXMOX_TOKEN_SECRET) ? "the Proxmox secret shows in the output" : undefined;
 
-/** The agent cluster's objects after the reset: exactly what it had before nr ran, and the unoffloaded namespace. */
+/** The agent cluster's objects after the reset: exactly what it had before nr ran. */
 function nothingLeft(stdout: string): string | undefined {
   const objects = stdout.split("\n").filter((line) => /^[a-z.]+\/\S+$/.test(line));
   const extra = objects.filter((name) => !AGENT_CLUSTER_LEFT.includes(name));
@@ -532,14 +531,14 @@ export function registrationFlow(): Step[] {
     step("Dry-run the reset", `${RESET} --dry-run`, {
       note: "the registration's phases in reverse, every call in order; nothing changes",
       check: ({ stdout }) =>
-        /^# \[8\/8\] archive: /m.test(stdout) ? undefined : "the plan does not reach its archive phase",
+        /^# \[9\/9\] archive: /m.test(stdout) ? undefined : "the plan does not reach its archive phase",
       lookAt: LOOK_AT_AGENT,
     }),
     step("Reset the machine, for real", RESET, {
-      note: "unoffload, unpeer both ways, liqoctl uninstall --purge, the operator and its Secret, Calico, k3s-uninstall.sh, the agent deregistered, the state archived",
+      note: "unoffload, delete the namespace the offloading created, unpeer both ways, liqoctl uninstall --purge, the operator and its Secret, Calico, k3s-uninstall.sh, the agent deregistered, the state archived",
       check: (result) =>
         noSecret(result) ??
-        (/reset: 8 phases ran/.test(result.stdout) ? undefined : "the reset did not run its phases"),
+        (/reset: 9 phases ran/.test(result.stdout) ? undefined : "the reset did not run its phases"),
       lookAt: LOOK_AT_AGENT,
       timeoutMs: 10 * 60_000,
     }),
@@ -553,7 +552,7 @@ export function registrationFlow(): Step[] {
         "nr cluster status",
       ].join("\n"),
       {
-        note: "on the agent cluster only what kube-apiserver made itself, and nr-vnc-gateway (the namespace the registration offloaded: unoffloaded, kept); no node, CRD, Secret or helm release; no agent in NodeRings; the registration's state archived",
+        note: "on the agent cluster only what kube-apiserver made itself (nr-vnc-gateway, which the offloading created, is deleted); no node, CRD, Secret or helm release; no agent in NodeRings; the registration's state archived",
         check: ({ stdout }) => nothingLeft(stdout),
         lookAt: LOOK_AT_AGENT,
       },

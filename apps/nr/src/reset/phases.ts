@@ -70,6 +70,41 @@ const unoffload = resetPhase({
   recorded: (ctx) => ({ namespaces: ctx.recorded.offloaded ?? [] }),
 });
 
+/**
+ * 2. Namespaces: delete those the offloading created (it labelled them
+ * app.kubernetes.io/managed-by=nr and recorded them), now that they are unoffloaded and while
+ * Liqo still runs to release them. One that existed before the registration is never deleted.
+ */
+const deleteNamespaces = resetPhase({
+  id: "namespaces",
+  title: "Namespaces",
+  description: "delete the namespaces the offloading created (one that existed before the registration is kept)",
+  needs: ["recorded", "kube", "wait"],
+  outputs: z.strictObject({ namespaces: z.array(z.string()) }),
+  guard: (ctx) =>
+    ctx.recorded.createdNamespaces === undefined
+      ? (ctx.recorded.offloaded ?? []).length === 0
+        ? notRecorded("create a namespace", "offloading")
+        : "the registration did not record which namespaces it created (an older nr): every offloaded namespace is kept"
+      : ctx.recorded.createdNamespaces.length === 0
+        ? "every namespace the registration offloaded existed before it: all are kept"
+        : undefined,
+  inputs: (ctx) => ({ namespaces: ctx.recorded.createdNamespaces ?? [] }),
+  plan: (ctx) => [
+    exec(
+      kubectlCall(ctx.kube, [
+        "delete",
+        "namespace",
+        ...(ctx.recorded.createdNamespaces ?? []),
+        "--ignore-not-found",
+        `--timeout=${ctx.wait.seconds}s`,
+      ]),
+      { mutates: true },
+    ),
+  ],
+  recorded: (ctx) => ({ namespaces: ctx.recorded.createdNamespaces ?? [] }),
+});
+
 /** NodeRings' answer for the unpeer phase: reachable (the two unpeer calls) or not (--force: this side only). */
 interface UnpeerObservation {
   liqoctl: string;
@@ -77,7 +112,7 @@ interface UnpeerObservation {
 }
 
 /**
- * 2. Unpeer both directions. A Liqo peering is one-way and `liqoctl unpeer` needs the
+ * 3. Unpeer both directions. A Liqo peering is one-way and `liqoctl unpeer` needs the
  * kubeconfigs of both clusters, as `liqoctl peer` did (liqotech/liqo@v1.0.1 docs/usage/peer.md
  * §"Tear down"): NodeRings issues a one-time consumer credential and peering user again, and
  * nr unpeers the reverse direction (NodeRings the consumer), then the outbound one. With
@@ -190,7 +225,7 @@ async function removeTeardownFiles(ctx: Pick<ResetContext, "paths">): Promise<vo
   await rm(join(ctx.paths.run, TEARDOWN_CONSUMER_KUBECONFIG), { force: true });
 }
 
-/** 3. Liqo: `liqoctl uninstall --purge` (its CRDs and namespaces too). */
+/** 4. Liqo: `liqoctl uninstall --purge` (its CRDs and namespaces too). */
 const uninstallLiqo = resetPhase({
   id: "liqo",
   title: "Liqo",
@@ -207,7 +242,7 @@ const uninstallLiqo = resetPhase({
   ],
 });
 
-/** 4. The operator: its helm release, the credentials Secret, and the namespace nr created for them. */
+/** 5. The operator: its helm release, the credentials Secret, and the namespace nr created for them. */
 const uninstallOperator = resetPhase({
   id: "operator",
   title: "Operator",
@@ -248,7 +283,7 @@ const uninstallOperator = resetPhase({
   },
 });
 
-/** 5. Calico: the Installation and APIServer nr wrote, then the tigera operator and its CRDs. */
+/** 6. Calico: the Installation and APIServer nr wrote, then the tigera operator and its CRDs. */
 const uninstallCalico = resetPhase({
   id: "calico",
   title: "Calico",
@@ -295,7 +330,7 @@ async function findUninstaller(env: NodeJS.ProcessEnv): Promise<string | undefin
   return undefined;
 }
 
-/** 6. k3s: `k3s-uninstall.sh`, which the installer wrote; nothing when it is gone already. */
+/** 7. k3s: `k3s-uninstall.sh`, which the installer wrote; nothing when it is gone already. */
 const uninstallK3s = resetPhase({
   id: "k3s",
   title: "k3s",
@@ -317,7 +352,7 @@ const uninstallK3s = resetPhase({
   actions: { "note-gone": async () => {} },
 });
 
-/** 7. Deregister the agent in NodeRings: only one the registration created (a reused one is kept). */
+/** 8. Deregister the agent in NodeRings: only one the registration created (a reused one is kept). */
 const deregister = resetPhase({
   id: "deregister",
   title: "Deregister",
@@ -375,7 +410,7 @@ const deregister = resetPhase({
   },
 });
 
-/** 8. Archive the registration's state: a later `nr cluster register` starts afresh; nothing is deleted. */
+/** 9. Archive the registration's state: a later `nr cluster register` starts afresh; nothing is deleted. */
 const archive = resetPhase({
   id: "archive",
   title: "Archive",
@@ -407,6 +442,7 @@ const archive = resetPhase({
 /** The phases of `nr cluster reset`, in order: register's, reversed. */
 export const RESET_PHASES: readonly ResetPhase<unknown>[] = [
   unoffload,
+  deleteNamespaces,
   unpeer,
   uninstallLiqo,
   uninstallOperator,

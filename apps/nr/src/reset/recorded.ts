@@ -34,12 +34,18 @@ export const RecordedInstall = z.strictObject({
     })
     .optional(),
   k3s: z.strictObject({ nodeName: z.string(), version: z.string() }).optional(),
-  calico: z.strictObject({ version: z.string() }).optional(),
+  /** Calico's version, and where its manifests were (absent in an older record: the release's for the version). */
+  calico: z.strictObject({ version: z.string(), manifests: z.string().optional() }).optional(),
   liqo: z.strictObject({ version: z.string(), clusterId: z.string() }).optional(),
   outbound: z.strictObject({ platformClusterId: z.string() }).optional(),
   /** Whether the reverse peering ran (done, or failed after its liqoctl peer may have run). */
   inbound: z.boolean(),
   offloaded: z.array(z.string()).optional(),
+  /**
+   * The offloaded namespaces the registration created (absent in an older record, which did
+   * not say: then none is deleted). A namespace that existed before it is never among them.
+   */
+  createdNamespaces: z.array(z.string()).optional(),
   operator: z.strictObject({ release: z.string(), namespace: z.string(), secret: z.string() }).optional(),
 });
 export type RecordedInstall = z.infer<typeof RecordedInstall>;
@@ -84,7 +90,14 @@ export function recordedInstall(state: RunState, stateFile: string): RecordedIns
     ...(k3sOut === undefined
       ? {}
       : { k3s: { nodeName: text(k3sOut.nodeName) ?? "", version: text(k3sOut.version) ?? "" } }),
-    ...(calicoOut === undefined ? {} : { calico: { version: text(calicoOut.version) ?? "" } }),
+    ...(calicoOut === undefined
+      ? {}
+      : {
+          calico: {
+            version: text(calicoOut.version) ?? "",
+            ...(text(calicoOut.manifests) === undefined ? {} : { manifests: text(calicoOut.manifests) }),
+          },
+        }),
     ...(liqoOut === undefined
       ? {}
       : { liqo: { version: text(liqoOut.version) ?? "", clusterId: text(liqoOut.clusterId) ?? "" } }),
@@ -98,6 +111,11 @@ export function recordedInstall(state: RunState, stateFile: string): RecordedIns
           offloaded: Array.isArray(offloadingOut.namespaces)
             ? offloadingOut.namespaces.filter((name): name is string => typeof name === "string")
             : [],
+          ...(Array.isArray(offloadingOut.created)
+            ? {
+                createdNamespaces: offloadingOut.created.filter((name): name is string => typeof name === "string"),
+              }
+            : {}),
         }),
     ...(operatorOut === undefined || secretNamespace === undefined || secretName === undefined
       ? {}

@@ -111,8 +111,11 @@ export async function reset(options: ResetOptions): Promise<ResetOutcome> {
     // liqoctl's version must be Liqo's (liqotech/liqo docs: liqoctl and Liqo are released together).
     tools: { liqoctl: tool("liqoctl", recorded.liqo?.version), helm: tool("helm", undefined) },
     env,
+    // --calico-manifests overrides; else where the registration (or the last upgrade) took them from.
     calicoManifests:
-      options.calicoManifests ?? calicoManifestsBase(recorded.calico?.version ?? recorded.pins.calico ?? ""),
+      options.calicoManifests ??
+      recorded.calico?.manifests ??
+      calicoManifestsBase(recorded.calico?.version ?? recorded.pins.calico ?? ""),
     helmEnv: isolatedToolEnv(join(paths.run, "helm")),
     wait: { seconds: options.waitSeconds },
     redactor,

@@ -26,7 +26,7 @@ import { operator } from "../register/phases/operator.ts";
 import { outboundPeer } from "../register/phases/outbound-peer.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import type { UpgradeContext } from "../upgrade/context.ts";
-import { REFRESHED, UPGRADE_PHASES } from "../upgrade/phases.ts";
+import { REFRESHED, UPGRADE_PHASES, UPGRADE_STATE } from "../upgrade/phases.ts";
 import { describeViolation, planUpgrade, type UpgradePlan } from "../upgrade/plan.ts";
 import { registeredOutputs } from "../upgrade/registration.ts";
 import { minorOf, type SkewViolation, type UpgradeComponent } from "../upgrade/skew.ts";
@@ -76,9 +76,6 @@ export type UpgradeOutcome =
   | { kind: "plan"; summary: UpgradeSummary }
   | { kind: "dry-run"; summary: UpgradeSummary; planned: PlannedRun }
   | { kind: "done"; summary: UpgradeSummary; result: RunResult; installedTools: string[] };
-
-/** The upgrade's own checkpoints, beside the registration's. */
-const UPGRADE_STATE = "upgrade-state.json";
 
 const VIOLATION_CODES: Record<SkewViolation["rule"], (typeof errorCodes)[keyof typeof errorCodes]> = {
   unreadable: errorCodes.UPGRADE_VERSION_UNREADABLE,

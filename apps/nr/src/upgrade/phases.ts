@@ -292,6 +292,9 @@ const recordPins = define({
   },
 });
 
+/** The upgrade's own checkpoints, beside the registration's in ~/.nr (nr cluster status reads them). */
+export const UPGRADE_STATE = "upgrade-state.json";
+
 /** The upgrade's phases, in its order: what the run, the dry run and help take. */
 export const UPGRADE_PHASES: readonly Phase<UpgradeContext>[] = [
   k3sUpgrade,

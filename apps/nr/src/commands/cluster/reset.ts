@@ -39,7 +39,8 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
         "The NodeRings API URL (default: the one the registration used, then NR_API_URL and ~/.nr/config.yaml).",
     }),
     "calico-manifests": Flags.string({
-      description: "Where the tigera operator manifests are, when the registration took them from a mirror.",
+      description:
+        "Where the tigera operator manifests are (default: where the registration, or the last upgrade, took them from).",
     }),
     "dry-run": dryRunFlag,
     output: Flags.option({

@@ -9,7 +9,7 @@ export default class ClusterStatus extends NrCommand<typeof ClusterStatus> {
     "Show where this machine's registration stands: each phase, the agent, the pins, the last error, the next step.";
 
   static override description =
-    `Reads ~/.nr/state.json (written by nr cluster register) and shows each phase in order with its state (done, skipped, failed, stale, running, pending) and when it ran, the agent, the pins used, the last error and the command to run next. It works before any registration (it says so) and on the state of an interrupted run. It changes nothing and talks to no service.
+    `Reads ~/.nr/state.json (written by nr cluster register) and shows each phase in order with its state (done, skipped, failed, stale, running, pending) and when it ran, the agent, the pins used, the last error and the command to run next. An nr cluster upgrade that failed or was interrupted (~/.nr/upgrade-state.json) is shown too: the component it stopped at, its error, and the command that continues it. It works before any registration (it says so) and on the state of an interrupted run. It changes nothing and talks to no service.
 
 Until the operator phase has run, VMs cannot be sold from this machine; status says so.
 
@@ -86,10 +86,21 @@ Until the operator phase has run, VMs cannot be sold from this machine; status s
     if (status.status !== "none" && !status.operatorInstalled) {
       lines.push("Operator: not installed: VMs cannot be sold from this machine until the operator phase runs.");
     }
+    const upgrade = status.upgrade;
+    if (upgrade !== undefined) {
+      const pins =
+        upgrade.from === undefined || upgrade.to === undefined ? "" : ` (pins ${upgrade.from} → ${upgrade.to})`;
+      lines.push(
+        `Upgrade:  ${upgrade.status}${upgrade.component === undefined ? "" : ` at ${upgrade.component}`}${pins}; its state: ${upgrade.stateFile}`,
+      );
+      if (upgrade.lastError) {
+        lines.push(`          ${upgrade.lastError.message} [${upgrade.lastError.code}] at ${upgrade.lastError.at}`);
+      }
+    }
     lines.push(
       status.nextStep
         ? `Next:     ${status.nextStep}`
-        : status.status === "running"
+        : status.status === "running" || upgrade?.status === "running"
           ? "Next:     wait for the run in progress"
           : "Next:     nothing: the registration is complete.",
     );

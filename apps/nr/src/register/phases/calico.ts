@@ -28,7 +28,12 @@ export const calico = registerPhase({
     "install the pinned Calico through the tigera operator, IP pool = the pod CIDR; wait until it is ready, and the node with it",
   needs: ["pins", "network", "kube", "wait", "paths", "calicoManifests", "runner"],
   uses: {},
-  outputs: z.strictObject({ version: z.string(), podCidr: z.string() }),
+  outputs: z.strictObject({
+    version: z.string(),
+    podCidr: z.string(),
+    /** Where the tigera operator manifests came from (a mirror's, or the release's): `nr cluster reset` deletes with them. */
+    manifests: z.string().optional(),
+  }),
   inputs: (ctx, prior) => ({
     version: ctx.pins.pins.tools.calico.version,
     podCidr: ctx.network.podCidr,
@@ -76,6 +81,10 @@ export const calico = registerPhase({
     ];
   },
   actions: { "write-file": writeFile },
-  recorded: (ctx) => ({ version: ctx.pins.pins.tools.calico.version, podCidr: ctx.network.podCidr }),
+  recorded: (ctx) => ({
+    version: ctx.pins.pins.tools.calico.version,
+    podCidr: ctx.network.podCidr,
+    manifests: ctx.calicoManifests,
+  }),
   probe: async (ctx) => verdict(await calicoChecks(ctx)),
 });

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
-import { kubectlCall } from "@nodekit/kube";
+import { kubectlCall, runKubeStrict } from "@nodekit/kube";
 import type { HealthCheck } from "@nodekit/noderings-api";
 import { action, exec } from "@nodekit/plan";
 import * as z from "zod";
@@ -9,7 +9,7 @@ import { displayPath } from "../../services/home.ts";
 import type { ToolDecision } from "../../services/tools.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { agent } from "./agent.ts";
-import { check, getObject, placeholder, verdict, writeFile, writeFileStep } from "./common.ts";
+import { check, getObject, placeholder, verdict, writeRunFile } from "./common.ts";
 
 /** One namespace to offload, with the strategies NodeRings asks for. */
 interface OffloadTarget {
@@ -23,6 +23,55 @@ interface OffloadTarget {
 interface OffloadingObservation {
   liqoctl: ToolDecision;
   namespaces: OffloadTarget[];
+}
+
+/**
+ * The label on each namespace the offloading creates: what tells, on a resumed run, a namespace
+ * nr created (and `nr cluster reset` deletes) from one that was there before (kept).
+ */
+const MANAGED_BY = { key: "app.kubernetes.io/managed-by", value: "nr" } as const;
+
+const NamespaceLabels = z.object({
+  metadata: z.object({ labels: z.record(z.string(), z.string()).optional() }).optional(),
+});
+
+/**
+ * Creates each namespace to offload that does not exist yet, labelled {@link MANAGED_BY}
+ * (`kubectl create`: one made in between fails rather than being taken over), and returns the
+ * ones nr created: those just created and those an earlier run of this phase created (the
+ * label). A namespace that was there without the label is left as it is, and not returned.
+ */
+async function createNamespaces(
+  ctx: Pick<RegisterContext, "runner" | "kube" | "paths">,
+  names: readonly string[],
+): Promise<string[]> {
+  const missing: string[] = [];
+  const ours: string[] = [];
+  for (const name of names) {
+    const answer = await getObject(ctx, `namespace/${name}`, "looking for the namespaces to offload");
+    if (!answer.found) missing.push(name);
+    else if (NamespaceLabels.parse(JSON.parse(answer.stdout)).metadata?.labels?.[MANAGED_BY.key] === MANAGED_BY.value)
+      ours.push(name);
+  }
+  if (missing.length > 0) {
+    const file = join(ctx.paths.run, "offloaded-namespaces.json");
+    const manifest = {
+      apiVersion: "v1",
+      kind: "List",
+      items: missing.map((name) => ({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: { [MANAGED_BY.key]: MANAGED_BY.value } },
+      })),
+    };
+    await writeRunFile(ctx.paths, file, `${JSON.stringify(manifest, null, 2)}\n`);
+    await runKubeStrict(ctx.runner, kubectlCall(ctx.kube, ["create", "-f", file]), {
+      doing: "creating the namespaces to offload",
+      kubeconfig: ctx.kube.kubeconfig,
+      cluster: "the agent cluster",
+    });
+  }
+  return names.filter((name) => missing.includes(name) || ours.includes(name));
 }
 
 const NamespaceOffloading = z.object({
@@ -80,7 +129,11 @@ export const offloading = registerPhase({
   description: "offload the VNC gateway namespace, and each --offload-namespace",
   needs: ["api", "kube", "tools", "offload", "paths", "runner"],
   uses: { tools: ["liqoctl"] },
-  outputs: z.strictObject({ namespaces: z.array(z.string()) }),
+  outputs: z.strictObject({
+    namespaces: z.array(z.string()),
+    /** The namespaces nr created (labelled {@link MANAGED_BY}): `nr cluster reset` deletes these, and no other. */
+    created: z.array(z.string()).optional(),
+  }),
   inputs: (ctx, prior) => ({ agentId: prior.known(agent, "agentId") ?? null, optional: [...ctx.offload].sort() }),
   async observe(ctx, prior): Promise<OffloadingObservation> {
     const liqoctl = await ctx.tools.liqoctl();
@@ -128,18 +181,12 @@ export const offloading = registerPhase({
   plan(ctx, { observation: { liqoctl, namespaces } }) {
     const file = join(ctx.paths.run, "offloaded-namespaces.json");
     const names = namespaces.map((ns) => ns.name);
-    const manifest = `${JSON.stringify(
-      {
-        apiVersion: "v1",
-        kind: "List",
-        items: names.map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })),
-      },
-      null,
-      2,
-    )}\n`;
     return [
-      writeFileStep(`write the namespaces to offload (${names.join(", ")}) to ${displayPath(file)}`, file, manifest),
-      exec(kubectlCall(ctx.kube, ["apply", "-f", file]), { mutates: true, reads: [file] }),
+      action(
+        "create-namespaces",
+        `create each namespace to offload (${names.join(", ")}) that does not exist yet, labelled ${MANAGED_BY.key}=${MANAGED_BY.value} (kubectl create -f ${displayPath(file)}); one that exists is left as it is, and a reset keeps it`,
+        { mutates: true },
+      ),
       ...namespaces.map((ns) =>
         exec(
           {
@@ -167,7 +214,16 @@ export const offloading = registerPhase({
     ];
   },
   actions: {
-    "write-file": writeFile,
+    "create-namespaces": async (ctx, _step, io) => {
+      const created = await createNamespaces(
+        ctx,
+        io.observation.namespaces.map((ns) => ns.name),
+      );
+      io.set("created", created);
+      io.report(
+        created.length === 0 ? "every namespace existed: none created" : `created by nr: ${created.join(", ")}`,
+      );
+    },
     "report-offloading": async (ctx, _step, io) => {
       const namespaces = io.observation.namespaces.map((ns) => ns.name);
       await ctx.api.reportOffloading(io.prior.require(agent, "agentId"), { namespaces });
