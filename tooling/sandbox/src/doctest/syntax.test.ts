@@ -34,7 +34,7 @@ describe("checkSyntax", () => {
         [
           "nvkectl get clustres",
           "nvkectl get clusters --colour red",
-          "nvkectl get nodepools workers",
+          "nvkectl scale nodepool workers --cluster c1",
           "nvkectl delete cluster a b",
           "echo ok \\",
           "  && ./run sandbox upp",
@@ -45,7 +45,7 @@ describe("checkSyntax", () => {
     ).toEqual([
       "10: nvkectl get clustres: no such command (see docs/commands/nvkectl.md)",
       "11: nvkectl get clusters: unknown flag --colour",
-      "12: nvkectl get nodepools: needs --cluster",
+      "12: nvkectl scale nodepool: needs --replicas",
       "13: nvkectl delete cluster: takes at most 1 argument, got 2",
       "14: ./run sandbox upp: no such command; it has up, status, env, kubeconfig, down, help",
       "16: ./run deploy: no such task (./run --help lists them)",
