@@ -3,7 +3,6 @@ import { join, resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { ensurePrivateDir } from "@nodekit/fs-safe";
 import {
-  assertKubeconfig,
   clusterctlCall,
   helmCall,
   isolatedToolEnv,
