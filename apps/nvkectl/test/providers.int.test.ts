@@ -322,16 +322,23 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
     expect(names.stdout).toBe("provider/capd\nprovider/nico\n");
   });
 
-  test("--request-timeout is taken (no kubectl runs: the reads go through the client library), and 0 is refused", async () => {
+  test("--request-timeout bounds each kubectl request to the site cluster, and 30s when not given", async () => {
     const given = await home.nvkectl(["get", "providers", "capd", "--request-timeout", "2m", "-v"]);
     expect(given.exitCode, given.stderr).toBe(0);
-    expect(given.stderr).not.toContain("running kubectl");
+    const calls = given.stderr.split("\n").filter((line) => line.includes("running kubectl"));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const line of calls) expect(line).toContain("--request-timeout=120s");
+    const unset = await home.nvkectl(["get", "providers", "capd", "-v"]);
+    expect(unset.exitCode, unset.stderr).toBe(0);
+    for (const line of unset.stderr.split("\n").filter((l) => l.includes("running kubectl"))) {
+      expect(line).toContain("--request-timeout=30s");
+    }
     const zero = await home.nvkectl(["get", "providers", "--request-timeout", "0"]);
     expect(zero.exitCode).toBe(2);
     expect(zero.stderr).toContain("--request-timeout must be longer than 0");
   });
 
-  test("an identity without RBAC to read the site cluster gets exit 7 and the API server's own message", async () => {
+  test("an identity without RBAC to read the site cluster gets exit 7 and kubectl's own message", async () => {
     const plane = await useControlPlane({ dedicated: true });
     const nobody = await plane.kubeconfigFor({ user: "nvkectl-nobody" });
     const other = await cliHome("nvkectl-providers-nobody-");
