@@ -102,6 +102,8 @@ export const FIXES: Record<string, string> = {
     "Check the kubeconfig's server address and that it answers from this machine (`kubectl --kubeconfig FILE get --raw /readyz`).",
   KUBECONFIG_INVALID:
     "Fix the kubeconfig (its current context must name a context, cluster and user it defines), or use another one.",
+  KUBE_CONTEXT_NOT_FOUND:
+    "Name a context the kubeconfig defines (`kubectl config get-contexts` lists them; the message names them and the files read), or leave `--context` out.",
   KUBECONFIG_NOT_FOUND: "Check the kubeconfig path; `nvkectl config set-site NAME --kubeconfig FILE` changes a site's.",
   MACHINEIMAGE_NOT_FOUND:
     "Publish it first (`nvkectl create machineimage -f FILE`), or name one that `nvkectl get machineimages` lists.",

@@ -11,20 +11,22 @@ import {
   traceStartup,
   type View,
 } from "@nodekit/cli-kit";
+import type { KubeTarget } from "@nodekit/kube";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
 import { NVKECTL_HINTS } from "./hints.ts";
 import type { OnSite } from "./services/all-sites.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
+import type { KubeconfigOrigin } from "./services/sites.ts";
 
 /** How much later than --timeout a request still in flight is cut off (the wait's own timeout speaks first). */
 const DEADLINE_GRACE_MS = 2_000;
 
-/** `--context` of the commands that read the site cluster directly, as kubectl's. */
+/** `--context` of the commands that read or change the site cluster, as kubectl's (helm's --kube-context, clusterctl's --kubeconfig-context). */
 export const contextFlag = Flags.string({
   description:
-    "The context of the kubeconfig to use instead of its current-context (the site's kubeconfig; with no site configured, KUBECONFIG's or ~/.kube/config), as kubectl's --context.",
+    "The context of the kubeconfig to use instead of its current-context (the site's kubeconfig; with no site configured, KUBECONFIG's files or ~/.kube/config), as kubectl's --context; kubectl, helm and clusterctl are given it too.",
 });
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1) and the controller connection flags. */
@@ -72,34 +74,53 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
   }
 
   /**
-   * The site cluster, read directly (get providers, get kubeconfig) with the site's kubeconfig,
-   * each request bounded by --request-timeout as the controller's are. With no site configured
-   * (and no --site), the kubeconfig kubectl would use: KUBECONFIG, or ~/.kube/config; `--context`
-   * picks a context other than its current one, either way.
+   * The site cluster, read directly (get providers, get kubeconfig, version) with the site's
+   * kubeconfig, each request bounded by --request-timeout as the controller's are. With no
+   * site configured (and no --site), the kubeconfig kubectl would use: KUBECONFIG (every
+   * file it lists, merged as kubectl merges them), or ~/.kube/config; `--context` picks a
+   * context other than its current one, either way. `site` is the site, when one is configured.
    */
-  protected async siteCluster(): Promise<SiteCluster> {
+  protected async siteCluster(): Promise<SiteCluster & { site?: Site }> {
     const { kubectlRequestTimeout } = await import("./services/time.ts");
-    const flags = this.flags as { "request-timeout"?: string; site?: string; context?: string };
+    const flags = this.flags as { "request-timeout"?: string };
     const text = flags["request-timeout"];
     const requestTimeoutMs = text === undefined ? undefined : parseDuration(text, "--request-timeout");
-    const { siteKubeconfig } = await import("./services/sites.ts");
-    const { kubeconfig, from } = await siteKubeconfig({
-      site: flags.site,
-      env: process.env,
-      home: process.env.HOME || homedir(),
-    });
-    if (from !== "site") this.logger.debug(`no site is configured: using the kubeconfig ${kubeconfig} (${from})`);
+    const { target, from, site } = await this.siteTarget();
     return {
-      kubeconfig,
+      ...target,
       ...(from === "site"
         ? {}
         : { what: from === "KUBECONFIG" ? "the kubeconfig KUBECONFIG names" : "~/.kube/config" }),
       runner: this.processRunner(),
-      ...(flags.context === undefined ? {} : { context: flags.context }),
       ...(requestTimeoutMs === undefined
         ? {}
         : { requestTimeout: kubectlRequestTimeout(requestTimeoutMs), requestTimeoutMs }),
+      ...(site === undefined ? {} : { site }),
     };
+  }
+
+  /**
+   * The site cluster's kubeconfig and `--context` as kubectl, helm and clusterctl are to be
+   * given them: `--kubeconfig` when the command has it and it is given, else the site's, else
+   * (no site configured) KUBECONFIG's files or ~/.kube/config. An unknown --context is
+   * refused here (exit 2), before anything is read or run.
+   */
+  protected async siteTarget(): Promise<{ target: KubeTarget; from: KubeconfigOrigin | "--kubeconfig"; site?: Site }> {
+    const flags = this.flags as { site?: string; context?: string; kubeconfig?: string };
+    const context = flags.context === undefined ? {} : { context: flags.context };
+    const { siteKubeconfig } = await import("./services/sites.ts");
+    const found =
+      flags.kubeconfig === undefined
+        ? await siteKubeconfig({ site: flags.site, env: process.env, home: process.env.HOME || homedir() })
+        : { target: { kubeconfig: flags.kubeconfig }, from: "--kubeconfig" as const };
+    if (found.from === "KUBECONFIG" || found.from === "~/.kube/config")
+      this.logger.debug(`no site is configured: using the kubeconfig ${found.target.kubeconfig} (${found.from})`);
+    const target = { ...found.target, ...context };
+    if (target.context !== undefined) {
+      const { assertContext } = await import("./services/kubectl.ts");
+      await assertContext(target);
+    }
+    return { ...found, target };
   }
 
   /**

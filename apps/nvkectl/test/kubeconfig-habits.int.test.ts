@@ -63,9 +63,10 @@ describe("no site configured: KUBECONFIG and --context, as kubectl", () => {
     const result = await home.nvkectl(["get", "kubeconfig", "habits", "--context", "prod"], {
       env: { KUBECONFIG: kubeconfig, PATH: NO_KUBECTL },
     });
-    expect(result.exitCode).toBe(3);
+    expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain(`kubeconfig ${kubeconfig} has no context "prod"`);
     expect(result.stderr).toContain("its contexts are");
+    expect(result.stderr).toContain("real");
   });
 
   it("without KUBECONFIG, ~/.kube/config", async () => {
@@ -76,6 +77,37 @@ describe("no site configured: KUBECONFIG and --context, as kubectl", () => {
     });
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe(TENANT_KUBECONFIG);
+  });
+
+  it("KUBECONFIG with two files: merged as kubectl merges them, --context from the second file", async () => {
+    // The first file defines only "nowhere" (its current-context); the second holds "real".
+    const first = join(home.path, "first.kubeconfig");
+    const second = join(home.path, "second.kubeconfig");
+    await copyFile(kubeconfig, first);
+    await copyFile(kubeconfig, second);
+    await kubectl(first, ["config", "delete-context", "real"]);
+    await kubectl(second, ["config", "delete-context", "nowhere"]);
+    await kubectl(second, ["config", "unset", "current-context"]);
+    const env = { KUBECONFIG: `${first}:${second}`, PATH: NO_KUBECTL };
+    const result = await home.nvkectl(["get", "kubeconfig", "habits", "--context", "real"], { env });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe(TENANT_KUBECONFIG);
+    const unknown = await home.nvkectl(["get", "providers", "--context", "prod"], { env });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain(`(${first}, ${second}) has no context "prod"`);
+    expect(unknown.stderr).toContain("its contexts are nowhere, real");
+  });
+
+  it("version reads the cluster of the context named, with no site and no controller", async () => {
+    const result = await home.nvkectl(["version", "--context", "real", "-o", "json"], {
+      env: { KUBECONFIG: kubeconfig },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.site).toBeUndefined();
+    expect(report.siteCluster.kubernetesVersion).toMatch(/^v1\./);
+    expect(report.installed).toBeNull();
   });
 
   it("get providers takes KUBECONFIG and --context too", async () => {

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { delimiter, resolve } from "node:path";
 import { isUserError } from "@nodekit/errors";
 import { connect, type KubeconfigSource } from "@nodekit/kube";
 import {
@@ -193,6 +193,8 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
 
 function sourceOf(kubeconfig: KubeconfigSource): string {
   if (typeof kubeconfig === "string") return `file:${resolve(kubeconfig)}`;
+  if (Array.isArray(kubeconfig)) return `files:${kubeconfig.map((file: string) => resolve(file)).join(delimiter)}`;
+  kubeconfig = kubeconfig as Exclude<KubeconfigSource, string | readonly string[]>;
   return `server:${kubeconfig.getCurrentCluster()?.server ?? ""} user:${kubeconfig.getCurrentUser()?.name ?? ""}`;
 }
 

@@ -1,7 +1,16 @@
 import { mkdir } from "node:fs/promises";
 import { testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { assertKubeconfig, clusterctlCall, helmCall, isolatedToolEnv, kubectlCall, kubeErrorCodes } from "./index.ts";
+import {
+  assertKubeconfig,
+  clusterctlCall,
+  helmCall,
+  isolatedToolEnv,
+  kubeconfigFiles,
+  kubectlCall,
+  kubeErrorCodes,
+  kubeTarget,
+} from "./index.ts";
 
 describe("the call builders", () => {
   test("kubectl names the kubeconfig, the context and a request timeout before the arguments", () => {
@@ -25,6 +34,23 @@ describe("the call builders", () => {
     expect(helm.env).toBe(env);
     const clusterctl = clusterctlCall({ kubeconfig: "/k", context: "c" }, ["init"], env);
     expect(clusterctl.args).toEqual(["init", "--kubeconfig", "/k", "--kubeconfig-context", "c"]);
+  });
+
+  test("KUBECONFIG's list of several files goes to each tool as KUBECONFIG, one file as --kubeconfig", () => {
+    expect(kubeTarget(["/a"], { context: "c" })).toEqual({ kubeconfig: "/a", context: "c" });
+    const target = kubeTarget(["/a", "/b"], { context: "c" });
+    expect(kubeconfigFiles(target)).toEqual(["/a", "/b"]);
+    const kubectl = kubectlCall(target, ["get", "nodes"]);
+    expect(kubectl.env).toEqual({ KUBECONFIG: "/a:/b" });
+    expect(kubectl.args).not.toContain("--kubeconfig");
+    expect(kubectl.args.slice(0, 2)).toEqual(["--context", "c"]);
+    const env = isolatedToolEnv("/h");
+    const helm = helmCall(target, ["list"], env);
+    expect(helm.args).toEqual(["list", "--kube-context", "c"]);
+    expect(helm.env).toEqual({ ...env, KUBECONFIG: "/a:/b" });
+    const clusterctl = clusterctlCall(target, ["init"], env);
+    expect(clusterctl.args).toEqual(["init", "--kubeconfig-context", "c"]);
+    expect(clusterctl.env).toMatchObject({ KUBECONFIG: "/a:/b", HOME: "/h" });
   });
 });
 

@@ -1,9 +1,19 @@
+import { delimiter } from "node:path";
 import type { CommandCall } from "@nodekit/process";
 
 /** The cluster a tool call talks to. */
 export interface KubeTarget {
-  /** The kubeconfig path; every call names it explicitly (never $KUBECONFIG or ~/.kube/config by accident). */
+  /**
+   * The kubeconfig path; every call names it explicitly (never $KUBECONFIG or ~/.kube/config by
+   * accident). With `kubeconfigEnv`, KUBECONFIG's list of several files, as KUBECONFIG holds it.
+   */
   kubeconfig: string;
+  /**
+   * Name the kubeconfig to the tool as KUBECONFIG in its environment instead of --kubeconfig:
+   * for a list of several files, which kubectl, helm and clusterctl merge only from the
+   * variable (their --kubeconfig takes one file). See {@link kubeTarget}.
+   */
+  kubeconfigEnv?: boolean | undefined;
   /** A context other than the kubeconfig's current one. */
   context?: string | undefined;
   /** kubectl's --request-timeout for each request, e.g. "30s". Default 30s. */
@@ -13,21 +23,57 @@ export interface KubeTarget {
 export const DEFAULT_REQUEST_TIMEOUT = "30s";
 
 /**
+ * The target for the kubeconfig files a command reads: one file is named with --kubeconfig;
+ * several (KUBECONFIG's list) are handed to each tool as KUBECONFIG, joined as the variable
+ * joins them, so that the tool merges them itself, exactly as kubectl does.
+ */
+export function kubeTarget(
+  files: readonly string[],
+  extra: Omit<KubeTarget, "kubeconfig" | "kubeconfigEnv"> = {},
+): KubeTarget {
+  const [only] = files;
+  if (only === undefined) throw new TypeError("kubeTarget needs at least one kubeconfig file");
+  return files.length === 1
+    ? { ...extra, kubeconfig: only }
+    : { ...extra, kubeconfig: files.join(delimiter), kubeconfigEnv: true };
+}
+
+/** The files a target's kubeconfig names (one, or KUBECONFIG's list). */
+export function kubeconfigFiles(target: Pick<KubeTarget, "kubeconfig" | "kubeconfigEnv">): string[] {
+  return target.kubeconfigEnv === true
+    ? target.kubeconfig.split(delimiter).filter((f) => f !== "")
+    : [target.kubeconfig];
+}
+
+/** `--kubeconfig K` for one file; nothing for a list (it goes in the environment: {@link kubeconfigEnv}). */
+const kubeconfigArgs = (target: KubeTarget): string[] =>
+  target.kubeconfigEnv === true ? [] : ["--kubeconfig", target.kubeconfig];
+
+/** `KUBECONFIG=<list>` over `env` when the target is a list of files. */
+const kubeconfigEnv = (
+  target: KubeTarget,
+  env: Record<string, string> | undefined,
+): Record<string, string> | undefined =>
+  target.kubeconfigEnv === true ? { ...env, KUBECONFIG: target.kubeconfig } : env;
+
+/**
  * `kubectl --kubeconfig K [--context C] --request-timeout=T ARGS…`. kubectl, and the exec
  * plugin a kubeconfig names, get only what every child gets (@nodekit/process
- * INHERITED_ENV: PATH, HOME, locale, proxies, …), never KUBECONFIG: the kubeconfig is named.
+ * INHERITED_ENV: PATH, HOME, locale, proxies, …), never the user's KUBECONFIG: the
+ * kubeconfig is named (a list of several files as `KUBECONFIG=A:B kubectl …`).
  */
 export function kubectlCall(
   target: KubeTarget,
   args: readonly string[],
   extra: Partial<CommandCall> = {},
 ): CommandCall {
+  const env = kubeconfigEnv(target, extra.env);
   return {
     ...extra,
+    ...(env === undefined ? {} : { env }),
     command: "kubectl",
     args: [
-      "--kubeconfig",
-      target.kubeconfig,
+      ...kubeconfigArgs(target),
       ...(target.context === undefined ? [] : ["--context", target.context]),
       `--request-timeout=${target.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT}`,
       ...args,
@@ -65,11 +111,10 @@ export function helmCall(
     command: "helm",
     args: [
       ...args,
-      "--kubeconfig",
-      target.kubeconfig,
+      ...kubeconfigArgs(target),
       ...(target.context === undefined ? [] : ["--kube-context", target.context]),
     ],
-    env,
+    env: kubeconfigEnv(target, env) ?? env,
   };
 }
 
@@ -85,10 +130,9 @@ export function clusterctlCall(
     command: "clusterctl",
     args: [
       ...args,
-      "--kubeconfig",
-      target.kubeconfig,
+      ...kubeconfigArgs(target),
       ...(target.context === undefined ? [] : ["--kubeconfig-context", target.context]),
     ],
-    env,
+    env: kubeconfigEnv(target, env) ?? env,
   };
 }

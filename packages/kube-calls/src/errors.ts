@@ -11,6 +11,10 @@ export const errorCodes = defineErrorCodes("kube", {
     meaning:
       "The kubeconfig cannot be used: it does not parse, or its current context names a context, cluster or user it does not define.",
   },
+  KUBE_CONTEXT_NOT_FOUND: {
+    exitCode: ExitCode.Usage,
+    meaning: "--context names a context the kubeconfig (every file KUBECONFIG lists) does not define.",
+  },
   KUBE_CREDENTIAL_PLUGIN_MISSING: {
     exitCode: ExitCode.Precondition,
     meaning: "The kubeconfig's user runs an exec credential plugin that is not installed (not on PATH).",

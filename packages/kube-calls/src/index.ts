@@ -4,7 +4,9 @@ export {
   helmCall,
   isolatedToolEnv,
   type KubeTarget,
+  kubeconfigFiles,
   kubectlCall,
+  kubeTarget,
 } from "./calls.ts";
 export { errorCodes as kubeErrorCodes } from "./errors.ts";
-export { assertKubeconfig } from "./kubeconfig.ts";
+export { assertKubeconfig, defaultKubeconfig, type KubeconfigOrigin } from "./kubeconfig.ts";

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { delimiter, join, resolve } from "node:path";
 import { DEFAULT_MAX_INPUT_BYTES, inputTooLarge } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
@@ -28,4 +29,48 @@ export async function assertKubeconfig(path: string, what = "kubeconfig"): Promi
     facts: { kubeconfig: path },
     ...(why === undefined ? {} : { why }),
   });
+}
+
+/** Where the kubeconfig kubectl would use comes from. */
+export type KubeconfigOrigin = "KUBECONFIG" | "~/.kube/config";
+
+/**
+ * The kubeconfig files kubectl, helm and clusterctl read when none is named: KUBECONFIG's
+ * list (its files that exist, in order: kubectl skips a listed file that does not exist),
+ * else ~/.kube/config. KUBECONFIG_NOT_FOUND when none of them exists, naming every one.
+ */
+export async function defaultKubeconfig(
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+): Promise<{ files: string[]; from: KubeconfigOrigin; listed: string[] }> {
+  const listed = (env.KUBECONFIG ?? "").split(delimiter).filter((path) => path !== "");
+  if (listed.length === 0) {
+    const file = join(home, ".kube", "config");
+    await assertKubeconfig(file);
+    return { files: [file], from: "~/.kube/config", listed: [file] };
+  }
+  const absolute = listed.map((path) => resolve(path));
+  const exists = await Promise.all(
+    absolute.map((path) =>
+      stat(path).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  const files = absolute.filter((_, i) => exists[i]);
+  if (files.length === 0) {
+    const [only] = absolute;
+    if (absolute.length === 1 && only !== undefined) await assertKubeconfig(only);
+    throw new UserError(
+      errorCodes.KUBECONFIG_NOT_FOUND,
+      `none of the kubeconfigs KUBECONFIG lists exists: ${absolute.join(", ")}`,
+      {
+        facts: { kubeconfig: absolute.join(delimiter) },
+      },
+    );
+  }
+  // Each one that is there is checked as a kubeconfig is (a directory, one too large).
+  for (const file of files) await assertKubeconfig(file);
+  return { files, from: "KUBECONFIG", listed: absolute };
 }

@@ -1,24 +1,41 @@
 import { access, constants } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
-import type { CoreV1Api, KubeConfig, ObservableMiddleware } from "@kubernetes/client-node";
+import type {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  ObservableMiddleware,
+} from "@kubernetes/client-node";
 import { UserError } from "@nodekit/errors";
 import { assertKubeconfig, kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
 
 /**
- * The cluster to talk to: a kubeconfig file path, or a KubeConfig a platform team has
- * already loaded (its current context is used).
+ * The cluster to talk to: a kubeconfig file path, the files of KUBECONFIG's list (merged as
+ * kubectl merges them), or a KubeConfig a platform team has already loaded (its current
+ * context is used).
  */
-export type KubeconfigSource = string | KubeConfig;
+export type KubeconfigSource = string | readonly string[] | KubeConfig;
 
 /** One connection to the Kubernetes API through @kubernetes/client-node, with what error messages need. */
 export interface KubeClient {
   readonly config: KubeConfig;
   readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+  readonly apiextensions: ApiextensionsV1Api;
+  readonly customObjects: CustomObjectsApi;
   /** Per-request options: a timeout on every call. */
   readonly requestOptions: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
-  /** The kubeconfig path, when there is one. */
+  /**
+   * The same, for a list whose objects' metadata is all that is wanted: the API server is
+   * asked for a PartialObjectMetadataList (as kubectl does for `-o name`), so that no
+   * Secret's data is ever fetched. Only `metadata` of each item is filled.
+   */
+  readonly metadataOnly: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
+  /** The kubeconfig path, when there is one (KUBECONFIG's list of several, as the variable holds it). */
   readonly kubeconfigPath: string | undefined;
   readonly server: string | undefined;
   /** The kubeconfig's user entry name (the authenticated identity may differ). */
@@ -36,51 +53,101 @@ export interface ConnectOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
+/** A kubeconfig loaded, its context chosen, and the files it was read from. */
+export interface LoadedKubeconfig {
+  config: KubeConfig;
+  /** The files read, in order (none for a KubeConfig given). */
+  files: string[];
+}
+
 /**
- * Loads @kubernetes/client-node and opens the kubeconfig. The library is imported here, on
- * first use, so that code paths which never ask the cluster never pay for it (≈ 0.3 s).
+ * Loads @kubernetes/client-node and reads the kubeconfig: one file, or several merged with
+ * client-node's own loading (what `KubeConfig.loadFromDefault` does with KUBECONFIG's list,
+ * here with the list given rather than read from process.env), by kubectl's rules: the first
+ * file that sets current-context decides it, and a cluster, user or context a later file
+ * names again is the first file's. `context` (kubectl's --context) then replaces the
+ * current-context: KUBE_CONTEXT_NOT_FOUND (a usage error) when no file defines it, naming
+ * the contexts there are and the files read.
  */
-export async function connect(source: KubeconfigSource, options: ConnectOptions): Promise<KubeClient> {
+export async function loadKubeconfig(
+  source: KubeconfigSource,
+  options: Pick<ConnectOptions, "context" | "env"> = {},
+): Promise<LoadedKubeconfig> {
   const k8s = await import("@kubernetes/client-node");
   let kc: KubeConfig;
-  let kubeconfigPath: string | undefined;
-  if (typeof source === "string") {
-    kubeconfigPath = resolve(source);
-    await assertKubeconfig(kubeconfigPath);
+  let files: string[] = [];
+  if (typeof source === "string" || Array.isArray(source)) {
+    files = (typeof source === "string" ? [source] : (source as readonly string[])).map((file) => resolve(file));
     kc = new k8s.KubeConfig();
-    try {
-      kc.loadFromFile(kubeconfigPath);
-    } catch (error) {
-      throw new UserError(errorCodes.KUBECONFIG_INVALID, `kubeconfig ${kubeconfigPath} cannot be loaded`, {
-        // The parser's message may quote the file's lines (tokens, passwords): only where it failed is said.
-        why: describeLoadError(error),
-        facts: { kubeconfig: kubeconfigPath },
-      });
+    for (const [i, file] of files.entries()) {
+      await assertKubeconfig(file);
+      const one = i === 0 ? kc : new k8s.KubeConfig();
+      try {
+        one.loadFromFile(file);
+      } catch (error) {
+        throw new UserError(errorCodes.KUBECONFIG_INVALID, `kubeconfig ${file} cannot be loaded`, {
+          // The parser's message may quote the file's lines (tokens, passwords): only where it failed is said.
+          why: describeLoadError(error),
+          facts: { kubeconfig: file },
+        });
+      }
+      if (one !== kc) {
+        // client-node's merge throws on a name seen before; kubectl keeps the first file's.
+        const seen = (list: readonly { name: string }[]) => new Set(list.map((entry) => entry.name));
+        const [clusters, users, contexts] = [seen(kc.clusters), seen(kc.users), seen(kc.contexts)];
+        one.clusters = one.clusters.filter((entry) => !clusters.has(entry.name));
+        one.users = one.users.filter((entry) => !users.has(entry.name));
+        one.contexts = one.contexts.filter((entry) => !contexts.has(entry.name));
+        const keep = kc.currentContext !== "" && kc.currentContext !== undefined;
+        kc.mergeConfig(one, keep);
+      }
     }
     await narrowExecPlugins(kc, options.env ?? process.env);
   } else {
-    kc = source;
+    kc = source as KubeConfig;
   }
-  const name = kubeconfigPath === undefined ? "the given KubeConfig" : `kubeconfig ${kubeconfigPath}`;
+  const name =
+    files.length === 0
+      ? "the given KubeConfig"
+      : files.length === 1
+        ? `kubeconfig ${files[0]}`
+        : `the kubeconfig KUBECONFIG lists (${files.join(", ")})`;
+  const facts = files.length === 0 ? {} : { facts: { kubeconfig: files.join(delimiter) } };
   if (options.context !== undefined) {
     const contexts = kc.getContexts().map((context) => context.name);
     if (!contexts.includes(options.context)) {
-      throw new UserError(errorCodes.KUBECONFIG_INVALID, `${name} has no context ${JSON.stringify(options.context)}`, {
-        why: contexts.length === 0 ? "it defines no context" : `its contexts are ${contexts.join(", ")}`,
-        next: "name one of its contexts with --context, or leave --context out for its current-context",
-        ...(kubeconfigPath === undefined ? {} : { facts: { kubeconfig: kubeconfigPath } }),
-      });
+      throw new UserError(
+        errorCodes.KUBE_CONTEXT_NOT_FOUND,
+        `${name} has no context ${JSON.stringify(options.context)}`,
+        {
+          why: contexts.length === 0 ? "it defines no context" : `its contexts are ${contexts.join(", ")}`,
+          next: "name one of its contexts with --context, or leave --context out for its current-context",
+          ...facts,
+        },
+      );
     }
     kc.setCurrentContext(options.context);
   }
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) {
+  if (kc.getCurrentCluster() === null) {
     throw new UserError(errorCodes.KUBECONFIG_INVALID, `${name} has no current cluster`, {
       why: `its current context ${JSON.stringify(kc.getCurrentContext() ?? "")} does not name a cluster it defines`,
-      next: "set current-context to a context whose cluster is the one to use",
-      ...(kubeconfigPath === undefined ? {} : { facts: { kubeconfig: kubeconfigPath } }),
+      next: "set current-context to a context whose cluster is the one to use, or name one with --context",
+      ...facts,
     });
   }
+  return { config: kc, files };
+}
+
+/**
+ * Loads @kubernetes/client-node and opens the kubeconfig ({@link loadKubeconfig}). The
+ * library is imported here, on first use, so that code paths which never ask the cluster
+ * never pay for it (≈ 0.3 s).
+ */
+export async function connect(source: KubeconfigSource, options: ConnectOptions): Promise<KubeClient> {
+  const k8s = await import("@kubernetes/client-node");
+  const { config: kc, files } = await loadKubeconfig(source, options);
+  const kubeconfigPath = files.length === 0 ? undefined : files.join(delimiter);
+  const cluster = kc.getCurrentCluster() as NonNullable<ReturnType<KubeConfig["getCurrentCluster"]>>;
   const timeoutMs = options.requestTimeoutMs;
   // The object API hands call-time middleware to the Observable API, so it returns Observables.
   const timeout: ObservableMiddleware = {
@@ -90,10 +157,21 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
     },
     post: (context) => new k8s.Observable(Promise.resolve(context)),
   };
+  const metadataOnly: ObservableMiddleware = {
+    pre: (context) => {
+      context.setHeaderParam("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+      return new k8s.Observable(Promise.resolve(context));
+    },
+    post: (context) => new k8s.Observable(Promise.resolve(context)),
+  };
   return {
     config: kc,
     core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
+    apiextensions: kc.makeApiClient(k8s.ApiextensionsV1Api),
+    customObjects: kc.makeApiClient(k8s.CustomObjectsApi),
     requestOptions: { middleware: [timeout], middlewareMergeStrategy: "append" },
+    metadataOnly: { middleware: [timeout, metadataOnly], middlewareMergeStrategy: "append" },
     kubeconfigPath,
     server: cluster.server,
     userName: kc.getCurrentUser()?.name,

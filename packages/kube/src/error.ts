@@ -1,3 +1,4 @@
+import { delimiter } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import type { KubeFailure } from "./classify.ts";
@@ -14,9 +15,13 @@ export interface KubeWhere {
   cluster?: string | undefined;
 }
 
-/** `kubectl --kubeconfig FILE` (or `kubectl` when the kubeconfig is not a file). */
+/**
+ * `kubectl --kubeconfig FILE` (or `kubectl` when the kubeconfig is not a file; for
+ * KUBECONFIG's list of several files, `KUBECONFIG=A:B kubectl`, the only way kubectl merges them).
+ */
 export function kubectlFor(kubeconfig: string | undefined): string {
-  return kubeconfig === undefined ? "kubectl" : `kubectl --kubeconfig ${kubeconfig}`;
+  if (kubeconfig === undefined) return "kubectl";
+  return kubeconfig.includes(delimiter) ? `KUBECONFIG=${kubeconfig} kubectl` : `kubectl --kubeconfig ${kubeconfig}`;
 }
 
 function named(where: KubeWhere): string {

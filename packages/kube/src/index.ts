@@ -6,14 +6,26 @@ export {
   assertKubeconfig,
   clusterctlCall,
   DEFAULT_REQUEST_TIMEOUT,
+  defaultKubeconfig,
   helmCall,
   isolatedToolEnv,
+  type KubeconfigOrigin,
   type KubeTarget,
+  kubeconfigFiles,
   kubectlCall,
   kubeErrorCodes,
+  kubeTarget,
 } from "@nodekit/kube-calls";
 export { classifyApiError, classifyToolStderr, type KubeFailure, type KubeFailureKind } from "./classify.ts";
-export { type ConnectOptions, connect, type KubeClient, type KubeconfigSource, whereOf } from "./client.ts";
+export {
+  type ConnectOptions,
+  connect,
+  type KubeClient,
+  type KubeconfigSource,
+  type LoadedKubeconfig,
+  loadKubeconfig,
+  whereOf,
+} from "./client.ts";
 export { type KubeWhere, kubectlFor, kubeError } from "./error.ts";
 export {
   type KubeAnswer,

@@ -1,6 +1,6 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
-import { NvkectlCommand } from "../base.ts";
+import { contextFlag, NvkectlCommand } from "../base.ts";
 import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
 import { shippedDeployPath } from "../services/shipped.ts";
@@ -41,8 +41,10 @@ The NICo API key is read from the environment variable the stack config names (n
       description: "The deploy path directory. Default: the deploy path shipped with nvkectl (deploy/nico).",
     }),
     kubeconfig: Flags.string({
-      description: "The site cluster's kubeconfig. Default: the active site's (or --site's).",
+      description:
+        "The site cluster's kubeconfig. Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
     }),
+    context: contextFlag,
     "from-item": Flags.string({
       description: "Start at this item of the plan (after a failure); the items before it are skipped.",
     }),
@@ -68,7 +70,7 @@ The NICo API key is read from the environment variable the stack config names (n
     const requestTimeout = (this.flags as { "request-timeout"?: string })["request-timeout"];
     const requestTimeoutMs =
       requestTimeout === undefined ? undefined : parseDuration(requestTimeout, "--request-timeout");
-    const kubeconfig = this.flags.kubeconfig ?? (await this.site()).kubeconfig;
+    const { target } = await this.siteTarget();
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
       const { plan } = await install({
@@ -76,7 +78,7 @@ The NICo API key is read from the environment variable the stack config names (n
           siteSpec: this.flags.sitespec,
           stackConfig: this.flags["stack-config"],
           deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
-          kubeconfig,
+          ...target,
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,

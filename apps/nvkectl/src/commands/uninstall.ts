@@ -1,5 +1,5 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
-import { NvkectlCommand } from "../base.ts";
+import { contextFlag, NvkectlCommand } from "../base.ts";
 import { uninstall } from "../services/uninstall.ts";
 
 export default class Uninstall extends NvkectlCommand<typeof Uninstall> {
@@ -20,8 +20,10 @@ Before anything runs, and in a dry run alike, the record is read (none: exit 4, 
 
   static override flags = {
     kubeconfig: Flags.string({
-      description: "The site cluster's kubeconfig (a site admin's). Default: the active site's (or --site's).",
+      description:
+        "The site cluster's kubeconfig (a site admin's). Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
     }),
+    context: contextFlag,
     force: Flags.boolean({
       description: "Uninstall although tenant clusters exist: they are left running without their management plane.",
     }),
@@ -42,12 +44,12 @@ Before anything runs, and in a dry run alike, the record is read (none: exit 4, 
 
   override async run(): Promise<void> {
     const requestTimeout = (this.flags as { "request-timeout"?: string })["request-timeout"];
-    const kubeconfig = this.flags.kubeconfig ?? (await this.site()).kubeconfig;
+    const { target } = await this.siteTarget();
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
       const { plan } = await uninstall({
         inputs: {
-          kubeconfig,
+          ...target,
           force: this.flags.force,
           workDir: this.flags["work-dir"],
           requestTimeoutMs:

@@ -1,6 +1,14 @@
 import { isDnsLabel } from "@nodekit/documents";
 import { UserError } from "@nodekit/errors";
-import { assertKubeconfig, classifyApiError, connect, kubeError, whereOf } from "@nodekit/kube";
+import {
+  assertKubeconfig,
+  classifyApiError,
+  connect,
+  kubeconfigFiles,
+  kubectlFor,
+  kubeError,
+  whereOf,
+} from "@nodekit/kube";
 import { errorCodes } from "../errors.ts";
 import { writeOutputFile } from "./files.ts";
 import type { SiteCluster } from "./kubectl.ts";
@@ -39,8 +47,9 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
   }
   const secret = tenantKubeconfigSecret(options.cluster);
   const doing = `reading the kubeconfig of cluster ${options.cluster}`;
-  await assertKubeconfig(options.site.kubeconfig, options.site.what ?? "the site's kubeconfig");
-  const client = await connect(options.site.kubeconfig, {
+  const files = kubeconfigFiles(options.site);
+  for (const file of files) await assertKubeconfig(file, options.site.what ?? "the site's kubeconfig");
+  const client = await connect(files, {
     requestTimeoutMs: options.site.requestTimeoutMs ?? 30_000,
     context: options.site.context,
   });
@@ -74,7 +83,7 @@ export async function getTenantKubeconfig(options: GetKubeconfigOptions): Promis
       `Secret ${TENANT_KUBECONFIG_NAMESPACE}/${secret} has no ${JSON.stringify(TENANT_KUBECONFIG_KEY)} data`,
       {
         why: "Cluster API writes the tenant kubeconfig under data key value; this Secret has none",
-        next: `inspect it with: kubectl --kubeconfig ${options.site.kubeconfig} -n ${TENANT_KUBECONFIG_NAMESPACE} describe secret ${secret}`,
+        next: `inspect it with: ${kubectlFor(options.site.kubeconfig)}${options.site.context === undefined ? "" : ` --context ${options.site.context}`} -n ${TENANT_KUBECONFIG_NAMESPACE} describe secret ${secret}`,
       },
     );
   }

@@ -1,5 +1,6 @@
-import { delimiter, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
+import { defaultKubeconfig, type KubeTarget, kubeTarget } from "@nodekit/kube";
 import type { Site } from "@nodekit/site-config";
 import {
   assertValidSite,
@@ -90,16 +91,19 @@ export async function currentSite(
 export type KubeconfigOrigin = "site" | "KUBECONFIG" | "~/.kube/config";
 
 /**
- * The kubeconfig a command that reads the site cluster uses (get providers, get kubeconfig):
- * the site's; with no site configured and no `--site`, the one kubectl, helm and clusterctl
- * would use: `KUBECONFIG` (its first file when it lists several) or `~/.kube/config`.
+ * The kubeconfig a command that reads the site cluster uses (get providers, get kubeconfig,
+ * version, install, uninstall, upgrade): the site's; with no site configured and no
+ * `--site`, the one kubectl, helm and clusterctl would use: every file of `KUBECONFIG`'s
+ * list that exists (the tools get the list as KUBECONFIG and merge it themselves), or
+ * `~/.kube/config`.
  */
 export async function siteKubeconfig(
   options: ConfigLocation & { site?: string | undefined; env: NodeJS.ProcessEnv; home: string },
-): Promise<{ kubeconfig: string; from: KubeconfigOrigin }> {
+): Promise<{ target: KubeTarget; from: KubeconfigOrigin; site?: Site }> {
   const { env, home, ...location } = options;
   try {
-    return { kubeconfig: (await currentSite(location)).site.kubeconfig, from: "site" };
+    const { site } = await currentSite(location);
+    return { target: { kubeconfig: site.kubeconfig }, from: "site", site };
   } catch (error) {
     const noSite =
       error instanceof UserError &&
@@ -107,9 +111,7 @@ export async function siteKubeconfig(
       error.facts.configured === 0 &&
       (options.site === undefined || options.site === "");
     if (!noSite) throw error;
-    const listed = (env.KUBECONFIG ?? "").split(delimiter).find((path) => path !== "");
-    return listed === undefined
-      ? { kubeconfig: join(home, ".kube", "config"), from: "~/.kube/config" }
-      : { kubeconfig: resolve(listed), from: "KUBECONFIG" };
+    const { files, from } = await defaultKubeconfig(env, home);
+    return { target: kubeTarget(files), from };
   }
 }

@@ -3,7 +3,6 @@ import { join, resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
 import { ensurePrivateDir } from "@nodekit/fs-safe";
 import {
-  assertKubeconfig,
   clusterctlCall,
   helmCall,
   isolatedToolEnv,
@@ -18,7 +17,7 @@ import { errorCodes } from "../errors.ts";
 import { describeObject } from "./install-prune.ts";
 import type { OwnedObject } from "./install-record.ts";
 import { INSTALL_RECORD, type InstallRecord, readInstallRecord } from "./install-record.ts";
-import { kubectlRequestTimeout } from "./time.ts";
+import { type SiteClusterInputs, siteToolTarget } from "./kubectl.ts";
 import { clusterctlFor, SITE_KUBE_TOOLS, toolProblems } from "./tools.ts";
 
 // `nvkectl uninstall` (issue 26 §2, NV-16): the reverse plan of what the install record says
@@ -66,14 +65,11 @@ function providerLabel(key: string): string {
 const typeOf = (key: string) => key.split("/")[0] ?? "";
 const nameOf = (key: string) => key.split("/")[1] ?? "";
 
-export interface UninstallInputs {
-  kubeconfig: string;
+export interface UninstallInputs extends SiteClusterInputs {
   /** Uninstall although tenant clusters exist (they lose their management plane). */
   force: boolean;
   workDir?: string | undefined;
   env?: NodeJS.ProcessEnv;
-  cwd?: string;
-  requestTimeoutMs?: number | undefined;
 }
 
 interface UninstallObservations {
@@ -98,11 +94,8 @@ const where = (kubeconfig: string, doing: string) => ({ doing, kubeconfig, clust
 export async function prepareUninstall(inputs: UninstallInputs, runner: ProcessRunner): Promise<UninstallContext> {
   const cwd = inputs.cwd ?? process.cwd();
   const env = inputs.env ?? process.env;
-  const kubeconfig = resolve(cwd, inputs.kubeconfig);
-  await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
-  const requestTimeout =
-    inputs.requestTimeoutMs === undefined ? undefined : kubectlRequestTimeout(inputs.requestTimeoutMs);
-  const target: KubeTarget = { kubeconfig, ...(requestTimeout === undefined ? {} : { requestTimeout }) };
+  const target = await siteToolTarget({ ...inputs, cwd });
+  const { kubeconfig } = target;
   const record = await readInstallRecord(runner, target);
   if (record === undefined) {
     throw new UserError(

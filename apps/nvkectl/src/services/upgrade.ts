@@ -1,11 +1,9 @@
-import { resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
-import { assertKubeconfig, type KubeTarget } from "@nodekit/kube";
 import type { ProcessRunner } from "@nodekit/process";
 import { errorCodes } from "../errors.ts";
 import { type InstallInputs, upgradeTarget } from "./install.ts";
 import { INSTALL_RECORD, readInstallRecord } from "./install-record.ts";
-import { kubectlRequestTimeout } from "./time.ts";
+import { siteToolTarget } from "./kubectl.ts";
 import { contractIn, planUpgrade, providerKey, type UpgradePlan } from "./upgrade-plan.ts";
 
 export interface UpgradePlanOptions {
@@ -19,11 +17,7 @@ export interface UpgradePlanOptions {
  */
 export async function upgradePlan(options: UpgradePlanOptions): Promise<UpgradePlan> {
   const { inputs } = options;
-  const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
-  await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
-  const requestTimeout =
-    inputs.requestTimeoutMs === undefined ? undefined : kubectlRequestTimeout(inputs.requestTimeoutMs);
-  const target: KubeTarget = { kubeconfig, ...(requestTimeout === undefined ? {} : { requestTimeout }) };
+  const target = await siteToolTarget(inputs);
   const [record, wanted] = await Promise.all([readInstallRecord(options.runner, target), upgradeTarget(inputs)]);
   if (record === undefined) {
     throw new UserError(

@@ -10,7 +10,7 @@ import { kubectl, type SiteCluster } from "./kubectl.ts";
 
 export interface VersionReport {
   clientVersion: { nvkectl: string; node: string; platform: string };
-  /** The site asked (absent with --client). */
+  /** The site asked (absent with --client, and with no site configured: the cluster is KUBECONFIG's then). */
   site?: string;
   /** The controller API's version (the OpenAPI document's info.version), and where it was asked. */
   controller?: { url: string; apiVersion: string };
@@ -32,7 +32,11 @@ export interface VersionOptions {
   client: { version: string };
   /** Only the client's version (no site is asked). */
   clientOnly?: boolean;
-  site?: () => Promise<{ name: string; cluster: SiteCluster; controller: () => Promise<NvkeClient> }>;
+  /**
+   * The site to ask. With no site configured, `name` and `controller` are absent: the site
+   * cluster is the one kubectl would use (KUBECONFIG, --context), and no controller is asked.
+   */
+  site?: () => Promise<{ name?: string; cluster: SiteCluster; controller?: () => Promise<NvkeClient> }>;
 }
 
 /** The report, and the first failure of a server that was asked (thrown after printing by the caller). */
@@ -51,18 +55,18 @@ export async function versions(options: VersionOptions): Promise<{ report: Versi
   } catch (failure) {
     return { report, failure };
   }
-  report.site = site.name;
+  if (site.name !== undefined) report.site = site.name;
+  const { runner, ...target } = site.cluster;
   const [cluster, record, controller] = await Promise.allSettled([
     clusterVersion(site.cluster),
-    readInstallRecord(site.cluster.runner, {
-      kubeconfig: site.cluster.kubeconfig,
-      requestTimeout: site.cluster.requestTimeout,
-    }),
-    site
-      .controller()
-      .then(async (client) => ({ url: client.baseUrl, apiVersion: apiVersionOf(await client.openApi()) })),
+    readInstallRecord(runner, target),
+    site.controller === undefined
+      ? Promise.resolve(undefined)
+      : site
+          .controller()
+          .then(async (client) => ({ url: client.baseUrl, apiVersion: apiVersionOf(await client.openApi()) })),
   ]);
-  if (controller.status === "fulfilled") report.controller = controller.value;
+  if (controller.status === "fulfilled" && controller.value !== undefined) report.controller = controller.value;
   if (cluster.status === "fulfilled") report.siteCluster = cluster.value;
   if (record.status === "fulfilled") report.installed = record.value === undefined ? null : summary(record.value);
   const failures = [cluster, controller, record].flatMap((r) => (r.status === "rejected" ? [r.reason] : []));

@@ -1,6 +1,6 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { dump } from "js-yaml";
-import { NvkectlCommand } from "../../base.ts";
+import { contextFlag, NvkectlCommand } from "../../base.ts";
 import { registryAccess, registryFlags } from "../../flags.ts";
 import { shippedDeployPath } from "../../services/shipped.ts";
 import { upgradePlanLines } from "../../services/upgrade.ts";
@@ -32,8 +32,10 @@ Then it runs the install's plan for the new inputs: the providers the plan upgra
     "stack-config": Flags.string({ description: "The stack config beside the site spec.", required: true }),
     "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
     kubeconfig: Flags.string({
-      description: "The site cluster's kubeconfig (a site admin's). Default: the active site's (or --site's).",
+      description:
+        "The site cluster's kubeconfig (a site admin's). Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
     }),
+    context: contextFlag,
     release: Flags.string({ description: "The newer release's description (release export wrote it)." }),
     ...registryFlags,
     "from-item": Flags.string({
@@ -60,7 +62,7 @@ Then it runs the install's plan for the new inputs: the providers the plan upgra
           siteSpec: this.flags.sitespec,
           stackConfig: this.flags["stack-config"],
           deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
-          kubeconfig: this.flags.kubeconfig ?? (await this.site()).kubeconfig,
+          ...(await this.siteTarget()).target,
           workDir: this.flags["work-dir"],
           redactor: this.redactor,
           release: this.flags.release,

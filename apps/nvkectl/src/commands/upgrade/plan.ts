@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Flags, parseDuration } from "@nodekit/cli-kit";
 import { dump } from "js-yaml";
-import { NvkectlCommand } from "../../base.ts";
+import { contextFlag, NvkectlCommand } from "../../base.ts";
 import { registryFlags } from "../../flags.ts";
 import { upgradePlan, upgradePlanLines } from "../../services/upgrade.ts";
 
@@ -22,8 +22,10 @@ It takes the install's inputs (--sitespec, --stack-config, --deploy-path, --rele
     "stack-config": Flags.string({ description: "The stack config beside the site spec.", required: true }),
     "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
     kubeconfig: Flags.string({
-      description: "The site cluster's kubeconfig. Default: the active site's (or --site's).",
+      description:
+        "The site cluster's kubeconfig. Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
     }),
+    context: contextFlag,
     release: Flags.string({ description: "The newer release's description (release export wrote it)." }),
     ...registryFlags,
     output: Flags.option({
@@ -43,7 +45,7 @@ It takes the install's inputs (--sitespec, --stack-config, --deploy-path, --rele
         siteSpec: this.flags.sitespec,
         stackConfig: this.flags["stack-config"],
         deployPath: this.flags["deploy-path"] ?? join(this.config.root, "..", "..", "deploy", "nico"),
-        kubeconfig: this.flags.kubeconfig ?? (await this.site()).kubeconfig,
+        ...(await this.siteTarget()).target,
         workDir: this.flags["work-dir"],
         redactor: this.redactor,
         release: this.flags.release,

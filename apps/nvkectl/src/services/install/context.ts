@@ -7,6 +7,7 @@ import type { PruneObservation } from "../install-prune.ts";
 import type { InstallRecord } from "../install-record.ts";
 import type { HelmRegistryLogin } from "../install-registry-login.ts";
 import type { ReleasePinning } from "../install-release.ts";
+import type { SiteClusterInputs } from "../kubectl.ts";
 import type { RegistryAccess } from "../release-artifacts.ts";
 
 /** The field manager of every server-side apply the install makes. */
@@ -30,25 +31,21 @@ export const OWN_ITEMS = [
   "prune",
 ] as const;
 
-export interface InstallInputs {
+export interface InstallInputs extends SiteClusterInputs {
   /** The site spec file, as the user named it. */
   siteSpec: string;
   stackConfig: string;
   /** The deploy path directory (default: the shipped deploy/nico). */
   deployPath: string;
-  kubeconfig: string;
   /** Where the install keeps the files it renders and helm/clusterctl's own HOME; default under XDG_STATE_HOME. */
   workDir?: string | undefined;
   env?: NodeJS.ProcessEnv;
-  cwd?: string;
   /** Every secret read (the NICo API key) is registered here before anything is planned. */
   redactor: Redactor;
   /** A release description (release export wrote it): charts, images and providers pinned by digest. */
   release?: string | undefined;
   /** How the release's registry is reached (for the provider components and helm's pulls). */
   registry?: Pick<RegistryAccess, "plainHttp" | "caFile" | "allowTokenRealms" | "warn"> | undefined;
-  /** --request-timeout: how long each of the install's kubectl requests to the site cluster may take, in ms. */
-  requestTimeoutMs?: number | undefined;
   /** The clock the install record's time is read from. */
   now?: () => Date;
 }

@@ -1,12 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { clusterctlVersion } from "@nodekit/deploy-path";
-import { assertKubeconfig, type KubeTarget } from "@nodekit/kube";
 import type { ProcessRunner } from "@nodekit/process";
 import { observePrune } from "../install-prune.ts";
 import { nextRecord, type OwnedObject, type RecordContent, recordedItems, sha256 } from "../install-record.ts";
 import { checkReleaseContent, pinStackImages } from "../install-release.ts";
-import { kubectlRequestTimeout } from "../time.ts";
+import { siteToolTarget } from "../kubectl.ts";
 import { providersOf } from "./cluster-api.ts";
 import { FIELD_MANAGER, type InstallContext, type InstallInputs } from "./context.ts";
 import { type InstallDocuments, readDocuments } from "./documents.ts";
@@ -16,17 +15,10 @@ import { chooseImage } from "./values.ts";
 
 /** Reads the documents, then observes the cluster (read-only, in both modes). */
 export async function prepareInstall(inputs: InstallInputs, runner: ProcessRunner): Promise<InstallContext> {
-  const requestTimeout =
-    inputs.requestTimeoutMs === undefined ? undefined : kubectlRequestTimeout(inputs.requestTimeoutMs);
   const documents = await readDocuments(inputs);
-  const kubeconfig = resolve(inputs.cwd ?? process.cwd(), inputs.kubeconfig);
-  await assertKubeconfig(kubeconfig, "the site cluster's kubeconfig");
+  const target = await siteToolTarget(inputs);
   // The files first, then the tools, then the cluster.
   await checkTools(runner, documents.deployPath, documents.release);
-  const target: KubeTarget = {
-    kubeconfig,
-    ...(requestTimeout === undefined ? {} : { requestTimeout }),
-  };
   const { architecture, nodes } = await observeArchitecture(runner, target);
   const providers = await observeProviders(runner, target);
   const prune = await observePrune(runner, target, inventoryOf(documents), FIELD_MANAGER);
