@@ -112,6 +112,8 @@ export const FIXES: Record<string, string> = {
     "Add the sites first (`nvkectl config set-site NAME --url URL --kubeconfig FILE`); `nvkectl config get-sites` lists them ([sites.md](sites.md#one-view-across-sites)).",
   SOME_SITES_FAILED:
     "Each site that did not answer is named above with its own error and fix: ask it alone (`nvkectl get … --site NAME -v`), or remove a site you retired (`nvkectl config delete-site NAME`). The rows printed are the other sites' ([sites.md](sites.md#one-view-across-sites)).",
+  SUPPORT_BUNDLE_EXISTS:
+    "Name a new file with `--output FILE`, or move the old bundle away first; nvkectl never writes over a bundle (it may be one support asked for) ([install.md](install.md#support-bundle)).",
   NODEPOOL_NOT_FOUND:
     "`nvkectl get nodepools --cluster CLUSTER` lists the cluster's pools; pool names are unique within a cluster only, so check `--cluster`.",
   NODEPOOLRELEASE_NOT_FOUND:
