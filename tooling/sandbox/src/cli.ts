@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { runCli } from "@nodekit/testenv/cli-main";
 import { SandboxError } from "./errors.ts";
 import { defaultSandboxDir } from "./layout.ts";
+import { setPlatformPins } from "./platform-pins.ts";
 import {
   type ControllerAuth,
   down,
@@ -33,6 +34,9 @@ const usage = `usage: ${cli} <command>
   kubeconfig --user NAME [--group G]...
                  a kubeconfig path for any identity on the site cluster (no RBAC of its
                  own: grant it what you want to try)
+  pins next|served
+                 the platform's new pins: NodeRings serves k3s and Calico one step on
+                 (for nr cluster upgrade --plan), or again what it served before
   down           stop it; no process, port or file is left
 
 Everything listens on 127.0.0.1 only. NODEKIT_SANDBOX_TIMING="provision-ms=N,delete-ms=N,node-ms=N"
@@ -194,7 +198,14 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [command, ...rest] = positionals;
-  if (values.help || command === undefined || command === "help" || rest.length > 0) {
+  const pinsArg = command === "pins" && rest.length === 1 ? rest[0] : undefined;
+  if (
+    values.help ||
+    command === undefined ||
+    command === "help" ||
+    (rest.length > 0 && pinsArg === undefined) ||
+    (command === "pins" && pinsArg !== "next" && pinsArg !== "served")
+  ) {
     process.stderr.write(`${usage}\n`);
     return values.help || command === "help" ? 0 : 2;
   }
@@ -259,6 +270,16 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       process.stdout.write(`${await kubeconfigFor({ dir, log, user: values.user, groups: values.group ?? [] })}\n`);
+      return 0;
+    }
+    case "pins": {
+      const s = await status({ dir, log });
+      if (s.running !== "all" || !s.noderings) {
+        process.stderr.write(`sandbox: not running; start it with: ${cli} up\n`);
+        return 3;
+      }
+      const name = await setPlatformPins({ dir, url: s.noderings.url, which: pinsArg === "next" ? "next" : "served" });
+      log(`NodeRings serves the pin set ${name}`);
       return 0;
     }
     case "down": {

@@ -507,8 +507,24 @@ export function registrationFlow(): Step[] {
       check: ({ stdout }) => (/^Live:\s+pass\b/m.test(stdout) ? undefined : "the live check did not pass"),
       lookAt: LOOK_AT_AGENT,
     }),
-    // `nr cluster upgrade --plan` goes here, between the live check and the support bundle
-    // (issue 23: register, status, upgrade --plan, support-bundle, reset), once it has landed.
+    step(
+      "The platform publishes new pins: plan the upgrade, and change nothing",
+      [
+        "./run sandbox pins next",
+        'nr cluster upgrade --plan --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS" --operator-chart "$NR_SANDBOX_OPERATOR_CHART"',
+        "./run sandbox pins served",
+      ].join("\n"),
+      {
+        note: "NodeRings now pins k3s one minor and Calico one patch on: the plan says, per component, from which version to which and what restarts; Liqo, the peerings and the operator are untouched, and nothing runs",
+        check: ({ stdout }) =>
+          !/k3s\s+v1\.33\.5\+k3s1\s+v1\.34\.1\+k3s1/.test(stdout)
+            ? "the plan does not move k3s to v1.34.1+k3s1"
+            : !/calico\s+v3\.30\.3\s+v3\.30\.4/.test(stdout)
+              ? "the plan does not move Calico to v3.30.4"
+              : undefined,
+        lookAt: LOOK_AT_AGENT,
+      },
+    ),
     step(
       "Write a support bundle, and look inside",
       [
