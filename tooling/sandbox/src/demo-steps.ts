@@ -511,7 +511,8 @@ export function registrationFlow(): Step[] {
       "The platform publishes new pins: plan the upgrade, and change nothing",
       [
         "./run sandbox pins next",
-        'nr cluster upgrade --plan --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS" --operator-chart "$NR_SANDBOX_OPERATOR_CHART"',
+        "nr cluster upgrade --plan --api-server-url https://demo-agent.sandbox.test:6443 \\",
+        '  --calico-manifests "$NR_SANDBOX_CALICO_MANIFESTS" --operator-chart "$NR_SANDBOX_OPERATOR_CHART"',
         "./run sandbox pins served",
       ].join("\n"),
       {
