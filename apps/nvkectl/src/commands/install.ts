@@ -4,6 +4,7 @@ import { contextFlag, NvkectlCommand } from "../base.ts";
 import { registryAccess, registryFlags } from "../flags.ts";
 import { install } from "../services/install.ts";
 import { shippedDeployPath } from "../services/shipped.ts";
+import { kubectlRequestTimeout } from "../services/time.ts";
 
 export default class Install extends NvkectlCommand<typeof Install> {
   static override summary = "Install the NVKE controller stack on the site cluster.";
@@ -70,6 +71,8 @@ The NICo API key is read from the environment variable the stack config names (n
     const requestTimeout = (this.flags as { "request-timeout"?: string })["request-timeout"];
     const requestTimeoutMs =
       requestTimeout === undefined ? undefined : parseDuration(requestTimeout, "--request-timeout");
+    // A usage error before the kubeconfig is looked for, as every other flag's.
+    if (requestTimeoutMs !== undefined) kubectlRequestTimeout(requestTimeoutMs);
     const { target } = await this.siteTarget();
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { UserError } from "@nodekit/errors";
-import { defaultKubeconfig, type KubeTarget, kubeTarget } from "@nodekit/kube";
+import { defaultKubeconfig, type KubeTarget, kubeTarget } from "@nodekit/kube-calls";
 import type { Site } from "@nodekit/site-config";
 import {
   assertValidSite,
