@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
+import { inProcessBusy, runInProcess } from "./in-process.ts";
 
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export {
@@ -16,6 +17,7 @@ export {
   type StdinFault,
   summarize,
 } from "./input-faults.ts";
+export { inProcessBusy, runInProcess } from "./in-process.ts";
 export { portOpen, processAlive } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
@@ -34,18 +36,43 @@ export interface RunCliOptions {
   cwd?: string;
   input?: string;
   timeoutMs?: number;
+  /**
+   * Run the CLI as a process of its own even where it could run in this one: what a test of
+   * the process itself needs (signals, EPIPE, the launcher, stdin, module loads, a run that must be killed).
+   */
+  spawn?: boolean;
 }
 
 /**
- * Run a built CLI (`apps/<name>/bin/run.js`) as a subprocess with the same Node that runs
- * the tests, as a user would: the test reads stdout, stderr and the exit code.
- * The environment is minimal and isolated (HOME and XDG dirs point wherever the test
- * says), so a developer's own config never leaks into a test.
+ * Run a built CLI as a user would and return its stdout, stderr and exit code. The
+ * environment is minimal and isolated (HOME and XDG dirs point wherever the test says), so a
+ * developer's own config never leaks into a test. The run is in this process (the bundle
+ * loaded once, ./in-process.ts) unless it needs a process of its own: standard input, a
+ * timeout, NODE_OPTIONS, `spawn: true`, another run already in progress here, or
+ * NODEKIT_TEST_SPAWN=1 in the test's environment (every CLI run a subprocess, as a check).
  */
-export function runCli(cli: "nr" | "nvkectl", args: string[], options: RunCliOptions = {}): Promise<CliResult> {
-  const bin = join(repoRoot, "apps", cli, "bin", "run.js");
+export async function runCli(cli: "nr" | "nvkectl", args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? "", NO_COLOR: "1" };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
+  const ownProcess =
+    options.spawn === true ||
+    options.input !== undefined ||
+    options.timeoutMs !== undefined ||
+    env.NODE_OPTIONS !== undefined ||
+    process.env.NODEKIT_TEST_SPAWN === "1" ||
+    inProcessBusy();
+  if (!ownProcess) return runInProcess(join(repoRoot, "apps", cli), args, { env, cwd: options.cwd ?? repoRoot });
+  return spawnCli(cli, args, env, options);
+}
+
+/** A built CLI (`apps/<name>/bin/run.js`) as a subprocess with the same Node that runs the tests. */
+function spawnCli(
+  cli: "nr" | "nvkectl",
+  args: string[],
+  env: Record<string, string>,
+  options: RunCliOptions,
+): Promise<CliResult> {
+  const bin = join(repoRoot, "apps", cli, "bin", "run.js");
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? repoRoot,
