@@ -25,6 +25,10 @@ export default defineConfig({
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
           testTimeout: 30_000,
+          // A library's tests share one module graph per worker (no fresh graph per file): they
+          // hold no process-wide state. The apps' and tooling's tests (CLIs run in-process,
+          // servers, environment) keep a graph of their own per file.
+          isolate: !dir.startsWith("packages/"),
         },
       })),
       // Integration tests (*.int.test.ts, any package) against one real kube-apiserver + etcd per

@@ -322,6 +322,8 @@ describe.skipIf(other.skip !== undefined)(
       const result = await runCli(cli, ["--version"], {
         env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), TMPDIR: tmp },
         cwd: home.path,
+        // Node turns its compile cache on once per process: the CLI needs a process of its own.
+        spawn: true,
       });
 
       expect(result.stdout).not.toContain(PLANTED);
@@ -333,6 +335,7 @@ describe.skipIf(other.skip !== undefined)(
       const help = await runCli(cli, ["--help"], {
         env: { HOME: home.path, XDG_CONFIG_HOME: join(home.path, "xdg"), TMPDIR: tmp },
         cwd: home.path,
+        spawn: true,
       });
       expect(help.exitCode, help.stderr).toBe(0);
       expect(help.stdout).not.toContain(PLANTED);

@@ -85,7 +85,9 @@ export async function runInProcess(
   // The environment is replaced in place (not by a new object): Node's own lookups
   // (os.homedir(), child processes without an env) read the real one.
   for (const key of Object.keys(process.env)) delete process.env[key];
-  Object.assign(process.env, options.env);
+  // Node's compile cache can be turned on once per process, and this process is not the CLI's:
+  // off, as NODE_DISABLE_COMPILE_CACHE=1 turns it off (tests of the cache run a process of their own).
+  Object.assign(process.env, options.env, { NODE_DISABLE_COMPILE_CACHE: "1" });
   process.argv = [process.execPath, join(root, "bin", "run.js"), ...args];
   process.chdir(options.cwd);
   process.exitCode = undefined;

@@ -48,7 +48,7 @@ export interface RunCliOptions {
  * environment is minimal and isolated (HOME and XDG dirs point wherever the test says), so a
  * developer's own config never leaks into a test. The run is in this process (the bundle
  * loaded once, ./in-process.ts) unless it needs a process of its own: standard input, a
- * timeout, NODE_OPTIONS, `spawn: true`, another run already in progress here, or
+ * timeout, a NODE_* variable (Node.js reads those as it starts), `spawn: true`, another run already in progress here, or
  * NODEKIT_TEST_SPAWN=1 in the test's environment (every CLI run a subprocess, as a check).
  */
 export async function runCli(cli: "nr" | "nvkectl", args: string[], options: RunCliOptions = {}): Promise<CliResult> {
@@ -58,7 +58,7 @@ export async function runCli(cli: "nr" | "nvkectl", args: string[], options: Run
     options.spawn === true ||
     options.input !== undefined ||
     options.timeoutMs !== undefined ||
-    env.NODE_OPTIONS !== undefined ||
+    Object.keys(env).some((key) => key.startsWith("NODE_")) ||
     process.env.NODEKIT_TEST_SPAWN === "1" ||
     inProcessBusy();
   if (!ownProcess) return runInProcess(join(repoRoot, "apps", cli), args, { env, cwd: options.cwd ?? repoRoot });
