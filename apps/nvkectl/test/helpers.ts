@@ -4,8 +4,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type CliResult, type RunCliOptions, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
 
-// Shared by apps/nvkectl's CLI tests. The CLI runs built, as a subprocess, with HOME and
-// the XDG directories in a temporary directory of the test's own.
+// Shared by apps/nvkectl's CLI tests. The CLI runs built, with HOME and the XDG directories in
+// a temporary directory of the test's own: in the test's process (runCli), or as a process of
+// its own where the test is about the process (`cliHome(prefix, { spawn: true })`: the start-up
+// guard, the launcher, plugins).
 
 const execFileAsync = promisify(execFile);
 
@@ -18,7 +20,7 @@ export interface CliHome {
   cleanup(): Promise<void>;
 }
 
-export async function cliHome(prefix = "nvkectl-test-"): Promise<CliHome> {
+export async function cliHome(prefix = "nvkectl-test-", how: { spawn?: boolean } = {}): Promise<CliHome> {
   const dir = await tempDir(prefix);
   const env = {
     HOME: dir.path,
@@ -30,7 +32,7 @@ export async function cliHome(prefix = "nvkectl-test-"): Promise<CliHome> {
     env,
     tokenCacheDir: join(dir.path, "cache", "nvkectl", "tokens"),
     nvkectl: (args, options = {}) =>
-      runCli("nvkectl", args, { ...options, cwd: dir.path, env: { ...env, ...options.env } }),
+      runCli("nvkectl", args, { spawn: how.spawn, ...options, cwd: dir.path, env: { ...env, ...options.env } }),
     cleanup: dir.cleanup,
   };
 }

@@ -18,7 +18,7 @@ const ids = Object.values(manifest.commands)
   .map((command) => command.id);
 
 beforeAll(async () => {
-  home = await cliHome("nvkectl-launcher-");
+  home = await cliHome("nvkectl-launcher-", { spawn: true });
 });
 afterAll(async () => {
   await home.cleanup();
@@ -136,7 +136,7 @@ describe("the fast path answers exactly as oclif's full start", () => {
 
 describe("with a user plugin installed, oclif starts in full and the plugin's hooks run", () => {
   it("for the plugin's command and for the CLI's own, global flags anywhere", async () => {
-    const plugin = await cliHome("nvkectl-plugin-");
+    const plugin = await cliHome("nvkectl-plugin-", { spawn: true });
     try {
       const log = join(plugin.path, "hooks.log");
       const env = { XDG_DATA_HOME: join(plugin.path, "data"), HOOKS_LOG: log };
@@ -173,7 +173,7 @@ describe("beside a linked plugin without hooks (issue 27 item 4)", () => {
   let plugin: CliHome;
   let env: Record<string, string>;
   beforeAll(async () => {
-    plugin = await cliHome("nvkectl-quiet-plugin-");
+    plugin = await cliHome("nvkectl-quiet-plugin-", { spawn: true });
     env = { XDG_DATA_HOME: join(plugin.path, "data") };
     const fixture = join(repoRoot, "apps/nvkectl/test/fixtures/quiet-plugin");
     const linked = await plugin.nvkectl(["plugins", "link", "--no-install", fixture], { env });

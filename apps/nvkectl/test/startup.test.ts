@@ -22,7 +22,7 @@ let server: Server;
 let hook: string;
 
 beforeAll(async () => {
-  home = await cliHome("nvkectl-startup-");
+  home = await cliHome("nvkectl-startup-", { spawn: true });
   server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"items":[]}'));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
