@@ -25,8 +25,10 @@ const requireHere = createRequire(import.meta.url);
 
 /** Thrown by the stand-in process.exit: the run ends here, with this code. */
 class ProcessExit extends Error {
-  constructor(readonly code: number) {
+  readonly code: number;
+  constructor(code: number) {
     super(`process.exit(${code})`);
+    this.code = code;
   }
 }
 
@@ -63,7 +65,7 @@ export async function runInProcess(
     stdinTTY: Object.getOwnPropertyDescriptor(process.stdin, "isTTY"),
     umask: process.umask(),
     console: globalThis.console,
-    listeners: PROCESS_EVENTS.map((event) => [event, process.listeners(event)] as const),
+    listeners: PROCESS_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)] as const),
     stdoutListeners: process.stdout.listeners("error"),
   };
   process.umask(saved.umask);
@@ -75,7 +77,11 @@ export async function runInProcess(
   let exited: number | undefined;
   const capture =
     (append: (text: string) => void) =>
-    (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: () => void) => {
+    (
+      chunk: string | Uint8Array,
+      encoding?: BufferEncoding | ((error?: Error | null) => void),
+      callback?: () => void,
+    ) => {
       if (exited === undefined) append(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));
       const done = typeof encoding === "function" ? encoding : callback;
       if (done) queueMicrotask(() => done());
@@ -133,7 +139,7 @@ export async function runInProcess(
     for (const key of Object.keys(process.env)) delete process.env[key];
     Object.assign(process.env, saved.env);
     for (const [event, before] of saved.listeners) {
-      for (const listener of process.listeners(event)) {
+      for (const listener of process.listeners(event as NodeJS.Signals)) {
         if (!before.includes(listener)) process.removeListener(event, listener as never);
       }
     }

@@ -7,6 +7,7 @@ import { UserError } from "@nodekit/errors";
 import { inProcessBusy, runInProcess } from "./in-process.ts";
 
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
+export { inProcessBusy, runInProcess } from "./in-process.ts";
 export {
   type BoundedRun,
   type BoundedRunOptions,
@@ -17,7 +18,6 @@ export {
   type StdinFault,
   summarize,
 } from "./input-faults.ts";
-export { inProcessBusy, runInProcess } from "./in-process.ts";
 export { portOpen, processAlive } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
