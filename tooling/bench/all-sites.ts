@@ -15,6 +15,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ManagementPlane, startManagementPlane } from "./src/management-plane.ts";
+import { median, shuffled } from "./src/rounds.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -98,22 +99,9 @@ say(`measuring: ${rounds} rounds`);
 const loadBefore = loadavg()[0] ?? 0;
 for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) samples.get(c.name)?.push(timeOnce(c));
 const loadAfter = loadavg()[0] ?? 0;
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 const ratioOf = (many: string, single: string) => (medians.get(many) ?? 0) / (medians.get(single) ?? 1);
 const jsonRatio = ratioOf(cases[2]?.name ?? "", cases[1]?.name ?? "");

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnServer, startManagementPlane } from "./src/management-plane.ts";
+import { median, shuffled } from "./src/rounds.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
@@ -329,12 +330,6 @@ function timeOnce(c: Case): number {
   return ms;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
 // Warm-up: fills Node's compile cache and the OS page cache, as a user's second run would.
 const measured = only === undefined ? cases : cases.filter((c) => only.test(c.name) || c.name === "node -e 0");
 for (const c of measured) for (let i = 0; i < 2; i++) timeOnce(c);
@@ -342,14 +337,6 @@ const samples = new Map<string, number[]>(measured.map((c) => [c.name, []]));
 // Each round runs the cases in a new random order, so what a case leaves for the next falls on
 // all of them alike. (The first request to an emulator idle for 2 s waits for its auth re-read,
 // as it must; in a fixed order the same case paid for it every round.)
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 for (let round = 0; round < rounds; round++) for (const c of shuffled(measured)) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 if ("cases" in noderings) noderings.stop();

@@ -250,16 +250,7 @@ describe("nvkectl support-bundle", () => {
     await writeFile(dead, text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`), {
       mode: 0o600,
     });
-    const set = await home.nvkectl([
-      "config",
-      "set-site",
-      "dead",
-      "--url",
-      `http://127.0.0.1:${port}`,
-      "--kubeconfig",
-      dead,
-    ]);
-    expect(set.exitCode, set.stderr).toBe(0);
+    await setSite(home, "dead", `http://127.0.0.1:${port}`, dead);
     const output = join(home.path, "dead-support.tar.gz");
     const result = await home.nvkectl([
       "support-bundle",

@@ -85,16 +85,7 @@ describe("nvkectl version", () => {
       const { writeFile } = await import("node:fs/promises");
       await writeFile(dead, text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`));
     });
-    const set = await home.nvkectl([
-      "config",
-      "set-site",
-      "dead",
-      "--url",
-      `http://127.0.0.1:${port}`,
-      "--kubeconfig",
-      dead,
-    ]);
-    expect(set.exitCode, set.stderr).toBe(0);
+    await setSite(home, "dead", `http://127.0.0.1:${port}`, dead);
     const result = await home.nvkectl(["version", "--site", "dead", "--request-timeout", "5s"]);
     expect(result.exitCode).toBe(6);
     expect(result.stdout).toMatch(/^Client Version: 0\.1\.0 /);
