@@ -9,11 +9,13 @@
  *
  *   node tooling/bench/all-sites.ts [--rounds N] [--sites N] [--json]
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type ManagementPlane, startManagementPlane } from "./src/management-plane.ts";
+import { median, shuffled } from "./src/rounds.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -29,86 +31,29 @@ const kubectl = spawnSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8"
 const work = mkdtempSync(join(tmpdir(), "nodekit-bench-all-sites-"));
 const env = { PATH: process.env.PATH ?? "", HOME: work, XDG_CONFIG_HOME: join(work, "config"), NO_COLOR: "1" };
 
-const fail = (message: string): never => {
+function fail(message: string): never {
   process.stderr.write(`all-sites bench: ${message}\n`);
   process.exit(1);
-};
+}
 if (kubectl === "") fail("kubectl is not on PATH (the testenv's kube-apiserver is set up with it)");
 
-const testenvEnv = { ...process.env, NODEKIT_TESTENV_STATE_DIR: join(work, "testenv") };
-const testenvCli = join(root, "tooling/testenv/src/cli.ts");
-const emulators: ChildProcess[] = [];
-const stop = () => {
-  for (const child of emulators) child.kill("SIGTERM");
-  spawnSync(node, [testenvCli, "down"], { cwd: root, env: testenvEnv, stdio: "ignore" });
+let plane: ManagementPlane | undefined;
+process.on("exit", () => {
+  plane?.stop();
   rmSync(work, { recursive: true, force: true });
-};
-process.on("exit", stop);
-
-const up = spawnSync(node, [testenvCli, "up"], { cwd: root, env: testenvEnv, encoding: "utf8" });
-const kubeconfig = up.stdout.trim().split("\n").at(-1) ?? "";
-if (up.status !== 0 || kubeconfig === "") fail(`testenv did not start: ${up.stderr.trim().split("\n").at(-1)}`);
-
-// Auth on: the emulators review every token against the apiserver (as bench.ts sets it up).
-const applied = spawnSync(kubectl, ["--kubeconfig", kubeconfig, "apply", "-f", "-"], {
-  input: JSON.stringify({
-    apiVersion: "v1",
-    kind: "List",
-    items: [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-      {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-        data: { audience: "nvke-bench" },
-      },
-    ],
-  }),
-  encoding: "utf8",
 });
-if (applied.status !== 0) fail(`kubectl apply: ${applied.stderr}`);
-
-async function startSite(name: string): Promise<void> {
-  const child = spawn(
-    node,
-    [
-      "tooling/nvke-emulator/src/main.ts",
-      "--kubeconfig",
-      kubeconfig,
-      "--port",
-      "0",
-      "--state",
-      join(work, `${name}.json`),
-    ],
-    { cwd: root, stdio: ["ignore", "pipe", "ignore"] },
-  );
-  emulators.push(child);
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let buffered = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      buffered += chunk;
-      const line = buffered.split("\n")[0];
-      if (buffered.includes("\n") && line) resolveUrl(line.trim());
-    });
-    child.on("exit", (code) => reject(new Error(`the emulator of ${name} exited with ${code}`)));
-  });
-  const seeded = await fetch(`${url}/_emulator/seed`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ clusters: CLUSTERS, namePrefix: name }),
-  });
-  if (!seeded.ok) throw new Error(`seeding ${name}: HTTP ${seeded.status}`);
-  const set = spawnSync(node, [nvkectl, "config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig], { env });
-  if (set.status !== 0) throw new Error(`nvkectl config set-site ${name}: ${set.stderr}`);
+try {
+  plane = startManagementPlane({ root, work, kubectl, nvkectl, env });
+} catch (error) {
+  fail((error as Error).message);
 }
+const { startSite } = plane;
 
 const say = (line: string) => process.stderr.write(`all-sites bench: ${line}\n`);
 say(`testenv up; starting ${siteCount} emulators`);
 const names = Array.from({ length: siteCount }, (_, n) => `s${String(n).padStart(2, "0")}`);
 try {
-  await Promise.all(names.map(startSite));
+  await Promise.all(names.map((name) => startSite(name, CLUSTERS)));
 } catch (error) {
   fail((error as Error).message);
 }
@@ -154,22 +99,9 @@ say(`measuring: ${rounds} rounds`);
 const loadBefore = loadavg()[0] ?? 0;
 for (const c of cases) for (let i = 0; i < 2; i++) timeOnce(c);
 const samples = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 for (let round = 0; round < rounds; round++) for (const c of shuffled(cases)) samples.get(c.name)?.push(timeOnce(c));
 const loadAfter = loadavg()[0] ?? 0;
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 const ratioOf = (many: string, single: string) => (medians.get(many) ?? 0) / (medians.get(single) ?? 1);
 const jsonRatio = ratioOf(cases[2]?.name ?? "", cases[1]?.name ?? "");

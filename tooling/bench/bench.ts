@@ -13,11 +13,13 @@
  *
  * Targets (from the issues) are checked and reported, never asserted in tests.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnServer, startManagementPlane } from "./src/management-plane.ts";
+import { median, shuffled } from "./src/rounds.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
@@ -138,35 +140,11 @@ interface NvkeBench {
 
 async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
   if (!kubectl) return { note: "kubectl not on PATH" };
-  const testenvState = join(work, "testenv");
-  const testenvEnv = { ...process.env, NODEKIT_TESTENV_STATE_DIR: testenvState };
-  const cli = join(root, "tooling/testenv/src/cli.ts");
-  const up = spawnSync(node, [cli, "up"], { cwd: root, env: testenvEnv, encoding: "utf8" });
-  const kubeconfig = up.stdout.trim().split("\n").at(-1) ?? "";
-  if (up.status !== 0 || kubeconfig === "")
-    return { note: `testenv did not start: ${up.stderr.trim().split("\n").at(-1)}` };
-  const emulators: ChildProcess[] = [];
-  const stop = () => {
-    for (const child of emulators) child.kill("SIGTERM");
-    spawnSync(node, [cli, "down"], { cwd: root, env: testenvEnv, stdio: "ignore" });
-  };
+  let stop = () => {};
   try {
-    const objects = [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-      {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-        data: { audience: "nvke-bench" },
-      },
-    ];
-    const applied = spawnSync(kubectl, ["--kubeconfig", kubeconfig, "apply", "-f", "-"], {
-      input: JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }),
-      encoding: "utf8",
-    });
-    if (applied.status !== 0) throw new Error(`kubectl apply: ${applied.stderr}`);
+    const plane = startManagementPlane({ root, work, kubectl, nvkectl, env });
+    stop = plane.stop;
+    const { kubeconfig, startSite } = plane;
     // A fair comparison: kubectl lists as many objects as nvkectl does (SMALL of each).
     const countConfigMaps = () =>
       (
@@ -193,39 +171,7 @@ async function startNvkeBench(): Promise<NvkeBench | { note: string }> {
     listed = countConfigMaps();
 
     const startEmulator = async (name: string, clusters: number): Promise<string> => {
-      const child = spawn(
-        node,
-        [
-          "tooling/nvke-emulator/src/main.ts",
-          "--kubeconfig",
-          kubeconfig,
-          "--port",
-          "0",
-          "--state",
-          join(work, `${name}.json`),
-        ],
-        { cwd: root, stdio: ["ignore", "pipe", "ignore"] },
-      );
-      emulators.push(child);
-      const url = await new Promise<string>((resolveUrl, reject) => {
-        let buffered = "";
-        child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-          buffered += chunk;
-          const line = buffered.split("\n")[0];
-          if (buffered.includes("\n") && line) resolveUrl(line.trim());
-        });
-        child.on("exit", (code) => reject(new Error(`the emulator exited with ${code}`)));
-      });
-      const seeded = await fetch(`${url}/_emulator/seed`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ clusters, namePrefix: "bench" }),
-      });
-      if (!seeded.ok) throw new Error(`seeding ${clusters} clusters: HTTP ${seeded.status}`);
-      const set = spawnSync(node, [nvkectl, "config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig], {
-        env,
-      });
-      if (set.status !== 0) throw new Error(`nvkectl config set-site ${name}: ${set.stderr}`);
+      const url = await startSite(name, clusters, "bench");
       // Prime the token cache: the cases measure a read with a cached token.
       const prime = spawnSync(node, [nvkectl, "get", "clusters", "-o", "json", "--site", name], {
         env,
@@ -311,20 +257,12 @@ if ("cases" in nvke) cases.push(...nvke.cases);
 // dev token): config, state, the pins request, the agent look-up, host facts, tool probes
 // and the ten phases' plans — everything a real run decides before it changes anything.
 async function startNodeRingsBench(): Promise<{ cases: Case[]; stop(): void } | { note: string }> {
-  const child = spawn(node, ["tooling/noderings-emulator/src/main.ts", "--port", "0"], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
   try {
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      let buffered = "";
-      child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-        buffered += chunk;
-        const line = buffered.split("\n")[0];
-        if (buffered.includes("\n") && line) resolveUrl(line.trim());
-      });
-      child.on("exit", (code) => reject(new Error(`the NodeRings emulator exited with ${code}`)));
-    });
+    const { child, url } = await spawnServer(
+      root,
+      ["tooling/noderings-emulator/src/main.ts", "--port", "0"],
+      "the NodeRings emulator",
+    );
     const nrHome = join(work, "nr-home");
     return {
       cases: [
@@ -348,7 +286,6 @@ async function startNodeRingsBench(): Promise<{ cases: Case[]; stop(): void } | 
       stop: () => child.kill("SIGTERM"),
     };
   } catch (error) {
-    child.kill("SIGTERM");
     return { note: `nr register cases skipped: ${(error as Error).message}` };
   }
 }
@@ -393,12 +330,6 @@ function timeOnce(c: Case): number {
   return ms;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
 // Warm-up: fills Node's compile cache and the OS page cache, as a user's second run would.
 const measured = only === undefined ? cases : cases.filter((c) => only.test(c.name) || c.name === "node -e 0");
 for (const c of measured) for (let i = 0; i < 2; i++) timeOnce(c);
@@ -406,14 +337,6 @@ const samples = new Map<string, number[]>(measured.map((c) => [c.name, []]));
 // Each round runs the cases in a new random order, so what a case leaves for the next falls on
 // all of them alike. (The first request to an emulator idle for 2 s waits for its auth re-read,
 // as it must; in a fixed order the same case paid for it every round.)
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 for (let round = 0; round < rounds; round++) for (const c of shuffled(measured)) samples.get(c.name)?.push(timeOnce(c));
 const medians = new Map([...samples].map(([name, values]) => [name, median(values)]));
 if ("cases" in noderings) noderings.stop();

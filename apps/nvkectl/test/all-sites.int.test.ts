@@ -1,13 +1,12 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { createNvkeClient } from "@nodekit/nvke-api";
-import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { repoRoot, tempDir } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { RunningEmulator } from "@nodekit/nvke-emulator";
+import { repoRoot } from "@nodekit/test-utils";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
+import { type CliHome, kubectl } from "./helpers.ts";
+import { closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // `get clusters|nodepools --all-sites` as a user runs it: the built CLI over three sites,
 // each an NVKE controller emulator with auth on (TokenReview against the real kube-apiserver):
@@ -15,18 +14,14 @@ import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
 // control-plane node pool), and "west", configured but stopped.
 
 const AUDIENCE = "nvke-controller-all-sites";
+let site: SiteFixture;
 let admin: string;
 let home: CliHome;
 const emulators: RunningEmulator[] = [];
 let westUrl: string;
 
-async function emulator(name: string): Promise<RunningEmulator> {
-  const state = await tempDir(`nvkectl-all-sites-${name}-`);
-  const started = await startEmulator({
-    kubeconfigPath: admin,
-    stateFile: join(state.path, "state.json"),
-    timing: { provisionMs: 0, deleteMs: 0, nodeMs: 0 },
-  });
+async function emulator(): Promise<RunningEmulator> {
+  const started = await site.emulator({ timing: { provisionMs: 0, deleteMs: 0, nodeMs: 0 } });
   emulators.push(started);
   return started;
 }
@@ -35,21 +30,9 @@ const example = async (file: string) => load(await readFile(join(repoRoot, "exam
 
 beforeAll(async () => {
   // A control plane of this file's own: the auth ConfigMap's fixed namespace reaches no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  admin = plane.adminKubeconfigPath;
-  await apply(
-    admin,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-      data: { audience: AUDIENCE },
-    },
-  );
-  const [east, lab, west] = [await emulator("east"), await emulator("lab"), await emulator("west")];
+  site = await siteFixture("nvkectl-all-sites-", { audience: AUDIENCE });
+  ({ admin, home } = site);
+  const [east, lab, west] = [await emulator(), await emulator(), await emulator()];
   await east?.seed({ clusters: 2, namePrefix: "east" });
   // lab: a cluster created as a user would (a ServiceAccount token), so it has its control-plane pool.
   const token = (
@@ -62,13 +45,10 @@ beforeAll(async () => {
   await lab?.reconcile();
   westUrl = west?.url ?? "";
   await west?.stop();
-
-  home = await cliHome("nvkectl-all-sites-");
 });
 
 afterAll(async () => {
-  for (const started of emulators) await started.stop().catch(() => {});
-  await home?.cleanup();
+  await site?.cleanup();
 });
 
 describe("--all-sites", () => {
@@ -87,8 +67,7 @@ describe("--all-sites", () => {
       ["west", westUrl],
       ["east", east?.url],
     ] as const) {
-      const set = await home.nvkectl(["config", "set-site", name, "--url", url ?? "", "--kubeconfig", admin]);
-      expect(set.exitCode, set.stderr).toBe(0);
+      await setSite(home, name, url ?? "", admin);
     }
   });
 
@@ -204,8 +183,7 @@ describe("get providers --all-sites", () => {
         "current-context": "dark",
       }),
     );
-    const set = await home.nvkectl(["config", "set-site", "dark", "--url", westUrl, "--kubeconfig", dark]);
-    expect(set.exitCode, set.stderr).toBe(0);
+    await setSite(home, "dark", westUrl, dark);
 
     const result = await home.nvkectl(["get", "providers", "--all-sites", "--request-timeout", "10s"]);
     const lines = result.stdout.trimEnd().split("\n");
@@ -229,15 +207,3 @@ describe("get providers --all-sites", () => {
     expect((await home.nvkectl(["get", "providers", "-A", "--context", "dark"])).exitCode).toBe(2);
   });
 });
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -1,15 +1,14 @@
 import { execFile } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { RunningEmulator } from "@nodekit/nvke-emulator";
+import { eventually, repoRoot } from "@nodekit/test-utils";
 import { load, loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { apply, type CliHome, cliHome, kubectl, moduleLoadRecorder } from "./helpers.ts";
+import { authConfigMap, closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // The cluster and node pool commands as a user runs them: the built CLI against the NVKE
 // controller emulator, which authenticates every request with a TokenReview against the
@@ -17,13 +16,8 @@ import { apply, type CliHome, cliHome, kubectl, moduleLoadRecorder } from "./hel
 
 const execFileAsync = promisify(execFile);
 const AUDIENCE = "nvke-controller-test";
-const AUTH_CONFIGMAP = {
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-  data: { audience: AUDIENCE },
-};
 
+let site: SiteFixture;
 let admin: string;
 let emulator: RunningEmulator;
 let home: CliHome;
@@ -45,48 +39,22 @@ async function clusterJson(name: string): Promise<Record<string, unknown> & { id
   return JSON.parse(result.stdout);
 }
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  // A control plane of this file's own: its fixed namespaces and auth ConfigMap reach no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  admin = plane.adminKubeconfigPath;
   // Auth on: the auth ConfigMap, and the ServiceAccount tokens are minted for.
-  await apply(
-    admin,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-    AUTH_CONFIGMAP,
-  );
-  const state = await tempDir("nvkectl-emulator-");
-  emulator = await startEmulator({
-    kubeconfigPath: admin,
-    stateFile: join(state.path, "state.json"),
+  site = await siteFixture("nvkectl-clusters-", { audience: AUDIENCE });
+  ({ admin, home } = site);
+  emulator = await site.emulator({
     timing: { provisionMs: 2500, deleteMs: 800, nodeMs: 200 },
     // Seed step 14: with the control-plane controller off, the last joined control-plane pool cannot be deleted.
     controlPlaneController: false,
     authConfigTtlMs: 0,
     log: (line) => requests.push(line),
   });
-  home = await cliHome("nvkectl-clusters-");
-  const set = await home.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
-  expect(set.exitCode, set.stderr).toBe(0);
+  await setSite(home, "lab", emulator.url, admin);
 });
 
 afterAll(async () => {
-  await emulator?.stop();
-  await home?.cleanup();
+  await site?.cleanup();
 });
 
 describe("a tenant cluster's life, command by command", () => {
@@ -659,7 +627,7 @@ describe("auth: the token cache", () => {
   test("with a cached token a read makes exactly one HTTP request and never loads @kubernetes/client-node", async () => {
     const fresh = await cliHome("nvkectl-one-request-");
     try {
-      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      await setSite(fresh, "lab", emulator.url, admin);
       const recorder = await moduleLoadRecorder(fresh.path);
       const env = { NODE_OPTIONS: recorder.nodeOptions };
 
@@ -686,7 +654,7 @@ describe("auth: the token cache", () => {
   test("a cached token the controller rejects (401) is dropped, a new one minted, and the request retried once", async () => {
     const fresh = await cliHome("nvkectl-401-");
     try {
-      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      await setSite(fresh, "lab", emulator.url, admin);
       expect((await fresh.nvkectl(["get", "clusters"])).exitCode).toBe(0);
       const cacheFile = join(fresh.tokenCacheDir, "lab", "nke-clients_nke-client.json");
       const entry = JSON.parse(await readFile(cacheFile, "utf8"));
@@ -715,11 +683,10 @@ describe("auth: the token cache", () => {
   });
 
   test("a kubeconfig that may not read the auth ConfigMap fails with exit 7 and sends no request", async () => {
-    const plane = await useControlPlane({ dedicated: true });
-    const nobody = await plane.kubeconfigFor({ user: "nvkectl-no-rbac" });
+    const nobody = await site.plane.kubeconfigFor({ user: "nvkectl-no-rbac" });
     const fresh = await cliHome("nvkectl-denied-");
     try {
-      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", nobody]);
+      await setSite(fresh, "lab", emulator.url, nobody);
       const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters"]));
       expect(result.exitCode).toBe(7);
       expect(result.stdout).toBe("");
@@ -754,7 +721,7 @@ describe("failures get a clear message and a documented exit code, and change no
     const port = await closedPort();
     const result = await home.nvkectl(["get", "clusters", "--site", "down"], {});
     expect(result.exitCode).toBe(4); // no such site yet
-    await home.nvkectl(["config", "set-site", "down", "--url", `http://127.0.0.1:${port}`, "--kubeconfig", admin]);
+    await setSite(home, "down", `http://127.0.0.1:${port}`, admin);
     const before = clusterCount();
     const create = await home.nvkectl(["create", "cluster", "-f", example("capd-cluster.yaml"), "--site", "down"]);
     expect(create.exitCode).toBe(6);
@@ -791,17 +758,11 @@ describe("the bearer token and plain HTTP", () => {
   test.skipIf(externalAddress === undefined)(
     "a token sent over plain HTTP to a non-loopback address is warned about on stderr; stdout stays clean",
     async () => {
-      const state = await tempDir("nvkectl-emulator-remote-");
-      const remote = await startEmulator({
-        kubeconfigPath: admin,
-        stateFile: join(state.path, "state.json"),
-        host: "0.0.0.0",
-        authConfigTtlMs: 0,
-      });
+      const remote = await site.emulator({ host: "0.0.0.0", authConfigTtlMs: 0 });
       const fresh = await cliHome("nvkectl-plain-http-");
       try {
         const url = remote.url.replace("0.0.0.0", externalAddress ?? "");
-        await fresh.nvkectl(["config", "set-site", "remote", "--url", url, "--kubeconfig", admin]);
+        await setSite(fresh, "remote", url, admin);
         const result = await fresh.nvkectl(["get", "clusters", "-o", "json"]);
         expect(result.exitCode, result.stderr).toBe(0);
         expect(JSON.parse(result.stdout).items).toEqual([]);
@@ -811,7 +772,6 @@ describe("the bearer token and plain HTTP", () => {
       } finally {
         await fresh.cleanup();
         await remote.stop();
-        await state.cleanup();
       }
     },
   );
@@ -820,7 +780,7 @@ describe("the bearer token and plain HTTP", () => {
     await kubectl(admin, ["delete", "configmap", "nvke-auth-config", "-n", "nke-controller", "--ignore-not-found"]);
     const fresh = await cliHome("nvkectl-auth-off-");
     try {
-      await fresh.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
+      await setSite(fresh, "lab", emulator.url, admin);
       const { result, made } = await counting(() => fresh.nvkectl(["get", "clusters", "-v"]));
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stderr).toContain("debug: auth off: no auth ConfigMap in nke-controller or cloud-workflow-engine");
@@ -828,7 +788,7 @@ describe("the bearer token and plain HTTP", () => {
       expect(made[0]).not.toContain("user=");
     } finally {
       await fresh.cleanup();
-      await apply(admin, AUTH_CONFIGMAP);
+      await apply(admin, authConfigMap(AUDIENCE));
     }
   });
 });

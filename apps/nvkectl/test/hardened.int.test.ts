@@ -1,15 +1,16 @@
 import { chmod, chown, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { otherUser, tempDir } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { RunningEmulator } from "@nodekit/nvke-emulator";
+import { otherUser } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { apply, type CliHome, cliHome } from "./helpers.ts";
+import { apply, type CliHome } from "./helpers.ts";
+import { type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // Issue 9 against the real thing: the built CLI, the NVKE controller emulator with auth on
 // (TokenReview against the real kube-apiserver), and a token cache someone tampered with.
 
 const AUDIENCE = "nvke-controller-hardened";
+let site: SiteFixture;
 let admin: string;
 let emulator: RunningEmulator;
 let home: CliHome;
@@ -18,37 +19,15 @@ const other = otherUser();
 
 beforeAll(async () => {
   // A control plane of this file's own: its fixed namespaces and auth ConfigMap reach no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  admin = plane.adminKubeconfigPath;
-  await apply(
-    admin,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-controller" } },
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: "nke-clients" } },
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-      data: { audience: AUDIENCE },
-    },
-  );
-  const state = await tempDir("nvkectl-hardened-emulator-");
-  emulator = await startEmulator({
-    kubeconfigPath: admin,
-    stateFile: join(state.path, "state.json"),
-    timing: { provisionMs: 60_000, deleteMs: 800, nodeMs: 200 },
-    authConfigTtlMs: 0,
-  });
-  home = await cliHome("nvkectl-hardened-");
+  site = await siteFixture("nvkectl-hardened-", { audience: AUDIENCE });
+  ({ admin, home } = site);
+  emulator = await site.emulator({ timing: { provisionMs: 60_000, deleteMs: 800, nodeMs: 200 }, authConfigTtlMs: 0 });
   tokenFile = join(home.tokenCacheDir, "lab", "nke-clients_nke-client.json");
-  expect(
-    (await home.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin])).exitCode,
-  ).toBe(0);
+  await setSite(home, "lab", emulator.url, admin);
 });
 
 afterAll(async () => {
-  await emulator?.stop();
-  await home?.cleanup();
+  await site?.cleanup();
 });
 
 const getClusters = () => home.nvkectl(["get", "clusters"]);

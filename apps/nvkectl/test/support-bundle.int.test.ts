@@ -1,14 +1,13 @@
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { repoRoot, tempDir } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { RunningEmulator } from "@nodekit/nvke-emulator";
+import { repoRoot } from "@nodekit/test-utils";
 import { dump, load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { recordConfigMap } from "../src/services/install-record.ts";
-import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
+import { type CliHome, kubectl } from "./helpers.ts";
+import { closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // `nvkectl support-bundle` (issue 26 §2) against the real kube-apiserver tier and the NVKE
 // controller emulator with auth on: distinct canary strings in every secret input (the NICo
@@ -26,6 +25,7 @@ const CANARY = {
   field: "canaryFieldValue93",
 } as const;
 
+let site: SiteFixture;
 let admin: string;
 let siteKubeconfig: string;
 let emulator: RunningEmulator;
@@ -38,18 +38,6 @@ const secret = (namespace: string, name: string, stringData: Record<string, stri
   type: "Opaque",
   stringData,
 });
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The archive's entries (tar -tzf) and its whole decompressed bytes, as text. */
 async function openBundle(path: string) {
@@ -74,82 +62,65 @@ async function entry(path: string, file: string): Promise<unknown> {
 
 beforeAll(async () => {
   // Its own control plane: the install record in kube-system and the fixed namespaces reach no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  admin = plane.adminKubeconfigPath;
   const multiLine = dump({ apiVersion: "v1", kind: "Config", users: [{ name: "x", user: { token: CANARY.line } }] });
-  await apply(
-    admin,
-    ...["nke-controller", "nke-clients", "nico-system"].map((name) => ({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name },
-    })),
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: { namespace: "nke-clients", name: "nke-client" } },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { namespace: "nke-controller", name: "nvke-auth-config" },
-      data: { audience: AUDIENCE },
-    },
-    secret("nke-controller", "nvke-nico-credentials", { apiKey: CANARY.nicoKey }),
-    secret("nico-system", "nico-credentials", { apiKey: CANARY.nicoKey }),
-    secret("nke-controller", "other", { password: CANARY.other, "site.kubeconfig": multiLine }),
-    {
-      // A Deployment that carries the key in plain sight, and a credential-looking annotation no Secret holds.
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: {
-        namespace: "nke-controller",
-        name: "nvke-controller",
-        annotations: { "example.net/password": CANARY.field },
-      },
-      spec: {
-        selector: { matchLabels: { app: "nvke-controller" } },
-        template: {
-          metadata: { labels: { app: "nvke-controller" } },
-          spec: {
-            containers: [
-              {
-                name: "controller",
-                image: "nvke/controller:0.9.0",
-                env: [{ name: "NICO_KEY", value: CANARY.nicoKey }],
-              },
-            ],
+  site = await siteFixture("nvkectl-bundle-", {
+    audience: AUDIENCE,
+    objects: [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "nico-system" } },
+      secret("nke-controller", "nvke-nico-credentials", { apiKey: CANARY.nicoKey }),
+      secret("nico-system", "nico-credentials", { apiKey: CANARY.nicoKey }),
+      secret("nke-controller", "other", { password: CANARY.other, "site.kubeconfig": multiLine }),
+      {
+        // A Deployment that carries the key in plain sight, and a credential-looking annotation no Secret holds.
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: {
+          namespace: "nke-controller",
+          name: "nvke-controller",
+          annotations: { "example.net/password": CANARY.field },
+        },
+        spec: {
+          selector: { matchLabels: { app: "nvke-controller" } },
+          template: {
+            metadata: { labels: { app: "nvke-controller" } },
+            spec: {
+              containers: [
+                {
+                  name: "controller",
+                  image: "nvke/controller:0.9.0",
+                  env: [{ name: "NICO_KEY", value: CANARY.nicoKey }],
+                },
+              ],
+            },
           },
         },
       },
-    },
-    {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { namespace: "nke-controller", name: "nvke-controller.canary" },
-      involvedObject: { kind: "Deployment", namespace: "nke-controller", name: "nvke-controller" },
-      reason: "BadKey",
-      message: `NICo refused the key ${CANARY.nicoKey}`,
-      type: "Warning",
-    },
-    recordConfigMap({
-      installedAt: "2026-12-03T10:00:00.000Z",
-      site: "lab",
-      deployPath: "nico",
-      release: { name: "nvke", version: "0.9.0", digest: `sha256:${"a".repeat(64)}`, file: "release.json" },
-      items: [{ id: "nvke-controller", kind: "chart", version: "0.9.0", digest: `sha256:${"b".repeat(64)}` }],
-      providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
-      certManager: "v1.19.1",
-      namespaces: ["nke-controller", "nico-system"],
-      crds: [],
-      stackConfigSha256: `sha256:${"c".repeat(64)}`,
-      objects: [],
-    }),
-  );
-  const state = await tempDir("nvkectl-bundle-emulator-");
-  emulator = await startEmulator({
-    kubeconfigPath: admin,
-    stateFile: join(state.path, "state.json"),
-    timing: { provisionMs: 600_000, deleteMs: 800, nodeMs: 200 },
-    authConfigTtlMs: 0,
+      {
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { namespace: "nke-controller", name: "nvke-controller.canary" },
+        involvedObject: { kind: "Deployment", namespace: "nke-controller", name: "nvke-controller" },
+        reason: "BadKey",
+        message: `NICo refused the key ${CANARY.nicoKey}`,
+        type: "Warning",
+      },
+      recordConfigMap({
+        installedAt: "2026-12-03T10:00:00.000Z",
+        site: "lab",
+        deployPath: "nico",
+        release: { name: "nvke", version: "0.9.0", digest: `sha256:${"a".repeat(64)}`, file: "release.json" },
+        items: [{ id: "nvke-controller", kind: "chart", version: "0.9.0", digest: `sha256:${"b".repeat(64)}` }],
+        providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
+        certManager: "v1.19.1",
+        namespaces: ["nke-controller", "nico-system"],
+        crds: [],
+        stackConfigSha256: `sha256:${"c".repeat(64)}`,
+        objects: [],
+      }),
+    ],
   });
-  home = await cliHome("nvkectl-bundle-");
+  ({ admin, home } = site);
+  emulator = await site.emulator({ timing: { provisionMs: 600_000, deleteMs: 800, nodeMs: 200 }, authConfigTtlMs: 0 });
   // The site's kubeconfig: the admin's, with a second user whose token is a canary.
   const config = load(await kubectl(admin, ["config", "view", "--raw", "--flatten", "--output=yaml"])) as {
     users: Array<{ name: string; user: Record<string, string> }>;
@@ -157,8 +128,7 @@ beforeAll(async () => {
   config.users.push({ name: "canary", user: { token: CANARY.kubeToken } });
   siteKubeconfig = join(home.path, "site.kubeconfig");
   await writeFile(siteKubeconfig, dump(config), { mode: 0o600 });
-  const set = await home.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", siteKubeconfig]);
-  expect(set.exitCode, set.stderr).toBe(0);
+  await setSite(home, "lab", emulator.url, siteKubeconfig);
   const example = (file: string) => join(repoRoot, "examples", file);
   for (const [kind, file] of [
     ["machineimage", "machineimage.yaml"],
@@ -172,8 +142,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await emulator?.stop();
-  await home?.cleanup();
+  await site?.cleanup();
 });
 
 describe("nvkectl support-bundle", () => {
@@ -281,16 +250,7 @@ describe("nvkectl support-bundle", () => {
     await writeFile(dead, text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`), {
       mode: 0o600,
     });
-    const set = await home.nvkectl([
-      "config",
-      "set-site",
-      "dead",
-      "--url",
-      `http://127.0.0.1:${port}`,
-      "--kubeconfig",
-      dead,
-    ]);
-    expect(set.exitCode, set.stderr).toBe(0);
+    await setSite(home, "dead", `http://127.0.0.1:${port}`, dead);
     const output = join(home.path, "dead-support.tar.gz");
     const result = await home.nvkectl([
       "support-bundle",

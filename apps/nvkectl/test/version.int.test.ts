@@ -1,45 +1,28 @@
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { type RunningEmulator, startEmulator } from "@nodekit/nvke-emulator";
-import { tempDir } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { RunningEmulator } from "@nodekit/nvke-emulator";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { recordConfigMap } from "../src/services/install-record.ts";
-import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
+import { apply, type CliHome, kubectl } from "./helpers.ts";
+import { closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // `nvkectl version` (issue 26 §2): the built CLI against the NVKE controller emulator and a
 // real kube-apiserver; the installed release read from the install record on the site.
 
+let site: SiteFixture;
 let admin: string;
 let emulator: RunningEmulator;
 let home: CliHome;
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
   // Its own control plane: the install record in kube-system reaches no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  admin = plane.adminKubeconfigPath;
-  const state = await tempDir("nvkectl-version-");
-  emulator = await startEmulator({ kubeconfigPath: admin, stateFile: join(state.path, "state.json") });
-  home = await cliHome("nvkectl-version-");
-  const set = await home.nvkectl(["config", "set-site", "lab", "--url", emulator.url, "--kubeconfig", admin]);
-  expect(set.exitCode, set.stderr).toBe(0);
+  site = await siteFixture("nvkectl-version-");
+  ({ admin, home } = site);
+  emulator = await site.emulator();
+  await setSite(home, "lab", emulator.url, admin);
 }, 120_000);
 
 afterAll(async () => {
-  await emulator?.stop();
-  await home?.cleanup();
+  await site?.cleanup();
 });
 
 describe("nvkectl version", () => {
@@ -102,16 +85,7 @@ describe("nvkectl version", () => {
       const { writeFile } = await import("node:fs/promises");
       await writeFile(dead, text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`));
     });
-    const set = await home.nvkectl([
-      "config",
-      "set-site",
-      "dead",
-      "--url",
-      `http://127.0.0.1:${port}`,
-      "--kubeconfig",
-      dead,
-    ]);
-    expect(set.exitCode, set.stderr).toBe(0);
+    await setSite(home, "dead", `http://127.0.0.1:${port}`, dead);
     const result = await home.nvkectl(["version", "--site", "dead", "--request-timeout", "5s"]);
     expect(result.exitCode).toBe(6);
     expect(result.stdout).toMatch(/^Client Version: 0\.1\.0 /);

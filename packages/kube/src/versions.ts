@@ -1,8 +1,6 @@
 import { UserError } from "@nodekit/errors";
 import { kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { CommandFailedError, type ProcessRunner } from "@nodekit/process";
-import coerce from "semver/functions/coerce.js";
-import gte from "semver/functions/gte.js";
 
 /** How to ask a program its version. */
 export interface ToolSpec {
@@ -61,19 +59,27 @@ export async function probeTool(
   }
 }
 
-/** Whether `found` is at least `minimum` (`v1.32.3+k3s1` against `v1.30.0`; pre-release and build parts ignored). */
-export function atLeast(found: string, minimum: string): boolean {
+/**
+ * Whether `found` is at least `minimum` (`v1.32.3+k3s1` against `v1.30.0`; pre-release and
+ * build parts ignored). semver is loaded here, on the first comparison, not with the package.
+ */
+export async function atLeast(found: string, minimum: string): Promise<boolean> {
+  const [{ default: coerce }, { default: gte }] = await Promise.all([
+    import("semver/functions/coerce.js"),
+    import("semver/functions/gte.js"),
+  ]);
   const a = coerce(found);
   const b = coerce(minimum);
   return a !== null && b !== null && gte(a, b);
 }
 
 /** What a probe says against a minimum: undefined when fine, else the one-line problem. */
-export function toolProblem(probe: ToolProbe, minimum: string | undefined): string | undefined {
+export async function toolProblem(probe: ToolProbe, minimum: string | undefined): Promise<string | undefined> {
   if (!probe.found) return `${probe.command}: not found on PATH${minimum ? ` (need ${minimum} or newer)` : ""}`;
   if (minimum === undefined) return undefined;
   if (probe.version === undefined) return `${probe.command}: its version could not be read (need ${minimum} or newer)`;
-  if (!atLeast(probe.version, minimum)) return `${probe.command}: found ${probe.version}, need ${minimum} or newer`;
+  if (!(await atLeast(probe.version, minimum)))
+    return `${probe.command}: found ${probe.version}, need ${minimum} or newer`;
   return undefined;
 }
 
@@ -95,7 +101,7 @@ export async function requireTool(
       facts: { tool: spec.command, minimum },
     });
   }
-  if (probe.version === undefined || !atLeast(probe.version, minimum)) {
+  if (probe.version === undefined || !(await atLeast(probe.version, minimum))) {
     const found = probe.version ?? "a version that could not be read";
     throw new UserError(
       errorCodes.KUBE_TOOL_TOO_OLD,

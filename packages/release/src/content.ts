@@ -1,5 +1,6 @@
 import { type Problem, UserError } from "@nodekit/errors";
 import { type Descriptor, type OciClient, ociErrorCodes, parseReference, type Reference } from "@nodekit/oci";
+import PQueue from "p-queue";
 import type { ListedArtifact } from "./description.ts";
 import { errorCodes } from "./errors.ts";
 
@@ -48,24 +49,13 @@ const nonDistributable = (mediaType: string) => /nondistributable|foreign/.test(
 /**
  * At most `limit` reads in flight, manifests and blobs alike; the others wait their turn in
  * order, a blob's read before any manifest's: the bytes to hash flow from the first manifest
- * read on, rather than after every manifest was read.
+ * read on, rather than after every manifest was read. (p-queue starts the waiter of highest
+ * priority first, in the order they came within one priority.)
  */
 function limiter(limit: number) {
-  let active = 0;
-  const blobs: Array<() => void> = [];
-  const manifests: Array<() => void> = [];
-  return async <T>(kind: "blob" | "manifest", fn: () => Promise<T>): Promise<T> => {
-    // A finished read hands its slot to the next waiter, so no new caller slips in between.
-    if (active >= limit) await new Promise<void>((resolve) => (kind === "blob" ? blobs : manifests).push(resolve));
-    else active++;
-    try {
-      return await fn();
-    } finally {
-      const next = blobs.shift() ?? manifests.shift();
-      if (next === undefined) active--;
-      else next();
-    }
-  };
+  const queue = new PQueue({ concurrency: limit });
+  return <T>(kind: "blob" | "manifest", fn: () => Promise<T>): Promise<T> =>
+    queue.add(fn, { priority: kind === "blob" ? 1 : 0 });
 }
 
 const kindOf = (error: unknown): "missing" | "corrupt" | undefined => {

@@ -1,5 +1,5 @@
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { modulesLoadedAfter } from "@nodekit/test-utils";
 import { expect, test } from "vitest";
 
 // @sigstore/verify is the largest of the package's imports (≈ 0.2–0.4 s): the release's
@@ -7,20 +7,7 @@ import { expect, test } from "vitest";
 
 const index = fileURLToPath(new URL("./index.ts", import.meta.url));
 
-function loadedAfter(script: string): string[] {
-  const result = spawnSync(
-    process.execPath,
-    [
-      "--conditions=source",
-      "--input-type=module",
-      "-e",
-      `${script}\nconsole.log(JSON.stringify(Object.keys((await import("node:module")).createRequire(import.meta.url).cache)))`,
-    ],
-    { encoding: "utf8" },
-  );
-  expect(result.status, result.stderr).toBe(0);
-  return (JSON.parse(result.stdout) as string[]).filter((file) => file.includes("@sigstore"));
-}
+const loadedAfter = (script: string) => modulesLoadedAfter(script).filter((file) => file.includes("@sigstore"));
 
 test("importing the index loads no @sigstore/verify; checking a signature does", () => {
   const packageOf = (files: string[]) =>

@@ -18,7 +18,7 @@ export {
   type StdinFault,
   summarize,
 } from "./input-faults.ts";
-export { portOpen, processAlive } from "./processes.ts";
+export { modulesLoadedAfter, portOpen, processAlive } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
 export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";

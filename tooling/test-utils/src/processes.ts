@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { connect } from "node:net";
 
 /** Whether a process with this pid exists (signal 0 checks without sending anything). */
@@ -20,4 +21,25 @@ export function portOpen(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolvePromise(false));
   });
+}
+
+/**
+ * The files a fresh Node process holds in its CommonJS cache after running `script` (the body
+ * of an ES module, workspace packages resolved from source): how a test shows that importing a
+ * package leaves a heavy dependency unloaded, and that the call needing it loads it. Throws
+ * with the script's stderr when it fails.
+ */
+export function modulesLoadedAfter(script: string): string[] {
+  const result = spawnSync(
+    process.execPath,
+    [
+      "--conditions=source",
+      "--input-type=module",
+      "-e",
+      `${script}\nconsole.log(JSON.stringify(Object.keys((await import("node:module")).createRequire(import.meta.url).cache)))`,
+    ],
+    { encoding: "utf8" },
+  );
+  if (result.status !== 0) throw new Error(`the script exited ${result.status}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as string[];
 }

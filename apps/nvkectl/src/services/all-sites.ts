@@ -33,20 +33,20 @@ export async function acrossSites<S extends { name: string }, T>(
   concurrency = ALL_SITES_CONCURRENCY,
 ): Promise<SiteResult<T>[]> {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency ${concurrency} is not ≥ 1`);
-  const results: SiteResult<T>[] = new Array(sites.length);
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < sites.length; index = next++) {
-      const site = sites[index] as S;
-      try {
-        results[index] = { site: site.name, items: await read(site) };
-      } catch (error) {
-        results[index] = { site: site.name, error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, sites.length) }, worker));
-  return results;
+  // Loaded here, not with the module: `get` imports this module on every read (siteView).
+  const { default: PQueue } = await import("p-queue");
+  const queue = new PQueue({ concurrency });
+  return Promise.all(
+    sites.map((site) =>
+      queue.add(async (): Promise<SiteResult<T>> => {
+        try {
+          return { site: site.name, items: await read(site) };
+        } catch (error) {
+          return { site: site.name, error };
+        }
+      }),
+    ),
+  );
 }
 
 /**

@@ -112,7 +112,7 @@ async function checkContainerd(runner: ProcessRunner): Promise<string | undefine
     const why = answer.stderr.trim().split("\n").at(-1) ?? "";
     return `containerd: not running, or nerdctl cannot reach it${why === "" ? "" : ` (${why})`}; need a running containerd ${CONTAINERD_MINIMUM} or newer (systemctl start containerd)`;
   }
-  if (!atLeast(version, CONTAINERD_MINIMUM)) {
+  if (!(await atLeast(version, CONTAINERD_MINIMUM))) {
     return `containerd: the running daemon is ${version}, need ${CONTAINERD_MINIMUM} or newer`;
   }
   return undefined;

@@ -45,9 +45,9 @@ export async function toolProblems(runner: ProcessRunner, tools: readonly Requir
   const lines = await Promise.all(
     tools.map(async (tool) => {
       const probe = await probeTool(runner, tool.spec);
-      const problem = toolProblem(probe, tool.minimum);
+      const problem = await toolProblem(probe, tool.minimum);
       if (problem !== undefined || !probe.found || probe.version === undefined) return problem;
-      return atLeast(probe.version, tool.minimum) ? tool.also?.(probe.version) : undefined;
+      return (await atLeast(probe.version, tool.minimum)) ? tool.also?.(probe.version) : undefined;
     }),
   );
   return lines.filter((line): line is string => line !== undefined);
