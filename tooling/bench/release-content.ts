@@ -18,7 +18,7 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -150,6 +150,8 @@ try {
     sha256sum: async () => ({ ...(await timed("sha256sum", [...files.keys()])), bytes: diskBytes }),
   };
   const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  // The machine is shared: the one-minute load average before and after the rounds says how much.
+  const loadBefore = loadavg()[0] ?? 0;
   for (let round = 0; round <= rounds; round++) {
     const order = Object.keys(cases).sort(() => Math.random() - 0.5);
     for (const name of order) {
@@ -157,6 +159,7 @@ try {
       if (round > 0 && sample !== undefined) samples[name]?.push(sample); // round 0 warms up
     }
   }
+  const loadAfter = loadavg()[0] ?? 0;
   const verifySamples = (name: string) => (samples[name] ?? []) as VerifySample[];
   const verify = verifySamples("verify");
   const first = verify[0];
@@ -167,6 +170,7 @@ try {
   const peakMB = Math.max(...verify.map((s) => s.rssKiB)) / 1024;
   const report = {
     rounds,
+    loadAverage: { before: loadBefore, after: loadAfter },
     artifacts: first?.artifacts,
     blobs: first?.blobs,
     bytes: first?.bytes,
@@ -204,7 +208,7 @@ try {
   else {
     process.stdout.write(
       [
-        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (distribution registry on loopback, token auth), ${rounds} interleaved rounds:`,
+        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (distribution registry on loopback, token auth), ${rounds} interleaved rounds, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}:`,
         `  nvkectl release verify: median ${report.verify.medianSeconds.toFixed(2)} s (CPU ${report.verify.medianCpuSeconds.toFixed(2)} s; the registry's ${report.verify.medianRegistryCpuSeconds.toFixed(2)} s), ${verifyMBps.toFixed(0)} MB/s, peak RSS ${peakMB.toFixed(0)} MB (target < 150: ${peakMB < 150 ? "met" : "MISSED"})`,
         `  sha256sum of the same ${files.size} blobs from disk (${(diskBytes / 1e6).toFixed(1)} MB): median ${report.sha256sum.medianSeconds.toFixed(2)} s (CPU ${report.sha256sum.medianCpuSeconds.toFixed(2)} s), ${sumMBps.toFixed(0)} MB/s`,
         `  throughput ${report.ratio.toFixed(2)} × sha256sum's (target ≥ 0.7: ${report.ratio >= 0.7 ? "met" : "MISSED"})`,
