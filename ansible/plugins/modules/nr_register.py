@@ -14,8 +14,8 @@ description:
   - Runs C(nr cluster register --resume) with the options given. On a host with no
     registration every phase runs; on a registered one each phase is re-checked and kept, so
     a second run changes nothing. A run that failed continues from the phase that failed.
-  - In check mode it runs C(nr cluster register --dry-run -o json) instead, which changes
-    nothing, and reports C(changed) when a phase would run.
+  - In check mode it runs C(nr cluster register --resume --dry-run -o json) instead, which
+    changes nothing and takes no lock, and reports C(changed) when a phase would run.
   - C(changed) is true exactly when a phase ran (its run count in C(nr cluster status -o json)
     went up).
   - On a failure the task fails with nr's error code (C(error_code)), exit code (C(exit_code))
@@ -222,8 +222,11 @@ BOOLEAN_FLAGS = [
 
 def register_args(params, check_mode):
     """nr cluster register's argv for these options (no secret among them)."""
-    args = ["cluster", "register"]
-    args += ["--dry-run", "-o", "json"] if check_mode else ["--resume"]
+    # --resume: with no state it starts at the first phase; with one it re-checks the phases
+    # done and continues from the one that failed (a dry run plans exactly that).
+    args = ["cluster", "register", "--resume"]
+    if check_mode:
+        args += ["--dry-run", "-o", "json"]
     for option, flag in VALUE_FLAGS:
         if params.get(option) not in (None, ""):
             args += [flag, str(params[option])]
