@@ -308,4 +308,31 @@ describe("the nodekit.nr.register role over ten hosts", () => {
     }
     for (const name of FLEET) expect(result.report.stats[name], name).toMatchObject({ changed: 0, failed: 0 });
   }, 900_000);
+
+  it("nr_reset in check mode on a registered host plans the reset and changes nothing", async () => {
+    const reset = join(dir.path, "reset.yml");
+    await writeFile(
+      reset,
+      `- name: Reset
+  hosts: pve-10
+  gather_facts: false
+  environment: "{{ nr_env }}"
+  tasks:
+    - name: reset
+      nodekit.nr.nr_reset:
+        nr_path: "{{ nr_install_path }}"
+        nr_home: "{{ nr_home }}"
+        api_token: ${TOKEN}
+        calico_manifests: "{{ nr_register_options.calico_manifests }}"
+        timeout: 120s
+`,
+    );
+    const check = await playbook(ansible, ["-i", inventory, reset, "--check"], { cwd: dir.path, timeoutMs: 300_000 });
+    expect(check.exitCode, check.stdout.slice(-4000)).toBe(0);
+    expect(taskResults(check, "reset")["pve-10"]).toMatchObject({ changed: true, plan: { kind: "Plan" } });
+    expect(await exists(join(dir.path, "hosts", "pve-10", "nr", "state.json"))).toBe(true);
+
+    // (A real reset is tested in apps/nr/test/day2.int.test.ts: its namespaces phase waits for
+    // the namespace controller, which this test's bare kube-apiservers do not run.)
+  }, 900_000);
 });
