@@ -8,9 +8,11 @@
 //   their headers cite the upstream behaviour each models. They run as node scripts behind
 //   the shims `standIns()` writes.
 // - calico-operator.ts: Calico's tigera operator and calico-node on a cluster without pods.
+// - host-root.ts: a provider VM's files as nr's prechecks read them (`--host-root`).
 // - fixtures/calico: the tigera operator's manifests, trimmed (`--calico-manifests`);
 //   fixtures/proxmox-operator: a chart with the operator chart's contract (`--operator-chart`).
 export { type CalicoOperatorOptions, calicoOperator } from "./calico-operator.ts";
+export { hostRoot } from "./host-root.ts";
 export type { K3sConfig } from "./k3s-install.ts";
 export {
   CALICO_MANIFESTS,

@@ -6,8 +6,8 @@ import { runProcess } from "./supervisor.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The programs the tests build from Go modules (or unpack from Debian's packages), each set by its own ensure.sh into a cache. */
-export type BinarySet = "kubernetes" | "registry" | "cloud-init";
+/** The programs the tests build from Go modules (or unpack from Debian's packages, or install from PyPI), each set by its own ensure.sh into a cache. */
+export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "ansible";
 
 interface SetDefinition {
   /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
@@ -48,6 +48,16 @@ const SETS: Record<BinarySet, SetDefinition> = {
     howToProvide: [
       "on Debian or Ubuntu run `bash tooling/cloud-init-testbin/ensure.sh` once: it downloads Debian's cloud-init package and its Python dependencies with apt-get download (no root) into ~/.cache/nodekit/cloud-init-testbin (under a minute, then cached)",
       "or set NODEKIT_CLOUD_INIT_BIN_DIR to a directory holding a cloud-init executable",
+    ],
+  },
+  ansible: {
+    variable: "NODEKIT_ANSIBLE_BIN_DIR",
+    script: join(repoRoot, "tooling/ansible-testbin/ensure.sh"),
+    required: ["ansible-playbook", "ansible-galaxy"],
+    what: "ansible-core (ansible-playbook, ansible-galaxy), for the nodekit.nr collection's tests",
+    howToProvide: [
+      "run `bash tooling/ansible-testbin/ensure.sh` once: it installs the ansible-core that tooling/ansible-testbin/requirements.txt pins from PyPI into a virtual environment in ~/.cache/nodekit/ansible-testbin (under a minute, then cached); it needs Python >= 3.11 with venv (Debian's python3-venv)",
+      "or set NODEKIT_ANSIBLE_BIN_DIR to a directory holding ansible-playbook and ansible-galaxy (ansible-core >= 2.16)",
     ],
   },
 };

@@ -1,0 +1,128 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Apache-2.0 (see LICENSE at the repository's root)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nr_reset
+short_description: Undo this host's NodeRings registration with nr cluster reset
+description:
+  - Runs C(nr cluster reset), which undoes what the registration recorded it created, in
+    reverse (unoffload, unpeer, uninstall Liqo, the operator, Calico and k3s, deregister the
+    agent) and archives the registration's state. A reset that failed continues where it
+    stopped when run again.
+  - On a host with no registration (C(nr cluster status) reports none) it does nothing and
+    reports C(changed=false).
+  - In check mode it runs C(nr cluster reset --dry-run -o json), which changes nothing.
+  - On a failure the task fails with nr's error code (C(error_code)), exit code and message.
+version_added: 0.1.0
+author:
+  - nodekit maintainers
+options:
+  nr_path:
+    description: The nr executable (a path, or a name looked up on PATH).
+    type: path
+    default: nr
+  nr_home:
+    description: nr's state directory (C(NR_HOME)); default C(~/.nr) of the user the task runs as.
+    type: path
+  api_url:
+    description: The NodeRings API URL (default the one the registration used).
+    type: str
+  api_token:
+    description: The NodeRings API token. Handed to nr as C(NR_API_TOKEN), never on its command line.
+    type: str
+  force:
+    description: Go on when NodeRings cannot be reached (this machine's side only; the agent stays in NodeRings).
+    type: bool
+    default: false
+  calico_manifests:
+    description: Where the tigera operator manifests are (default where the registration took them from).
+    type: str
+  timeout:
+    description: How long each wait may take (C(10m)).
+    type: str
+attributes:
+  check_mode:
+    support: full
+    details: Runs C(nr cluster reset --dry-run), which changes nothing.
+"""
+
+EXAMPLES = r"""
+- name: Deregister the VM
+  nodekit.nr.nr_reset:
+    api_token: "{{ vault_noderings_token }}"
+"""
+
+RETURN = r"""
+plan:
+  description: The plan document C(nr cluster reset --dry-run -o json) printed.
+  returned: in check mode, on a registered host
+  type: dict
+stdout:
+  description: What nr cluster reset printed.
+  returned: when it ran
+  type: str
+error_code:
+  description: nr's error code (docs/errors.md).
+  returned: failed
+  type: str
+exit_code:
+  description: nr's exit code for that error (docs/exit-codes.md).
+  returned: failed
+  type: int
+nr_message:
+  description: nr's error message.
+  returned: failed
+  type: str
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
+    COMMON_ARGUMENT_SPEC,
+    fail_from_nr,
+    read_status,
+    run_nr,
+)
+
+
+def main():
+    argument_spec = dict(COMMON_ARGUMENT_SPEC)
+    argument_spec.update(
+        force=dict(type="bool", default=False),
+        calico_manifests=dict(type="str"),
+        timeout=dict(type="str"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    if read_status(module).get("status") == "none":
+        module.exit_json(changed=False, msg="no registration on this host")
+    args = ["cluster", "reset"]
+    if module.check_mode:
+        args += ["--dry-run", "-o", "json"]
+    if params["force"]:
+        args.append("--force")
+    for option, flag in (("calico_manifests", "--calico-manifests"), ("timeout", "--timeout")):
+        if params.get(option):
+            args += [flag, params[option]]
+    result = run_nr(module, args)
+    rc, stdout = result[:2]
+    if rc != 0:
+        fail_from_nr(module, "nr cluster reset", result)
+    if module.check_mode:
+        try:
+            plan = json.loads(stdout)
+        except ValueError:
+            module.fail_json(msg="nr cluster reset --dry-run -o json printed no plan document", stdout=stdout)
+        module.exit_json(changed=True, plan=plan)
+    module.exit_json(changed=True, stdout=stdout, cmd=result[3])
+
+
+if __name__ == "__main__":
+    main()
