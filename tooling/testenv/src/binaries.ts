@@ -7,7 +7,7 @@ import { runProcess } from "./supervisor.ts";
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** The programs the tests build from Go modules (or unpack from Debian's packages), each set by its own ensure.sh into a cache. */
-export type BinarySet = "kubernetes" | "registry" | "cloud-init";
+export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "flux";
 
 interface SetDefinition {
   /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
@@ -48,6 +48,17 @@ const SETS: Record<BinarySet, SetDefinition> = {
     howToProvide: [
       "on Debian or Ubuntu run `bash tooling/cloud-init-testbin/ensure.sh` once: it downloads Debian's cloud-init package and its Python dependencies with apt-get download (no root) into ~/.cache/nodekit/cloud-init-testbin (under a minute, then cached)",
       "or set NODEKIT_CLOUD_INIT_BIN_DIR to a directory holding a cloud-init executable",
+    ],
+  },
+  flux: {
+    variable: "NODEKIT_FLUX_BIN_DIR",
+    script: join(repoRoot, "tooling/flux-testbin/ensure.sh"),
+    // A directory (searchable, so the executable check holds): Flux's CRD files.
+    required: ["crds"],
+    what: "Flux's CRDs (source-controller's and kustomize-controller's), to validate what install --emit flux writes",
+    howToProvide: [
+      "install Go (>= 1.24) and run `bash tooling/flux-testbin/ensure.sh` once: it fetches the two controllers' Go modules (source only, nothing is built) and copies their CRDs into ~/.cache/nodekit/flux-<version>/crds (seconds, then cached)",
+      "or set NODEKIT_FLUX_BIN_DIR to a directory holding crds/ with Flux's CRD files",
     ],
   },
 };
