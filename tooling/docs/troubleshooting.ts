@@ -112,6 +112,14 @@ export const FIXES: Record<string, string> = {
     "Add the sites first (`nvkectl config set-site NAME --url URL --kubeconfig FILE`); `nvkectl config get-sites` lists them ([sites.md](sites.md#one-view-across-sites)).",
   SOME_SITES_FAILED:
     "Each site that did not answer is named above with its own error and fix: ask it alone (`nvkectl get … --site NAME -v`), or remove a site you retired (`nvkectl config delete-site NAME`). The rows printed are the other sites' ([sites.md](sites.md#one-view-across-sites)).",
+  FLUX_EMIT_USAGE:
+    "Give the directory to write and where you push the artifacts: `nvkectl install --emit flux DIR --flux-repository oci://HOST/PATH …` ([gitops.md](gitops.md)).",
+  FLUX_EMIT_RENDER_FAILED:
+    "The message names the item and the document: fix the chart's values or the manifest file so that every document is an object with apiVersion, kind and metadata.name ([gitops.md](gitops.md)).",
+  FLUX_TREE_HOLDS_SECRET:
+    "Turn the Secret off in the item's `overlay.yaml` (the chart's values) and create it on the site yourself, as the NICo key's Secrets are ([gitops.md](gitops.md#secrets)).",
+  FLUX_EMIT_DIR_NOT_EMPTY:
+    "Name an empty or new directory, or one an earlier `--emit flux` wrote (it holds only `flux/` and `oci/`, and is replaced whole).",
   SUPPORT_BUNDLE_EXISTS:
     "Name a new file with `--output FILE`, or move the old bundle away first; nvkectl never writes over a bundle (it may be one support asked for) ([install.md](install.md#support-bundle)).",
   NODEPOOL_NOT_FOUND:

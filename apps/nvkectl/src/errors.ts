@@ -124,6 +124,25 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     exitCode: ExitCode.InvalidInput,
     meaning: "The install's work directory (--work-dir) is not a directory or cannot be read; nothing was run.",
   },
+  FLUX_EMIT_USAGE: {
+    exitCode: ExitCode.Usage,
+    meaning: "install --emit flux needs the directory to write (DIR) and --flux-repository.",
+  },
+  FLUX_EMIT_RENDER_FAILED: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "install --emit flux: an item rendered a document that is not a Kubernetes object (no apiVersion, kind or metadata.name); nothing was written.",
+  },
+  FLUX_TREE_HOLDS_SECRET: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "install --emit flux: an item renders a Secret, and the emitted tree may hold none; nothing was written. Turn it off in the item's overlay and create it on the site.",
+  },
+  FLUX_EMIT_DIR_NOT_EMPTY: {
+    exitCode: ExitCode.Conflict,
+    meaning:
+      "install --emit flux: the directory holds files that are not an earlier emitted tree; nothing was written.",
+  },
   INSTALL_DEPLOY_PATH_UNUSABLE: {
     exitCode: ExitCode.InvalidInput,
     meaning:

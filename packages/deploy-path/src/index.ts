@@ -15,6 +15,30 @@ export {
 } from "./cluster-api.ts";
 export { errorCodes as deployPathErrorCodes } from "./errors.ts";
 export {
+  clusterScopedKinds,
+  FLUX_CONFIG_MEDIA_TYPE,
+  FLUX_CONTENT_MEDIA_TYPE,
+  FLUX_KUSTOMIZE_API_VERSION,
+  FLUX_MANIFESTS_FILE,
+  FLUX_SOURCE_API_VERSION,
+  type FluxArtifactRef,
+  type FluxItem,
+  type FluxPatch,
+  type FluxTreeOptions,
+  fluxManifests,
+  fluxObjects,
+  inNamespace,
+  type RenderedObject,
+  secretsIn,
+} from "./flux.ts";
+export {
+  type FluxArtifact,
+  type OciBlob,
+  ociLayoutFiles,
+  type PackFluxArtifactOptions,
+  packFluxArtifact,
+} from "./flux-artifact.ts";
+export {
   type ChartItem,
   type DeployPath,
   type DeployPathFs,

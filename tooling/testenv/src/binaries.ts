@@ -6,8 +6,8 @@ import { runProcess } from "./supervisor.ts";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The programs the tests build from Go modules (or unpack from Debian's packages, or install from PyPI), each set by its own ensure.sh into a cache. */
-export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "ansible";
+/** The programs the tests build from Go modules (or unpack from Debian's packages, or install from PyPI, or take from Go modules' sources), each set by its own ensure.sh into a cache. */
+export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "ansible" | "flux";
 
 interface SetDefinition {
   /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
@@ -58,6 +58,17 @@ const SETS: Record<BinarySet, SetDefinition> = {
     howToProvide: [
       "run `bash tooling/ansible-testbin/ensure.sh` once: it installs the ansible-core that tooling/ansible-testbin/requirements.txt pins from PyPI into a virtual environment in ~/.cache/nodekit/ansible-testbin (under a minute, then cached); it needs Python >= 3.11 with venv (Debian's python3-venv)",
       "or set NODEKIT_ANSIBLE_BIN_DIR to a directory holding ansible-playbook and ansible-galaxy (ansible-core >= 2.16)",
+    ],
+  },
+  flux: {
+    variable: "NODEKIT_FLUX_BIN_DIR",
+    script: join(repoRoot, "tooling/flux-testbin/ensure.sh"),
+    // A directory (searchable, so the executable check holds): Flux's CRD files.
+    required: ["crds"],
+    what: "Flux's CRDs (source-controller's and kustomize-controller's), to validate what install --emit flux writes",
+    howToProvide: [
+      "install Go (>= 1.24) and run `bash tooling/flux-testbin/ensure.sh` once: it fetches the two controllers' Go modules (source only, nothing is built) and copies their CRDs into ~/.cache/nodekit/flux-<version>/crds (seconds, then cached)",
+      "or set NODEKIT_FLUX_BIN_DIR to a directory holding crds/ with Flux's CRD files",
     ],
   },
 };

@@ -7,9 +7,10 @@ import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
 // `pnpm test:integration` run vitest. First every binary the tests build from Go modules (a
 // cold build needs the Go module proxy): the Kubernetes test binaries (tooling/k8s-testbin) and
 // the OCI registries (tooling/registry-testbin); cloud-init from Debian's package
-// (tooling/cloud-init-testbin); and ansible-core from PyPI (tooling/ansible-testbin). Then the
-// command, in a network namespace with only loopback up where the platform allows one;
-// elsewhere as it is, and one line on stderr says so.
+// (tooling/cloud-init-testbin); ansible-core from PyPI (tooling/ansible-testbin); and Flux's
+// CRDs from its controllers' Go modules (tooling/flux-testbin). Then the command, in a network
+// namespace with only loopback up where the platform allows one; elsewhere as it is, and one
+// line on stderr says so.
 
 const usage = "usage: node tooling/testenv/src/isolate.ts [--] <command> [args...]";
 const log = (line: string) => process.stderr.write(`testenv: ${line}\n`);
@@ -27,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
   env.NODEKIT_REGISTRY_BIN_DIR = await binaries("registry", { env, log });
   env.NODEKIT_CLOUD_INIT_BIN_DIR = await binaries("cloud-init", { env, log });
   env.NODEKIT_ANSIBLE_BIN_DIR = await binaries("ansible", { env, log });
+  env.NODEKIT_FLUX_BIN_DIR = await binaries("flux", { env, log });
 
   const isolation = await loopbackOnly();
   let argvToRun = command;

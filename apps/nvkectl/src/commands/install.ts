@@ -1,8 +1,11 @@
-import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
+import { join } from "node:path";
+import { Args, dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
+import { dump } from "js-yaml";
 import { contextFlag, NvkectlCommand } from "../base.ts";
+import { errorCodes } from "../errors.ts";
 import { registryAccess, registryFlags } from "../flags.ts";
-import { install } from "../services/install.ts";
+import { emitFluxTree, install } from "../services/install.ts";
 import { shippedDeployPath } from "../services/shipped.ts";
 import { kubectlRequestTimeout } from "../services/time.ts";
 
@@ -15,7 +18,9 @@ Before anything runs, and in a dry run alike, the site spec, the stack config (e
 
 With --release FILE (the description release export wrote, from a reference release verify accepted), every chart item is pulled from the release by digest (helm upgrade --install oci://…@sha256:…), every image named in the values the install renders (keys named image or …Image, and the stack's images) is rewritten to the release's repository at its digest, and clusterctl's providers are installed from the components the release carries, each pulled and checked against its digest; the profile content image is the release's. Anything the release lacks is listed and nothing runs. --dry-run shows every digest. Without --release, the charts come from this checkout and their repositories, images.profiles names the profile content image, and images.controller may override the controller image. The components are pulled with the credential release verify uses (NODEKIT_REGISTRY_USERNAME/_PASSWORD first, only for NODEKIT_REGISTRY_HOST when set, then docker's config.json and helm's registry config), and so are the charts when that credential is in the environment: helm reads logins only from a file, so the install writes one for the run (<work dir>/helm-registry/config.json, 0600, removed when the run ends, also on failure or Ctrl-C) and passes it to helm as HELM_REGISTRY_CONFIG; the dry run names it, never its content. Without it, helm reads your helm registry config (or docker's config.json) as it is.
 
-The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.`;
+The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.
+
+With --emit flux DIR, nothing on the cluster changes: after the same reads and checks, the same plan is rendered instead of applied (helm template for chart items, with the stack's values and images for the nodes' architecture; clusterctl generate provider for Cluster API; cert-manager's file from the provider repository) and written under DIR as Flux objects: DIR/oci/, an OCI image layout with one artifact per item in Flux's format (tagged with the item's name), and DIR/flux/, an OCIRepository per item pinned by the artifact's digest (at --flux-repository/<item>, verified with cosign against the public keys in Secret --flux-verify-secret unless --flux-verify none) and a Kustomization per item (dependsOn from the deploy path, prune, wait, the item's timeout; Cluster API's carries the SPIRE patch). The tree holds no Secret: the NICo key's Secrets are named on stderr for you to create. With --dry-run the files are listed and the Flux objects printed, and nothing is written. docs/gitops.md walks through it.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --dry-run",
@@ -31,6 +36,12 @@ The NICo API key is read from the environment variable the stack config names (n
         "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --from-item spire",
     },
   ];
+
+  static override args = {
+    dir: Args.string({
+      description: "With --emit: the directory the tree is written to (empty, new, or an earlier tree).",
+    }),
+  };
 
   static override flags = {
     sitespec: Flags.string({ description: "The site spec (sitespec generate writes it).", required: true }),
@@ -60,6 +71,29 @@ The NICo API key is read from the environment variable the stack config names (n
       description: "With --dry-run: print the plan document as json or yaml instead of shell lines.",
       options: ["json", "yaml"] as const,
     })(),
+    emit: Flags.option({
+      description: "Write the install's plan as objects for this GitOps engine into DIR instead of applying it.",
+      options: ["flux"] as const,
+    })(),
+    "flux-repository": Flags.string({
+      description:
+        "With --emit flux: oci://HOST/PATH you push the artifacts to; item X's is HOST/PATH/X, pinned by digest.",
+      dependsOn: ["emit"],
+    }),
+    "flux-verify": Flags.option({
+      description: "With --emit flux: how each OCIRepository verifies its artifact's signature.",
+      options: ["cosign", "none"] as const,
+      default: "cosign",
+    })(),
+    "flux-verify-secret": Flags.string({
+      description:
+        "With --emit flux: the Secret in flux-system holding the cosign public keys (*.pub) the artifacts are signed with.",
+      default: "nvke-artifact-keys",
+    }),
+    "flux-insecure": Flags.boolean({
+      description: "With --emit flux: the registry speaks plain HTTP (OCIRepository spec.insecure).",
+      default: false,
+    }),
     "work-dir": Flags.string({
       description:
         "Where the install keeps the files it renders (values files, clusterctl's configuration, a release's provider components), kept private (0700). Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
@@ -74,6 +108,7 @@ The NICo API key is read from the environment variable the stack config names (n
     // A usage error before the kubeconfig is looked for, as every other flag's.
     if (requestTimeoutMs !== undefined) kubectlRequestTimeout(requestTimeoutMs);
     const { target } = await this.siteTarget();
+    if (this.flags.emit !== undefined) return this.emit(target, requestTimeoutMs);
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
       const { plan } = await install({
@@ -100,6 +135,63 @@ The NICo API key is read from the environment variable the stack config names (n
     } finally {
       progress?.close();
     }
+  }
+
+  private async emit(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
+    const dir = this.args.dir;
+    const repository = this.flags["flux-repository"];
+    if (dir === undefined || repository === undefined) {
+      throw new UserError(
+        errorCodes.FLUX_EMIT_USAGE,
+        `--emit flux needs ${dir === undefined ? "the directory to write (DIR)" : "--flux-repository oci://HOST/PATH"}`,
+        {
+          why: "the tree is written to DIR, and its OCIRepositories name where you push the artifacts",
+          next: `${this.config.bin} install --emit flux DIR --flux-repository oci://registry.example.com/nvke …`,
+        },
+      );
+    }
+    const result = await emitFluxTree({
+      inputs: {
+        siteSpec: this.flags.sitespec,
+        stackConfig: this.flags["stack-config"],
+        deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
+        ...target,
+        workDir: this.flags["work-dir"],
+        redactor: this.redactor,
+        release: this.flags.release,
+        registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
+        requestTimeoutMs,
+      },
+      runner: this.processRunner(),
+      dir,
+      dryRun: this.flags["dry-run"],
+      repository,
+      verify:
+        this.flags["flux-verify"] === "none"
+          ? undefined
+          : { provider: "cosign", secret: this.flags["flux-verify-secret"] },
+      insecure: this.flags["flux-insecure"],
+    });
+    for (const secret of result.secrets)
+      this.logger.info(`the tree references Secret ${secret}: create it on the site (docs/gitops.md)`);
+    if (this.flags["dry-run"]) {
+      const lines = result.files.map((f) => `# would write ${join(dir, f.path)} (${f.bytes.length} bytes)`);
+      await this.out([...lines, ...result.objects.map((o) => `---\n${dump(o, { lineWidth: -1 })}`)].join("\n"), {
+        raw: true,
+      });
+      return;
+    }
+    const rows = [
+      ["ITEM", "DIGEST", "DEPENDS ON"],
+      ...result.items.map((item, i) => [item.name, result.artifacts[i]?.digest ?? "", item.dependsOn.join(",") || "-"]),
+    ];
+    const width = (column: number) => Math.max(...rows.map((row) => (row[column] ?? "").length));
+    await this.out(
+      rows
+        .map((row) => `${(row[0] ?? "").padEnd(width(0))}   ${(row[1] ?? "").padEnd(width(1))}   ${row[2]}`)
+        .join("\n"),
+    );
+    this.logger.info(`wrote the Flux tree for ${result.items.length} items to ${dir} (${result.architecture})`);
   }
 }
 

@@ -5,6 +5,7 @@
  * values in values.ts), and the same plan run (run.ts). This module is their entry.
  */
 export type { InstallContext, InstallInputs } from "./install/context.ts";
+export { emitFlux as emitFluxTree } from "./install/flux.ts";
 export { planInstall } from "./install/plan.ts";
 export { prepareInstall } from "./install/prepare.ts";
 export { install, preflightInstall, type RunInstallOptions, runInstall } from "./install/run.ts";

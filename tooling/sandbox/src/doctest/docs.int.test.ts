@@ -42,6 +42,8 @@ test.each(runnable)("%s: its runnable blocks pass against a fresh sandbox", { ti
       ...(process.env.NODEKIT_REGISTRY_BIN_DIR
         ? { NODEKIT_REGISTRY_BIN_DIR: process.env.NODEKIT_REGISTRY_BIN_DIR }
         : {}),
+      // Flux's CRDs (tooling/flux-testbin), which docs/gitops.md validates its tree against.
+      ...(process.env.NODEKIT_FLUX_BIN_DIR ? { NODEKIT_FLUX_BIN_DIR: process.env.NODEKIT_FLUX_BIN_DIR } : {}),
       // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
       NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
     },

@@ -23,7 +23,10 @@ import { prepareInstall } from "./prepare.ts";
  * user could swap a manifest otherwise), and a file is never written through a link nor
  * over another user's file.
  */
-const installActions = (context: InstallContext, redactor: Redactor): Readonly<Record<string, ActionHandler>> => ({
+export const installActions = (
+  context: InstallContext,
+  redactor: Redactor,
+): Readonly<Record<string, ActionHandler>> => ({
   "pull-provider": async (step) => {
     const { openRegistry } = await import("../release-artifacts.ts");
     const { fetchProviderFiles } = await import("@nodekit/release");
