@@ -34,9 +34,9 @@ export interface KubeClient {
    */
   readonly requestOptions: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
   /**
-   * The same, for a list whose objects' metadata is all that is wanted: the API server is
-   * asked for a PartialObjectMetadataList (as kubectl does for `-o name`), so that no
-   * Secret's data is ever fetched. Only `metadata` of each item is filled.
+   * The same, for a read of one object whose metadata is all that is wanted: the API server
+   * is asked for a PartialObjectMetadata (as kubectl does for `-o name`), so that no
+   * Secret's data is ever fetched. Only `metadata` of the answer is filled.
    */
   readonly metadataOnly: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
   /** The kubeconfig path, when there is one (KUBECONFIG's list of several, as the variable holds it). */
@@ -172,13 +172,16 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
   };
   const metadataOnly: ObservableMiddleware = {
     pre: (context) => {
-      context.setHeaderParam("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+      context.setHeaderParam("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1");
       return new k8s.Observable(Promise.resolve(context));
     },
     post: (context) => new k8s.Observable(Promise.resolve(context)),
   };
   // kubectl's habits over client-node's fetch: a 429 with Retry-After is asked again, any port is reached.
-  const httpApi = kubeHttpLibrary({ k8s, undici }, { timeoutMs, ...(options.retries === undefined ? {} : { retries: options.retries }) });
+  const httpApi = kubeHttpLibrary(
+    { k8s, undici },
+    { timeoutMs, ...(options.retries === undefined ? {} : { retries: options.retries }) },
+  );
   return {
     config: kc,
     core: kc.makeApiClient(k8s.CoreV1Api),

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { loopbackServers, tempDir } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
@@ -72,7 +72,10 @@ describe("connect's calls keep kubectl's habits", () => {
   test("a few times only: then the 429 is the caller's, unavailable (exit 6)", async () => {
     const { seen, kubeconfig } = await answering([{ status: 429, headers: { "retry-after": "0" }, body: TOO_MANY }]);
     const client = await connect(kubeconfig, { requestTimeoutMs: 10_000, retries: 2 });
-    const error = await read(client).then(() => undefined, (e: unknown) => e);
+    const error = await read(client).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(classifyApiError(error)).toMatchObject({ kind: "unavailable", status: 429, reason: "TooManyRequests" });
     expect(seen).toHaveLength(3);
   });
@@ -84,7 +87,10 @@ describe("connect's calls keep kubectl's habits", () => {
     ]);
     const client = await connect(kubeconfig, { requestTimeoutMs: 2_000 });
     const started = Date.now();
-    const error = await read(client).then(() => undefined, (e: unknown) => e);
+    const error = await read(client).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(classifyApiError(error)).toMatchObject({ kind: "unavailable", status: 429 });
     expect(seen).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -101,7 +107,10 @@ describe("connect's calls keep kubectl's habits", () => {
         { status: 200, body: SECRET },
       ]);
       const client = await connect(kubeconfig, { requestTimeoutMs: 10_000 });
-      const error = await read(client).then(() => undefined, (e: unknown) => e);
+      const error = await read(client).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(classifyApiError(error)).toMatchObject({ kind, status });
       // client-node drops a 401's body (its generated code); the others' Status message is kept.
       if (status !== 401) expect(classifyApiError(error).message).toBe(`answered ${status}`);
@@ -112,7 +121,10 @@ describe("connect's calls keep kubectl's habits", () => {
   test("a refused connection is unreachable, on any port kubectl would try (fetch refuses port 9 as unsafe)", async () => {
     // Nothing listens on 127.0.0.1:9 (discard): kubectl is refused there; fetch never connects.
     const client = await connect(await kubeconfigFor("https://127.0.0.1:9"), { requestTimeoutMs: 5_000 });
-    const error = await read(client).then(() => undefined, (e: unknown) => e);
+    const error = await read(client).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(classifyApiError(error)).toMatchObject({ kind: "unreachable", tls: false });
     expect(classifyApiError(error).message).toContain("ECONNREFUSED");
   });
