@@ -22,7 +22,7 @@ export interface RetryOptions {
 }
 
 /** How many times a call is sent again by default: a few, as the API server's own 429s need. */
-export const DEFAULT_RETRIES = 5;
+const DEFAULT_RETRIES = 5;
 
 /**
  * The HTTP library the client-node API clients of `connect` send with: undici's
