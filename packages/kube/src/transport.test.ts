@@ -118,6 +118,15 @@ describe("connect's calls keep kubectl's habits", () => {
     }
   });
 
+  test("no answer within the request timeout is unreachable (no answer in time)", async () => {
+    const silent = createServer(() => {});
+    const client = await connect(await kubeconfigFor(await servers.listen(silent)), { requestTimeoutMs: 300 });
+    const started = Date.now();
+    const error = await read(client).then(() => undefined, (e: unknown) => e);
+    expect(classifyApiError(error)).toEqual({ kind: "unreachable", message: "no answer in time" });
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
   test("a refused connection is unreachable, on any port kubectl would try (fetch refuses port 9 as unsafe)", async () => {
     // Nothing listens on 127.0.0.1:9 (discard): kubectl is refused there; fetch never connects.
     const client = await connect(await kubeconfigFor("https://127.0.0.1:9"), { requestTimeoutMs: 5_000 });
