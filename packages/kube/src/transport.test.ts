@@ -122,7 +122,10 @@ describe("connect's calls keep kubectl's habits", () => {
     const silent = createServer(() => {});
     const client = await connect(await kubeconfigFor(await servers.listen(silent)), { requestTimeoutMs: 300 });
     const started = Date.now();
-    const error = await read(client).then(() => undefined, (e: unknown) => e);
+    const error = await read(client).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(classifyApiError(error)).toEqual({ kind: "unreachable", message: "no answer in time" });
     expect(Date.now() - started).toBeLessThan(3_000);
   });
