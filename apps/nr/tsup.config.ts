@@ -9,7 +9,7 @@ import { importsPastIndexes } from "../../tooling/tsup/past-indexes.ts";
 // shared code in chunks, the workspace libraries, the small pure dependencies and oclif's
 // core bundled in from source, src/run.ts as the bin's entry. What loads only when a phase
 // runs (execa, proper-lockfile, tar, the prompts) stays external.
-const EXTERNAL = ["typescript", "ts-node", "tsx", "@kubernetes/client-node"];
+const EXTERNAL = ["typescript", "ts-node", "tsx", "@kubernetes/client-node", "undici"];
 
 export default defineConfig({
   ...base,
@@ -17,7 +17,7 @@ export default defineConfig({
   splitting: true,
   dts: false,
   noExternal: [/^@nodekit\//, "zod", "js-yaml", "ipaddr.js", "semver", /^@oclif\/core/],
-  // @kubernetes/client-node is reached only through @nodekit/kube's connect(), which nr never calls.
+  // @kubernetes/client-node (and the undici it sends with) is reached only through @nodekit/kube's connect(), which nr never calls.
   external: EXTERNAL,
   // Node's built-ins through process.getBuiltinModule, not ES imports (tooling/tsup/node-builtins.ts).
   plugins: [builtinsWithoutFacades()],

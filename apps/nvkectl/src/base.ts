@@ -40,7 +40,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     }),
     "request-timeout": Flags.string({
       description:
-        "How long one request may take, its whole answer included (e.g. 30s, 2m): each request to the controller, and each kubectl request to the site cluster. --timeout bounds a whole --wait or --watch.",
+        "How long one request may take, its whole answer included (e.g. 30s, 2m): each request to the controller, and each request to the site cluster (kubectl's, or nvkectl's own, retries on a 429 with Retry-After included). --timeout bounds a whole --wait or --watch.",
       helpGroup: "GLOBAL",
       default: "30s",
     }),

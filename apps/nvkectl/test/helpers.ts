@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { cp, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { type CliResult, type RunCliOptions, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
 
@@ -20,12 +20,20 @@ export interface CliHome {
   cleanup(): Promise<void>;
 }
 
-export async function cliHome(prefix = "nvkectl-test-", how: { spawn?: boolean } = {}): Promise<CliHome> {
+/** PATH with node and nothing else: no kubectl, helm or clusterctl. */
+export const NO_KUBECTL = dirname(process.execPath);
+
+/** A home of the test's own; `env` is added to every run's environment (a PATH of NO_KUBECTL, say); `spawn` runs every run as a process of its own. */
+export async function cliHome(
+  prefix = "nvkectl-test-",
+  how: { env?: Record<string, string>; spawn?: boolean } = {},
+): Promise<CliHome> {
   const dir = await tempDir(prefix);
   const env = {
     HOME: dir.path,
     XDG_CONFIG_HOME: join(dir.path, "config"),
     XDG_CACHE_HOME: join(dir.path, "cache"),
+    ...how.env,
   };
   return {
     path: dir.path,

@@ -1,20 +1,18 @@
 import { copyFile, mkdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { type DedicatedControlPlane, useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apply, type CliHome, cliHome, kubectl } from "./helpers.ts";
+import { apply, type CliHome, cliHome, kubectl, NO_KUBECTL } from "./helpers.ts";
 
 // Kubernetes habits (issue 27 item 5): with no site configured, the commands that read the
 // site cluster take the kubeconfig kubectl, helm and clusterctl would (KUBECONFIG) and its
-// --context; `get kubeconfig` reads through @kubernetes/client-node, with no kubectl on PATH.
+// --context; `get kubeconfig` and `get providers` read through @kubernetes/client-node, with no kubectl on PATH.
 
 const TENANT_KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n# the tenant's own\n";
 
 let plane: DedicatedControlPlane;
 let home: CliHome;
 let kubeconfig: string;
-/** PATH with node and nothing else: no kubectl. */
-const NO_KUBECTL = dirname(process.execPath);
 
 beforeAll(async () => {
   plane = await useControlPlane({ dedicated: true });
@@ -110,9 +108,9 @@ describe("no site configured: KUBECONFIG and --context, as kubectl", () => {
     expect(report.installed).toBeNull();
   });
 
-  it("get providers takes KUBECONFIG and --context too", async () => {
+  it("get providers takes KUBECONFIG and --context too, with no kubectl on PATH", async () => {
     const result = await home.nvkectl(["get", "providers", "--context", "real", "-o", "json"], {
-      env: { KUBECONFIG: kubeconfig },
+      env: { KUBECONFIG: kubeconfig, PATH: NO_KUBECTL },
     });
     expect(result.stderr).toBe("");
     expect(result.exitCode).toBe(0);

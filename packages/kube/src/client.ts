@@ -12,6 +12,7 @@ import { UserError } from "@nodekit/errors";
 import { assertKubeconfig, kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
+import { kubeHttpLibrary } from "./transport.ts";
 
 /**
  * The cluster to talk to: a kubeconfig file path, the files of KUBECONFIG's list (merged as
@@ -27,12 +28,15 @@ export interface KubeClient {
   readonly apps: AppsV1Api;
   readonly apiextensions: ApiextensionsV1Api;
   readonly customObjects: CustomObjectsApi;
-  /** Per-request options: a timeout on every call. */
+  /**
+   * Per-request options, to pass to every call: a timeout on it, and the HTTP library that
+   * sends it again when the API server answers 429 with Retry-After (see {@link connect}).
+   */
   readonly requestOptions: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
   /**
-   * The same, for a list whose objects' metadata is all that is wanted: the API server is
-   * asked for a PartialObjectMetadataList (as kubectl does for `-o name`), so that no
-   * Secret's data is ever fetched. Only `metadata` of each item is filled.
+   * The same, for a read of one object whose metadata is all that is wanted: the API server
+   * is asked for a PartialObjectMetadata (as kubectl does for `-o name`), so that no
+   * Secret's data is ever fetched. Only `metadata` of the answer is filled.
    */
   readonly metadataOnly: Parameters<CoreV1Api["readNamespacedConfigMap"]>[1];
   /** The kubeconfig path, when there is one (KUBECONFIG's list of several, as the variable holds it). */
@@ -43,7 +47,14 @@ export interface KubeClient {
 }
 
 export interface ConnectOptions {
+  /**
+   * How long one call may take, its whole answer included, and any retries of it: an answer
+   * 429 (or 5xx) with Retry-After is sent again after the wait it asks for, a few times
+   * ({@link retries}), while the wait ends within this time (kubectl's habit).
+   */
   requestTimeoutMs: number;
+  /** How many times one call is sent again when the API server asks for it (default 5). */
+  retries?: number | undefined;
   /** The kubeconfig's context to use instead of its current-context (kubectl's --context). */
   context?: string | undefined;
   /**
@@ -141,10 +152,12 @@ export async function loadKubeconfig(
 /**
  * Loads @kubernetes/client-node and opens the kubeconfig ({@link loadKubeconfig}). The
  * library is imported here, on first use, so that code paths which never ask the cluster
- * never pay for it (≈ 0.3 s).
+ * never pay for it (≈ 0.3 s). Calls made with the client's `requestOptions` (or
+ * `metadataOnly`) are sent by undici's `Dispatcher.request` ({@link kubeHttpLibrary}): an
+ * answer 429 with Retry-After is asked again within `requestTimeoutMs`, as kubectl does.
  */
 export async function connect(source: KubeconfigSource, options: ConnectOptions): Promise<KubeClient> {
-  const k8s = await import("@kubernetes/client-node");
+  const [k8s, undici] = await Promise.all([import("@kubernetes/client-node"), import("undici")]);
   const { config: kc, files } = await loadKubeconfig(source, options);
   const kubeconfigPath = files.length === 0 ? undefined : files.join(delimiter);
   const cluster = kc.getCurrentCluster() as NonNullable<ReturnType<KubeConfig["getCurrentCluster"]>>;
@@ -159,19 +172,24 @@ export async function connect(source: KubeconfigSource, options: ConnectOptions)
   };
   const metadataOnly: ObservableMiddleware = {
     pre: (context) => {
-      context.setHeaderParam("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+      context.setHeaderParam("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1");
       return new k8s.Observable(Promise.resolve(context));
     },
     post: (context) => new k8s.Observable(Promise.resolve(context)),
   };
+  // kubectl's habits over client-node's fetch: a 429 with Retry-After is asked again, any port is reached.
+  const httpApi = kubeHttpLibrary(
+    { k8s, undici },
+    { timeoutMs, ...(options.retries === undefined ? {} : { retries: options.retries }) },
+  );
   return {
     config: kc,
     core: kc.makeApiClient(k8s.CoreV1Api),
     apps: kc.makeApiClient(k8s.AppsV1Api),
     apiextensions: kc.makeApiClient(k8s.ApiextensionsV1Api),
     customObjects: kc.makeApiClient(k8s.CustomObjectsApi),
-    requestOptions: { middleware: [timeout], middlewareMergeStrategy: "append" },
-    metadataOnly: { middleware: [timeout, metadataOnly], middlewareMergeStrategy: "append" },
+    requestOptions: { middleware: [timeout], middlewareMergeStrategy: "append", httpApi },
+    metadataOnly: { middleware: [timeout, metadataOnly], middlewareMergeStrategy: "append", httpApi },
     kubeconfigPath,
     server: cluster.server,
     userName: kc.getCurrentUser()?.name,

@@ -47,6 +47,9 @@ describe("the CLIs declare what their bundles load, and nothing they bundle", ()
 describe("every public package", async () => {
   const packages = await publicPackages(repoRoot);
   const license = await readFile(join(repoRoot, "LICENSE"), "utf8");
+  const rootRepository = (
+    JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { repository: { url: string } }
+  ).repository;
 
   it("is found (the two CLIs and the libraries)", () => {
     expect(packages.map((pkg) => pkg.manifest.name)).toEqual(
@@ -60,13 +63,22 @@ describe("every public package", async () => {
       expect(pkg.manifest.engines?.node).toBe(`>=${MINIMUM_NODE}`);
       expect(pkg.manifest.license).toBe("Apache-2.0");
       expect(await readFile(join(pkg.dir, "LICENSE"), "utf8")).toBe(license);
-      expect(pkg.manifest.repository).toMatchObject({ type: "git", directory: relative(repoRoot, pkg.dir) });
+      // One repository, named as the root names it (an owner/repo URL, no placeholder), and the package's directory in it.
+      expect(pkg.manifest.repository).toEqual({
+        type: "git",
+        url: rootRepository.url,
+        directory: relative(repoRoot, pkg.dir),
+      });
       // No workspace library among a CLI's dependencies: a CLI bundles them.
       if (pkg.manifest.bin !== undefined) {
         expect(Object.keys(pkg.manifest.dependencies ?? {}).filter((name) => name.startsWith("@nodekit/"))).toEqual([]);
       }
     });
   }
+
+  it("the root names the repository as git+https://HOST/OWNER/REPO.git", () => {
+    expect(rootRepository.url).toMatch(/^git\+https:\/\/[a-z0-9.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\.git$/);
+  });
 
   it("the root's engines agree", async () => {
     const root = JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { engines: { node: string } };

@@ -1,6 +1,15 @@
 import { UserError } from "@nodekit/errors";
+import {
+  assertKubeconfig,
+  classifyApiError,
+  connect,
+  type KubeClient,
+  kubeconfigFiles,
+  kubeError,
+  whereOf,
+} from "@nodekit/kube";
 import { errorCodes } from "../errors.ts";
-import { kubectl, type SiteCluster } from "./kubectl.ts";
+import type { SiteCluster } from "./kubectl.ts";
 import { type ObjectKey, PROVIDERS, type ProviderDefinition } from "./provider-catalogue.ts";
 import { quotedList } from "./select.ts";
 
@@ -122,7 +131,7 @@ function latestCheck(identities: readonly IdentityObservation[]): IdentityObserv
 }
 
 // ---------------------------------------------------------------------------------------
-// Reading the site cluster (kubectl, read-only)
+// Reading the site cluster (through @kubernetes/client-node, read-only: no kubectl needed)
 
 export interface GetProvidersOptions {
   cluster: SiteCluster;
@@ -130,29 +139,46 @@ export interface GetProvidersOptions {
 }
 
 interface KubeObject {
-  kind?: string;
-  items?: KubeObject[];
   metadata?: { name?: string; namespace?: string };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
 
-/** Every known provider's STATE and CREDENTIALS, read with kubectl from the site cluster. */
+/** One read of the site cluster: its answer, or undefined when the object is not there. */
+type Read = <T>(doing: string, call: (client: KubeClient) => Promise<T>) => Promise<T | undefined>;
+
+/** Every known provider's STATE and CREDENTIALS, read from the site cluster with its kubeconfig. */
 export async function getProviders(options: GetProvidersOptions): Promise<ProviderStatus[]> {
   const providers = options.providers ?? PROVIDERS;
+  const { cluster } = options;
+  const files = kubeconfigFiles(cluster);
+  for (const file of files) await assertKubeconfig(file, cluster.what ?? "the site's kubeconfig");
+  const client = await connect(files, {
+    requestTimeoutMs: cluster.requestTimeoutMs ?? 30_000,
+    context: cluster.context,
+  });
+  const read: Read = async (doing, call) => {
+    try {
+      return await call(client);
+    } catch (error) {
+      const failure = classifyApiError(error);
+      if (failure.kind === "not-found") return undefined;
+      throw kubeError(failure, whereOf(client, doing, "the site cluster"), error);
+    }
+  };
   const crdNames = [...new Set(providers.flatMap((p) => p.crds))];
-  const crds = await readCrds(options.cluster, crdNames);
+  const crds = await readCrds(read, crdNames);
   return Promise.all(
     providers.map(async (definition) => {
       const crdStates = Object.fromEntries(definition.crds.map((crd) => [crd, crds.get(crd) ?? "missing"] as const));
       const identityResource = definition.credentials?.identity.resource;
       const [controller, secretFound, identities] = await Promise.all([
-        readDeployment(options.cluster, definition.controller),
+        readDeployment(read, definition.controller),
         definition.credentials === undefined
           ? Promise.resolve(undefined)
-          : secretExists(options.cluster, definition.credentials.secret),
+          : secretExists(read, definition.credentials.secret),
         identityResource !== undefined && crds.get(identityResource) === "established" && definition.credentials
-          ? readIdentities(options.cluster, identityResource, definition.credentials.secret)
+          ? readIdentities(read, definition.credentials)
           : Promise.resolve([]),
       ]);
       return assessProvider(definition, {
@@ -165,12 +191,6 @@ export async function getProviders(options: GetProvidersOptions): Promise<Provid
   );
 }
 
-function parseObjects(stdout: string): KubeObject[] {
-  if (stdout.trim() === "") return [];
-  const parsed = JSON.parse(stdout) as KubeObject;
-  return parsed.kind === "List" || Array.isArray(parsed.items) ? (parsed.items ?? []) : [parsed];
-}
-
 function condition(object: KubeObject, type: string): string | undefined {
   const conditions = object.status?.conditions;
   if (!Array.isArray(conditions)) return undefined;
@@ -178,74 +198,73 @@ function condition(object: KubeObject, type: string): string | undefined {
   return found?.status;
 }
 
-async function readCrds(
-  cluster: SiteCluster,
-  names: string[],
-): Promise<Map<string, "established" | "not-established">> {
-  const answer = await kubectl(
-    cluster,
-    ["get", "customresourcedefinitions.apiextensions.k8s.io", ...names, "--ignore-not-found", "--output=json"],
-    "reading the providers' CRDs",
-  );
+async function readCrds(read: Read, names: string[]): Promise<Map<string, "established" | "not-established">> {
   const found = new Map<string, "established" | "not-established">();
-  if (!answer.found) return found;
-  for (const crd of parseObjects(answer.stdout)) {
-    const name = crd.metadata?.name;
-    if (name) found.set(name, condition(crd, "Established") === "True" ? "established" : "not-established");
+  const crds = await Promise.all(
+    names.map((name) =>
+      read("reading the providers' CRDs", (client) =>
+        client.apiextensions.readCustomResourceDefinition({ name }, client.requestOptions),
+      ),
+    ),
+  );
+  for (const crd of crds) {
+    const name = crd?.metadata?.name;
+    if (crd !== undefined && name)
+      found.set(
+        name,
+        condition(crd as unknown as KubeObject, "Established") === "True" ? "established" : "not-established",
+      );
   }
   return found;
 }
 
-async function readDeployment(cluster: SiteCluster, ref: ObjectKey): Promise<ProviderObservation["controller"]> {
-  const answer = await kubectl(
-    cluster,
-    ["get", "deployments.apps", ref.name, "--namespace", ref.namespace, "--ignore-not-found", "--output=json"],
-    `reading the provider controller Deployment ${key(ref)}`,
+async function readDeployment(read: Read, ref: ObjectKey): Promise<ProviderObservation["controller"]> {
+  const deployment = await read(`reading the provider controller Deployment ${key(ref)}`, (client) =>
+    client.apps.readNamespacedDeployment({ name: ref.name, namespace: ref.namespace }, client.requestOptions),
   );
-  const [deployment] = answer.found ? parseObjects(answer.stdout) : [];
   if (deployment === undefined) return { found: false };
-  const number = (value: unknown) => (typeof value === "number" ? value : 0);
   return {
     found: true,
-    available: condition(deployment, "Available") === "True",
-    readyReplicas: number(deployment.status?.readyReplicas),
-    replicas: number(deployment.spec?.replicas ?? 1),
+    available: condition(deployment as unknown as KubeObject, "Available") === "True",
+    readyReplicas: deployment.status?.readyReplicas ?? 0,
+    replicas: deployment.spec?.replicas ?? 1,
   };
 }
 
-/** Whether the Secret exists; its data is never read (`-o name`). */
-async function secretExists(cluster: SiteCluster, ref: ObjectKey): Promise<boolean> {
-  const answer = await kubectl(
-    cluster,
-    ["get", "secrets", ref.name, "--namespace", ref.namespace, "--ignore-not-found", "--output=name"],
-    `checking the provider credentials Secret ${key(ref)}`,
+/**
+ * Whether the Secret exists. Its data is never fetched: the API server is asked for the
+ * object's metadata only (PartialObjectMetadata, as kubectl's `-o name`), with `get` by name.
+ */
+async function secretExists(read: Read, ref: ObjectKey): Promise<boolean> {
+  const secret = await read(`checking the provider credentials Secret ${key(ref)}`, (client) =>
+    client.core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace }, client.metadataOnly),
   );
-  return answer.found && answer.stdout.trim() !== "";
+  return secret?.metadata?.name === ref.name;
 }
 
 async function readIdentities(
-  cluster: SiteCluster,
-  resource: string,
-  secret: ObjectKey,
+  read: Read,
+  credentials: NonNullable<ProviderDefinition["credentials"]>,
 ): Promise<IdentityObservation[]> {
-  const answer = await kubectl(
-    cluster,
-    ["get", resource, "--all-namespaces", "--output=json"],
-    `reading the provider identities (${resource})`,
-  );
-  if (!answer.found) return [];
+  const [group, version] = credentials.identity.apiVersion.split("/") as [string, string];
+  const plural = credentials.identity.resource.slice(0, credentials.identity.resource.indexOf("."));
+  const secret = credentials.secret;
+  const list = (await read(`reading the provider identities (${credentials.identity.resource})`, (client) =>
+    client.customObjects.listClusterCustomObject({ group, version, plural }, client.requestOptions),
+  )) as { items?: KubeObject[] } | undefined;
   const out: IdentityObservation[] = [];
-  for (const object of parseObjects(answer.stdout)) {
+  for (const object of list?.items ?? []) {
     const namespace = object.metadata?.namespace ?? "";
     const secretRef = object.spec?.secretRef as { name?: string; namespace?: string } | undefined;
     if (secretRef?.name !== secret.name || (secretRef.namespace ?? namespace) !== secret.namespace) continue;
-    const credentials = object.status?.credentials as
+    const credentialsStatus = object.status?.credentials as
       | { state?: unknown; lastCheckTime?: unknown; message?: unknown }
       | undefined;
     const identity: IdentityObservation = { namespace, name: object.metadata?.name ?? "" };
-    if (typeof credentials?.state === "string" && credentials.state !== "") identity.state = credentials.state;
-    if (typeof credentials?.lastCheckTime === "string") identity.lastCheckTime = credentials.lastCheckTime;
-    if (typeof credentials?.message === "string") identity.message = credentials.message;
+    if (typeof credentialsStatus?.state === "string" && credentialsStatus.state !== "")
+      identity.state = credentialsStatus.state;
+    if (typeof credentialsStatus?.lastCheckTime === "string") identity.lastCheckTime = credentialsStatus.lastCheckTime;
+    if (typeof credentialsStatus?.message === "string") identity.message = credentialsStatus.message;
     out.push(identity);
   }
   return out;

@@ -10,7 +10,7 @@ export default class GetProviders extends NvkectlCommand<typeof GetProviders> {
   static override summary =
     "Show whether each infrastructure provider (or the ones named) is installed and has working credentials.";
   static override description =
-    `Lists each infrastructure provider nvkectl knows, read directly from the site cluster with kubectl and the site's kubeconfig (so kubectl must be on PATH); with no site configured, with the kubeconfig kubectl would use (KUBECONFIG, or ~/.kube/config), and --context as kubectl's. It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
+    `Lists each infrastructure provider nvkectl knows, read directly from the site cluster through the Kubernetes client library with the site's kubeconfig (no kubectl is needed); with no site configured, with the kubeconfig kubectl would use (KUBECONFIG, or ~/.kube/config), and --context as kubectl's. Each read is bounded by --request-timeout; an API server that answers 429 (or 5xx) with Retry-After, as it does right after a CRD is Established, is asked again after that wait, as kubectl does. It only reads: whoever applied the provider (Helm, Argo CD, a person), the answer is the same.
 
 STATE is CONFIGURED when the provider's CRDs are all Established, its controller Deployment is Available and its credentials Secret exists. Otherwise it names the first thing missing, in this order: NOT-INSTALLED (none of its CRDs exist), CRDS-MISSING, CRDS-NOT-ESTABLISHED, NO-CONTROLLER, CONTROLLER-UNAVAILABLE, NO-CREDENTIALS. CONFIGURED does not prove the credentials work.
 
