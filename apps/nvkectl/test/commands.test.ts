@@ -501,12 +501,17 @@ describe("aliases (NV-1)", () => {
 });
 
 describe("commands that read the site cluster directly", () => {
-  it("get providers says kubectl is missing from PATH (exit 9)", async () => {
+  it("get providers needs no kubectl (issue 27 item 5): with an empty PATH it reads the site's kubeconfig itself", async () => {
     const empty = join(home.path, "empty-bin");
     await mkdir(empty, { recursive: true });
     const result = await home.nvkectl(["get", "providers"], { env: { PATH: empty } });
-    expect(result.exitCode).toBe(9);
-    expect(result.stderr).toContain("error: kubectl was not found on PATH");
+    // The site's kubeconfig here has no cluster: nvkectl says so itself (exit 3), where it used
+    // to stop at "kubectl was not found on PATH" (exit 9) before reading it.
+    expect(result.stderr).not.toContain("kubectl");
+    expect(result.stderr.split("\n")[0]).toBe(
+      `error: kubeconfig ${join(home.path, "site.kubeconfig")} has no current cluster`,
+    );
+    expect(result.exitCode).toBe(3);
   });
 
   it("get kubeconfig refuses a name that cannot be a cluster's (exit 3), and a missing site kubeconfig (exit 4)", async () => {
