@@ -112,17 +112,7 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
     const progress = this.flags["dry-run"] ? undefined : await this.progress();
     try {
       const { plan } = await install({
-        inputs: {
-          siteSpec: this.flags.sitespec,
-          stackConfig: this.flags["stack-config"],
-          deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
-          ...target,
-          workDir: this.flags["work-dir"],
-          redactor: this.redactor,
-          release: this.flags.release,
-          registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
-          requestTimeoutMs,
-        },
+        inputs: await this.inputs(target, requestTimeoutMs),
         runner: this.processRunner(),
         dryRun: this.flags["dry-run"],
         fromItem: this.flags["from-item"],
@@ -135,6 +125,21 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
     } finally {
       progress?.close();
     }
+  }
+
+  /** What the install reads, the same for applying the plan and for emitting it (--emit flux). */
+  private async inputs(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
+    return {
+      siteSpec: this.flags.sitespec,
+      stackConfig: this.flags["stack-config"],
+      deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
+      ...target,
+      workDir: this.flags["work-dir"],
+      redactor: this.redactor,
+      release: this.flags.release,
+      registry: registryAccess(this.flags, (message: string) => this.logger.warn(message)),
+      requestTimeoutMs,
+    };
   }
 
   private async emit(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
@@ -151,17 +156,7 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
       );
     }
     const result = await emitFluxTree({
-      inputs: {
-        siteSpec: this.flags.sitespec,
-        stackConfig: this.flags["stack-config"],
-        deployPath: this.flags["deploy-path"] ?? (await shippedDeployPath(this.config.root)),
-        ...target,
-        workDir: this.flags["work-dir"],
-        redactor: this.redactor,
-        release: this.flags.release,
-        registry: registryAccess(this.flags, (message) => this.logger.warn(message)),
-        requestTimeoutMs,
-      },
+      inputs: await this.inputs(target, requestTimeoutMs),
       runner: this.processRunner(),
       dir,
       dryRun: this.flags["dry-run"],
