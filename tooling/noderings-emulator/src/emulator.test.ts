@@ -233,9 +233,25 @@ describe("pnpm emulator:noderings", () => {
   test("a kill -9 in the middle of a state write leaves no temporary file after the next start, and a state it reads", async () => {
     const dir = await scratch();
     const stateFile = join(dir, "state.json");
+    // A larger state (about a megabyte of recent idempotency records) makes each write longer, so a
+    // kill lands in one about every third round; thirty rounds make two such kills near certain
+    // even on a loaded machine (CI once saw one in ten with an empty state).
+    const idempotency = Object.fromEntries(
+      Array.from({ length: 3_000 }, (_, n) => [
+        `seed\u0000key-${n}`,
+        {
+          account: "seed",
+          fingerprint: `POST /api/v1/agents ${"0".repeat(64)}`,
+          status: 201,
+          body: { name: `seed-${n}`, padding: "x".repeat(120) },
+          createdMs: Date.now(),
+        },
+      ]),
+    );
+    await writeFile(stateFile, JSON.stringify({ kind: "NodeRingsEmulatorState", version: 1, agents: {}, idempotency }));
     let killedMidWrite = 0;
     const acknowledged = new Set<string>();
-    for (let round = 0; round < 10 && killedMidWrite < 2; round++) {
+    for (let round = 0; round < 30 && killedMidWrite < 2; round++) {
       // Given an emulator busy writing its state: each create is answered once the state file holds it
       const emulator = run(["--state", stateFile]);
       const api = createNodeRingsClient({ baseUrl: await urlOf(emulator), token: DEV_TOKEN, retry: { limit: 0 } });
@@ -249,7 +265,7 @@ describe("pnpm emulator:noderings", () => {
           );
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, 200 + 40 * round));
+      await new Promise((resolve) => setTimeout(resolve, 200 + 20 * round));
 
       // When it is killed outright
       emulator.child.kill("SIGKILL");
@@ -270,7 +286,7 @@ describe("pnpm emulator:noderings", () => {
     }
     // (the kill came in the middle of a write at least twice: a temporary file was there)
     expect(killedMidWrite).toBeGreaterThanOrEqual(2);
-  }, 120_000);
+  }, 240_000);
 
   test("its control routes take the admin token in --admin-token-file, and are closed without one", async () => {
     const dir = await scratch();
