@@ -40,7 +40,11 @@ export default defineConfig({
           include: ["{packages,apps,tooling}/*/{src,test}/**/*.int.test.ts"],
           exclude: ["**/node_modules/**"],
           globalSetup: ["tooling/testenv/src/global-setup.ts"],
-          fileParallelism: false,
+          // Two files at once (the machine's two cores: maxWorkers' default): a file that makes
+          // cluster-scoped state has a control plane of its own (useControlPlane({ dedicated })),
+          // the others keep to namespaces of their own on the shared one. Tests marked
+          // concurrent (the doc-tested guides) run two at a time.
+          maxConcurrency: 2,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

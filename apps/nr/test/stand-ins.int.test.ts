@@ -108,7 +108,7 @@ describe("the k3s installer stand-in", () => {
     } finally {
       stop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("writes k3s-uninstall.sh, and a re-run with other server flags changes the running config", async () => {
     const first = await call("k3s-install.sh", [
@@ -140,7 +140,7 @@ describe("the k3s installer stand-in", () => {
     await expect(kubectl(kubeconfig, ["get", "node/rerun"])).rejects.toThrow();
     expect(await stand.k3sConfig()).toBeUndefined();
     await expect(access(join(stand.bin, "k3s-uninstall.sh"))).rejects.toThrow();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("the liqoctl stand-in", () => {
@@ -254,7 +254,7 @@ describe("the liqoctl stand-in", () => {
     const gone = await call("liqoctl", ["uninstall", "--purge", "--kubeconfig", kubeconfig, "--skip-confirm"]);
     expect(gone.code, gone.stderr).toBe(0);
     await expect(kubectl(kubeconfig, ["get", "crd/foreignclusters.core.liqo.io"])).rejects.toThrow();
-  }, 60_000);
+  }, 180_000);
 
   it("reflects an offloaded namespace's Secrets and ServiceAccount tokens to NodeRings unless Liqo was installed restricted", async () => {
     const noderings = await noderingsKubeconfig("peering-user-2.kubeconfig");
@@ -303,5 +303,5 @@ describe("the liqoctl stand-in", () => {
     expect(offloading.items.map((i: { metadata: { namespace: string } }) => i.metadata.namespace)).toEqual([
       "closed-ns",
     ]);
-  }, 60_000);
+  }, 180_000);
 });

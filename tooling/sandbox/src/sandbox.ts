@@ -383,7 +383,10 @@ async function startEmulatorSupervisor(
         const record = await readJson<EmulatorRecord>(layout.emulatorInfo);
         return record?.pid === pid ? record : undefined;
       },
-      timeoutMs: 60_000,
+      // Before it says ready the supervisor starts the registry, the stand-ins, the agent cluster
+      // (a kube-apiserver and etcd of its own) and both emulators: seconds on a quiet machine,
+      // over a minute on a loaded one (the test tier runs two files at once).
+      timeoutMs: 180_000,
     });
   } catch (error) {
     if (!(error instanceof NotReadyError)) throw error;

@@ -30,25 +30,32 @@ test("some guides have runnable blocks", () => {
   expect(runnable).toEqual(expect.arrayContaining(["docs/auth.md", "docs/end-to-end.md", "docs/first-cluster.md"]));
 });
 
-test.each(runnable)("%s: its runnable blocks pass against a fresh sandbox", { timeout: 600_000 }, async (path) => {
-  const binDir = (await useControlPlane()).binDir;
-  const result = await runDocTests(path, readFileSync(join(repoRoot, path), "utf8"), {
-    root: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
-      NODEKIT_TESTENV_BIN_DIR: binDir,
-      // The runner's registries too: the guide's sandbox then runs no ensure.sh of its own.
-      ...(process.env.NODEKIT_REGISTRY_BIN_DIR
-        ? { NODEKIT_REGISTRY_BIN_DIR: process.env.NODEKIT_REGISTRY_BIN_DIR }
-        : {}),
-      // Flux's CRDs (tooling/flux-testbin), which docs/gitops.md validates its tree against.
-      ...(process.env.NODEKIT_FLUX_BIN_DIR ? { NODEKIT_FLUX_BIN_DIR: process.env.NODEKIT_FLUX_BIN_DIR } : {}),
-      // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
-      NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
-    },
-    ...(process.env.NODEKIT_DOCTEST_DEBUG ? { onOutput: (chunk: string) => process.stderr.write(chunk) } : {}),
-  });
-  expect(result.problems.map(formatProblem)).toEqual([]);
-  expect(result.ran).toBeGreaterThan(0);
-});
+// Each guide has a world of its own (HOME, checkout, sandbox: see runDocTests), so two run at
+// once (the integration project's maxConcurrency): a guide spends much of its time waiting on
+// the sandbox's controllers, and one guide alone leaves a core idle.
+test.concurrent.each(runnable)(
+  "%s: its runnable blocks pass against a fresh sandbox",
+  { timeout: 600_000 },
+  async (path) => {
+    const binDir = (await useControlPlane()).binDir;
+    const result = await runDocTests(path, readFileSync(join(repoRoot, path), "utf8"), {
+      root: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
+        NODEKIT_TESTENV_BIN_DIR: binDir,
+        // The runner's registries too: the guide's sandbox then runs no ensure.sh of its own.
+        ...(process.env.NODEKIT_REGISTRY_BIN_DIR
+          ? { NODEKIT_REGISTRY_BIN_DIR: process.env.NODEKIT_REGISTRY_BIN_DIR }
+          : {}),
+        // Flux's CRDs (tooling/flux-testbin), which docs/gitops.md validates its tree against.
+        ...(process.env.NODEKIT_FLUX_BIN_DIR ? { NODEKIT_FLUX_BIN_DIR: process.env.NODEKIT_FLUX_BIN_DIR } : {}),
+        // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
+        NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
+      },
+      ...(process.env.NODEKIT_DOCTEST_DEBUG ? { onOutput: (chunk: string) => process.stderr.write(chunk) } : {}),
+    });
+    expect(result.problems.map(formatProblem)).toEqual([]);
+    expect(result.ran).toBeGreaterThan(0);
+  },
+);
