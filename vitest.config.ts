@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
+import { LongFirstSequencer } from "./tooling/testenv/src/sequencer.ts";
 
 // One project per package: `vitest --project sitespec` runs one package's tests.
 // Sibling packages resolve from source through the "source" export condition, so no
@@ -16,6 +17,8 @@ export default defineConfig({
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
   test: {
+    // Files marked @runs-long start first (see the sequencer).
+    sequence: { sequencer: LongFirstSequencer },
     projects: [
       ...packageDirs.map((dir) => ({
         extends: true,

@@ -1,3 +1,4 @@
+// @runs-long (ansible-playbook over ten agent clusters): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
