@@ -63,15 +63,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   home = await nrHome("nr-reset-");
-  ({
-    stand,
-    path,
-    stop: stopTigera,
-  } = await agentVm(home.path, {
-    kubeconfig,
-    binDir: plane.binDir,
-    platformClusterId: "noderings-emulator",
-  }));
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
   // Namespaces deleted by the reset are finalized, as kube-controller-manager would.
   controllers = startControllerStandIn(kubeconfig, { intervalMs: 300 });
 });

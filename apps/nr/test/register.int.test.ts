@@ -87,15 +87,8 @@ beforeAll(async () => {
   proxy = await recordingProxy(emulator.url);
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   home = await nrHome("nr-e2e-");
-  ({
-    stand,
-    path,
-    stop: stopTigera,
-  } = await agentVm(home.path, {
-    kubeconfig,
-    binDir: plane.binDir,
-    platformClusterId: "noderings-emulator",
-  }));
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
 });
 
 afterAll(async () => {

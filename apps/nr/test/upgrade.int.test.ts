@@ -47,15 +47,8 @@ beforeAll(async () => {
   base = structuredClone(emulator.pins);
   next = JSON.parse(await readFile(join(FIXTURES, "pins-next.json"), "utf8")) as NextPins;
   home = await nrHome("nr-upgrade-");
-  ({
-    stand,
-    path,
-    stop: stopTigera,
-  } = await agentVm(home.path, {
-    kubeconfig,
-    binDir: plane.binDir,
-    platformClusterId: "noderings-emulator",
-  }));
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
   root = await hostRoot(join(home.path, "host"), { hostname: NAME });
   // The next Liqo release's liqoctl, packaged as upstream ships it (liqoctl-linux-<arch>.tar.gz
   // holding liqoctl): the liqoctl stand-in, answering as that release.

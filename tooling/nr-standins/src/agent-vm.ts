@@ -21,9 +21,11 @@ export const REGISTER_PHASES = [
   "verify",
 ] as const;
 
-export interface AgentVmOptions extends StandInsOptions {
+export interface AgentVmOptions extends Omit<StandInsOptions, "platformClusterId"> {
   /** The test tier's binaries (kubectl, helm): on PATH after the stand-ins. */
   binDir: string;
+  /** NodeRings' Liqo cluster id (default the NodeRings emulator's, `noderings-emulator`). */
+  platformClusterId?: string;
   /** How often Calico's operator stand-in reconciles (its default unless told). */
   calicoIntervalMs?: number;
 }
@@ -41,8 +43,8 @@ export interface AgentVm {
  * in `<dir>/stand-ins` (standIns()) and Calico's operator stand-in reconciling the cluster.
  */
 export async function agentVm(dir: string, options: AgentVmOptions): Promise<AgentVm> {
-  const { binDir, calicoIntervalMs, ...standInOptions } = options;
-  const stand = await standIns(dir, standInOptions);
+  const { binDir, calicoIntervalMs, platformClusterId = "noderings-emulator", ...standInOptions } = options;
+  const stand = await standIns(dir, { ...standInOptions, platformClusterId });
   const stop = calicoOperator(
     options.kubeconfig,
     calicoIntervalMs === undefined ? {} : { intervalMs: calicoIntervalMs },
