@@ -140,3 +140,30 @@ def phases_ran(before, after):
         for phase in after.get("phases") or []
         if phase.get("runs", 0) > earlier.get(phase.get("id"), 0)
     ]
+
+
+def flag_args(params, value_flags=(), boolean_flags=()):
+    """nr's flags for the options set: (option, flag) pairs, value options first, then booleans."""
+    args = []
+    for option, flag in value_flags:
+        if params.get(option) not in (None, ""):
+            args += [flag, str(params[option])]
+    for option, flag in boolean_flags:
+        if params.get(option):
+            args.append(flag)
+    return args
+
+
+def run_plan(module, args, what, environ=None, **extra):
+    """Runs a --dry-run -o json of nr (args hold both) and returns (plan document, argv).
+
+    Fails the task with nr's error when nr fails, and when it prints no plan document.
+    """
+    result = run_nr(module, args, environ)
+    rc, stdout = result[:2]
+    if rc != 0:
+        fail_from_nr(module, what, result, **extra)
+    try:
+        return json.loads(stdout), result[3]
+    except ValueError:
+        module.fail_json(msg="%s -o json printed no plan document" % what, stdout=stdout, **extra)

@@ -27,25 +27,14 @@ description:
 version_added: 0.1.0
 author:
   - nodekit maintainers
+extends_documentation_fragment:
+  - nodekit.nr.nr
 options:
-  nr_path:
-    description: The nr executable (a path, or a name looked up on PATH).
-    type: path
-    default: nr
-  nr_home:
-    description: nr's state directory (C(NR_HOME)); default C(~/.nr) of the user the task runs as.
-    type: path
   name:
     description: The agent's name in NodeRings (created, or reused when it exists).
     type: str
   agent_id:
     description: Reuse this existing agent (its id in NodeRings) instead of O(name).
-    type: str
-  api_url:
-    description: The NodeRings API URL (default C(NR_API_URL), then C(apiUrl) in C(~/.nr/config.yaml)).
-    type: str
-  api_token:
-    description: The NodeRings API token. Handed to nr as C(NR_API_TOKEN), never on its command line.
     type: str
   api_token_file:
     description: A file on the host holding the API token (mode 0600; its first line).
@@ -184,15 +173,15 @@ nr_next:
   elements: str
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
     COMMON_ARGUMENT_SPEC,
     fail_from_nr,
+    flag_args,
     phases_ran,
     read_status,
     run_nr,
+    run_plan,
 )
 
 # option -> nr flag, for options with a value
@@ -227,12 +216,7 @@ def register_args(params, check_mode):
     args = ["cluster", "register", "--resume"]
     if check_mode:
         args += ["--dry-run", "-o", "json"]
-    for option, flag in VALUE_FLAGS:
-        if params.get(option) not in (None, ""):
-            args += [flag, str(params[option])]
-    for option, flag in BOOLEAN_FLAGS:
-        if params.get(option):
-            args.append(flag)
+    args += flag_args(params, VALUE_FLAGS, BOOLEAN_FLAGS)
     for namespace in params.get("offload_namespaces") or []:
         args += ["--offload-namespace", namespace]
     for check in params.get("ignore_prechecks") or []:
@@ -290,16 +274,9 @@ def main():
     args = register_args(params, module.check_mode)
 
     if module.check_mode:
-        result = run_nr(module, args, environ)
-        rc, stdout = result[:2]
-        if rc != 0:
-            fail_from_nr(module, "nr cluster register --dry-run", result, phases_ran=[])
-        try:
-            plan = json.loads(stdout)
-        except ValueError:
-            module.fail_json(msg="nr cluster register --dry-run -o json printed no plan document", stdout=stdout)
+        plan, argv = run_plan(module, args, "nr cluster register --dry-run", environ, phases_ran=[])
         would_run = planned_phases(plan)
-        module.exit_json(changed=len(would_run) > 0, phases_ran=would_run, plan=plan, cmd=result[3])
+        module.exit_json(changed=len(would_run) > 0, phases_ran=would_run, plan=plan, cmd=argv)
 
     before = read_status(module)
     result = run_nr(module, args, environ)

@@ -22,20 +22,11 @@ description:
 version_added: 0.1.0
 author:
   - nodekit maintainers
+extends_documentation_fragment:
+  - nodekit.nr.nr
+notes:
+  - Without O(api_url), nr uses the NodeRings API URL the registration used.
 options:
-  nr_path:
-    description: The nr executable (a path, or a name looked up on PATH).
-    type: path
-    default: nr
-  nr_home:
-    description: nr's state directory (C(NR_HOME)); default C(~/.nr) of the user the task runs as.
-    type: path
-  api_url:
-    description: The NodeRings API URL (default the one the registration used).
-    type: str
-  api_token:
-    description: The NodeRings API token. Handed to nr as C(NR_API_TOKEN), never on its command line.
-    type: str
   force:
     description: Go on when NodeRings cannot be reached (this machine's side only; the agent stays in NodeRings).
     type: bool
@@ -81,14 +72,14 @@ nr_message:
   type: str
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
     COMMON_ARGUMENT_SPEC,
     fail_from_nr,
+    flag_args,
     read_status,
     run_nr,
+    run_plan,
 )
 
 
@@ -100,27 +91,20 @@ def main():
         timeout=dict(type="str"),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
     if read_status(module).get("status") == "none":
         module.exit_json(changed=False, msg="no registration on this host")
-    args = ["cluster", "reset"]
+    args = ["cluster", "reset"] + flag_args(
+        module.params,
+        (("calico_manifests", "--calico-manifests"), ("timeout", "--timeout")),
+        (("force", "--force"),),
+    )
     if module.check_mode:
-        args += ["--dry-run", "-o", "json"]
-    if params["force"]:
-        args.append("--force")
-    for option, flag in (("calico_manifests", "--calico-manifests"), ("timeout", "--timeout")):
-        if params.get(option):
-            args += [flag, params[option]]
+        plan, argv = run_plan(module, args + ["--dry-run", "-o", "json"], "nr cluster reset --dry-run")
+        module.exit_json(changed=True, plan=plan, cmd=argv)
     result = run_nr(module, args)
     rc, stdout = result[:2]
     if rc != 0:
         fail_from_nr(module, "nr cluster reset", result)
-    if module.check_mode:
-        try:
-            plan = json.loads(stdout)
-        except ValueError:
-            module.fail_json(msg="nr cluster reset --dry-run -o json printed no plan document", stdout=stdout)
-        module.exit_json(changed=True, plan=plan)
     module.exit_json(changed=True, stdout=stdout, cmd=result[3])
 
 

@@ -19,20 +19,11 @@ description:
 version_added: 0.1.0
 author:
   - nodekit maintainers
+extends_documentation_fragment:
+  - nodekit.nr.nr
+notes:
+  - O(api_url) and O(api_token) are used by O(live) only.
 options:
-  nr_path:
-    description: The nr executable (a path, or a name looked up on PATH).
-    type: path
-    default: nr
-  nr_home:
-    description: nr's state directory (C(NR_HOME)); default C(~/.nr) of the user the task runs as.
-    type: path
-  api_url:
-    description: The NodeRings API URL, for O(live) (default as nr finds it).
-    type: str
-  api_token:
-    description: The NodeRings API token, for O(live). Handed to nr as C(NR_API_TOKEN).
-    type: str
   live:
     description: Also check the running machine now (read-only).
     type: bool

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostRoot, type NrHome, nrHome } from "./helpers.ts";
+import { hostRoot, type NrHome, nrHome, REGISTER_PHASES as PHASES } from "./helpers.ts";
 
 // nr as a user runs it — the built binary, as a subprocess — against the NodeRings
 // emulator, for everything that is decided before a cluster is touched: help, status,
@@ -15,19 +15,6 @@ const TOKEN = "nr-cli-test-token";
 let emulator: RunningNodeRingsEmulator;
 let home: NrHome;
 let root: string;
-
-const PHASES = [
-  "agent",
-  "prechecks",
-  "k3s",
-  "calico",
-  "liqo",
-  "outbound-peer",
-  "offloading",
-  "inbound-peering",
-  "operator",
-  "verify",
-];
 
 beforeAll(async () => {
   emulator = await startNodeRingsEmulator({ tokens: [TOKEN] });

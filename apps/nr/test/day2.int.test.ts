@@ -11,16 +11,7 @@ import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reset } from "../src/services/reset.ts";
-import {
-  calicoOperator,
-  FIXTURES,
-  hostRoot,
-  kubectl,
-  type NrHome,
-  nrHome,
-  type StandIns,
-  standIns,
-} from "./helpers.ts";
+import { agentVm, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, pinTestbinHelm, type StandIns } from "./helpers.ts";
 
 // nr's day 2 end to end (support-bundle, status --live, reset), after a real registration: the NodeRings emulator as the
 // platform (behind a proxy a test can take down), the test tier's real kube-apiserver as the
@@ -49,12 +40,7 @@ beforeAll(async () => {
   const plane = await useControlPlane({ dedicated: true });
   kubeconfig = plane.adminKubeconfigPath;
   emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
-  const helmVersion = execFileSync(join(plane.binDir, "helm"), ["version", "--template", "{{.Version}}"], {
-    encoding: "utf8",
-  }).trim();
-  const pins = structuredClone(emulator.pins);
-  pins.tools.helm.version = helmVersion;
-  emulator.setPins(pins);
+  pinTestbinHelm(emulator, plane.binDir);
   // NodeRings as nr reaches it; `proxyDown` makes it unreachable (connections reset).
   proxy = createServer((req, res) => {
     if (proxyDown) {
@@ -77,9 +63,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   home = await nrHome("nr-reset-");
-  stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
-  path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = calicoOperator(kubeconfig);
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
   // Namespaces deleted by the reset are finalized, as kube-controller-manager would.
   controllers = startControllerStandIn(kubeconfig, { intervalMs: 300 });
 });

@@ -10,7 +10,15 @@ import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/te
 // fixtures nr is pointed at are @nodekit/nr-standins (tooling/nr-standins), which the
 // sandbox's demo shell uses too.
 
-export { calicoOperator, hostRoot, type StandIns, standIns } from "@nodekit/nr-standins";
+export {
+  agentVm,
+  calicoOperator,
+  hostRoot,
+  pinTestbinHelm,
+  REGISTER_PHASES,
+  type StandIns,
+  standIns,
+} from "@nodekit/nr-standins";
 
 const execFileAsync = promisify(execFile);
 

@@ -13,14 +13,15 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
 import {
-  calicoOperator,
+  agentVm,
   FIXTURES,
   hostRoot,
   kubectl,
   type NrHome,
   nrHome,
+  REGISTER_PHASES as PHASES,
+  pinTestbinHelm,
   type StandIns,
-  standIns,
 } from "./helpers.ts";
 
 // nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
@@ -32,18 +33,6 @@ import {
 const TOKEN = "nr-e2e-token";
 const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-7f3e9b1c-proxmox-secret-4a2d";
-const PHASES = [
-  "agent",
-  "prechecks",
-  "k3s",
-  "calico",
-  "liqo",
-  "outbound-peer",
-  "offloading",
-  "inbound-peering",
-  "operator",
-  "verify",
-];
 
 interface Seen {
   method: string;
@@ -95,18 +84,12 @@ beforeAll(async () => {
   emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
   // The platform pins the helm this machine has, so the operator phase uses it (a wrong
   // version would be replaced by the emulator's download, which only answers `version`).
-  helmVersion = execFileSync(join(plane.binDir, "helm"), ["version", "--template", "{{.Version}}"], {
-    encoding: "utf8",
-  }).trim();
-  const pins = structuredClone(emulator.pins);
-  pins.tools.helm.version = helmVersion;
-  emulator.setPins(pins);
+  helmVersion = pinTestbinHelm(emulator, plane.binDir);
   proxy = await recordingProxy(emulator.url);
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   home = await nrHome("nr-e2e-");
-  stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
-  path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = calicoOperator(kubeconfig);
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
 });
 
 afterAll(async () => {

@@ -11,16 +11,7 @@ import { useControlPlane } from "@nodekit/testenv/vitest";
 import type { PinSet } from "@nodekit/version-pins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upgrade } from "../src/services/upgrade.ts";
-import {
-  calicoOperator,
-  FIXTURES,
-  hostRoot,
-  kubectl,
-  type NrHome,
-  nrHome,
-  type StandIns,
-  standIns,
-} from "./helpers.ts";
+import { agentVm, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, pinTestbinHelm, type StandIns } from "./helpers.ts";
 
 // nr cluster upgrade end to end, after a real registration: the NodeRings emulator as the
 // platform (its pins replaced by the test's second pin set, fixtures/pins-next.json), the test
@@ -52,16 +43,12 @@ beforeAll(async () => {
   const plane = await useControlPlane({ dedicated: true });
   const kubeconfig = plane.adminKubeconfigPath;
   emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
+  pinTestbinHelm(emulator, plane.binDir);
   base = structuredClone(emulator.pins);
-  base.tools.helm.version = execFileSync(join(plane.binDir, "helm"), ["version", "--template", "{{.Version}}"], {
-    encoding: "utf8",
-  }).trim();
-  emulator.setPins(base);
   next = JSON.parse(await readFile(join(FIXTURES, "pins-next.json"), "utf8")) as NextPins;
   home = await nrHome("nr-upgrade-");
-  stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
-  path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = calicoOperator(kubeconfig);
+  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
+  ({ stand, path, stop: stopTigera } = vm);
   root = await hostRoot(join(home.path, "host"), { hostname: NAME });
   // The next Liqo release's liqoctl, packaged as upstream ships it (liqoctl-linux-<arch>.tar.gz
   // holding liqoctl): the liqoctl stand-in, answering as that release.

@@ -107,12 +107,14 @@ export interface PlayResult extends Run {
 /**
  * Reads ansible-playbook's default output as the tests run it (`-v`, results as one-line JSON):
  * `TASK [name]` headers, `ok|changed|skipping|fatal: [host] => {…}` results, and PLAY RECAP.
+ * Given several playbooks, ansible-playbook prints a recap after each: the counts are summed.
  */
 function readPlayOutput(stdout: string): PlayResult["report"] {
   const tasks: PlayResult["report"]["tasks"] = [];
   const stats: Record<string, HostStats> = {};
   let recap = false;
   for (const line of stdout.split("\n")) {
+    if (line.startsWith("PLAY [")) recap = false;
     const header = /^TASK \[(.*)\] \**$/.exec(line);
     if (header) {
       tasks.push({ name: header[1] ?? "", hosts: {} });
@@ -125,13 +127,15 @@ function readPlayOutput(stdout: string): PlayResult["report"] {
     if (recap) {
       const counts = /^(\S+)\s+:\s+(.*)$/.exec(line.trim());
       if (counts) {
+        const host = counts[1] ?? "";
+        const earlier = (stats[host] ?? {}) as unknown as Record<string, number>;
         const values = Object.fromEntries(
           (counts[2] ?? "").split(/\s+/).map((pair) => {
             const [key = "", value = "0"] = pair.split("=");
-            return [key, Number(value)];
+            return [key, (earlier[key] ?? 0) + Number(value)];
           }),
         );
-        stats[counts[1] ?? ""] = values as unknown as HostStats;
+        stats[host] = values as unknown as HostStats;
       }
       continue;
     }

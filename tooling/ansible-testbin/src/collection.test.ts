@@ -1,6 +1,7 @@
 import { access, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import { REGISTER_PHASES } from "@nodekit/nr-standins";
 import { tempDir } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Ansible, buildCollection, nrLauncher, playbook, run, taskResults } from "./ansible.ts";
@@ -109,18 +110,7 @@ describe("the nodekit.nr collection", () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.report.stats["check-1"]).toMatchObject({ changed: 1, failed: 0 });
     const register = taskResults(result, "register");
-    expect(register["check-1"]?.phases_ran).toEqual([
-      "agent",
-      "prechecks",
-      "k3s",
-      "calico",
-      "liqo",
-      "outbound-peer",
-      "offloading",
-      "inbound-peering",
-      "operator",
-      "verify",
-    ]);
+    expect(register["check-1"]?.phases_ran).toEqual(REGISTER_PHASES);
     expect(register["check-1"]?.plan).toMatchObject({ kind: "Plan", name: "nr cluster register" });
     expect(await exists(join(dir.path, "check-1", "nr", "state.json"))).toBe(false);
     const api = emulator.requests.filter((request) => request.method !== "GET");

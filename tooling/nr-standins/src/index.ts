@@ -11,6 +11,9 @@
 // - host-root.ts: a provider VM's files as nr's prechecks read them (`--host-root`).
 // - fixtures/calico: the tigera operator's manifests, trimmed (`--calico-manifests`);
 //   fixtures/proxmox-operator: a chart with the operator chart's contract (`--operator-chart`).
+// - agent-vm.ts: a pretend VM's programs on its agent cluster, the phases a registration runs,
+//   and the helm pin, as every registering test sets them up.
+export { type AgentVm, type AgentVmOptions, agentVm, pinTestbinHelm, REGISTER_PHASES } from "./agent-vm.ts";
 export { type CalicoOperatorOptions, calicoOperator } from "./calico-operator.ts";
 export { hostRoot } from "./host-root.ts";
 export type { K3sConfig } from "./k3s-install.ts";

@@ -21,13 +21,15 @@ const cli = process.env.NODEKIT_SANDBOX_CLI || "pnpm sandbox";
 
 const usage = `usage: ${cli} <command>
 
-  up [--bin-dir DIR] [--provision-ms N] [--delete-ms N] [--node-ms N]
+  up [--bin-dir DIR] [--provision-ms N] [--delete-ms N] [--node-ms N] [--fleet N]
                  start the sandbox (or find it started): a site cluster (kube-apiserver
                  + etcd), the NVKE controller emulator with auth on, an nvkectl site,
                  the NodeRings API emulator for nr (a token and an NR_HOME of its own),
                  a registry (Basic auth) holding a signed release, a stand-in for
                  the controller manager so an install finishes, and an agent cluster
-                 (a pretend VM, with stand-ins for k3s and liqoctl) for nr cluster register
+                 (a pretend VM, with stand-ins for k3s and liqoctl) for nr cluster register;
+                 --fleet N: N more pretend VMs, and an Ansible inventory of them
+                 (NR_SANDBOX_FLEET_INVENTORY, docs/fleets.md)
   status [-o json]
                  what runs (exit 0: everything; 1: part of it; 3: nothing)
   env            the environment lines that point a shell at it: eval "$(${cli} env)"
@@ -65,6 +67,15 @@ function describeUp(info: SandboxInfo, seconds: number): string {
       info.agent.kubeconfig,
       "the pretend VM nr registers: a kube-apiserver of its own, stand-ins for k3s's installer and liqoctl",
     ],
+    ...(info.fleet === undefined
+      ? []
+      : [
+          [
+            "fleet",
+            info.fleet.inventory,
+            `the Ansible inventory of ${info.fleet.hosts.length} more pretend VMs (${info.fleet.hosts.join(", ")}), each as the agent's`,
+          ],
+        ]),
     [
       "registry",
       info.registry.url,
@@ -185,6 +196,7 @@ async function main(argv: string[]): Promise<number> {
       "provision-ms": { type: "string" },
       "delete-ms": { type: "string" },
       "node-ms": { type: "string" },
+      fleet: { type: "string" },
       output: { type: "string", short: "o" },
       user: { type: "string" },
       group: { type: "string", multiple: true },
@@ -236,6 +248,11 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`sandbox: -o takes json; got "${values.output}"\n`);
     return 2;
   }
+  const fleet = values.fleet === undefined ? 0 : Number(values.fleet);
+  if (!Number.isInteger(fleet) || fleet < 0 || fleet > 20) {
+    process.stderr.write(`sandbox: --fleet takes how many pretend VMs, 0 to 20; got "${values.fleet}"\n${usage}\n`);
+    return 2;
+  }
   const dir = values.dir ?? defaultSandboxDir();
   switch (command) {
     case "up": {
@@ -244,6 +261,7 @@ async function main(argv: string[]): Promise<number> {
         dir,
         log,
         timing,
+        fleet,
         ...(values["bin-dir"] === undefined ? {} : { binDir: values["bin-dir"] }),
       });
       process.stdout.write(describeUp(info, (performance.now() - started) / 1000));
@@ -300,7 +318,7 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      await serve({ dir, kubeconfig, siteServer, sitePid, binDir, registryBinDir, timing, log: stamp });
+      await serve({ dir, kubeconfig, siteServer, sitePid, binDir, registryBinDir, timing, fleet, log: stamp });
       return 0;
     }
     default:

@@ -576,3 +576,78 @@ export function registrationFlow(): Step[] {
     ),
   ];
 }
+
+/** The Proxmox secret `up --fleet` gives the fleet's pretend VMs: a canary no output may show. */
+const FLEET_PROXMOX_TOKEN_SECRET = "sandbox-fleet-proxmox-not-a-secret";
+const FLEET_PLAY = 'ansible-playbook -i "$NR_SANDBOX_FLEET_INVENTORY" examples/fleet-register.yml';
+const LOOK_AT_FLEET =
+  "docs/fleets.md (Ansible), the inventory $NR_SANDBOX_FLEET_INVENTORY, each VM's nr cluster status (NR_HOME=$NVKE_SANDBOX_DIR/fleet/<vm>/nr), ./run sandbox status";
+
+/** The fleet's VMs in a PLAY RECAP with these counts: undefined when every one of them has them, else which do not. */
+function recapOf(stdout: string, counts: { changed: number; failed: number }): string | undefined {
+  const hosts = [...stdout.matchAll(/^(fleet-vm-\d+)\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=(\d+)/gm)];
+  if (hosts.length !== 3) return `the recap shows ${hosts.length} of the fleet's 3 VMs`;
+  const off = hosts.filter(
+    ([, , changed, failed]) => Number(changed) !== counts.changed || Number(failed) !== counts.failed,
+  );
+  if (off.length > 0) {
+    return `${off.map(([, name]) => name).join(", ")}: not changed=${counts.changed} failed=${counts.failed}`;
+  }
+  return `${stdout}`.includes(FLEET_PROXMOX_TOKEN_SECRET) ? "the Proxmox secret shows in the output" : undefined;
+}
+
+/**
+ * The nodekit.nr Ansible collection over the sandbox's fleet of three pretend VMs
+ * (`./run sandbox up --fleet 3`: each a cluster, stand-ins, an NR_HOME and a host root of its
+ * own), against the sandbox's NodeRings emulator, as docs/fleets.md's "Try it on the sandbox"
+ * runs it: the collection built and installed, check mode, the registration, and a second play
+ * that changes nothing.
+ */
+export function fleetFlow(): Step[] {
+  return [
+    step(
+      "Build the nodekit.nr Ansible collection, and install it for the sandbox",
+      [
+        "ANSIBLE_BIN=$(tooling/ansible-testbin/ensure.sh)",
+        'export PATH="$ANSIBLE_BIN:$PATH" ANSIBLE_HOME="$NVKE_SANDBOX_DIR/fleet/ansible" ANSIBLE_COLLECTIONS_PATH="$NVKE_SANDBOX_DIR/fleet/collections"',
+        'ansible-galaxy collection build ansible/ --output-path "$NVKE_SANDBOX_DIR/fleet/dist" --force',
+        'ansible-galaxy collection install "$NVKE_SANDBOX_DIR/fleet/dist/nodekit-nr-0.1.0.tar.gz" -p "$ANSIBLE_COLLECTIONS_PATH" --force',
+      ].join("\n"),
+      {
+        note: "ansible-core from the tests' own virtual environment (installed once into ~/.cache/nodekit); the collection and Ansible's files stay in the sandbox",
+        check: ({ stdout }) =>
+          /nodekit\.nr:0\.1\.0 was installed successfully/.test(stdout)
+            ? undefined
+            : "the collection was not installed",
+        lookAt: "docs/fleets.md (Ansible), tooling/ansible-testbin/ensure.sh",
+        timeoutMs: 10 * 60_000,
+      },
+    ),
+    step("Check mode over the fleet: every VM's plan, nothing changes", `${FLEET_PLAY} --check`, {
+      note: "nr cluster register --dry-run on each VM (changed: phases would run); no VM has a registration afterwards",
+      check: ({ stdout }) =>
+        recapOf(stdout, { changed: 1, failed: 0 }) ??
+        ((stdout.match(/"msg": "fleet-vm-\d+: none, agent none"/g) ?? []).length === 3
+          ? undefined
+          : "a VM has a registration after check mode"),
+      lookAt: LOOK_AT_FLEET,
+      timeoutMs: 5 * 60_000,
+    }),
+    step("Register the three VMs, three at a time", `${FLEET_PLAY} --forks 3`, {
+      note: "each VM's ten phases against its own cluster and the sandbox's NodeRings; changed on each, its agent in NodeRings",
+      check: ({ stdout }) =>
+        recapOf(stdout, { changed: 1, failed: 0 }) ??
+        ((stdout.match(/"msg": "fleet-vm-(\d+): succeeded, agent fleet-vm-\1"/g) ?? []).length === 3
+          ? undefined
+          : "a VM's registration did not succeed"),
+      lookAt: LOOK_AT_FLEET,
+      timeoutMs: 15 * 60_000,
+    }),
+    step("Run it again: nothing changes", `${FLEET_PLAY} --forks 3`, {
+      note: "every phase re-checked and kept on each VM: changed=0 across the fleet",
+      check: ({ stdout }) => recapOf(stdout, { changed: 0, failed: 0 }),
+      lookAt: LOOK_AT_FLEET,
+      timeoutMs: 10 * 60_000,
+    }),
+  ];
+}

@@ -3,14 +3,15 @@
 // sandbox's signed release verified and exported, the install's dry run and the install from
 // that release applied for real, as docs/install.md runs them, and nr's flow of
 // docs/registration.md: its dry run, a real registration of the sandbox's pretend VM, status,
-// the live check, a support bundle, and the reset until nothing nr created is left), each
+// the live check, a support bundle, and the reset until nothing nr created is left; then the
+// nodekit.nr Ansible collection over a fleet of three pretend VMs, docs/fleets.md), each
 // step announced with the exact command (copyable), its output shown; the first failure
 // stops it with the step's name and what to look at. The steps are in demo-steps.ts.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { installFlow, operatorFlow, registrationFlow, uninstallFlow, upgradeFlow } from "./demo-steps.ts";
+import { fleetFlow, installFlow, operatorFlow, registrationFlow, uninstallFlow, upgradeFlow } from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
@@ -44,8 +45,8 @@ async function main(argv: string[]): Promise<number> {
             note: "a sandbox is up from before; the walkthrough creates its objects from nothing",
           }),
         ]),
-    step("Start the sandbox", ["./run sandbox up", ...upFlags].join(" "), {
-      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site, the NodeRings API (emulator) for nr, a registry holding a signed release, a stand-in for the controller manager; all on 127.0.0.1",
+    step("Start the sandbox", ["./run sandbox up --fleet 3", ...upFlags].join(" "), {
+      note: "a site cluster (kube-apiserver + etcd), the NVKE controller (emulator) with auth on, an nvkectl site, the NodeRings API (emulator) for nr, a registry holding a signed release, a stand-in for the controller manager, the pretend VMs nr registers (one, and a fleet of three for Ansible); all on 127.0.0.1",
       lookAt: "the lines above, then ./run sandbox status and docs/troubleshooting.md",
       // A cold build of the Kubernetes binaries on a busy machine can take far longer than its 6 minutes.
       timeoutMs: 6 * 3_600_000,
@@ -54,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     ...installFlow(),
     ...upgradeFlow(),
     ...registrationFlow(),
+    ...fleetFlow(),
     // Last: nothing after it needs the controller stack.
     ...uninstallFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),

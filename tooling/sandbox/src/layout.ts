@@ -42,6 +42,12 @@ export interface SandboxLayout {
   agentClusterDir: string;
   /** The agent cluster's admin kubeconfig (0600): what k3s writes to /etc/rancher/k3s/k3s.yaml. */
   agentKubeconfig: string;
+  /**
+   * The fleet's pretend VMs (`up --fleet N`), one directory each (`fleet/<name>/`, laid out as
+   * `agentDir`, with its own NR_HOME and host root), and the Ansible inventory naming them.
+   */
+  fleetDir: string;
+  fleetInventory: string;
   /** `NVKECTL_CONFIG`: the ready-made site, never the user's own config. */
   nvkectlConfig: string;
   /** nvkectl's token cache (XDG_CACHE_HOME of the nvkectl wrapper). */
@@ -85,6 +91,8 @@ export function sandboxLayout(root: string): SandboxLayout {
     agentDir: join(dir, "agent"),
     agentClusterDir: join(dir, "agent", "cluster"),
     agentKubeconfig: join(dir, "agent", "k3s.yaml"),
+    fleetDir: join(dir, "fleet"),
+    fleetInventory: join(dir, "fleet", "inventory.json"),
     nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
     cacheDir: join(dir, "cache"),
     binDir: join(dir, "bin"),
@@ -106,4 +114,22 @@ export function defaultSandboxDir(env: Record<string, string | undefined> = proc
   if (env.NODEKIT_SANDBOX_DIR) return resolve(env.NODEKIT_SANDBOX_DIR);
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
   return join(base, "nodekit", "sandbox");
+}
+
+/** The fleet's pretend VMs' names, in order: `fleet-vm-1` … `fleet-vm-<count>`. */
+export function fleetNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `fleet-vm-${i + 1}`);
+}
+
+/** Where one pretend VM of the fleet keeps its cluster, kubeconfig, stand-ins, NR_HOME and host root. */
+export function fleetVmLayout(layout: SandboxLayout, name: string) {
+  const dir = join(layout.fleetDir, name);
+  return {
+    dir,
+    clusterDir: join(dir, "cluster"),
+    kubeconfig: join(dir, "k3s.yaml"),
+    nrHome: join(dir, "nr"),
+    lockDir: join(dir, "nr-lock"),
+    proxmoxCredentials: join(dir, "pve.yaml"),
+  };
 }

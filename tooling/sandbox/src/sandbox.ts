@@ -15,7 +15,7 @@ import {
   untilStopped,
 } from "@nodekit/testenv/supervisor";
 import { SandboxError } from "./errors.ts";
-import { repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
+import { fleetNames, fleetVmLayout, repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
 import {
   ensureNextRelease,
   ensureRegistryPassword,
@@ -69,6 +69,11 @@ export interface SandboxInfo {
    * downloaded here).
    */
   agent: { kubeconfig: string; standIns: string; calicoManifests: string; operatorChart: string };
+  /**
+   * The fleet's pretend VMs (`up --fleet N`), each as the agent's (a cluster, stand-ins, an
+   * NR_HOME and a host root of its own), and the Ansible inventory naming them (absent: no fleet).
+   */
+  fleet?: { inventory: string; hosts: string[] };
   /** The distribution registry on loopback (Basic auth; the password is in the docker config, never printed). */
   registry: { url: string; host: string; user: string; dockerConfig: string };
   /** The signed release published into it, the policy trusting its key, the provider repository (cert-manager). */
@@ -97,6 +102,8 @@ export interface UpOptions extends SandboxOptions {
   binDir?: string;
   /** The emulated controller's speed (default: the emulator's, 5 s to Ready). */
   timing?: Partial<Timing>;
+  /** How many pretend VMs of a fleet to run beside the agent's, for Ansible (default none). */
+  fleet?: number;
 }
 
 interface EmulatorRecord {
@@ -114,6 +121,8 @@ interface EmulatorRecord {
   controllerStandIn?: { intervalMs: number };
   /** The agent cluster the same supervisor runs, with its controller and Calico stand-ins (absent: a sandbox from before it). */
   agent?: { server: string; pids: readonly number[] };
+  /** The fleet's pretend VMs' clusters the same supervisor runs (`up --fleet N`; absent: none). */
+  fleet?: Array<{ name: string; server: string; pids: readonly number[] }>;
 }
 
 export interface TenantRecord {
@@ -342,6 +351,15 @@ async function stopEmulator(layout: SandboxLayout, log: (line: string) => void):
     await killLeftovers(join(layout.tenantsDir, tenant, "pids"), log, ` of tenant ${tenant}`);
   }
   await killLeftovers(join(layout.agentClusterDir, "pids"), log, " of the agent cluster");
+  let fleet: string[] = [];
+  try {
+    fleet = await readdir(layout.fleetDir);
+  } catch {
+    // none
+  }
+  for (const name of fleet) {
+    await killLeftovers(join(fleetVmLayout(layout, name).clusterDir, "pids"), log, ` of the fleet's ${name}`);
+  }
   await rm(layout.emulatorInfo, { force: true });
   await rm(layout.tenantsInfo, { force: true });
   return stopped;
@@ -372,6 +390,7 @@ async function startEmulatorSupervisor(
     ...(timing.provisionMs === undefined ? [] : ["--provision-ms", String(timing.provisionMs)]),
     ...(timing.deleteMs === undefined ? [] : ["--delete-ms", String(timing.deleteMs)]),
     ...(timing.nodeMs === undefined ? [] : ["--node-ms", String(timing.nodeMs)]),
+    ...(options.fleet ? ["--fleet", String(options.fleet)] : []),
   ];
   try {
     return await startDetached({
@@ -422,6 +441,7 @@ export function environmentLines(info: SandboxInfo): string[] {
     `export NR_SANDBOX_AGENT_KUBECONFIG=${shellQuote(info.agent.kubeconfig)}`,
     `export NR_SANDBOX_CALICO_MANIFESTS=${shellQuote(info.agent.calicoManifests)}`,
     `export NR_SANDBOX_OPERATOR_CHART=${shellQuote(info.agent.operatorChart)}`,
+    ...(info.fleet === undefined ? [] : [`export NR_SANDBOX_FLEET_INVENTORY=${shellQuote(info.fleet.inventory)}`]),
     // The registry's credentials as an operator gives them: docker's config (helm reads it too), never argv.
     `export DOCKER_CONFIG=${shellQuote(dirname(info.registry.dockerConfig))}`,
     `export HELM_REGISTRY_CONFIG=${shellQuote(info.registry.dockerConfig)}`,
@@ -472,6 +492,68 @@ async function writeAgentStandIns(layout: SandboxLayout): Promise<SandboxInfo["a
     calicoManifests: CALICO_MANIFESTS,
     operatorChart: OPERATOR_CHART,
   };
+}
+
+/** The Proxmox secret the fleet's pretend VMs are given: not a secret, but a canary the demo checks no output shows. */
+const FLEET_PROXMOX_TOKEN_SECRET = "sandbox-fleet-proxmox-not-a-secret";
+
+/**
+ * The fleet's pretend VMs (`up --fleet N`), each written as the agent's is: the stand-ins for
+ * the k3s installer and liqoctl acting on its own cluster (which the supervisor runs), a host
+ * root for the prechecks, an NR_HOME, an nr lock and a Proxmox credentials file (0600) of its
+ * own. And the Ansible inventory naming them (`fleet/inventory.json`): each host local
+ * (`ansible_connection: local`), with the variables the playbook of docs/fleets.md's sandbox
+ * section passes to nodekit.nr.nr_register.
+ */
+async function writeFleet(
+  layout: SandboxLayout,
+  emulator: EmulatorRecord,
+  agent: SandboxInfo["agent"],
+): Promise<NonNullable<SandboxInfo["fleet"]>> {
+  const { hostRoot, standIns } = await import("@nodekit/nr-standins");
+  const { DEFAULT_PLATFORM } = await import("@nodekit/noderings-emulator");
+  const hosts: Record<string, Record<string, unknown>> = {};
+  for (const [i, { name }] of (emulator.fleet ?? []).entries()) {
+    const vm = fleetVmLayout(layout, name);
+    const address = `10.20.${i + 1}.11`;
+    const stand = await standIns(vm.dir, {
+      kubeconfig: vm.kubeconfig,
+      platformClusterId: DEFAULT_PLATFORM.platformClusterId,
+      nodeIp: address,
+    });
+    const root = await hostRoot(vm.dir, { hostname: name, address });
+    await mkdir(vm.nrHome, { recursive: true, mode: 0o700 });
+    await writePrivate(
+      vm.proxmoxCredentials,
+      `url: https://${name}.sandbox.test:8006/api2/json\ntokenId: root@pam!nr\ntokenSecret: ${FLEET_PROXMOX_TOKEN_SECRET}\n`,
+    );
+    hosts[name] = {
+      nr_home: vm.nrHome,
+      nr_api_url: emulator.noderings?.url ?? "",
+      nr_api_token_file: layout.noderingsToken,
+      nr_proxmox_credentials: vm.proxmoxCredentials,
+      nr_kubeconfig: vm.kubeconfig,
+      nr_host_root: root,
+      nr_api_server_url: `https://${name}.sandbox.test:6443`,
+      nr_calico_manifests: agent.calicoManifests,
+      nr_operator_chart: agent.operatorChart,
+      // What sets this VM apart on one machine: its nr lock, its cache, and its programs
+      // (the stand-ins first, then the sandbox's nr and helm, then this shell's kubectl).
+      nr_env: {
+        NR_LOCK_DIR: vm.lockDir,
+        XDG_CACHE_HOME: join(vm.dir, "cache"),
+        PATH: `${stand.bin}:${layout.binDir}:${process.env.PATH ?? ""}`,
+      },
+    };
+  }
+  const inventory = {
+    fleet: {
+      vars: { ansible_connection: "local", ansible_python_interpreter: "{{ ansible_playbook_python }}" },
+      hosts,
+    },
+  };
+  await writePrivate(layout.fleetInventory, `${JSON.stringify(inventory, null, 2)}\n`);
+  return { inventory: layout.fleetInventory, hosts: Object.keys(hosts) };
 }
 
 /** The tools an install runs besides kubectl (the machine's): helm and clusterctl from tooling/k8s-testbin. */
@@ -529,6 +611,11 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
         await stopEmulator(layout, log);
         running = undefined;
       }
+      if (running !== undefined && (running.fleet?.length ?? 0) !== (options.fleet ?? 0)) {
+        log(`a fleet of ${options.fleet ?? 0} pretend VMs is asked for: restarting the supervisor that runs them`);
+        await stopEmulator(layout, log);
+        running = undefined;
+      }
       if (running !== undefined) {
         log(`NVKE controller: already running at ${running.url} (pid ${running.pid})`);
         log(`NodeRings API: already running at ${running.noderings?.url} (pid ${running.pid})`);
@@ -571,6 +658,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   await linkKubeTools(layout, binDir);
   await mkdir(layout.nrHome, { recursive: true, mode: 0o700 });
   const agent = await writeAgentStandIns(layout);
+  const fleet = emulator.fleet === undefined ? undefined : await writeFleet(layout, emulator, agent);
   const info: SandboxInfo = {
     dir: layout.root,
     site: { server: site.info.server, adminKubeconfig: admin },
@@ -584,6 +672,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
     },
     nr: { home: layout.nrHome },
     agent,
+    ...(fleet === undefined ? {} : { fleet }),
     registry: { url: registry.url, host: registry.host, user: REGISTRY_USER, dockerConfig: layout.dockerConfig },
     release: {
       tagReference: published.tagReference,
@@ -811,6 +900,8 @@ export interface ServeOptions {
   /** Holds the distribution registry (tooling/registry-testbin). */
   registryBinDir: string;
   timing?: Partial<Timing>;
+  /** How many pretend VMs of a fleet to run beside the agent's (`up --fleet N`). */
+  fleet?: number;
   log: (line: string) => void;
 }
 
@@ -837,22 +928,26 @@ interface AgentCluster {
  * the controller manager's (testenv: Deployments ready, deleted namespaces finalized) and
  * Calico's operator's (@nodekit/nr-standins: TigeraStatus, and the node Ready once Calico is).
  */
-async function startAgentCluster(layout: SandboxLayout, binDir: string, log: (line: string) => void) {
+async function startAgentCluster(
+  vm: { clusterDir: string; kubeconfig: string; label: string },
+  binDir: string,
+  log: (line: string) => void,
+) {
   const { startControlPlane } = await import("@nodekit/testenv");
   const { startControllerStandIn } = await import("@nodekit/testenv/controller-standin");
   const { calicoOperator } = await import("@nodekit/nr-standins");
   // What a supervisor killed outright left (its watchdog removes it too): a new cluster, as a new VM.
-  await rm(layout.agentClusterDir, { recursive: true, force: true });
+  await rm(vm.clusterDir, { recursive: true, force: true });
   const plane = await startControlPlane({
     binDir,
-    dataDir: layout.agentClusterDir,
+    dataDir: vm.clusterDir,
     serviceClusterIpRange: AGENT_SERVICE_CIDR,
-    log: (line) => log(`agent cluster: ${line}`),
+    log: (line) => log(`${vm.label}: ${line}`),
   });
   try {
-    await writePrivate(layout.agentKubeconfig, await readFile(plane.adminKubeconfigPath, "utf8"));
-    const controllers = startControllerStandIn(layout.agentKubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
-    const stopCalico = calicoOperator(layout.agentKubeconfig, { intervalMs: CALICO_STAND_IN_INTERVAL_MS });
+    await writePrivate(vm.kubeconfig, await readFile(plane.adminKubeconfigPath, "utf8"));
+    const controllers = startControllerStandIn(vm.kubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+    const stopCalico = calicoOperator(vm.kubeconfig, { intervalMs: CALICO_STAND_IN_INTERVAL_MS });
     return {
       server: plane.server,
       pids: [plane.pids.etcd, plane.pids.kubeApiserver],
@@ -919,15 +1014,23 @@ export async function serve(options: ServeOptions): Promise<void> {
         ? { state: "HEALTHY", message: "the sandbox's NICo stand-in accepted the API key" }
         : { state: "INVALID", message: "NICo refused the API key (the sandbox's stand-in accepts its own key only)" },
   });
-  const agent = await startAgentCluster(layout, options.binDir, options.log).catch(async (error: unknown) => {
-    await nicoProvider.stop();
-    await standIn.stop();
-    await registry.stop();
-    throw error;
-  });
-  // Side by side: the agent cluster's kube-apiserver and etcd take seconds to stop on a busy machine.
+  const fleetNamesRun = fleetNames(options.fleet ?? 0);
+  const vms = [
+    { clusterDir: layout.agentClusterDir, kubeconfig: layout.agentKubeconfig, label: "agent cluster" },
+    ...fleetNamesRun.map((name) => ({ ...fleetVmLayout(layout, name), label: `fleet ${name}` })),
+  ];
+  const clusters = await Promise.allSettled(vms.map((vm) => startAgentCluster(vm, options.binDir, options.log)));
+  const running = clusters.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const failed = clusters.find((result) => result.status === "rejected");
+  if (failed !== undefined) {
+    await Promise.all([nicoProvider.stop(), standIn.stop(), registry.stop(), ...running.map((c) => c.stop())]);
+    throw failed.reason;
+  }
+  const [agent, ...fleet] = running;
+  if (agent === undefined) throw new SandboxError("the agent cluster did not start", { next: ["run up again"] });
+  // Side by side: the agent clusters' kube-apiservers and etcds take seconds to stop on a busy machine.
   const stopOwn = async () => {
-    await Promise.all([nicoProvider.stop(), standIn.stop(), registry.stop(), agent.stop()]);
+    await Promise.all([nicoProvider.stop(), standIn.stop(), registry.stop(), ...running.map((c) => c.stop())]);
   };
   const { startNodeRingsEmulator } = await import("@nodekit/noderings-emulator");
   const noderingsLog = createWriteStream(layout.noderingsLog, { flags: "a", mode: 0o600 });
@@ -972,6 +1075,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     registry: { url: registry.url, host: registry.host, storageDir: registry.storageDir },
     controllerStandIn: { intervalMs: STAND_IN_INTERVAL_MS },
     agent: { server: agent.server, pids: agent.pids },
+    ...(fleet.length === 0
+      ? {}
+      : { fleet: fleet.map((c, i) => ({ name: fleetNamesRun[i] ?? "", server: c.server, pids: c.pids })) }),
   };
   await writeJson(layout.emulatorInfo, record);
   options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);

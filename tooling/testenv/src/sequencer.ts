@@ -2,7 +2,7 @@ import { open } from "node:fs/promises";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /** The marker a test file puts in a comment near its top to be started before the others. */
-export const RUNS_LONG = "@runs-long";
+const RUNS_LONG = "@runs-long";
 
 /** Whether the file's first bytes hold the marker. */
 async function marked(path: string): Promise<boolean> {

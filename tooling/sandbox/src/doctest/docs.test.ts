@@ -5,6 +5,7 @@ import { repoRoot } from "@nodekit/test-utils";
 import { parse } from "shell-quote";
 import { describe, expect, test } from "vitest";
 import {
+  fleetFlow,
   installFlow,
   operatorFlow,
   registrationFlow,
@@ -103,6 +104,15 @@ test("./run demo's steps taking nvkectl from the release are the commands of doc
     .map((block) => block.code)
     .join("\n");
   for (const step of releaseExecutableFlow()) {
+    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
+  }
+});
+
+test("./run demo's Ansible steps are the commands of docs/fleets.md's sandbox section", () => {
+  const guide = runBlocks("docs/fleets.md")
+    .map((block) => block.code)
+    .join("\n");
+  for (const step of fleetFlow()) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
 });

@@ -50,10 +50,14 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   const home = join(work, "home");
   await mkdir(checkout);
   await mkdir(home);
-  // The guide's paths are the checkout's (./run, examples/); what it writes stays out of the checkout.
+  // The guide's paths are the checkout's (./run, examples/, the Ansible collection in ansible/ and
+  // the ansible-core of tooling/ansible-testbin); what it writes stays out of the checkout.
   await writeFile(join(checkout, "run"), `#!/bin/sh\nexec ${JSON.stringify(join(options.root, "run"))} "$@"\n`);
   await chmod(join(checkout, "run"), 0o755);
   await symlink(join(options.root, "examples"), join(checkout, "examples"));
+  await symlink(join(options.root, "ansible"), join(checkout, "ansible"));
+  await mkdir(join(checkout, "tooling"));
+  await symlink(join(options.root, "tooling", "ansible-testbin"), join(checkout, "tooling", "ansible-testbin"));
   const env: NodeJS.ProcessEnv = {
     ...options.env,
     HOME: home,
@@ -70,6 +74,7 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   env.NODEKIT_TESTBIN_DIR ??= join(cache, "nodekit", "k8s-testbin");
   // …the registries (the sandbox's), and Go's module cache (the Cluster API module the sandbox's provider repository is built from).
   env.NODEKIT_REGISTRY_TESTBIN_DIR ??= join(cache, "nodekit", "registry-testbin");
+  env.NODEKIT_ANSIBLE_TESTBIN_DIR ??= join(cache, "nodekit", "ansible-testbin");
   env.GOPATH ??= join(options.env.HOME || homedir(), "go");
 
   let ran = 0;
