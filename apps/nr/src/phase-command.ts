@@ -1,4 +1,4 @@
-import { runProgress } from "@nodekit/cli-kit";
+import { parseDuration, runProgress } from "@nodekit/cli-kit";
 import { breakStaleLock, type PhaseEvent } from "@nodekit/phase-runner";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
 import type { Command } from "@oclif/core/command";
@@ -18,6 +18,21 @@ export interface RunParts {
   debug: (message: string) => void;
   signal: AbortSignal;
   onInstalled: (tool: string) => void;
+}
+
+/** --timeout, --poll-interval, --api-timeout and --host-root as register and upgrade take them. */
+export function waits(flags: {
+  timeout: string;
+  "poll-interval": string;
+  "api-timeout": string;
+  "host-root"?: string;
+}) {
+  return {
+    waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
+    pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
+    apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
+    hostRoot: flags["host-root"],
+  };
 }
 
 /** nr's commands that run phases under the machine's lock: register, reset, upgrade. */

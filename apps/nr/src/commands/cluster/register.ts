@@ -1,8 +1,8 @@
-import { dryRunFlag, Flags, parseDuration } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { errorCodes } from "../../errors.ts";
-import { PhaseCommand } from "../../phase-command.ts";
+import { PhaseCommand, waits } from "../../phase-command.ts";
 import { cloudInitFor } from "../../register/cloud-init.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
 import { K3S_KUBECONFIG, register } from "../../services/register.ts";
@@ -226,10 +226,7 @@ The API is found with --api-url or NR_API_URL, its token in --api-token-file FIL
         fromPhase: flags["from-phase"],
         onlyPhase: flags["only-phase"],
         dryRun,
-        waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
-        pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
-        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
-        hostRoot: flags["host-root"],
+        ...waits(flags),
         ...parts,
       });
       done();

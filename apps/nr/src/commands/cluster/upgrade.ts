@@ -1,7 +1,7 @@
-import { dryRunFlag, Flags, formatTable, parseDuration } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, formatTable } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
-import { PhaseCommand } from "../../phase-command.ts";
+import { PhaseCommand, waits } from "../../phase-command.ts";
 import { type UpgradeSummary, upgrade } from "../../services/upgrade.ts";
 import { UPGRADE_PHASES } from "../../upgrade/phases.ts";
 
@@ -77,10 +77,7 @@ A component whose pin did not change is not touched: a new k3s re-runs neither C
         calicoManifests: flags["calico-manifests"],
         operatorChart: flags["operator-chart"],
         mode,
-        waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
-        pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
-        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
-        hostRoot: flags["host-root"],
+        ...waits(flags),
         ...parts,
       });
       done();
