@@ -99,6 +99,23 @@ export function isolatedToolEnv(dir: string): Record<string, string> {
   };
 }
 
+/** A helm or clusterctl call: ARGS… --kubeconfig K [CONTEXT_FLAG C], with the environment given. */
+function toolCall(
+  command: "helm" | "clusterctl",
+  contextFlag: string,
+  target: KubeTarget,
+  args: readonly string[],
+  env: Record<string, string>,
+  extra: Partial<CommandCall>,
+): CommandCall {
+  return {
+    ...extra,
+    command,
+    args: [...args, ...kubeconfigArgs(target), ...(target.context === undefined ? [] : [contextFlag, target.context])],
+    env: kubeconfigEnv(target, env) ?? env,
+  };
+}
+
 /** `helm ARGS… --kubeconfig K [--kube-context C]`, with the environment given (see isolatedToolEnv). */
 export function helmCall(
   target: KubeTarget,
@@ -106,16 +123,7 @@ export function helmCall(
   env: Record<string, string>,
   extra: Partial<CommandCall> = {},
 ): CommandCall {
-  return {
-    ...extra,
-    command: "helm",
-    args: [
-      ...args,
-      ...kubeconfigArgs(target),
-      ...(target.context === undefined ? [] : ["--kube-context", target.context]),
-    ],
-    env: kubeconfigEnv(target, env) ?? env,
-  };
+  return toolCall("helm", "--kube-context", target, args, env, extra);
 }
 
 /** `clusterctl ARGS… --kubeconfig K [--kubeconfig-context C]`, with the environment given. */
@@ -125,14 +133,5 @@ export function clusterctlCall(
   env: Record<string, string>,
   extra: Partial<CommandCall> = {},
 ): CommandCall {
-  return {
-    ...extra,
-    command: "clusterctl",
-    args: [
-      ...args,
-      ...kubeconfigArgs(target),
-      ...(target.context === undefined ? [] : ["--kubeconfig-context", target.context]),
-    ],
-    env: kubeconfigEnv(target, env) ?? env,
-  };
+  return toolCall("clusterctl", "--kubeconfig-context", target, args, env, extra);
 }
