@@ -116,22 +116,18 @@ function toolCall(
   };
 }
 
-/** `helm ARGS… --kubeconfig K [--kube-context C]`, with the environment given (see isolatedToolEnv). */
-export function helmCall(
+/** A helm or clusterctl call builder: the target, the arguments, the environment, anything else of the call. */
+type ToolCallBuilder = (
   target: KubeTarget,
   args: readonly string[],
   env: Record<string, string>,
-  extra: Partial<CommandCall> = {},
-): CommandCall {
-  return toolCall("helm", "--kube-context", target, args, env, extra);
-}
+  extra?: Partial<CommandCall>,
+) => CommandCall;
+
+/** `helm ARGS… --kubeconfig K [--kube-context C]`, with the environment given (see isolatedToolEnv). */
+export const helmCall: ToolCallBuilder = (target, args, env, extra = {}) =>
+  toolCall("helm", "--kube-context", target, args, env, extra);
 
 /** `clusterctl ARGS… --kubeconfig K [--kubeconfig-context C]`, with the environment given. */
-export function clusterctlCall(
-  target: KubeTarget,
-  args: readonly string[],
-  env: Record<string, string>,
-  extra: Partial<CommandCall> = {},
-): CommandCall {
-  return toolCall("clusterctl", "--kubeconfig-context", target, args, env, extra);
-}
+export const clusterctlCall: ToolCallBuilder = (target, args, env, extra = {}) =>
+  toolCall("clusterctl", "--kubeconfig-context", target, args, env, extra);
