@@ -1,107 +1,92 @@
 import { spawn } from "node:child_process";
-import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
-import { repoRoot } from "@nodekit/test-utils";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostRoot, type NrHome, nrHome, REGISTER_PHASES as PHASES } from "./helpers.ts";
+import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import { exists, repoRoot } from "@nodekit/test-utils";
+import { describe, expect, it } from "vitest";
+import { hostRoot, REGISTER_PHASES, registerArgv, useEmulatorHome } from "./helpers.ts";
 
 // nr as a user runs it — the built binary, as a subprocess — against the NodeRings
 // emulator, for everything that is decided before a cluster is touched: help, status,
 // bad input, the API's failures, the lock, the dry run.
 
 const TOKEN = "nr-cli-test-token";
-let emulator: RunningNodeRingsEmulator;
-let home: NrHome;
-let root: string;
+const fx = useEmulatorHome("nr-cli-", TOKEN);
 
-beforeAll(async () => {
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN] });
-  home = await nrHome("nr-cli-");
-  root = await hostRoot(home.path);
-});
+const base = (extra: string[] = []) => registerArgv(fx.emulator.url, fx.root, extra);
 
-afterAll(async () => {
-  await emulator.stop();
-  await home.cleanup();
-});
+const AT = "2025-10-01T12:00:00.000Z";
 
-const base = (extra: string[] = []) => [
-  "cluster",
-  "register",
-  "--api-url",
-  emulator.url,
-  "--host-root",
-  root,
-  "--api-timeout",
-  "2s",
-  ...extra,
-];
+/**
+ * Writes a register run's state.json into env's NR_HOME: the agent phase done (`agentId`,
+ * `name`), prechecks skipped, then `phases`; `network` goes into its meta when given.
+ */
+async function writeRunState(
+  env: Record<string, string>,
+  state: { status: string; agentId: string; name: string; phases?: object; network?: object },
+) {
+  const hash = `sha256:${"a".repeat(64)}`;
+  const { status, agentId, name, phases, network } = state;
+  await writeFile(
+    join(env.NR_HOME as string, "state.json"),
+    JSON.stringify({
+      apiVersion: "phase-runner.nodekit.dev/v1",
+      kind: "RunState",
+      name: "nr cluster register",
+      runId: "r1",
+      createdAt: AT,
+      updatedAt: AT,
+      status,
+      phases: {
+        agent: { state: "done", finishedAt: AT, inputsHash: hash, outputs: { agentId, name }, runs: 1 },
+        prechecks: { state: "skipped", reason: "--skip-prechecks", runs: 0 },
+        ...phases,
+      },
+      meta: { agent: { name }, api: fx.emulator.url, ...(network ? { network } : {}) },
+    }),
+    { mode: 0o600 },
+  );
+}
 
 /** A fresh ~/.nr for one test. */
 async function fresh(name: string): Promise<Record<string, string>> {
-  const nr = join(home.path, name);
+  const nr = join(fx.home.path, name);
   await mkdir(nr, { recursive: true });
-  return { NR_HOME: nr, NR_API_TOKEN: TOKEN, NR_LOCK_DIR: home.lockDir };
+  return { NR_HOME: nr, NR_API_TOKEN: TOKEN, NR_LOCK_DIR: fx.home.lockDir };
 }
-
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
 
 describe("help", () => {
   it("lists the ten phases in order, from the list that drives the run", async () => {
-    const result = await home.nr(["cluster", "register", "--help"]);
+    const result = await fx.home.nr(["cluster", "register", "--help"]);
     expect(result.exitCode).toBe(0);
     const lines = result.stdout.split("\n").filter((line) => /^\s+\d+\. /.test(line));
-    expect(lines.map((line) => line.trim().split(/\s+/)[1])).toEqual(PHASES);
+    expect(lines.map((line) => line.trim().split(/\s+/)[1])).toEqual(REGISTER_PHASES);
   });
 });
 
 describe("nr cluster status", () => {
   it("says so when there is no registration yet", async () => {
     const env = await fresh("status-none");
-    const table = await home.nr(["cluster", "status"], { env });
+    const table = await fx.home.nr(["cluster", "status"], { env });
     expect(table.exitCode).toBe(0);
     expect(table.stdout).toContain("No registration on this machine yet");
     expect(table.stdout).toContain("Next:     nr cluster register --name NAME --api-url URL");
-    const json = await home.nr(["cluster", "status", "-o", "json"], { env });
+    const json = await fx.home.nr(["cluster", "status", "-o", "json"], { env });
     expect(JSON.parse(json.stdout)).toMatchObject({ status: "none", next: "agent" });
   });
 
   it("reads an interrupted run's state: what is done, where it stopped, how to continue", async () => {
     const env = await fresh("status-interrupted");
-    const at = "2025-10-01T12:00:00.000Z";
-    const hash = `sha256:${"a".repeat(64)}`;
-    await writeFile(
-      join(env.NR_HOME as string, "state.json"),
-      JSON.stringify({
-        apiVersion: "phase-runner.nodekit.dev/v1",
-        kind: "RunState",
-        name: "nr cluster register",
-        runId: "r1",
-        createdAt: at,
-        updatedAt: at,
-        status: "running",
-        phases: {
-          agent: { state: "done", finishedAt: at, inputsHash: hash, outputs: { agentId: "a1", name: "vm-1" }, runs: 1 },
-          prechecks: { state: "skipped", reason: "--skip-prechecks", runs: 0 },
-        },
-        meta: { agent: { name: "vm-1" }, api: emulator.url },
-      }),
-      { mode: 0o600 },
-    );
-    const result = await home.nr(["cluster", "status"], { env });
+    await writeRunState(env, { status: "running", agentId: "a1", name: "vm-1" });
+    const result = await fx.home.nr(["cluster", "status"], { env });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain("Status:   interrupted");
     expect(result.stdout).toMatch(/2\s+prechecks\s+SKIPPED\s+--skip-prechecks/);
     expect(result.stdout).toMatch(/3\s+k3s\s+PENDING/);
     expect(result.stdout).toContain("VMs cannot be sold");
     expect(result.stdout).toContain("Next:     nr cluster register --resume");
-    const yaml = await home.nr(["cluster", "status", "-o", "yaml"], { env });
+    const yaml = await fx.home.nr(["cluster", "status", "-o", "yaml"], { env });
     expect(yaml.stdout).toContain("status: interrupted");
   });
 
@@ -113,10 +98,10 @@ describe("nr cluster status", () => {
       '{\n  "apiVersion": "phase-runner.nodekit.dev/v1",\n  "kind": "RunState",\n  "status": "maybe"\n}\n',
       { mode: 0o600 },
     );
-    const status = await home.nr(["cluster", "status"], { env });
+    const status = await fx.home.nr(["cluster", "status"], { env });
     expect(status.exitCode).toBe(3);
     expect(status.stderr).toContain(`${file}:4: field status:`);
-    const resume = await home.nr(base(["--resume", "--skip-operator-install"]), { env });
+    const resume = await fx.home.nr(base(["--resume", "--skip-operator-install"]), { env });
     expect(resume.exitCode).toBe(3);
     expect(resume.stderr).toMatch(/the state file .* has \d+ problems?; nothing was changed/);
     expect(await readFile(file, "utf8")).toContain('"maybe"');
@@ -126,10 +111,10 @@ describe("nr cluster status", () => {
 describe("nr cluster register refuses bad input before it changes anything", () => {
   it("an unknown phase id names the known ones (exit 2)", async () => {
     const env = await fresh("unknown-phase");
-    const result = await home.nr(base(["--name", "vm-x", "--skip-phases", "agnet"]), { env });
+    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-phases", "agnet"]), { env });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('there is no phase "agnet" (--skip-phases)');
-    expect(result.stderr).toContain(`the phases are, in order: ${PHASES.join(", ")}`);
+    expect(result.stderr).toContain(`the phases are, in order: ${REGISTER_PHASES.join(", ")}`);
     // Nothing ran: no "phases before agnet are done", no --resume (issue 23, item 10).
     expect(result.stderr).not.toContain("--resume");
     expect(result.stderr).not.toContain("are done");
@@ -137,35 +122,38 @@ describe("nr cluster register refuses bad input before it changes anything", () 
 
   it("a namespace holding nr's Secret, or a system one, is never offloaded: refused before anything, --dry-run too (exit 2)", async () => {
     const env = await fresh("offload-unsafe");
-    const before = emulator.requests.length;
+    const before = fx.emulator.requests.length;
     for (const [namespace, why] of [
       ["proxmox-operator", "proxmox-operator holds the Secret proxmox-credentials with the Proxmox credentials"],
       ["kube-system", "kube-system is a system namespace"],
       ["liqo-tenant-x", "liqo-tenant-x is a system namespace"],
     ] as const) {
       for (const dry of [[], ["--dry-run"]]) {
-        const result = await home.nr(base(["--name", "vm-x", "--offload-namespace", `tenant-a,${namespace}`, ...dry]), {
-          env,
-        });
+        const result = await fx.home.nr(
+          base(["--name", "vm-x", "--offload-namespace", `tenant-a,${namespace}`, ...dry]),
+          {
+            env,
+          },
+        );
         expect(result.exitCode, result.stderr).toBe(2);
         expect(result.stderr).toContain(why);
         expect(result.stderr).toContain("Liqo reflects the Secrets of an offloaded namespace");
       }
     }
-    expect(emulator.requests.length).toBe(before);
+    expect(fx.emulator.requests.length).toBe(before);
     expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
   });
 
   it("no --name or --agent-id (exit 2)", async () => {
     const env = await fresh("no-name");
-    const result = await home.nr(base(["--skip-operator-install"]), { env });
+    const result = await fx.home.nr(base(["--skip-operator-install"]), { env });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("--name NAME");
   });
 
   it("a --timeout that is not a duration is a usage error (exit 2), worded as nvkectl words it", async () => {
     const env = await fresh("bad-timeout");
-    const result = await home.nr(base(["--name", "vm-x", "--timeout", "soon"]), { env });
+    const result = await fx.home.nr(base(["--name", "vm-x", "--timeout", "soon"]), { env });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('error: --timeout "soon" is not a duration');
     expect(result.stderr).toContain(
@@ -175,7 +163,7 @@ describe("nr cluster register refuses bad input before it changes anything", () 
 
   it("a secret on the command line is refused and never echoed", async () => {
     const env = await fresh("secret-argv");
-    const result = await home.nr(base(["--name", "vm-x", "--proxmox-token-secret", "s3cr3t-on-argv"]), { env });
+    const result = await fx.home.nr(base(["--name", "vm-x", "--proxmox-token-secret", "s3cr3t-on-argv"]), { env });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("--proxmox-token-secret is not accepted");
     expect(`${result.stdout}${result.stderr}`).not.toContain("s3cr3t-on-argv");
@@ -183,7 +171,7 @@ describe("nr cluster register refuses bad input before it changes anything", () 
 
   it("an agent name the API refuses: its message verbatim (exit 8), nothing recorded as done", async () => {
     const env = await fresh("reserved");
-    const result = await home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
+    const result = await fx.home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
     expect(result.exitCode).toBe(8);
     expect(result.stderr).toMatch(/error: agent: .*reserved/);
     // The first phase: no phase before it to call done (issue 23, item 10).
@@ -194,28 +182,31 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     expect(state.phases.agent.state).toBe("failed");
     // The refused name is not the machine's agent: status does not show it, and another name
     // is taken on --resume without --restart (issue 23, item 10).
-    const status = await home.nr(["cluster", "status", "-o", "json"], { env });
+    const status = await fx.home.nr(["cluster", "status", "-o", "json"], { env });
     expect(JSON.parse(status.stdout).agent).toEqual({});
-    const other = await home.nr(base(["--name", "vm-accepted", "--resume", "--skip-operator-install", "--dry-run"]), {
-      env,
-    });
+    const other = await fx.home.nr(
+      base(["--name", "vm-accepted", "--resume", "--skip-operator-install", "--dry-run"]),
+      {
+        env,
+      },
+    );
     expect(other.exitCode, other.stderr).toBe(0);
     expect(other.stdout).toContain("# create agent vm-accepted (amd64");
   });
 
   it("no token: nothing is sent (exit 7)", async () => {
     const env = { ...(await fresh("no-token")), NR_API_TOKEN: "" };
-    const before = emulator.requests.length;
-    const result = await home.nr(base(["--name", "vm-x", "--skip-operator-install"]), { env });
+    const before = fx.emulator.requests.length;
+    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-operator-install"]), { env });
     expect(result.exitCode).toBe(7);
-    expect(emulator.requests.length).toBe(before);
+    expect(fx.emulator.requests.length).toBe(before);
   });
 
   it("a config file holding the token that others may read is refused", async () => {
     const env = await fresh("config-mode");
     const config = join(env.NR_HOME as string, "config.yaml");
-    await writeFile(config, `apiUrl: ${emulator.url}\ntoken: ${TOKEN}\n`, { mode: 0o644 });
-    const result = await home.nr(["cluster", "register", "--name", "vm-x", "--dry-run", "--host-root", root], {
+    await writeFile(config, `apiUrl: ${fx.emulator.url}\ntoken: ${TOKEN}\n`, { mode: 0o644 });
+    const result = await fx.home.nr(["cluster", "register", "--name", "vm-x", "--dry-run", "--host-root", fx.root], {
       env: { NR_HOME: env.NR_HOME },
     });
     expect(result.exitCode).toBe(9);
@@ -227,26 +218,30 @@ describe("nr cluster register refuses bad input before it changes anything", () 
 describe("one agent, one machine (issue 23, item 10)", () => {
   it("a second VM given an existing agent's --name does not take it over: refused (exit 5), nothing recorded; the first VM still reuses it", async () => {
     const first = await fresh("twin-a");
-    const machineA = await hostRoot(join(home.path, "twin-a-host"), { machineId: "0123456789abcdef0123456789abcdef" });
-    const machineB = await hostRoot(join(home.path, "twin-b-host"), { machineId: "fedcba9876543210fedcba9876543210" });
+    const machineA = await hostRoot(join(fx.home.path, "twin-a-host"), {
+      machineId: "0123456789abcdef0123456789abcdef",
+    });
+    const machineB = await hostRoot(join(fx.home.path, "twin-b-host"), {
+      machineId: "fedcba9876543210fedcba9876543210",
+    });
     const on = (machine: string, extra: string[]) => {
       const args = base(["--name", "vm-twin", "--only-phase", "agent", ...extra]);
-      args[args.indexOf(root)] = machine;
+      args[args.indexOf(fx.root)] = machine;
       return args;
     };
-    const made = await home.nr(on(machineA, []), { env: first });
+    const made = await fx.home.nr(on(machineA, []), { env: first });
     expect(made.exitCode, made.stderr).toBe(0);
-    const listed = await fetch(`${emulator.url}/api/v1/agents?name=vm-twin`, {
+    const listed = await fetch(`${fx.emulator.url}/api/v1/agents?name=vm-twin`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     const agent = ((await listed.json()) as { items: Array<{ id: string; machineId?: string }> }).items[0];
     // NodeRings holds a keyed hash of /etc/machine-id, never the id itself.
     expect(agent?.machineId).toMatch(/^[0-9a-f]{64}$/);
-    expect(JSON.stringify(emulator.requests)).not.toContain("0123456789abcdef0123456789abcdef");
+    expect(JSON.stringify(fx.emulator.requests)).not.toContain("0123456789abcdef0123456789abcdef");
 
     const second = await fresh("twin-b");
     for (const extra of [[], ["--dry-run"]]) {
-      const taken = await home.nr(on(machineB, extra), { env: second });
+      const taken = await fx.home.nr(on(machineB, extra), { env: second });
       expect(taken.exitCode, taken.stderr).toBe(5);
       expect(taken.stderr).toContain(
         `agent vm-twin (${agent?.id}) was registered from another machine; nothing was done`,
@@ -257,7 +252,7 @@ describe("one agent, one machine (issue 23, item 10)", () => {
     expect(state.phases.agent.state).toBe("failed");
 
     // The first machine, with a new ~/.nr, reuses it.
-    const again = await home.nr(on(machineA, []), { env: await fresh("twin-a-again") });
+    const again = await fx.home.nr(on(machineA, []), { env: await fresh("twin-a-again") });
     expect(again.exitCode, again.stderr).toBe(0);
   });
 });
@@ -265,56 +260,37 @@ describe("one agent, one machine (issue 23, item 10)", () => {
 describe("the network plan (issue 23, item 4)", () => {
   /** A state in which the agent phase is done (for an agent of the emulator's) and, when asked, the k3s phase ran. */
   async function stateWith(env: Record<string, string>, name: string, network: object, k3sRan: boolean) {
-    const api = await fetch(`${emulator.url}/api/v1/agents`, {
+    const api = await fetch(`${fx.emulator.url}/api/v1/agents`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({ name }),
     });
     const agent = (await api.json()) as { id: string };
-    const at = "2025-10-01T12:00:00.000Z";
-    const hash = `sha256:${"a".repeat(64)}`;
-    await writeFile(
-      join(env.NR_HOME as string, "state.json"),
-      JSON.stringify({
-        apiVersion: "phase-runner.nodekit.dev/v1",
-        kind: "RunState",
-        name: "nr cluster register",
-        runId: "r1",
-        createdAt: at,
-        updatedAt: at,
-        status: "failed",
-        phases: {
-          agent: { state: "done", finishedAt: at, inputsHash: hash, outputs: { agentId: agent.id, name }, runs: 1 },
-          prechecks: { state: "skipped", reason: "--skip-prechecks", runs: 0 },
-          ...(k3sRan
-            ? { k3s: { state: "failed", startedAt: at, finishedAt: at, runs: 1, error: { code: "X", message: "x" } } }
-            : {}),
-        },
-        meta: { agent: { name }, api: emulator.url, network },
-      }),
-      { mode: 0o600 },
-    );
+    const k3s = { state: "failed", startedAt: AT, finishedAt: AT, runs: 1, error: { code: "X", message: "x" } };
+    await writeRunState(env, { status: "failed", agentId: agent.id, name, phases: k3sRan ? { k3s } : {}, network });
   }
 
   it("once k3s ran, --resume with another --pod-cidr is refused naming the recorded range; nothing is sent", async () => {
     const env = await fresh("network-fixed");
     await stateWith(env, "vm-net", { podCidr: "10.42.0.0/16", serviceCidr: "10.43.0.0/16" }, true);
-    const before = emulator.requests.length;
-    const result = await home.nr(base(["--resume", "--pod-cidr", "10.50.0.0/16", "--skip-operator-install"]), { env });
+    const before = fx.emulator.requests.length;
+    const result = await fx.home.nr(base(["--resume", "--pod-cidr", "10.50.0.0/16", "--skip-operator-install"]), {
+      env,
+    });
     expect(result.exitCode, result.stderr).toBe(5);
     expect(result.stderr).toContain(
       "--pod-cidr 10.50.0.0/16 is not the pod CIDR k3s was installed with, 10.42.0.0/16; nothing was done",
     );
-    expect(emulator.requests.length).toBe(before);
+    expect(fx.emulator.requests.length).toBe(before);
   });
 
   it("a range not given is the one recorded; before k3s ran, another one may still be chosen", async () => {
     const env = await fresh("network-recorded");
     await stateWith(env, "vm-net-2", { podCidr: "10.44.0.0/16", serviceCidr: "10.45.0.0/16" }, false);
-    const recordedPlan = await home.nr(base(["--resume", "--skip-operator-install", "--dry-run"]), { env });
+    const recordedPlan = await fx.home.nr(base(["--resume", "--skip-operator-install", "--dry-run"]), { env });
     expect(recordedPlan.exitCode, recordedPlan.stderr).toBe(0);
     expect(recordedPlan.stdout).toContain("--cluster-cidr=10.44.0.0/16 --service-cidr=10.45.0.0/16");
-    const other = await home.nr(
+    const other = await fx.home.nr(
       base(["--resume", "--pod-cidr", "10.46.0.0/16", "--skip-operator-install", "--dry-run"]),
       {
         env,
@@ -326,12 +302,12 @@ describe("the network plan (issue 23, item 4)", () => {
 
   it("Liqo gets the API server URL NodeRings reaches and the node subnet reserved; without a default route, say so first", async () => {
     const env = await fresh("api-server-url");
-    const plan = await home.nr(base(["--name", "vm-url", "--skip-operator-install", "--dry-run"]), { env });
+    const plan = await fx.home.nr(base(["--name", "vm-url", "--skip-operator-install", "--dry-run"]), { env });
     expect(plan.exitCode, plan.stderr).toBe(0);
     expect(plan.stdout).toContain(
       "--api-server-url https://10.20.0.11:6443 --reserved-subnets '10.20.0.0/24,<reserved CIDRs from NodeRings>'",
     );
-    const named = await home.nr(
+    const named = await fx.home.nr(
       base([
         "--name",
         "vm-url",
@@ -344,45 +320,45 @@ describe("the network plan (issue 23, item 4)", () => {
     );
     expect(named.stdout).toContain("--tls-san=pve.example.net");
     expect(named.stdout).toContain("--api-server-url https://pve.example.net:6443");
-    const local = await home.nr(
+    const local = await fx.home.nr(
       base(["--name", "vm-url", "--skip-operator-install", "--dry-run", "--api-server-url", "https://127.0.0.1:6443"]),
       { env },
     );
     expect(local.exitCode).toBe(2);
     // Without a default route: the dry run shows it, a run is refused before anything is done.
-    const noRoute = await hostRoot(join(home.path, "no-route"), { address: null });
+    const noRoute = await hostRoot(join(fx.home.path, "no-route"), { address: null });
     const args = base(["--name", "vm-url", "--skip-operator-install", "--kubeconfig", "/nonexistent"]);
-    args[args.indexOf(root)] = noRoute;
-    const dry = await home.nr([...args, "--dry-run"], { env });
+    args[args.indexOf(fx.root)] = noRoute;
+    const dry = await fx.home.nr([...args, "--dry-run"], { env });
     expect(dry.exitCode, dry.stderr).toBe(0);
     expect(dry.stdout).toContain("--api-server-url '<--api-server-url: this machine has no default route>'");
-    const before = emulator.requests.length;
-    const unknown = await home.nr(args, { env });
+    const before = fx.emulator.requests.length;
+    const unknown = await fx.home.nr(args, { env });
     expect(unknown.exitCode).toBe(9);
     expect(unknown.stderr).toContain("give --api-server-url https://ADDRESS:6443");
-    expect(emulator.requests.slice(before).some((r) => r.method === "POST")).toBe(false);
+    expect(fx.emulator.requests.slice(before).some((r) => r.method === "POST")).toBe(false);
     expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
   });
 });
 
 describe("prechecks (issue 23, item 8)", () => {
   // Only the agent and the prechecks run: nothing is installed, no tool is asked for.
-  const upToPrechecks = ["--skip-phases", PHASES.slice(2).join(",")];
+  const upToPrechecks = ["--skip-phases", REGISTER_PHASES.slice(2).join(",")];
 
   it("no systemd as PID 1 and a kubectl older than 1.31 on PATH: both named, exit 9, with the one flag to let each pass", async () => {
     const env = await fresh("prechecks-fail");
-    const machine = await hostRoot(join(home.path, "prechecks-fail-host"), { init: "bash" });
+    const machine = await hostRoot(join(fx.home.path, "prechecks-fail-host"), { init: "bash" });
     // A distro's kubectl 1.28, first on PATH: it answers `kubectl version --client --output=json`.
-    const bin = join(home.path, "prechecks-old-kubectl");
+    const bin = join(fx.home.path, "prechecks-old-kubectl");
     await mkdir(bin, { recursive: true });
     await writeFile(join(bin, "kubectl"), `#!/bin/sh\necho '{"clientVersion":{"gitVersion":"v1.28.2"}}'\n`, {
       mode: 0o755,
     });
     const args = base(["--name", "vm-pre", ...upToPrechecks]);
-    args[args.indexOf(root)] = machine;
+    args[args.indexOf(fx.root)] = machine;
     const pathEnv = { ...env, PATH: `${bin}:${process.env.PATH}` };
 
-    const failed = await home.nr(args, { env: pathEnv });
+    const failed = await fx.home.nr(args, { env: pathEnv });
     expect(failed.exitCode, failed.stderr).toBe(9);
     expect(failed.stderr).toContain("found PID 1 is bash; requires systemd as PID 1");
     expect(failed.stderr).toContain(
@@ -391,13 +367,13 @@ describe("prechecks (issue 23, item 8)", () => {
     expect(failed.stderr).toContain("--ignore-precheck init,kubectl");
 
     // When the operator lets one pass, the other still fails
-    const one = await home.nr([...args, "--resume", "--ignore-precheck", "init"], { env: pathEnv });
+    const one = await fx.home.nr([...args, "--resume", "--ignore-precheck", "init"], { env: pathEnv });
     expect(one.exitCode, one.stderr).toBe(9);
     expect(one.stderr).toContain("1 of");
     expect(one.stderr).toContain("--ignore-precheck kubectl");
 
     // Both: the phase passes, says what it let pass, and the state records it
-    const both = await home.nr([...args, "--resume", "--ignore-precheck", "init", "--ignore-precheck", "kubectl"], {
+    const both = await fx.home.nr([...args, "--resume", "--ignore-precheck", "init", "--ignore-precheck", "kubectl"], {
       env: pathEnv,
     });
     expect(both.exitCode, both.stderr).toBe(0);
@@ -416,10 +392,10 @@ describe("prechecks (issue 23, item 8)", () => {
     const env = await fresh("prechecks-bgp");
     // 00B3 is port 179, 0A LISTEN.
     const tcp = "   0: 00000000:00B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31313 1\n";
-    const machine = await hostRoot(join(home.path, "prechecks-bgp-host"), { tcp });
+    const machine = await hostRoot(join(fx.home.path, "prechecks-bgp-host"), { tcp });
     const args = base(["--name", "vm-pre-bgp", ...upToPrechecks]);
-    args[args.indexOf(root)] = machine;
-    const result = await home.nr(args, { env });
+    args[args.indexOf(fx.root)] = machine;
+    const result = await fx.home.nr(args, { env });
     expect(result.exitCode, result.stderr).toBe(9);
     expect(result.stderr).toContain("found 179/tcp in use; requires 179/tcp free for Calico's BGP");
   });
@@ -434,18 +410,18 @@ describe("prechecks (issue 23, item 8)", () => {
       // CA80 is port 51840, bound (07) by a WireGuard of the machine's own.
       const udp =
         "  10: 00000000:CA80 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 22222 2\n";
-      const machine = await hostRoot(join(home.path, "prechecks-gateway-host"), { udp });
+      const machine = await hostRoot(join(fx.home.path, "prechecks-gateway-host"), { udp });
       const args = base(["--name", "vm-pre-gw", ...upToPrechecks]);
-      args[args.indexOf(root)] = machine;
-      args[args.indexOf(emulator.url)] = own.url;
-      const result = await home.nr(args, { env });
+      args[args.indexOf(fx.root)] = machine;
+      args[args.indexOf(fx.emulator.url)] = own.url;
+      const result = await fx.home.nr(args, { env });
       expect(result.exitCode, result.stderr).toBe(9);
       expect(result.stderr).toContain(
         "found 51840/udp in use; requires 51840/udp free for Liqo's WireGuard gateway server (the outbound peering's, a LoadBalancer on this node)",
       );
       // Where NodeRings runs the server (this emulator's default), the same machine passes.
-      const fine = await home.nr(
-        base(["--name", "vm-pre-gw", ...upToPrechecks]).map((a) => (a === root ? machine : a)),
+      const fine = await fx.home.nr(
+        base(["--name", "vm-pre-gw", ...upToPrechecks]).map((a) => (a === fx.root ? machine : a)),
         {
           env: await fresh("prechecks-gateway-2"),
         },
@@ -458,12 +434,12 @@ describe("prechecks (issue 23, item 8)", () => {
 
   it("--ignore-precheck with a name no check has: a usage error before anything is sent (exit 2)", async () => {
     const env = await fresh("prechecks-unknown");
-    const before = emulator.requests.length;
-    const result = await home.nr(base(["--name", "vm-pre-x", "--ignore-precheck", "init,systemd"]), { env });
+    const before = fx.emulator.requests.length;
+    const result = await fx.home.nr(base(["--name", "vm-pre-x", "--ignore-precheck", "init,systemd"]), { env });
     expect(result.exitCode, result.stderr).toBe(2);
     expect(result.stderr).toContain("--ignore-precheck systemd: there is no such precheck; nothing was done");
     expect(result.stderr).toContain("port-<number>-<tcp|udp>");
-    expect(emulator.requests.length).toBe(before);
+    expect(fx.emulator.requests.length).toBe(before);
   });
 });
 
@@ -471,7 +447,7 @@ describe("the PATH advice (issue 23, item 10)", () => {
   it("is given whenever nr installed a tool into ~/.nr/bin, also when the run fails afterwards", async () => {
     const env = await fresh("path-advice");
     // liqoctl is downloaded (the emulator's, which only answers `version`), then its install fails.
-    const result = await home.nr(
+    const result = await fx.home.nr(
       base([
         "--name",
         "vm-path-advice",
@@ -494,8 +470,8 @@ describe("the API's failures", () => {
   it("an HTML 500 from a proxy (after the retries), exit 6, the page not the contract", async () => {
     const env = await fresh("html500");
     // The first request and its three retries.
-    emulator.chaos("html500", { count: 4 });
-    const result = await home.nr(base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]), { env });
+    fx.emulator.chaos("html500", { count: 4 });
+    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]), { env });
     expect(result.exitCode).toBe(6);
     expect(result.stderr).toContain("HTTP 500, text/html");
   });
@@ -506,8 +482,8 @@ describe("the API's failures", () => {
     const limited = await startNodeRingsEmulator({ tokens: [TOKEN] });
     limited.chaos("rate-limit", { count: 1, retryAfterSeconds: 120 });
     const args = base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]);
-    args[args.indexOf(emulator.url)] = limited.url;
-    const result = await home.nr(args, { env });
+    args[args.indexOf(fx.emulator.url)] = limited.url;
+    const result = await fx.home.nr(args, { env });
     await limited.stop();
     expect(result.exitCode).toBe(6);
     expect(result.stderr).toMatch(/120 s/);
@@ -515,8 +491,8 @@ describe("the API's failures", () => {
 
   it("an API that does not answer in time, exit 6", async () => {
     const env = await fresh("hang");
-    emulator.chaos("hang", { count: 4 });
-    const result = await home.nr(base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]), {
+    fx.emulator.chaos("hang", { count: 4 });
+    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]), {
       env,
       timeoutMs: 120_000,
     });
@@ -526,8 +502,8 @@ describe("the API's failures", () => {
 
   it("an API that cannot be reached, exit 6", async () => {
     const env = await fresh("unreachable");
-    const result = await home.nr(
-      ["cluster", "register", "--api-url", "http://127.0.0.1:9", "--host-root", root, "--name", "vm-x", "--dry-run"],
+    const result = await fx.home.nr(
+      ["cluster", "register", "--api-url", "http://127.0.0.1:9", "--host-root", fx.root, "--name", "vm-x", "--dry-run"],
       { env },
     );
     expect(result.exitCode).toBe(6);
@@ -535,24 +511,24 @@ describe("the API's failures", () => {
 
   it("pins with a missing digest: located, exit 3, nothing downloaded", async () => {
     const env = await fresh("no-digest");
-    const pins = structuredClone(emulator.pins);
+    const pins = structuredClone(fx.emulator.pins);
     delete pins.tools.liqoctl.artifacts?.amd64?.sha256;
-    emulator.setPins(pins);
-    const before = emulator.requests.length;
-    const result = await home.nr(base(["--name", "vm-x", "--skip-operator-install"]), { env });
-    emulator.setPins(undefined);
+    fx.emulator.setPins(pins);
+    const before = fx.emulator.requests.length;
+    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-operator-install"]), { env });
+    fx.emulator.setPins(undefined);
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("field tools.liqoctl.artifacts.amd64.sha256: is missing");
-    expect(emulator.requests.slice(before).some((r) => r.path.startsWith("/artifacts/"))).toBe(false);
+    expect(fx.emulator.requests.slice(before).some((r) => r.path.startsWith("/artifacts/"))).toBe(false);
     expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
   });
 
   it("a tool only the phases left out use is not asked for: its missing digest does not matter", async () => {
     const env = await fresh("no-digest-unused");
-    const pins = structuredClone(emulator.pins);
+    const pins = structuredClone(fx.emulator.pins);
     delete pins.tools.liqoctl.artifacts?.amd64?.sha256;
-    emulator.setPins(pins);
-    const result = await home.nr(
+    fx.emulator.setPins(pins);
+    const result = await fx.home.nr(
       base([
         "--name",
         "vm-x",
@@ -563,7 +539,7 @@ describe("the API's failures", () => {
       ]),
       { env },
     );
-    emulator.setPins(undefined);
+    fx.emulator.setPins(undefined);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).not.toContain("liqoctl");
     expect(result.stdout).toContain("Liqo (skipped (--skip-phases))");
@@ -571,8 +547,8 @@ describe("the API's failures", () => {
 
   it("a tampered download fails the phase closed: nothing kept in ~/.nr/bin, the phase failed in the state", async () => {
     const env = await fresh("tampered");
-    emulator.artifactFault("tamper", { tool: "k3s-install" });
-    const result = await home.nr(
+    fx.emulator.artifactFault("tamper", { tool: "k3s-install" });
+    const result = await fx.home.nr(
       base(["--name", "vm-tampered", "--skip-operator-install", "--kubeconfig", "/nonexistent"]),
       {
         env,
@@ -590,14 +566,14 @@ describe("the API's failures", () => {
 describe("dry run", () => {
   it("prints every call in order, creates no agent and writes no state", async () => {
     const env = await fresh("dry-run");
-    const result = await home.nr(base(["--name", "vm-dry", "--skip-operator-install", "--dry-run"]), { env });
+    const result = await fx.home.nr(base(["--name", "vm-dry", "--skip-operator-install", "--dry-run"]), { env });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(
       result.stdout
         .split("\n")
         .filter((l) => l.startsWith("# ["))
         .map((l) => l.split(" ")[2]),
-    ).toEqual(PHASES.map((id) => `${id}:`));
+    ).toEqual(REGISTER_PHASES.map((id) => `${id}:`));
     expect(result.stdout).toContain(
       "sh " +
         join(env.NR_HOME as string, "bin/k3s-install.sh") +
@@ -614,12 +590,12 @@ describe("dry run", () => {
     expect(section("calico")).toMatch(
       /wait --for=condition=Available tigerastatus\/calico[^\n]*\n[^\n]*wait --for=condition=Ready node\/pve-node-1/,
     );
-    const agents = await fetch(`${emulator.url}/api/v1/agents?name=vm-dry`, {
+    const agents = await fetch(`${fx.emulator.url}/api/v1/agents?name=vm-dry`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(((await agents.json()) as { items: unknown[] }).items).toEqual([]);
     expect(await exists(join(env.NR_HOME as string, "state.json"))).toBe(false);
-    const json = await home.nr(base(["--name", "vm-dry", "--skip-operator-install", "--dry-run", "-o", "json"]), {
+    const json = await fx.home.nr(base(["--name", "vm-dry", "--skip-operator-install", "--dry-run", "-o", "json"]), {
       env,
     });
     expect(JSON.parse(json.stdout)).toMatchObject({ apiVersion: "plan.nodekit.dev/v1", kind: "Plan" });
@@ -627,10 +603,10 @@ describe("dry run", () => {
 
   it("the node is named as k3s names it: the hostname lowercased, in --node-name and every wait (issue 23, item 10)", async () => {
     const env = await fresh("node-name");
-    const machine = await hostRoot(join(home.path, "node-name-host"), { hostname: "PVE-Node-7.Example.LOCAL" });
+    const machine = await hostRoot(join(fx.home.path, "node-name-host"), { hostname: "PVE-Node-7.Example.LOCAL" });
     const args = base(["--name", "vm-node-name", "--skip-operator-install", "--dry-run"]);
-    args[args.indexOf(root)] = machine;
-    const result = await home.nr(args, { env });
+    args[args.indexOf(fx.root)] = machine;
+    const result = await fx.home.nr(args, { env });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toContain("--node-name=pve-node-7.example.local");
     expect(result.stdout).toContain("wait --for=create node/pve-node-7.example.local");
@@ -646,8 +622,8 @@ describe("dry run", () => {
       own.setPins(pins);
       const env = await fresh("calico-3-32");
       const args = base(["--name", "vm-calico", "--skip-operator-install", "--dry-run"]);
-      args[args.indexOf(emulator.url)] = own.url;
-      const result = await home.nr(args, { env });
+      args[args.indexOf(fx.emulator.url)] = own.url;
+      const result = await fx.home.nr(args, { env });
       expect(result.exitCode, result.stderr).toBe(0);
       const manifests = "https://raw.githubusercontent.com/projectcalico/calico/v3.32.0/manifests";
       expect(result.stdout).toContain(`-f ${manifests}/v1_crd_projectcalico_org.yaml`);
@@ -660,19 +636,19 @@ describe("dry run", () => {
 
   it("--offline warns that the combination is not platform-validated and asks no pins", async () => {
     const env = await fresh("offline");
-    const before = emulator.requests.length;
+    const before = fx.emulator.requests.length;
     // Offline pins name no k3s installer: the operator's own, on PATH, is used (and liqoctl v1.0.1 on PATH too).
-    const path = join(home.path, "offline-path");
+    const path = join(fx.home.path, "offline-path");
     await mkdir(path, { recursive: true });
     await writeFile(join(path, "k3s-install.sh"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
     await writeFile(join(path, "liqoctl"), "#!/bin/sh\necho 'Client version: v1.0.1'\n", { mode: 0o755 });
-    const result = await home.nr(base(["--name", "vm-off", "--skip-operator-install", "--dry-run", "--offline"]), {
+    const result = await fx.home.nr(base(["--name", "vm-off", "--skip-operator-install", "--dry-run", "--offline"]), {
       env: { ...env, PATH: `${path}:${process.env.PATH}` },
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stderr).toContain("NodeRings has not validated this combination");
     expect(result.stdout).toContain(`sh ${join(path, "k3s-install.sh")} server`);
-    expect(emulator.requests.slice(before).some((r) => r.path.startsWith("/api/v1/pins"))).toBe(false);
+    expect(fx.emulator.requests.slice(before).some((r) => r.path.startsWith("/api/v1/pins"))).toBe(false);
   });
 });
 
@@ -686,8 +662,8 @@ describe("the environment of the programs nr runs (issue 22, item 4)", () => {
       K3S_TOKEN: "canary-k3s-token-6e21",
     };
     // Stand-ins on PATH (--offline uses the operator's own) that write down what they got.
-    const path = join(home.path, "child-env-path");
-    const dumps = join(home.path, "child-env-dumps");
+    const path = join(fx.home.path, "child-env-path");
+    const dumps = join(fx.home.path, "child-env-dumps");
     await mkdir(dumps, { recursive: true });
     const dump = (exit: string) => `#!/bin/sh\nenv > "${dumps}/$(basename "$0").$$"\n${exit}\n`;
     await mkdir(path, { recursive: true });
@@ -695,7 +671,7 @@ describe("the environment of the programs nr runs (issue 22, item 4)", () => {
     await writeFile(join(path, "liqoctl"), dump("echo 'Client version: v1.0.1'"), { mode: 0o755 });
     const proxy = "http://proxy.invalid:3128";
 
-    const result = await home.nr(
+    const result = await fx.home.nr(
       base(["--name", "vm-child-env", "--skip-operator-install", "--offline", "--kubeconfig", "/nonexistent"]),
       {
         env: {
@@ -729,7 +705,7 @@ describe("signals (issue 23, item 7)", () => {
   const bin = join(repoRoot, "apps/nr/bin/run.js");
   const start = (args: string[], env: Record<string, string>) => {
     const child = spawn(process.execPath, [bin, ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: home.path, NO_COLOR: "1", ...env },
+      env: { PATH: process.env.PATH ?? "", HOME: fx.home.path, NO_COLOR: "1", ...env },
       stdio: ["ignore", "ignore", "pipe"],
       // Its own process group, as a shell gives a foreground job: Ctrl-C reaches all of it.
       detached: true,
@@ -747,7 +723,7 @@ describe("signals (issue 23, item 7)", () => {
 
   it("SIGTERM lets the running step finish, then stops: RUN_TERMINATED with its phase recorded, the lock released, exit 143", async () => {
     const env = await fresh("sigterm");
-    emulator.chaos("slow", { count: 1, delayMs: 3_000, method: "POST", path: "/api/v1/agents" });
+    fx.emulator.chaos("slow", { count: 1, delayMs: 3_000, method: "POST", path: "/api/v1/agents" });
     const run = start(base(["--name", "vm-sigterm", "--skip-operator-install", "--kubeconfig", "/nonexistent"]), env);
     // While the agent is being created (its one step), the run is asked to stop
     await until(() => run.stderr().includes("[agent] Agent record"));
@@ -767,8 +743,8 @@ describe("signals (issue 23, item 7)", () => {
   it("Ctrl-C stops the step it reached with the terminal's process group: RUN_INTERRUPTED, not the step's failure, exit 130", async () => {
     const env = await fresh("sigint-group");
     // The operator's own k3s installer (--offline uses it): it says it started, then takes its time.
-    const path = join(home.path, "sigint-path");
-    const marker = join(home.path, "sigint-installer-started");
+    const path = join(fx.home.path, "sigint-path");
+    const marker = join(fx.home.path, "sigint-installer-started");
     await mkdir(path, { recursive: true });
     await writeFile(join(path, "k3s-install.sh"), `#!/bin/sh\ntouch '${marker}'\nexec sleep 30\n`, { mode: 0o755 });
     await writeFile(join(path, "liqoctl"), "#!/bin/sh\necho 'Client version: v1.0.1'\n", { mode: 0o755 });
@@ -792,13 +768,13 @@ describe("signals (issue 23, item 7)", () => {
 describe("the lock", () => {
   it("a second run while the first runs is refused, naming the first", async () => {
     const env = await fresh("concurrent");
-    emulator.chaos("slow", { count: 1, delayMs: 4_000, method: "POST", path: "/api/v1/agents" });
+    fx.emulator.chaos("slow", { count: 1, delayMs: 4_000, method: "POST", path: "/api/v1/agents" });
     const bin = join(repoRoot, "apps/nr/bin/run.js");
     const first = spawn(
       process.execPath,
       [bin, ...base(["--name", "vm-lock", "--skip-operator-install", "--kubeconfig", "/nonexistent"])],
       {
-        env: { PATH: process.env.PATH ?? "", HOME: home.path, ...env, NO_COLOR: "1" },
+        env: { PATH: process.env.PATH ?? "", HOME: fx.home.path, ...env, NO_COLOR: "1" },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
@@ -810,12 +786,12 @@ describe("the lock", () => {
     // Wait until the first run holds the lock (its agent phase is running).
     for (let i = 0; i < 100 && !firstErr.includes("[agent] Agent record"); i++)
       await new Promise((r) => setTimeout(r, 100));
-    const second = await home.nr(base(["--name", "vm-lock", "--skip-operator-install", "--resume"]), { env });
+    const second = await fx.home.nr(base(["--name", "vm-lock", "--skip-operator-install", "--resume"]), { env });
     expect(second.exitCode).toBe(5);
     expect(second.stderr).toContain(`another run is in progress: nr cluster register (pid ${first.pid}`);
     // One lock for the machine (item 6): a run with a state of its own (another NR_HOME) is
     // refused too — two states must not register one VM at once
-    const other = await home.nr(base(["--name", "vm-lock-2", "--skip-operator-install"]), {
+    const other = await fx.home.nr(base(["--name", "vm-lock-2", "--skip-operator-install"]), {
       env: await fresh("concurrent-other-home"),
     });
     expect(other.exitCode, other.stderr).toBe(5);
@@ -840,12 +816,12 @@ describe("the lock", () => {
       }),
       { mode: 0o600 },
     );
-    const refused = await home.nr(base(["--name", "vm-reused", "--skip-operator-install", "--dry-run"]), { env });
+    const refused = await fx.home.nr(base(["--name", "vm-reused", "--skip-operator-install", "--dry-run"]), { env });
     expect(refused.exitCode, refused.stderr).toBe(0); // a dry run takes no lock
-    const run = await home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
+    const run = await fx.home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
     expect(run.exitCode).toBe(5);
     expect(run.stderr).toContain("that pid is another process now");
-    const broken = await home.nr(base(["--name", "admin", "--skip-operator-install", "--break-lock"]), { env });
+    const broken = await fx.home.nr(base(["--name", "admin", "--skip-operator-install", "--break-lock"]), { env });
     expect(broken.stderr).toContain("cleared a stale lock");
     // It went on: the API refused the name (exit 8), not the lock
     expect(broken.exitCode, broken.stderr).toBe(8);

@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
-import { access, mkdir, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import { exists } from "@nodekit/test-utils";
 import { load } from "js-yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostRoot, type NrHome, nrHome } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { registerArgv, useEmulatorHome } from "./helpers.ts";
 
 // nr cluster register --print-cloud-init and --api-token-file, as a user runs them: the built
 // CLI as a subprocess; the token file against the NodeRings emulator, which accepts one token.
@@ -13,25 +13,7 @@ import { hostRoot, type NrHome, nrHome } from "./helpers.ts";
 const run = promisify(execFile);
 const TOKEN = "nr-cloud-init-test-token";
 const SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-let emulator: RunningNodeRingsEmulator;
-let home: NrHome;
-let root: string;
-
-beforeAll(async () => {
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN] });
-  home = await nrHome("nr-cloud-init-");
-  root = await hostRoot(home.path);
-});
-afterAll(async () => {
-  await emulator.stop();
-  await home.cleanup();
-});
-
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
+const fx = useEmulatorHome("nr-cloud-init-", TOKEN);
 
 const print = [
   "cluster",
@@ -51,9 +33,9 @@ const print = [
 
 describe("nr cluster register --print-cloud-init", () => {
   it("prints the user-data and touches nothing: no ~/.nr, no lock, no request", async () => {
-    const nr = join(home.path, "untouched");
-    const before = emulator.requests.length;
-    const result = await home.nr([...print, "--skip-operator-install", "--offload-namespace", "a,b"], {
+    const nr = join(fx.home.path, "untouched");
+    const before = fx.emulator.requests.length;
+    const result = await fx.home.nr([...print, "--skip-operator-install", "--offload-namespace", "a,b"], {
       env: { NR_HOME: nr, NR_API_TOKEN: TOKEN },
     });
     expect(result.exitCode, result.stderr).toBe(0);
@@ -64,12 +46,12 @@ describe("nr cluster register --print-cloud-init", () => {
     );
     expect(result.stdout).not.toContain(TOKEN);
     expect(await exists(nr)).toBe(false);
-    expect(await exists(home.lockDir)).toBe(false);
-    expect(emulator.requests.length).toBe(before);
+    expect(await exists(fx.home.lockDir)).toBe(false);
+    expect(fx.emulator.requests.length).toBe(before);
   });
 
   it("every missing input is named, exit 2, nothing printed", async () => {
-    const result = await home.nr(["cluster", "register", "--print-cloud-init", "--nr-sha256", "xyz"]);
+    const result = await fx.home.nr(["cluster", "register", "--print-cloud-init", "--nr-sha256", "xyz"]);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe("");
     for (const flag of [
@@ -85,21 +67,21 @@ describe("nr cluster register --print-cloud-init", () => {
   });
 
   it("a token given inline is refused and never echoed (exit 2), as --api-token or as the file's path", async () => {
-    const inline = await home.nr([...print, "--skip-operator-install", "--api-token", "s3cr3t-inline-token"]);
+    const inline = await fx.home.nr([...print, "--skip-operator-install", "--api-token", "s3cr3t-inline-token"]);
     expect(inline.exitCode).toBe(2);
     expect(inline.stderr).toContain("--api-token is not accepted");
     expect(`${inline.stdout}${inline.stderr}`).not.toContain("s3cr3t-inline-token");
     const asPath = print.map((arg) => (arg === "/etc/nodekit/api-token" ? "s3cr3t-as-path" : arg));
-    const misplaced = await home.nr([...asPath, "--skip-operator-install"]);
+    const misplaced = await fx.home.nr([...asPath, "--skip-operator-install"]);
     expect(misplaced.exitCode).toBe(2);
     expect(misplaced.stderr).toContain("--api-token-file: must be an absolute path");
     expect(`${misplaced.stdout}${misplaced.stderr}`).not.toContain("s3cr3t-as-path");
   });
 
   it("is not combined with a run's flags, and --nr-url means nothing without it (exit 2)", async () => {
-    const withDryRun = await home.nr([...print, "--skip-operator-install", "--dry-run"]);
+    const withDryRun = await fx.home.nr([...print, "--skip-operator-install", "--dry-run"]);
     expect(withDryRun.exitCode).toBe(2);
-    const alone = await home.nr(["cluster", "register", "--name", "x", "--nr-url", "https://downloads.example/nr"]);
+    const alone = await fx.home.nr(["cluster", "register", "--name", "x", "--nr-url", "https://downloads.example/nr"]);
     expect(alone.exitCode).toBe(2);
     expect(alone.stderr).toContain("--print-cloud-init");
   });
@@ -107,30 +89,22 @@ describe("nr cluster register --print-cloud-init", () => {
 
 describe("nr cluster register --api-token-file", () => {
   const register = (nr: string, file: string) =>
-    home.nr(
-      [
-        "cluster",
-        "register",
-        "--api-url",
-        emulator.url,
+    fx.home.nr(
+      registerArgv(fx.emulator.url, fx.root, [
         "--api-token-file",
         file,
         "--name",
         "vm-token-file",
         "--skip-operator-install",
-        "--host-root",
-        root,
-        "--api-timeout",
-        "2s",
         "--dry-run",
-      ],
-      { env: { NR_HOME: nr, NR_API_TOKEN: "", NR_LOCK_DIR: home.lockDir } },
+      ]),
+      { env: { NR_HOME: nr, NR_API_TOKEN: "", NR_LOCK_DIR: fx.home.lockDir } },
     );
 
   it("reads the token from a mode-0600 file (the emulator accepts no other)", async () => {
-    const nr = join(home.path, "token-file-ok");
+    const nr = join(fx.home.path, "token-file-ok");
     await mkdir(nr, { recursive: true });
-    const file = join(home.path, "api-token");
+    const file = join(fx.home.path, "api-token");
     await writeFile(file, `${TOKEN}\n`, { mode: 0o600 });
     const result = await register(nr, file);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -139,20 +113,20 @@ describe("nr cluster register --api-token-file", () => {
   });
 
   it("refuses a file others may read, an empty one, a missing one (exit 9); nothing is sent, the token never shown", async () => {
-    const nr = join(home.path, "token-file-bad");
+    const nr = join(fx.home.path, "token-file-bad");
     await mkdir(nr, { recursive: true });
-    const readable = join(home.path, "api-token-readable");
+    const readable = join(fx.home.path, "api-token-readable");
     await writeFile(readable, TOKEN, { mode: 0o644 });
-    const empty = join(home.path, "api-token-empty");
+    const empty = join(fx.home.path, "api-token-empty");
     await writeFile(empty, "\n", { mode: 0o600 });
-    const fifo = join(home.path, "api-token-fifo");
+    const fifo = join(fx.home.path, "api-token-fifo");
     await run("mkfifo", ["-m", "600", fifo]);
-    const before = emulator.requests.length;
+    const before = fx.emulator.requests.length;
     const cases: [string, string][] = [
       [fifo, "it is not a regular file"],
       [readable, "its mode is 0644"],
       [empty, "the file is empty"],
-      [join(home.path, "no-such-token"), "there is no such file"],
+      [join(fx.home.path, "no-such-token"), "there is no such file"],
     ];
     for (const [file, why] of cases) {
       const result = await register(nr, file);
@@ -160,6 +134,6 @@ describe("nr cluster register --api-token-file", () => {
       expect(result.stderr).toContain(`--api-token-file ${file}: ${why}`);
       expect(`${result.stdout}${result.stderr}`).not.toContain(TOKEN);
     }
-    expect(emulator.requests.length).toBe(before);
+    expect(fx.emulator.requests.length).toBe(before);
   });
 });

@@ -1,17 +1,15 @@
 import { execFileSync } from "node:child_process";
 import { access, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import type { RunningNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { planCallLines } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
-import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reset } from "../src/services/reset.ts";
-import { agentVm, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, pinTestbinHelm, type StandIns } from "./helpers.ts";
+import { type AgentMachine, agentMachine, platformProxy } from "./agent-fixture.ts";
+import { FIXTURES, hostRoot, kubectl, type NrHome } from "./helpers.ts";
 
 // nr's day 2 end to end (support-bundle, status --live, reset), after a real registration: the NodeRings emulator as the
 // platform (behind a proxy a test can take down), the test tier's real kube-apiserver as the
@@ -21,104 +19,45 @@ import { agentVm, FIXTURES, hostRoot, kubectl, type NrHome, nrHome, pinTestbinHe
 
 // Every secret carries a canary a test looks for everywhere it must not be.
 const TOKEN = "nr-day2-api-token-canary-3f9d";
-const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-5c1d-reset-proxmox-secret-9e7a";
 
+let machine: AgentMachine;
 let kubeconfig: string;
 let emulator: RunningNodeRingsEmulator;
-let proxy: Server;
-let proxyUrl: string;
+let home: NrHome;
+/** NodeRings as nr reaches it; `proxyDown` makes it unreachable (connections reset). */
+let proxy: Awaited<ReturnType<typeof platformProxy>>;
 let proxyDown = false;
 const bodies: string[] = [];
-let home: NrHome;
-let stand: StandIns;
-let path: string;
-let stopTigera: () => void;
 let controllers: ControllerStandIn;
 
 beforeAll(async () => {
-  const plane = await useControlPlane({ dedicated: true });
-  kubeconfig = plane.adminKubeconfigPath;
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
-  pinTestbinHelm(emulator, plane.binDir);
-  // NodeRings as nr reaches it; `proxyDown` makes it unreachable (connections reset).
-  proxy = createServer((req, res) => {
-    if (proxyDown) {
-      req.socket.destroy();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      bodies.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)} ${body.toString()}`);
-      const upstream = request(`${emulator.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on("error", () => res.destroy());
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  home = await nrHome("nr-reset-");
-  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
-  ({ stand, path, stop: stopTigera } = vm);
+  machine = await agentMachine("nr-reset-", TOKEN);
+  ({ kubeconfig, emulator, home } = machine);
+  proxy = await platformProxy(
+    emulator.url,
+    (req, body) => bodies.push(`${req.method} ${req.url} ${JSON.stringify(req.headers)} ${body.toString()}`),
+    () => proxyDown,
+  );
   // Namespaces deleted by the reset are finalized, as kube-controller-manager would.
   controllers = startControllerStandIn(kubeconfig, { intervalMs: 300 });
 });
 
 afterAll(async () => {
-  stopTigera?.();
   await controllers?.stop();
-  await new Promise((resolve) => proxy?.close(resolve));
-  await emulator?.stop();
-  await home?.cleanup();
+  await proxy?.close();
+  await machine?.stop();
 });
 
-function envFor(nrHomeDir: string): Record<string, string> {
-  return {
-    NR_HOME: nrHomeDir,
-    NR_LOCK_DIR: home.lockDir,
-    NR_API_TOKEN: TOKEN,
-    NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
-    NR_PROXMOX_TOKEN_ID: "root@pam!nr",
-    NR_PROXMOX_TOKEN_SECRET: CANARY,
-    PATH: path,
-  };
-}
+const envFor = (nrHomeDir: string): Record<string, string> => ({ NR_HOME: nrHomeDir, ...machine.env(CANARY) });
 
 async function registerMachine(name: string, nrHomeDir: string): Promise<void> {
   const root = await hostRoot(join(home.path, `${name}-host`), { hostname: name });
   await kubectl(kubeconfig, ["create", "namespace", "tenant-vms"]).catch(() => "exists");
-  const result = await home.nr(
-    [
-      "cluster",
-      "register",
-      "--name",
-      name,
-      "--api-url",
-      proxyUrl,
-      "--kubeconfig",
-      kubeconfig,
-      "--host-root",
-      root,
-      "--calico-manifests",
-      join(FIXTURES, "calico"),
-      "--operator-chart",
-      join(FIXTURES, "proxmox-operator"),
-      "--offload-namespace",
-      "tenant-vms",
-      "--service-cidr",
-      SERVICE_CIDR,
-      "--poll-interval",
-      "100ms",
-      "--timeout",
-      "60s",
-    ],
-    { env: envFor(nrHomeDir), timeoutMs: 110_000 },
-  );
+  const result = await home.nr(machine.registerArgs({ name, apiUrl: proxy.url, root }), {
+    env: envFor(nrHomeDir),
+    timeoutMs: 110_000,
+  });
   expect(result.exitCode, result.stderr).toBe(0);
 }
 
@@ -146,7 +85,7 @@ describe("nr cluster support-bundle", () => {
     // the Proxmox secret only in the cluster's Secret (not in the environment), and commands
     // that print them: a node annotation, and k3s and journalctl that echo every one of them
     // (with a kubeconfig token, an Authorization header, the one-time peering tokens' prefix)
-    await writeFile(join(nr, "config.yaml"), `apiUrl: ${proxyUrl}\ntoken: ${TOKEN}\n`, { mode: 0o600 });
+    await writeFile(join(nr, "config.yaml"), `apiUrl: ${proxy.url}\ntoken: ${TOKEN}\n`, { mode: 0o600 });
     await kubectl(kubeconfig, ["annotate", "node/pve-bundle", `leak=${CANARY}`, "--overwrite"]);
     const noisy = join(home.path, "noisy-bin");
     await mkdir(noisy, { recursive: true });
@@ -158,7 +97,7 @@ describe("nr cluster support-bundle", () => {
 
     // When the bundle is written
     const result = await home.nr(["cluster", "support-bundle", "--output", out, "--journal-lines", "50"], {
-      env: { ...env, PATH: `${noisy}:${path}` },
+      env: { ...env, PATH: `${noisy}:${machine.path}` },
       timeoutMs: 60_000,
     });
 
@@ -202,7 +141,7 @@ describe("nr cluster support-bundle", () => {
     expect(result.stderr).not.toContain(CANARY);
     // And a second bundle to the same file is refused, the first one kept
     const again = await home.nr(["cluster", "support-bundle", "--output", out], {
-      env: { ...env, PATH: `${noisy}:${path}` },
+      env: { ...env, PATH: `${noisy}:${machine.path}` },
     });
     expect(again.exitCode).toBe(5);
     expect(again.stderr).toContain("nothing was overwritten");
@@ -260,7 +199,7 @@ describe("nr cluster reset, after a real registration", () => {
     await registerMachine("pve-reset", nr);
     const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
     const agent = await api.getAgentByName("pve-reset");
-    const before = (await stand.records()).length;
+    const before = (await machine.stand.records()).length;
     // The offloading created nr-vnc-gateway (labelled as nr's) and recorded it; tenant-vms was there before
     const registered = JSON.parse(await readFile(join(nr, "state.json"), "utf8"));
     expect(registered.phases.offloading.outputs.created).toEqual(["nr-vnc-gateway"]);
@@ -278,7 +217,7 @@ describe("nr cluster reset, after a real registration", () => {
     // The dry run prints every call and changes nothing (the same decision the run makes)
     const env = { ...envFor(nr), HOME: home.path };
     const previousPath = process.env.PATH;
-    process.env.PATH = path;
+    process.env.PATH = machine.path;
     let planned: string[];
     const recording = createRecordingRunner({ inner: createExecaRunner() });
     try {
@@ -301,7 +240,7 @@ describe("nr cluster reset, after a real registration", () => {
       // Only the namespace nr created is deleted, after both were unoffloaded
       expect(planned.filter((line) => line.includes("delete namespace nr-vnc-gateway"))).toHaveLength(1);
       expect(planned.filter((line) => line.includes("delete namespace") && line.includes("tenant-vms"))).toEqual([]);
-      expect((await stand.records()).length).toBe(before);
+      expect((await machine.stand.records()).length).toBe(before);
       await access(join(nr, "state.json"));
 
       // When the machine is reset
@@ -326,7 +265,7 @@ describe("nr cluster reset, after a real registration", () => {
     expect(recording.calls.map((call) => call.line)).toEqual(planned);
 
     // Then the stand-ins saw the reverse of the registration, in order
-    const records = (await stand.records()).slice(before);
+    const records = (await machine.stand.records()).slice(before);
     expect(records.map((r) => `${r.tool} ${r.argv.slice(0, 3).join(" ")}`)).toEqual([
       "liqoctl unoffload namespace nr-vnc-gateway",
       "liqoctl unoffload namespace tenant-vms",
@@ -350,8 +289,8 @@ describe("nr cluster reset, after a real registration", () => {
     expect(await exists(["namespace/proxmox-operator"])).toBe(false);
     expect(await exists(["crd/installations.operator.tigera.io"])).toBe(false);
     expect(await exists(["deployment/tigera-operator", "-n", "tigera-operator"])).toBe(false);
-    expect(await stand.k3sConfig()).toBeUndefined();
-    await expect(access(join(stand.bin, "k3s-uninstall.sh"))).rejects.toThrow();
+    expect(await machine.stand.k3sConfig()).toBeUndefined();
+    await expect(access(join(machine.stand.bin, "k3s-uninstall.sh"))).rejects.toThrow();
     expect(await api.findAgentByName("pve-reset")).toBeUndefined();
     expect(bodies.some((b) => b.startsWith(`DELETE /api/v1/agents/${agent.id}`))).toBe(true);
     // The namespace nr created for the offloading is deleted; the one that was there before
@@ -381,7 +320,7 @@ describe("nr cluster reset, after a real registration", () => {
     const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
     const { agent } = await api.ensureAgent({ name: "pve-force", architecture: "amd64" });
     await registerMachine("pve-force", nr);
-    const before = (await stand.records()).length;
+    const before = (await machine.stand.records()).length;
 
     // When NodeRings cannot be reached, the reset stops at unpeer, saying how to go on
     proxyDown = true;
@@ -405,7 +344,7 @@ describe("nr cluster reset, after a real registration", () => {
     } finally {
       proxyDown = false;
     }
-    const records = (await stand.records()).slice(before);
+    const records = (await machine.stand.records()).slice(before);
     expect(records.filter((r) => r.argv[0] === "unoffload")).toHaveLength(2);
     // No unpeer could run (it needs NodeRings' credentials): this side's peering was deleted
     expect(records.filter((r) => r.argv[0] === "unpeer")).toEqual([]);

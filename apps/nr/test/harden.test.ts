@@ -1,61 +1,31 @@
 import { spawn } from "node:child_process";
-import { access, chmod, chown, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
-import { otherUser, repoRoot } from "@nodekit/test-utils";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostRoot, type NrHome, nrHome } from "./helpers.ts";
+import { exists, otherUser, repoRoot } from "@nodekit/test-utils";
+import { describe, expect, it } from "vitest";
+import { registerArgv, useEmulatorHome } from "./helpers.ts";
 
 // Issue 22: nr's home under nvkectl's rules, from the outside — the built CLI as a
 // subprocess, against an NR_HOME that another local user owns or may write to, files they
 // planted there, and what a killed or interrupted run left behind. Build nr first.
 
 const TOKEN = "nr-harden-token";
-let emulator: RunningNodeRingsEmulator;
-let home: NrHome;
-let root: string;
+const fx = useEmulatorHome("nr-harden-", TOKEN);
 const other = otherUser();
 
-beforeAll(async () => {
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN] });
-  home = await nrHome("nr-harden-");
-  root = await hostRoot(home.path);
-});
-
-afterAll(async () => {
-  await emulator.stop();
-  await home.cleanup();
-});
-
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
-
-const register = (extra: string[]) => [
-  "cluster",
-  "register",
-  "--api-url",
-  emulator.url,
-  "--host-root",
-  root,
-  "--api-timeout",
-  "2s",
-  ...extra,
-];
+const register = (extra: string[]) => registerArgv(fx.emulator.url, fx.root, extra);
 
 /**
  * An NR_HOME with a helm and a liqoctl in bin/ that answer with the pinned versions and
  * leave a mark when they run, and a state saying every phase is done.
  */
 async function plantedHome(name: string): Promise<{ nr: string; marker: string; env: Record<string, string> }> {
-  const nr = join(home.path, name);
-  const marker = join(home.path, `${name}.ran`);
+  const nr = join(fx.home.path, name);
+  const marker = join(fx.home.path, `${name}.ran`);
   await mkdir(join(nr, "bin"), { recursive: true });
-  await writeFile(join(nr, "bin/helm"), `#!/bin/sh\ntouch ${marker}\necho ${emulator.pins.tools.helm.version}\n`, {
+  await writeFile(join(nr, "bin/helm"), `#!/bin/sh\ntouch ${marker}\necho ${fx.emulator.pins.tools.helm.version}\n`, {
     mode: 0o755,
   });
   await writeFile(join(nr, "bin/liqoctl"), `#!/bin/sh\ntouch ${marker}\necho 'Client version: v1.0.1'\n`, {
@@ -69,7 +39,7 @@ describe("an NR_HOME another user may write to (security 2)", () => {
     const { nr, marker, env } = await plantedHome("world-writable");
     await chmod(nr, 0o777);
 
-    const result = await home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
+    const result = await fx.home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
 
     expect(result.exitCode).toBe(9);
     expect(result.stderr).toContain(`error: nr's home (NR_HOME) ${nr} is not safe`);
@@ -82,7 +52,7 @@ describe("an NR_HOME another user may write to (security 2)", () => {
     const { nr, marker, env } = await plantedHome("bin-writable");
     await chmod(join(nr, "bin"), 0o777);
 
-    const result = await home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
+    const result = await fx.home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
 
     expect(result.exitCode).toBe(9);
     expect(result.stderr).toContain(`error: nr's tool directory ${join(nr, "bin")} is not safe`);
@@ -98,18 +68,18 @@ describe("an NR_HOME another user may write to (security 2)", () => {
         await chown(path, user.uid, user.gid);
       }
 
-      const dry = await home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
+      const dry = await fx.home.nr(register(["--name", "vm-x", "--dry-run"]), { env });
       expect(dry.exitCode).toBe(9);
       expect(dry.stderr).toContain(`error: nr's home (NR_HOME) ${nr} is not safe`);
       expect(dry.stderr).toContain(`why: it belongs to nodekit-other (uid ${user.uid}), not to root (uid 0)`);
       expect(dry.stderr).toContain("or point NR_HOME at a directory of your own");
-      const status = await home.nr(["cluster", "status"], { env });
+      const status = await fx.home.nr(["cluster", "status"], { env });
       expect(status.exitCode).toBe(9);
       expect(await exists(marker)).toBe(false);
     });
 
     it("a state.json they planted in one's own home does not decide what is done", async () => {
-      const nr = join(home.path, "planted-state");
+      const nr = join(fx.home.path, "planted-state");
       await mkdir(nr, { mode: 0o700 });
       const at = "2025-10-01T12:00:00.000Z";
       const hash = `sha256:${"a".repeat(64)}`;
@@ -131,18 +101,18 @@ describe("an NR_HOME another user may write to (security 2)", () => {
           updatedAt: at,
           status: "succeeded",
           phases,
-          meta: { agent: { name: "vm-1" }, api: emulator.url },
+          meta: { agent: { name: "vm-1" }, api: fx.emulator.url },
         }),
         { mode: 0o600 },
       );
       await chown(file, user.uid, user.gid);
       const env = { NR_HOME: nr, NR_API_TOKEN: TOKEN };
 
-      const status = await home.nr(["cluster", "status"], { env });
+      const status = await fx.home.nr(["cluster", "status"], { env });
       expect(status.exitCode).toBe(9);
       expect(status.stderr).toContain(`error: the state file ${file} is not safe to use; it was not read`);
       expect(status.stderr).toContain(`why: ${file} belongs to nodekit-other (uid ${user.uid})`);
-      const resume = await home.nr(register(["--resume", "--skip-operator-install", "--dry-run"]), { env });
+      const resume = await fx.home.nr(register(["--resume", "--skip-operator-install", "--dry-run"]), { env });
       expect(resume.exitCode).toBe(9);
       expect(resume.stderr).toContain(`error: the state file ${file} is not safe to use; it was not read`);
     });
@@ -151,7 +121,7 @@ describe("an NR_HOME another user may write to (security 2)", () => {
 
 describe("what a killed run left (security 5, reliability 12)", () => {
   it("the one-time peering kubeconfig, half-written files and partial downloads are removed when the next run starts", async () => {
-    const nr = join(home.path, "leftovers");
+    const nr = join(fx.home.path, "leftovers");
     const left = [
       "run/noderings-peering.kubeconfig",
       "run/noderings-consumer.kubeconfig",
@@ -167,7 +137,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
     await writeFile(join(nr, "run/calico-resources.json"), "{}\n", { mode: 0o600 });
 
     // A run that takes the lock, then fails at its first phase (the API refuses the name).
-    const result = await home.nr(register(["--name", "admin", "--skip-operator-install"]), {
+    const result = await fx.home.nr(register(["--name", "admin", "--skip-operator-install"]), {
       env: { NR_HOME: nr, NR_API_TOKEN: TOKEN },
     });
 
@@ -184,7 +154,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
   });
 
   it("Ctrl-C during a tool download stops it at once and leaves no partial file", async () => {
-    const nr = join(home.path, "ctrl-c");
+    const nr = join(fx.home.path, "ctrl-c");
     let asked!: () => void;
     const downloading = new Promise<void>((resolve) => {
       asked = resolve;
@@ -195,12 +165,12 @@ describe("what a killed run left (security 5, reliability 12)", () => {
       res.write(Buffer.alloc(16 << 10), () => asked());
     });
     await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
-    const pins = structuredClone(emulator.pins);
+    const pins = structuredClone(fx.emulator.pins);
     const installer = pins.tools["k3s-install"]?.artifacts?.amd64;
     if (installer === undefined) throw new Error("the emulator pins no k3s installer for amd64");
     installer.url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/k3s-install.sh`;
     delete installer.size;
-    emulator.setPins(pins);
+    fx.emulator.setPins(pins);
     try {
       const child = spawn(
         process.execPath,
@@ -211,11 +181,11 @@ describe("what a killed run left (security 5, reliability 12)", () => {
         {
           env: {
             PATH: process.env.PATH ?? "",
-            HOME: home.path,
+            HOME: fx.home.path,
             NO_COLOR: "1",
             NR_HOME: nr,
             NR_API_TOKEN: TOKEN,
-            NR_LOCK_DIR: home.lockDir,
+            NR_LOCK_DIR: fx.home.lockDir,
           },
           stdio: ["ignore", "ignore", "pipe"],
         },
@@ -239,7 +209,7 @@ describe("what a killed run left (security 5, reliability 12)", () => {
       const state = JSON.parse(await readFile(join(nr, "state.json"), "utf8"));
       expect(state.phases.k3s.state).toBe("failed");
     } finally {
-      emulator.setPins(undefined);
+      fx.emulator.setPins(undefined);
       slow.closeAllConnections();
       await new Promise((resolve) => slow.close(resolve));
     }

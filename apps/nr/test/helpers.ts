@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { NR_FIXTURES } from "@nodekit/nr-standins";
+import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import { hostRoot, NR_FIXTURES } from "@nodekit/nr-standins";
 import { type CliResult, type RunCliOptions, runCli, tempDir } from "@nodekit/test-utils";
+import { afterAll, beforeAll } from "vitest";
 
 // Shared by apps/nr's tests: the CLI built and run as a subprocess, with HOME and NR_HOME
 // in a temporary directory of the test's own. The recording stand-ins for the programs that
@@ -57,6 +59,44 @@ export async function nrHome(prefix = "nr-test-"): Promise<NrHome> {
     cleanup: dir.cleanup,
   };
 }
+
+/** A test file's NodeRings emulator (accepting `token`), its home and its host root. */
+export interface EmulatorHome {
+  emulator: RunningNodeRingsEmulator;
+  home: NrHome;
+  root: string;
+}
+
+/**
+ * Starts an EmulatorHome before the file's tests and stops it after them; its fields are set
+ * once the file's beforeAll has run.
+ */
+export function useEmulatorHome(prefix: string, token: string): EmulatorHome {
+  const fixture: Partial<EmulatorHome> = {};
+  beforeAll(async () => {
+    fixture.emulator = await startNodeRingsEmulator({ tokens: [token] });
+    fixture.home = await nrHome(prefix);
+    fixture.root = await hostRoot(fixture.home.path);
+  });
+  afterAll(async () => {
+    await fixture.emulator?.stop();
+    await fixture.home?.cleanup();
+  });
+  return fixture as EmulatorHome;
+}
+
+/** `nr cluster register` against `apiUrl` with `root` as the host root and a 2 s API timeout, then `extra`. */
+export const registerArgv = (apiUrl: string, root: string, extra: string[] = []) => [
+  "cluster",
+  "register",
+  "--api-url",
+  apiUrl,
+  "--host-root",
+  root,
+  "--api-timeout",
+  "2s",
+  ...extra,
+];
 
 /** `kubectl --kubeconfig K ...args`, with stdin; rejects on a non-zero exit. */
 export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {

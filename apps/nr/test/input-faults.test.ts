@@ -12,7 +12,7 @@ import {
   tempDir,
 } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { hostRoot } from "./helpers.ts";
+import { hostRoot, registerArgv } from "./helpers.ts";
 
 // Issue 22, item 8 and "done when", for nr: its config file and the Proxmox credentials
 // (a file, or standard input with -), given inputs no reader may take whole, stop at the
@@ -51,21 +51,8 @@ async function freshHome(): Promise<Record<string, string>> {
   return { HOME: home, NR_HOME: join(home, ".nr"), NR_API_TOKEN: TOKEN, PATH: process.env.PATH ?? "" };
 }
 
-const register = (...extra: string[]) => [
-  "cluster",
-  "register",
-  "--name",
-  "vm-faults",
-  "--api-url",
-  emulator.url,
-  "--host-root",
-  root,
-  "--api-timeout",
-  "2s",
-  "--kubeconfig",
-  "/nonexistent",
-  ...extra,
-];
+const register = (...extra: string[]) =>
+  registerArgv(emulator.url, root, ["--name", "vm-faults", "--kubeconfig", "/nonexistent", ...extra]);
 
 function expectBounded(run: BoundedRun, what: string) {
   expect(run.ms, what).toBeLessThan(MAX_MS);

@@ -1,28 +1,16 @@
 // @runs-long (seven whole registrations): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { access, chown, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createNodeRingsClient } from "@nodekit/noderings-api";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import type { RunningNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { planCallLines } from "@nodekit/plan";
 import { createExecaRunner, createRecordingRunner, Redactor } from "@nodekit/process";
 import { otherUser, repoRoot } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
-import {
-  agentVm,
-  FIXTURES,
-  hostRoot,
-  kubectl,
-  type NrHome,
-  nrHome,
-  REGISTER_PHASES as PHASES,
-  pinTestbinHelm,
-  type StandIns,
-} from "./helpers.ts";
+import { type AgentMachine, agentMachine, platformProxy, SERVICE_CIDR } from "./agent-fixture.ts";
+import { FIXTURES, hostRoot, kubectl, type NrHome, REGISTER_PHASES, type StandIns } from "./helpers.ts";
 
 // nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
 // real kube-apiserver as the agent cluster (an explicit --kubeconfig stands for what k3s
@@ -31,7 +19,6 @@ import {
 // k3s installer and liqoctl, which cannot run here.
 
 const TOKEN = "nr-e2e-token";
-const SERVICE_CIDR = "10.0.0.0/24";
 const CANARY = "canary-7f3e9b1c-proxmox-secret-4a2d";
 
 interface Seen {
@@ -41,105 +28,39 @@ interface Seen {
   body: string;
 }
 
+let machine: AgentMachine;
 let kubeconfig: string;
 let emulator: RunningNodeRingsEmulator;
-let proxy: Server;
-let proxyUrl: string;
-const seen: Seen[] = [];
 let home: NrHome;
 let stand: StandIns;
 let path: string;
-let stopTigera: () => void;
 let helmVersion: string;
-
 /** Everything nr sends to the API passes here, so a test can read every byte of it. */
-async function recordingProxy(target: string): Promise<Server> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      seen.push({
-        method: req.method ?? "",
-        url: req.url ?? "",
-        headers: JSON.stringify(req.headers),
-        body: body.toString(),
-      });
-      const upstream = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on("error", () => res.destroy());
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return server;
-}
+let proxy: Awaited<ReturnType<typeof platformProxy>>;
+const seen: Seen[] = [];
 
 beforeAll(async () => {
-  // A control plane of this file's own: the Nodes the k3s stand-in adds reach no other file.
-  const plane = await useControlPlane({ dedicated: true });
-  kubeconfig = plane.adminKubeconfigPath;
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
-  // The platform pins the helm this machine has, so the operator phase uses it (a wrong
-  // version would be replaced by the emulator's download, which only answers `version`).
-  helmVersion = pinTestbinHelm(emulator, plane.binDir);
-  proxy = await recordingProxy(emulator.url);
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  home = await nrHome("nr-e2e-");
-  const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
-  ({ stand, path, stop: stopTigera } = vm);
+  machine = await agentMachine("nr-e2e-", TOKEN);
+  ({ kubeconfig, emulator, home, stand, path, helmVersion } = machine);
+  proxy = await platformProxy(emulator.url, (req, body) =>
+    seen.push({
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: JSON.stringify(req.headers),
+      body: body.toString(),
+    }),
+  );
 });
 
 afterAll(async () => {
-  stopTigera?.();
-  await new Promise((resolve) => proxy?.close(resolve));
-  await emulator?.stop();
-  await home?.cleanup();
+  await proxy?.close();
+  await machine?.stop();
 });
 
-function registerArgs(name: string, root: string, extra: string[] = []): string[] {
-  return [
-    "cluster",
-    "register",
-    "--name",
-    name,
-    "--api-url",
-    proxyUrl,
-    "--kubeconfig",
-    kubeconfig,
-    "--host-root",
-    root,
-    "--calico-manifests",
-    join(FIXTURES, "calico"),
-    "--operator-chart",
-    join(FIXTURES, "proxmox-operator"),
-    "--offload-namespace",
-    "tenant-vms",
-    // The test tier's kube-apiserver serves this range (as k3s would serve --service-cidr):
-    // liqoctl install checks that every Service's ClusterIP is in it.
-    "--service-cidr",
-    SERVICE_CIDR,
-    "--poll-interval",
-    "100ms",
-    "--timeout",
-    "60s",
-    ...extra,
-  ];
-}
+const registerArgs = (name: string, root: string, extra: string[] = []) =>
+  machine.registerArgs({ name, apiUrl: proxy.url, root }, extra);
 
-function envFor(nrHomeDir: string): Record<string, string> {
-  return {
-    NR_HOME: nrHomeDir,
-    NR_LOCK_DIR: home.lockDir,
-    NR_API_TOKEN: TOKEN,
-    NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
-    NR_PROXMOX_TOKEN_ID: "root@pam!nr",
-    NR_PROXMOX_TOKEN_SECRET: CANARY,
-    PATH: path,
-  };
-}
+const envFor = (nrHomeDir: string): Record<string, string> => ({ NR_HOME: nrHomeDir, ...machine.env(CANARY) });
 
 async function allFiles(dir: string): Promise<string> {
   let text = "";
@@ -343,7 +264,7 @@ describe("nr cluster register, end to end", () => {
       operatorInstalled: true,
       agent: { name: "pve-e2e", id: agent.id },
     });
-    expect(report.phases.map((p: { state: string }) => p.state)).toEqual(PHASES.map(() => "done"));
+    expect(report.phases.map((p: { state: string }) => p.state)).toEqual(REGISTER_PHASES.map(() => "done"));
     expect(report.pins.versions.helm).toBe(helmVersion);
 
     // Run again with --resume: every phase is re-checked by its probe and kept; nothing is redone.
@@ -615,7 +536,7 @@ describe("nr cluster register, end to end", () => {
     const bin = join(repoRoot, "apps/nr/bin/run.js");
     const snapshots: Array<Record<string, { runs: number; finishedAt?: string }>> = [];
     let refusedStale = false;
-    for (const phase of PHASES.slice(0, -1)) {
+    for (const phase of REGISTER_PHASES.slice(0, -1)) {
       const args = [...registerArgs("pve-kill", root), ...(snapshots.length > 0 ? ["--resume"] : [])];
       if (snapshots.length === 1 && !refusedStale) {
         // The killed run left its lock: a resume is refused, with how to clear it; the lock stays.
@@ -668,7 +589,7 @@ describe("nr cluster register, end to end", () => {
     expect(last.exitCode, last.stderr).toBe(0);
     const final = await readState(nr);
     expect(final.status).toBe("succeeded");
-    expect(PHASES.map((id) => final.phases[id]?.state)).toEqual(PHASES.map(() => "done"));
+    expect(REGISTER_PHASES.map((id) => final.phases[id]?.state)).toEqual(REGISTER_PHASES.map(() => "done"));
     // No phase done at a kill ran again afterwards.
     for (const snapshot of snapshots) {
       for (const [id, done] of Object.entries(snapshot)) {

@@ -15,6 +15,7 @@ import type { KubeTarget } from "@nodekit/kube";
 import type { NvkeClient } from "@nodekit/nvke-api";
 import type { Site } from "@nodekit/site-config";
 import type { Command } from "@oclif/core/command";
+import { registryFlags } from "./flags.ts";
 import { NVKECTL_HINTS } from "./hints.ts";
 import type { OnSite } from "./services/all-sites.ts";
 import type { SiteCluster } from "./services/kubectl.ts";
@@ -27,6 +28,27 @@ const DEADLINE_GRACE_MS = 2_000;
 export const contextFlag = Flags.string({
   description:
     "The context of the kubeconfig to use instead of its current-context (the site's kubeconfig; with no site configured, KUBECONFIG's files or ~/.kube/config), as kubectl's --context; kubectl, helm and clusterctl are given it too.",
+});
+
+/**
+ * What upgrade plan and upgrade apply both take: the install's inputs, a newer --release, the
+ * site cluster (`kubeconfig` says whose kubeconfig it must be), the registry's flags.
+ */
+export const upgradeInputFlags = (kubeconfig: string) => ({
+  sitespec: Flags.string({ description: "The site spec (sitespec generate writes it).", required: true }),
+  "stack-config": Flags.string({ description: "The stack config beside the site spec.", required: true }),
+  "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
+  kubeconfig: Flags.string({
+    description: `${kubeconfig} Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).`,
+  }),
+  context: contextFlag,
+  release: Flags.string({ description: "The newer release's description (release export wrote it)." }),
+  ...registryFlags,
+});
+
+/** `--work-dir` of upgrade plan and upgrade apply. */
+export const workDirFlag = Flags.string({
+  description: "The install's work directory. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
 });
 
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1) and the controller connection flags. */

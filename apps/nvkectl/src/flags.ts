@@ -54,6 +54,13 @@ export const timeoutFlag = Flags.string({
     "How long --wait (or --watch of one object) waits before giving up with exit code 6, e.g. 90s, 10m, 1h; 10m when not given. A --watch of a list runs until interrupted, or for this long.",
 });
 
+/** `--wait` (saying what it waits for), with its --timeout and --poll-interval. */
+export const waitFlags = (waitsFor: string) => ({
+  wait: Flags.boolean({ description: waitsFor }),
+  timeout: timeoutFlag,
+  "poll-interval": pollIntervalFlag,
+});
+
 export const ignoreNotFoundFlag = Flags.boolean({
   description: "Treat a name that does not exist as deleted already: no error, exit 0 when nothing else failed.",
 });

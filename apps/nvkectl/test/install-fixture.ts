@@ -49,6 +49,38 @@ spec:
 ${CLUSTER_API}  items:
 ${items}`;
 
+/** The deploy path item of the controller chart at path/controller, with the stack's values. */
+export const CONTROLLER_ITEM = `    - name: controller
+      namespace: nke-controller
+      stackValues: true
+`;
+
+/**
+ * The three inputs at their usual places (sitespec.yaml, stack.yaml, path/nvke-deploy.yaml): the
+ * site `site` with one host, the stack for `organizationId` (with `stackExtra`), the deploy path
+ * `path` with these items.
+ */
+export const siteFiles = (inputs: {
+  site: [name: string, host: string];
+  organizationId: string;
+  stackExtra?: string;
+  path: [name: string, items: string];
+}): Record<string, string> => ({
+  "sitespec.yaml": siteSpecYaml(...inputs.site),
+  "stack.yaml": stackConfigYaml(inputs.organizationId, inputs.stackExtra),
+  "path/nvke-deploy.yaml": deployPathYaml(...inputs.path),
+});
+
+/** The flags naming the three inputs of `inputs`, as install, upgrade and uninstall take them. */
+export const inputArgs = (inputs: Pick<InstallInputs, "siteSpec" | "stackConfig" | "deployPath">) => [
+  "--sitespec",
+  inputs.siteSpec,
+  "--stack-config",
+  inputs.stackConfig,
+  "--deploy-path",
+  inputs.deployPath,
+];
+
 export interface InstallFixture {
   /** The file's scratch directory: the inputs are written here. */
   readonly work: string;

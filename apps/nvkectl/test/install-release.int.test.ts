@@ -9,13 +9,7 @@ import { type PublishedTestRelease, publishTestRelease } from "@nodekit/release-
 import { runCli, userErrorOf } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, planInstall, prepareInstall, runInstall } from "../src/services/install.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { type InstallFixture, inputArgs, installFixture, siteFiles } from "./install-fixture.ts";
 
 // nvkectl install --release against the test tier: a release published and signed into a
 // real registry on loopback (ggcr, Basic auth), verified and exported with the built CLI,
@@ -97,16 +91,12 @@ beforeAll(async () => {
       "timestamps: none",
       "",
     ].join("\n"),
-    "sitespec.yaml": siteSpecYaml("rel", "h1"),
-    "stack.yaml": stackConfigYaml("org-7"),
+    ...siteFiles({
+      site: ["rel", "h1"],
+      organizationId: "org-7",
+      path: ["rel", "    - name: pinned\n      namespace: release-pinned\n      stackValues: true\n"],
+    }),
     "providers/cert-manager/v1.19.1/cert-manager.yaml": "# cert-manager\n",
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "rel",
-      `    - name: pinned
-      namespace: release-pinned
-      stackValues: true
-`,
-    ),
     "path/pinned/chart-pin.yaml": "chart: ./chart\nversion: 0.4.2\n",
     "path/pinned/values.yaml":
       "image: nvcr.io/nvidia/nvke/controller:0.9.0\nsidecar:\n  image: nvcr.io/nvidia/nvke/sidecar:0.9.0\n",
@@ -145,7 +135,7 @@ describe("nvkectl install --release", () => {
       "nvkectl",
       [
         "install",
-        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
+        ...inputArgs(inputs),
         ...["--kubeconfig", admin, "--release", "release.json", "--plain-http", "--dry-run", "--work-dir", "state"],
       ],
       { env, cwd: work },
@@ -237,7 +227,7 @@ describe("nvkectl install --release", () => {
       "nvkectl",
       [
         "install",
-        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
+        ...inputArgs(inputs),
         ...["--kubeconfig", admin, "--release", "release-env.json", "--plain-http", "--dry-run"],
         ...["--work-dir", "state-env", "--request-timeout", "45s"],
       ],
@@ -373,14 +363,7 @@ describe("nvkectl install --release", () => {
           "nvkectl",
           [
             "install",
-            ...[
-              "--sitespec",
-              inputs.siteSpec,
-              "--stack-config",
-              inputs.stackConfig,
-              "--deploy-path",
-              inputs.deployPath,
-            ],
+            ...inputArgs(inputs),
             ...[
               "--kubeconfig",
               admin,

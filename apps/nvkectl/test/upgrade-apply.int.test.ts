@@ -11,13 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, install } from "../src/services/install.ts";
 import { readInstallRecord } from "../src/services/install-record.ts";
 import { upgradeApply } from "../src/services/upgrade-apply.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { CONTROLLER_ITEM, type InstallFixture, inputArgs, installFixture, siteFiles } from "./install-fixture.ts";
 
 // `nvkectl upgrade apply` (issue 26 §2) against the test tier, after a real install (real
 // kubectl, helm and clusterctl, Cluster API from its module): it refuses a downgrade and a
@@ -31,11 +25,6 @@ const API_KEY = "nico-key-upgrade-apply-5Rt";
 let fixture: InstallFixture;
 let standIn: ControllerStandIn;
 let inputs: InstallInputs;
-
-const controllerItem = `    - name: controller
-      namespace: nke-controller
-      stackValues: true
-`;
 
 /** The chart at `version`, with a Deployment (helm --wait waits for it: the stand-in makes it ready). */
 const chartFiles = (dir: string, version: string): Record<string, string> => ({
@@ -91,12 +80,12 @@ beforeAll(async () => {
   standIn = startControllerStandIn(fixture.admin);
   await fixture.addNodes("amd64", "site-node-1");
   await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml("test", controllerItem),
+    ...siteFiles({
+      site: ["lab", "site-node-1"],
+      organizationId: "org-42",
+      stackExtra: "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
+      path: ["test", CONTROLLER_ITEM],
+    }),
     ...chartFiles("path", "0.1.0"),
   });
   inputs = fixture.inputs({ NVKE_NICO_API_KEY: API_KEY });
@@ -125,7 +114,7 @@ describe("nvkectl upgrade apply", () => {
       [
         "upgrade",
         "apply",
-        ...["--sitespec", older.siteSpec, "--stack-config", older.stackConfig, "--deploy-path", older.deployPath],
+        ...inputArgs(older),
         ...["--kubeconfig", fixture.admin, "--work-dir", join(fixture.work, "state")],
       ],
       { env: { HOME: fixture.work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH }, timeoutMs: 110_000 },
@@ -210,10 +199,7 @@ describe("nvkectl upgrade apply", () => {
     const error = await userErrorOf(upgradeApply({ inputs: newest, runner: createExecaRunner(), dryRun: false }));
     expect(error.facts.planItem).toBe("controller");
     // and the built CLI says how to continue from there
-    const argv = [
-      ...["--sitespec", newest.siteSpec, "--stack-config", newest.stackConfig, "--deploy-path", newest.deployPath],
-      ...["--kubeconfig", fixture.admin, "--work-dir", join(fixture.work, "state")],
-    ];
+    const argv = [...inputArgs(newest), ...["--kubeconfig", fixture.admin, "--work-dir", join(fixture.work, "state")]];
     const cli = await runCli("nvkectl", ["upgrade", "apply", ...argv], {
       env: { HOME: fixture.work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH },
       timeoutMs: 110_000,

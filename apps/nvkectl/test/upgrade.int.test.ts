@@ -9,13 +9,7 @@ import { type InstallInputs, upgradeTarget } from "../src/services/install.ts";
 import { recordConfigMap } from "../src/services/install-record.ts";
 import { upgradePlan } from "../src/services/upgrade.ts";
 import { apply } from "./helpers.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { CONTROLLER_ITEM, type InstallFixture, inputArgs, installFixture, siteFiles } from "./install-fixture.ts";
 
 // `nvkectl upgrade plan` (issue 26 §2) against a real API server: the site's install record
 // (as the install writes it for these inputs) against a newer deploy path: one chart and one
@@ -25,18 +19,16 @@ const API_KEY = "nico-key-upgrade-3Xw";
 let fixture: InstallFixture;
 let inputs: InstallInputs;
 
-const controllerItem = `    - name: controller
-      namespace: nke-controller
-      stackValues: true
-`;
-
 beforeAll(async () => {
   fixture = await installFixture("nvkectl-upgrade-");
   await buildProviderRepository(join(fixture.work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml("org-42", "images:\n  profiles: registry.example.test/profiles:v1\n"),
-    "path/nvke-deploy.yaml": deployPathYaml("test", controllerItem),
+    ...siteFiles({
+      site: ["lab", "site-node-1"],
+      organizationId: "org-42",
+      stackExtra: "images:\n  profiles: registry.example.test/profiles:v1\n",
+      path: ["test", CONTROLLER_ITEM],
+    }),
     "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
     "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
     "path/controller/chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
@@ -98,18 +90,7 @@ describe("nvkectl upgrade plan", () => {
     ]);
 
     // The same through the built CLI, -o json, timed (the bench asks for < 2 s on the sandbox)
-    const args = [
-      "upgrade",
-      "plan",
-      "--sitespec",
-      newer.siteSpec,
-      "--stack-config",
-      newer.stackConfig,
-      "--deploy-path",
-      newer.deployPath,
-      "--kubeconfig",
-      fixture.admin,
-    ];
+    const args = ["upgrade", "plan", ...inputArgs(newer), "--kubeconfig", fixture.admin];
     const env = { HOME: fixture.work, PATH: process.env.PATH, NVKE_NICO_API_KEY: API_KEY };
     const started = performance.now();
     const json = await runCli("nvkectl", [...args, "-o", "json"], { env });

@@ -99,40 +99,35 @@ export function isolatedToolEnv(dir: string): Record<string, string> {
   };
 }
 
-/** `helm ARGS… --kubeconfig K [--kube-context C]`, with the environment given (see isolatedToolEnv). */
-export function helmCall(
+/** A helm or clusterctl call: ARGS… --kubeconfig K [CONTEXT_FLAG C], with the environment given. */
+function toolCall(
+  command: "helm" | "clusterctl",
+  contextFlag: string,
   target: KubeTarget,
   args: readonly string[],
   env: Record<string, string>,
-  extra: Partial<CommandCall> = {},
+  extra: Partial<CommandCall>,
 ): CommandCall {
   return {
     ...extra,
-    command: "helm",
-    args: [
-      ...args,
-      ...kubeconfigArgs(target),
-      ...(target.context === undefined ? [] : ["--kube-context", target.context]),
-    ],
+    command,
+    args: [...args, ...kubeconfigArgs(target), ...(target.context === undefined ? [] : [contextFlag, target.context])],
     env: kubeconfigEnv(target, env) ?? env,
   };
 }
 
-/** `clusterctl ARGS… --kubeconfig K [--kubeconfig-context C]`, with the environment given. */
-export function clusterctlCall(
+/** A helm or clusterctl call builder: the target, the arguments, the environment, anything else of the call. */
+type ToolCallBuilder = (
   target: KubeTarget,
   args: readonly string[],
   env: Record<string, string>,
-  extra: Partial<CommandCall> = {},
-): CommandCall {
-  return {
-    ...extra,
-    command: "clusterctl",
-    args: [
-      ...args,
-      ...kubeconfigArgs(target),
-      ...(target.context === undefined ? [] : ["--kubeconfig-context", target.context]),
-    ],
-    env: kubeconfigEnv(target, env) ?? env,
-  };
-}
+  extra?: Partial<CommandCall>,
+) => CommandCall;
+
+/** `helm ARGS… --kubeconfig K [--kube-context C]`, with the environment given (see isolatedToolEnv). */
+export const helmCall: ToolCallBuilder = (target, args, env, extra = {}) =>
+  toolCall("helm", "--kube-context", target, args, env, extra);
+
+/** `clusterctl ARGS… --kubeconfig K [--kubeconfig-context C]`, with the environment given. */
+export const clusterctlCall: ToolCallBuilder = (target, args, env, extra = {}) =>
+  toolCall("clusterctl", "--kubeconfig-context", target, args, env, extra);

@@ -1,11 +1,9 @@
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
-import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv, type KubeTarget } from "@nodekit/kube";
 import {
   createStateStore,
   foreseeRun,
-  type PhaseEvent,
   type PlannedRun,
   planPhases,
   type RunResult,
@@ -14,7 +12,7 @@ import {
   selectPhases,
 } from "@nodekit/phase-runner";
 import type { JsonValue } from "@nodekit/plan";
-import type { ProcessRunner, Redactor } from "@nodekit/process";
+import type { ProcessRunner } from "@nodekit/process";
 import { type Arch, fetchPins, offlinePins, type PinsSource, type ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { PhaseUses, RegisterContext } from "../register/context.ts";
@@ -40,7 +38,7 @@ import {
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
-import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch } from "./run-parts.ts";
+import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch, type ToolRunServiceOptions } from "./run-parts.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -60,7 +58,7 @@ const NR_SECRETS: readonly NrSecret[] = [
 const SELECTION_LABELS = { skip: "--skip-phases", from: "--from-phase", only: "--only-phase" };
 const RESUME_LABELS = { resume: "--resume", restart: "--restart" };
 
-export interface RegisterOptions {
+export interface RegisterOptions extends ToolRunServiceOptions {
   name?: string | undefined;
   agentId?: string | undefined;
   apiUrl?: string | undefined;
@@ -94,20 +92,6 @@ export interface RegisterOptions {
   apiTimeoutMs?: number | undefined;
   /** A directory laid out like a machine's (/etc/os-release, /proc), for the prechecks. */
   hostRoot?: string | undefined;
-  env: NodeJS.ProcessEnv;
-  runner: ProcessRunner;
-  /** Runs the plans' exec steps (default: `runner`); a test passes a recording one. */
-  planRunner?: ProcessRunner;
-  redactor: Redactor;
-  version: string;
-  onEvent?: (event: PhaseEvent) => void;
-  warn: (message: string) => void;
-  debug: (message: string) => void;
-  onDownload?: (tool: string, received: number, total: number | undefined) => void;
-  /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
-  onInstalled?: (tool: string) => void;
-  signal?: AbortSignal;
-  transport?: Transport;
 }
 
 export type RegisterOutcome =

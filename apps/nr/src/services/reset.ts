@@ -1,17 +1,8 @@
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
-import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv } from "@nodekit/kube";
-import {
-  createStateStore,
-  type PhaseEvent,
-  type PlannedRun,
-  planPhases,
-  type RunResult,
-  runPhases,
-} from "@nodekit/phase-runner";
-import type { ProcessRunner, Redactor } from "@nodekit/process";
+import { createStateStore, type PlannedRun, planPhases, type RunResult, runPhases } from "@nodekit/phase-runner";
 import { errorCodes } from "../errors.ts";
 import { REGISTER_PHASES } from "../register/phases.ts";
 import type { ResetContext } from "../reset/context.ts";
@@ -19,26 +10,16 @@ import { RESET_PHASES, TEARDOWN_CONSUMER_KUBECONFIG, TEARDOWN_PEERING_KUBECONFIG
 import { RecordedInstall, recordedInstall } from "../reset/recorded.ts";
 import { calicoManifestsBase } from "./calico.ts";
 import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
-import { kubeFailure, nodeRingsApi } from "./run-parts.ts";
+import { kubeFailure, nodeRingsApi, type RunServiceOptions } from "./run-parts.ts";
 import { findInstalledTool } from "./tools.ts";
 
-export interface ResetOptions {
+export interface ResetOptions extends RunServiceOptions {
   apiUrl?: string | undefined;
   force: boolean;
   calicoManifests?: string | undefined;
   dryRun: boolean;
   waitSeconds: number;
   apiTimeoutMs?: number | undefined;
-  env: NodeJS.ProcessEnv;
-  runner: ProcessRunner;
-  /** Runs the plans' exec steps (default: `runner`); a test passes a recording one. */
-  planRunner?: ProcessRunner;
-  redactor: Redactor;
-  version: string;
-  onEvent?: (event: PhaseEvent) => void;
-  debug: (message: string) => void;
-  signal?: AbortSignal;
-  transport?: Transport;
   /** The archive directory's time (default now). */
   clock?: () => Date;
 }

@@ -2,13 +2,36 @@ import { UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
 import { kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient, type NodeRingsClient } from "@nodekit/noderings-api";
-import type { RunPhasesOptions } from "@nodekit/phase-runner";
+import type { PhaseEvent, RunPhasesOptions } from "@nodekit/phase-runner";
+import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { ARCHITECTURES, type Arch } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import { type ApiEndpoint, clearRunLeftovers, displayPath, type NrPaths } from "./home.ts";
 import type { HostFacts } from "./host.ts";
 
 // What register, reset and upgrade set up alike around their phases.
+
+/** What register, reset and upgrade are all given besides their own options. */
+export interface RunServiceOptions {
+  env: NodeJS.ProcessEnv;
+  runner: ProcessRunner;
+  /** Runs the plans' exec steps (default: `runner`); a test passes a recording one. */
+  planRunner?: ProcessRunner;
+  redactor: Redactor;
+  version: string;
+  onEvent?: (event: PhaseEvent) => void;
+  debug: (message: string) => void;
+  signal?: AbortSignal;
+  transport?: Transport;
+}
+
+/** What the runs that may download companion tools (register, upgrade) are given besides. */
+export interface ToolRunServiceOptions extends RunServiceOptions {
+  warn: (message: string) => void;
+  onDownload?: (tool: string, received: number, total: number | undefined) => void;
+  /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
+  onInstalled?: (tool: string) => void;
+}
 
 /** The NodeRings API client of a run: its endpoint and token, nr's User-Agent, the request deadline, debug lines. */
 export function nodeRingsApi(

@@ -1,11 +1,9 @@
 import { join } from "node:path";
 import { type Problem, UserError } from "@nodekit/errors";
-import type { Transport } from "@nodekit/http";
 import { isolatedToolEnv } from "@nodekit/kube";
 import {
   createStateStore,
   hashInputs,
-  type PhaseEvent,
   type PlannedRun,
   type PriorOutputs,
   planPhases,
@@ -13,7 +11,6 @@ import {
   type RunState,
   runPhases,
 } from "@nodekit/phase-runner";
-import type { ProcessRunner, Redactor } from "@nodekit/process";
 import type { ResolvedPins } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
 import type { RegisterContext } from "../register/context.ts";
@@ -34,9 +31,9 @@ import { calicoManifestsBase } from "./calico.ts";
 import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { apiServerOf, companionTools, K3S_KUBECONFIG, operatorRelease, resolvePins } from "./register.ts";
-import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch } from "./run-parts.ts";
+import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch, type ToolRunServiceOptions } from "./run-parts.ts";
 
-export interface UpgradeOptions {
+export interface UpgradeOptions extends ToolRunServiceOptions {
   apiUrl?: string | undefined;
   /** As register's: where NodeRings reaches this cluster's API server (the registration's, to keep Liqo's install the same). */
   apiServerUrl?: string | undefined;
@@ -49,19 +46,6 @@ export interface UpgradeOptions {
   pollMs: number;
   apiTimeoutMs?: number | undefined;
   hostRoot?: string | undefined;
-  env: NodeJS.ProcessEnv;
-  runner: ProcessRunner;
-  /** Runs the plans' exec steps (default: `runner`); a test passes a recording one. */
-  planRunner?: ProcessRunner;
-  redactor: Redactor;
-  version: string;
-  onEvent?: (event: PhaseEvent) => void;
-  warn: (message: string) => void;
-  debug: (message: string) => void;
-  onDownload?: (tool: string, received: number, total: number | undefined) => void;
-  onInstalled?: (tool: string) => void;
-  signal?: AbortSignal;
-  transport?: Transport;
 }
 
 /** What `--plan` shows, and `-o json` prints: the pin set, and each component from → to and what restarts. */

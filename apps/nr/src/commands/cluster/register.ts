@@ -1,18 +1,16 @@
-import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
-import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
-import { NrCommand } from "../../base.ts";
+import { describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
 import { errorCodes } from "../../errors.ts";
+import { PhaseCommand, waits } from "../../phase-command.ts";
 import { cloudInitFor } from "../../register/cloud-init.ts";
 import { REGISTER_PHASES } from "../../register/phases.ts";
-import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
-import { K3S_KUBECONFIG, pathAdvice, register } from "../../services/register.ts";
-import { runLog } from "../../services/run-log.ts";
+import { K3S_KUBECONFIG, register } from "../../services/register.ts";
 
 const list = (values: readonly string[] | undefined) =>
   (values ?? []).flatMap((value) => value.split(",").map((part) => part.trim())).filter((part) => part !== "");
 
-export default class ClusterRegister extends NrCommand<typeof ClusterRegister> {
+export default class ClusterRegister extends PhaseCommand<typeof ClusterRegister> {
   static override summary = "Turn this VM into a NodeRings agent: k3s, Calico, Liqo peering, the Proxmox operator.";
 
   static override description = `Runs ten phases in this order, each checkpointed in ~/.nr/state.json once it succeeded:
@@ -200,23 +198,9 @@ The API is found with --api-url or NR_API_URL, its token in --api-token-file FIL
       );
       return;
     }
-    const env = process.env;
-    if (flags["break-lock"]) {
-      const paths = nrPaths(env);
-      await assertNrHome(paths);
-      const cleared = await breakStaleLock(paths.state, { path: nrLockPath(env) });
-      if (cleared !== undefined)
-        this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
-    }
+    if (flags["break-lock"]) await this.breakLock();
     const dryRun = flags["dry-run"];
-    const renderer = dryRun ? undefined : await this.progress();
-    const progress = renderer === undefined ? undefined : runProgress(renderer);
-    // The run's log, for nr cluster support-bundle (redacted).
-    const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
-    const stopping = this.stopOnSignals();
-    // Whatever happens after: a tool nr put into ~/.nr/bin is there (NR-5).
-    const installedTools: string[] = [];
-    try {
+    await this.withRun(!dryRun, withResumeAdvice, async (parts, done) => {
       const outcome = await register({
         name: flags.name,
         agentId: flags["agent-id"],
@@ -242,24 +226,10 @@ The API is found with --api-url or NR_API_URL, its token in --api-token-file FIL
         fromPhase: flags["from-phase"],
         onlyPhase: flags["only-phase"],
         dryRun,
-        waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
-        pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
-        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
-        hostRoot: flags["host-root"],
-        env,
-        runner: this.processRunner(),
-        redactor: this.redactor,
-        version: this.config.version,
-        onEvent: (event) => {
-          log?.(event);
-          progress?.(event);
-        },
-        warn: (message) => this.logger.warn(message),
-        debug: (message) => this.logger.debug(message),
-        signal: stopping.signal,
-        onInstalled: (tool) => installedTools.push(tool),
+        ...waits(flags),
+        ...parts,
       });
-      renderer?.close();
+      done();
       if (outcome.kind === "plan") {
         await this.printPlan(outcome.planned.plan, flags.output);
         return;
@@ -273,13 +243,7 @@ The API is found with --api-url or NR_API_URL, its token in --api-token-file FIL
           `the operator is not installed (${flags["skip-operator-install"] ? "--skip-operator-install" : "--skip-phases"}): VMs cannot be sold until it runs; install it with nr cluster register --resume --proxmox-credentials FILE`,
         );
       }
-    } catch (error) {
-      renderer?.close();
-      throw withResumeAdvice(error);
-    } finally {
-      stopping.release();
-      if (installedTools.length > 0) this.logger.info(pathAdvice(env));
-    }
+    });
   }
 }
 

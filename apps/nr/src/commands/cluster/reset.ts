@@ -1,13 +1,12 @@
-import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, parseDuration } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
 import { describePhases } from "@nodekit/phase-runner";
-import { NrCommand } from "../../base.ts";
+import { PhaseCommand } from "../../phase-command.ts";
 import { RESET_PHASES, UNREACHABLE } from "../../reset/phases.ts";
-import { displayPath, nrPaths } from "../../services/home.ts";
+import { displayPath } from "../../services/home.ts";
 import { reset } from "../../services/reset.ts";
-import { runLog } from "../../services/run-log.ts";
 
-export default class ClusterReset extends NrCommand<typeof ClusterReset> {
+export default class ClusterReset extends PhaseCommand<typeof ClusterReset> {
   static override summary =
     "Undo this machine's registration: unoffload, unpeer, uninstall Liqo, the operator, Calico and k3s, deregister the agent.";
 
@@ -57,12 +56,7 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
     const flags = this.flags;
     const env = process.env;
     const dryRun = flags["dry-run"];
-    const renderer = dryRun ? undefined : await this.progress();
-    const progress = renderer === undefined ? undefined : runProgress(renderer);
-    // The run's log, for nr cluster support-bundle (redacted).
-    const log = dryRun ? undefined : runLog(nrPaths(env), this.redactor);
-    const stopping = this.stopOnSignals();
-    try {
+    await this.withRun(!dryRun, withResetAdvice, async (parts, done) => {
       const outcome = await reset({
         apiUrl: flags["api-url"],
         force: flags.force,
@@ -70,18 +64,9 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
         dryRun,
         waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
         apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
-        env,
-        runner: this.processRunner(),
-        redactor: this.redactor,
-        version: this.config.version,
-        onEvent: (event) => {
-          log?.(event);
-          progress?.(event);
-        },
-        debug: (message) => this.logger.debug(message),
-        signal: stopping.signal,
+        ...parts,
       });
-      renderer?.close();
+      done();
       if (outcome.kind === "plan") {
         await this.printPlan(outcome.planned.plan, flags.output);
         return;
@@ -91,12 +76,7 @@ NodeRings issues one-time credentials for the two liqoctl unpeer calls, as it di
         `reset: ${result.ran.length} phases ran, ${result.kept.length} kept, ${result.skipped.length} skipped; the registration's state is in ${displayPath(outcome.archive, env)}`,
       );
       for (const left of outcome.left) this.logger.warn(`--force: ${left} is left; remove it there`);
-    } catch (error) {
-      renderer?.close();
-      throw withResetAdvice(error);
-    } finally {
-      stopping.release();
-    }
+    });
   }
 }
 

@@ -1,14 +1,11 @@
-import { dryRunFlag, Flags, formatTable, parseDuration, runProgress } from "@nodekit/cli-kit";
+import { dryRunFlag, Flags, formatTable } from "@nodekit/cli-kit";
 import { isUserError, UserError } from "@nodekit/errors";
-import { breakStaleLock, describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
-import { NrCommand } from "../../base.ts";
-import { assertNrHome, nrLockPath, nrPaths } from "../../services/home.ts";
-import { pathAdvice } from "../../services/register.ts";
-import { runLog } from "../../services/run-log.ts";
+import { describePhases, phaseRunnerErrorCodes } from "@nodekit/phase-runner";
+import { PhaseCommand, waits } from "../../phase-command.ts";
 import { type UpgradeSummary, upgrade } from "../../services/upgrade.ts";
 import { UPGRADE_PHASES } from "../../upgrade/phases.ts";
 
-export default class ClusterUpgrade extends NrCommand<typeof ClusterUpgrade> {
+export default class ClusterUpgrade extends PhaseCommand<typeof ClusterUpgrade> {
   static override summary =
     "Move this machine's k3s, Calico, Liqo and operator to the platform's new pins, in place; untouched what did not change.";
 
@@ -70,22 +67,9 @@ A component whose pin did not change is not touched: a new k3s re-runs neither C
 
   override async run(): Promise<void> {
     const flags = this.flags;
-    const env = process.env;
     const mode = flags.plan ? "plan" : flags["dry-run"] ? "dry-run" : "run";
-    if (flags["break-lock"]) {
-      const paths = nrPaths(env);
-      await assertNrHome(paths);
-      const cleared = await breakStaleLock(paths.state, { path: nrLockPath(env) });
-      if (cleared !== undefined)
-        this.logger.warn(`cleared a stale lock (${cleared.state === "stale" ? cleared.why : ""})`);
-    }
-    const renderer = mode === "run" ? await this.progress() : undefined;
-    const progress = renderer === undefined ? undefined : runProgress(renderer);
-    // The run's log, for nr cluster support-bundle (redacted).
-    const log = mode === "run" ? runLog(nrPaths(env), this.redactor) : undefined;
-    const stopping = this.stopOnSignals();
-    const installedTools: string[] = [];
-    try {
+    if (flags["break-lock"]) await this.breakLock();
+    await this.withRun(mode === "run", withUpgradeAdvice, async (parts, done) => {
       const outcome = await upgrade({
         apiUrl: flags["api-url"],
         apiServerUrl: flags["api-server-url"],
@@ -93,24 +77,10 @@ A component whose pin did not change is not touched: a new k3s re-runs neither C
         calicoManifests: flags["calico-manifests"],
         operatorChart: flags["operator-chart"],
         mode,
-        waitSeconds: Math.ceil(parseDuration(flags.timeout, "--timeout") / 1000),
-        pollMs: parseDuration(flags["poll-interval"], "--poll-interval"),
-        apiTimeoutMs: parseDuration(flags["api-timeout"], "--api-timeout"),
-        hostRoot: flags["host-root"],
-        env,
-        runner: this.processRunner(),
-        redactor: this.redactor,
-        version: this.config.version,
-        onEvent: (event) => {
-          log?.(event);
-          progress?.(event);
-        },
-        warn: (message) => this.logger.warn(message),
-        debug: (message) => this.logger.debug(message),
-        signal: stopping.signal,
-        onInstalled: (tool) => installedTools.push(tool),
+        ...waits(flags),
+        ...parts,
       });
-      renderer?.close();
+      done();
       if (outcome.kind === "plan") {
         await this.printSummary(outcome.summary, flags.output);
         return;
@@ -125,13 +95,7 @@ A component whose pin did not change is not touched: a new k3s re-runs neither C
           ? `nothing to upgrade: every component is at pin set ${outcome.summary.pins.name}`
           : `upgraded to pin set ${outcome.summary.pins.name}: ${moved.map((entry) => `${entry.component} ${entry.from} → ${entry.to}`).join(", ")}; untouched: ${outcome.summary.untouched.join(", ") || "none"}`,
       );
-    } catch (error) {
-      renderer?.close();
-      throw withUpgradeAdvice(error);
-    } finally {
-      stopping.release();
-      if (installedTools.length > 0) this.logger.info(pathAdvice(env));
-    }
+    });
   }
 
   private async printSummary(summary: UpgradeSummary, format: "table" | "json" | "yaml"): Promise<void> {

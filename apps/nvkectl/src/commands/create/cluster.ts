@@ -1,8 +1,8 @@
-import { Flags, parseDuration } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterView } from "../../columns.ts";
-import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
+import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, waitFlags } from "../../flags.ts";
 import { createCluster, waitForCluster } from "../../services/clusters.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class CreateCluster extends NvkectlCommand<typeof CreateCluster> {
   static override aliases = ["create:clusters"];
@@ -27,15 +27,12 @@ Provisioning is asynchronous: the command returns once the controller has accept
   static override flags = {
     file: fileFlag("CreateClusterRequest"),
     output: objectOutputFlag,
-    wait: Flags.boolean({ description: "Wait until the cluster is Ready before returning." }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
+    ...waitFlags("Wait until the cluster is Ready before returning."),
   };
 
   override async run(): Promise<void> {
     // Flags are checked before anything is created.
-    const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    const { waitMs: timeoutMs, intervalMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     let cluster = await createCluster({ client, file: this.flags.file });
     if (!this.flags.output) {

@@ -1,8 +1,9 @@
-import { Flags, parseDuration } from "@nodekit/cli-kit";
+import { Flags } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolView } from "../../columns.ts";
-import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
+import { DEFAULT_TIMEOUT, fileFlag, objectOutputFlag, waitFlags } from "../../flags.ts";
 import { createNodePool, waitForNodePool } from "../../services/nodepools.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class CreateNodePool extends NvkectlCommand<typeof CreateNodePool> {
   static override aliases = ["create:nodepools"];
@@ -32,14 +33,11 @@ nvkectl create nodepool adds workers; the control plane is managed through the c
       description: "The cluster to add the pool to, by name: fills the request's clusterID.",
     }),
     output: objectOutputFlag,
-    wait: Flags.boolean({ description: "Wait until the pool is Ready (every desired node running)." }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
+    ...waitFlags("Wait until the pool is Ready (every desired node running)."),
   };
 
   override async run(): Promise<void> {
-    const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    const { waitMs: timeoutMs, intervalMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     let pool = await createNodePool({ client, file: this.flags.file, cluster: this.flags.cluster });
     if (!this.flags.output) {

@@ -1,7 +1,8 @@
-import { Args, Flags, parseDuration } from "@nodekit/cli-kit";
+import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { DEFAULT_TIMEOUT, ignoreNotFoundFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
+import { DEFAULT_TIMEOUT, ignoreNotFoundFlag, waitFlags } from "../../flags.ts";
 import { clustersNotFound, deleteClusters, waitForCluster } from "../../services/clusters.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class DeleteCluster extends NvkectlCommand<typeof DeleteCluster> {
   static override aliases = ["delete:clusters"];
@@ -24,14 +25,11 @@ export default class DeleteCluster extends NvkectlCommand<typeof DeleteCluster> 
 
   static override flags = {
     "ignore-not-found": ignoreNotFoundFlag,
-    wait: Flags.boolean({ description: "Wait until the clusters are gone." }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
+    ...waitFlags("Wait until the clusters are gone."),
   };
 
   override async run(): Promise<void> {
-    const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    const { waitMs: timeoutMs, intervalMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     const { found, missing } = await deleteClusters({ client, names: this.args.name });
     for (const cluster of found) await this.out(`cluster "${cluster.name}" deleting (ID ${cluster.id})`);

@@ -1,7 +1,8 @@
-import { Args, Flags, parseDuration } from "@nodekit/cli-kit";
+import { Args } from "@nodekit/cli-kit";
 import { NvkectlCommand } from "../../base.ts";
-import { clusterFlag, DEFAULT_TIMEOUT, ignoreNotFoundFlag, pollIntervalFlag, timeoutFlag } from "../../flags.ts";
+import { clusterFlag, DEFAULT_TIMEOUT, ignoreNotFoundFlag, waitFlags } from "../../flags.ts";
 import { deleteNodePools, nodePoolsNotFound, waitForNodePool } from "../../services/nodepools.ts";
+import { waitTimings } from "../../services/time.ts";
 
 export default class DeleteNodePool extends NvkectlCommand<typeof DeleteNodePool> {
   static override aliases = ["delete:nodepools"];
@@ -23,15 +24,12 @@ On a management plane with the control-plane controller off, deleting a cluster'
   static override flags = {
     cluster: clusterFlag,
     "ignore-not-found": ignoreNotFoundFlag,
-    wait: Flags.boolean({ description: "Wait until the pools are gone (their nodes drained and removed)." }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
+    ...waitFlags("Wait until the pools are gone (their nodes drained and removed)."),
   };
 
   override async run(): Promise<void> {
     const { cluster } = this.flags;
-    const timeoutMs = parseDuration(this.flags.timeout ?? DEFAULT_TIMEOUT, "--timeout");
-    const intervalMs = parseDuration(this.flags["poll-interval"], "--poll-interval");
+    const { waitMs: timeoutMs, intervalMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
     const client = await this.controller();
     const { found, missing } = await deleteNodePools({ client, cluster, names: this.args.name });
     for (const pool of found) await this.out(`nodepool "${pool.name}" deleting: its nodes are drained, then removed`);

@@ -1,7 +1,7 @@
 import { dryRunFlag, Flags, parseDuration, runProgress } from "@nodekit/cli-kit";
 import { dump } from "js-yaml";
-import { contextFlag, NvkectlCommand } from "../../base.ts";
-import { registryAccess, registryFlags } from "../../flags.ts";
+import { NvkectlCommand, upgradeInputFlags, workDirFlag } from "../../base.ts";
+import { registryAccess } from "../../flags.ts";
 import { shippedDeployPath } from "../../services/shipped.ts";
 import { upgradePlanLines } from "../../services/upgrade.ts";
 import { upgradeApply } from "../../services/upgrade-apply.ts";
@@ -28,16 +28,7 @@ Then it runs the install's plan for the new inputs: the providers the plan upgra
   ];
 
   static override flags = {
-    sitespec: Flags.string({ description: "The site spec (sitespec generate writes it).", required: true }),
-    "stack-config": Flags.string({ description: "The stack config beside the site spec.", required: true }),
-    "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
-    kubeconfig: Flags.string({
-      description:
-        "The site cluster's kubeconfig (a site admin's). Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
-    }),
-    context: contextFlag,
-    release: Flags.string({ description: "The newer release's description (release export wrote it)." }),
-    ...registryFlags,
+    ...upgradeInputFlags("The site cluster's kubeconfig (a site admin's)."),
     "from-item": Flags.string({
       description: "Start at this item of the plan (after a failure); the items before it are skipped.",
     }),
@@ -48,9 +39,7 @@ Then it runs the install's plan for the new inputs: the providers the plan upgra
         "Print the upgrade plan and the items run as json or yaml (with --dry-run: the install's plan document).",
       options: ["json", "yaml"] as const,
     })(),
-    "work-dir": Flags.string({
-      description: "The install's work directory. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
-    }),
+    "work-dir": workDirFlag,
   };
 
   override async run(): Promise<void> {

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { Flags, parseDuration } from "@nodekit/cli-kit";
 import { dump } from "js-yaml";
-import { contextFlag, NvkectlCommand } from "../../base.ts";
-import { registryFlags } from "../../flags.ts";
+import { NvkectlCommand, upgradeInputFlags, workDirFlag } from "../../base.ts";
 import { upgradePlan, upgradePlanLines } from "../../services/upgrade.ts";
 
 export default class UpgradePlan extends NvkectlCommand<typeof UpgradePlan> {
@@ -18,24 +17,13 @@ It takes the install's inputs (--sitespec, --stack-config, --deploy-path, --rele
   ];
 
   static override flags = {
-    sitespec: Flags.string({ description: "The site spec (sitespec generate writes it).", required: true }),
-    "stack-config": Flags.string({ description: "The stack config beside the site spec.", required: true }),
-    "deploy-path": Flags.string({ description: "The deploy path directory. Default: the shipped deploy/nico." }),
-    kubeconfig: Flags.string({
-      description:
-        "The site cluster's kubeconfig. Default: the active site's (or --site's); with no site configured, the one kubectl would use (KUBECONFIG, every file it lists, or ~/.kube/config).",
-    }),
-    context: contextFlag,
-    release: Flags.string({ description: "The newer release's description (release export wrote it)." }),
-    ...registryFlags,
+    ...upgradeInputFlags("The site cluster's kubeconfig."),
     output: Flags.option({
       char: "o",
       description: "Print the plan as json or yaml.",
       options: ["json", "yaml"] as const,
     })(),
-    "work-dir": Flags.string({
-      description: "The install's work directory. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
-    }),
+    "work-dir": workDirFlag,
   };
 
   override async run(): Promise<void> {
