@@ -94,6 +94,11 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
       description: "With --emit flux: the registry speaks plain HTTP (OCIRepository spec.insecure).",
       default: false,
     }),
+    "flux-pull-secret": Flags.string({
+      description:
+        "With --emit flux: a docker-registry Secret in flux-system with pull credentials for --flux-repository (OCIRepository spec.secretRef); you create it.",
+      dependsOn: ["emit"],
+    }),
     "flux-push": Flags.boolean({
       description:
         "With --emit flux: also push each artifact by digest to --flux-repository (credentials as for --release: NODEKIT_REGISTRY_USERNAME/_PASSWORD or docker's config.json; --plain-http, --ca-file).",
@@ -177,6 +182,7 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
           ? undefined
           : { provider: "cosign", secret: this.flags["flux-verify-secret"] },
       insecure: this.flags["flux-insecure"],
+      pullSecret: this.flags["flux-pull-secret"],
       push: this.flags["flux-push"]
         ? {
             access: {

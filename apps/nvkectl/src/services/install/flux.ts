@@ -51,6 +51,8 @@ export interface FluxEmitOptions {
   /** Verification each OCIRepository asks of its artifact: cosign with the public keys in Secret `secret`, or none. */
   verify: { provider: "cosign"; secret: string } | undefined;
   insecure: boolean;
+  /** A docker-registry Secret in Flux's namespace with the registry's pull credentials (OCIRepository spec.secretRef). */
+  pullSecret?: string | undefined;
   /**
    * Push each artifact by digest to `repository` after writing the tree, signed (cosign's
    * classic signature, what source-controller verifies with a public key) with the private key
@@ -312,8 +314,10 @@ function referencedSecrets(context: InstallContext, options: FluxEmitOptions): s
   const keys = (own.credentials as RenderedObject[])
     .filter((o) => o.kind === "Secret")
     .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-  const verify = options.verify === undefined ? [] : [`${options.namespace ?? "flux-system"}/${options.verify.secret}`];
-  return [...keys, ...verify];
+  const namespace = options.namespace ?? "flux-system";
+  const verify = options.verify === undefined ? [] : [`${namespace}/${options.verify.secret}`];
+  const pull = options.pullSecret === undefined ? [] : [`${namespace}/${options.pullSecret}`];
+  return [...keys, ...verify, ...pull];
 }
 
 /** Reads and observes as the install does, renders every item, and packs the tree (written unless a dry run). */
@@ -357,6 +361,7 @@ export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult
     interval: options.interval ?? "10m",
     verify: options.verify === undefined ? undefined : { provider: "cosign", secretRef: options.verify.secret },
     insecure: options.insecure,
+    pullSecret: options.pullSecret,
   };
   const objects = fluxObjects(items, artifacts, treeOptions);
   const files = treeFiles(items, objects, artifacts);
