@@ -215,7 +215,7 @@ async function render(context: InstallContext, plan: Plan, runner: ProcessRunner
  * as a whole object (apiVersion, kind, metadata.name), even with a target; without them
  * kustomize-controller fails the build ("trouble configuring builtin PatchTransformer").
  */
-export function fluxSpirePatch(controller: { namespace: string; name: string }): string {
+function fluxSpirePatch(controller: { namespace: string; name: string }): string {
   return JSON.stringify({
     apiVersion: "apps/v1",
     kind: "Deployment",
