@@ -598,7 +598,7 @@ export function fluxFlow(): Step[] {
         `${INSTALL_ARGS[1]} --release ${RELEASE_FILE} --plain-http \\`,
         `  --emit flux ${FLUX_TREE} --flux-repository "oci://$NVKE_SANDBOX_REGISTRY/nvke/flux" --flux-insecure \\`,
         '  --flux-pull-secret nvke-registry --flux-push --flux-sign-key "$NVKE_SANDBOX_DIR/release/signing-key.pem"',
-        'echo "rendered, written, pushed and signed in ${SECONDS}s"',
+        'echo "rendered, written, pushed and signed in $SECONDS s"',
       ].join("\n"),
       {
         note: "the install's reads, checks and plan, rendered instead of applied (helm template, clusterctl generate provider), one OCI artifact per item pushed by digest with a cosign signature made with the release's key; the key is never printed, nothing on the cluster changes",
