@@ -619,8 +619,8 @@ export function fluxFlow(): Step[] {
       [
         'export KUBECONFIG="$NVKE_SANDBOX_ADMIN_KUBECONFIG"',
         "kubectl create namespace flux-system",
-        "kubectl create namespace nico-system",
-        "kubectl create namespace nke-controller",
+        // The sandbox's site may have these before any install (and after the uninstall): applied, not created.
+        'for ns in nico-system nke-controller; do kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -; done',
         'printf %s "$NVKE_NICO_API_KEY" | kubectl create secret generic nico-credentials -n nico-system --from-file=apiKey=/dev/stdin',
         'printf %s "$NVKE_NICO_API_KEY" | kubectl create secret generic nvke-nico-credentials -n nke-controller --from-file=apiKey=/dev/stdin',
         'openssl pkey -in "$NVKE_SANDBOX_DIR/release/signing-key.pem" -pubout | kubectl create secret generic nvke-artifact-keys -n flux-system --from-file=cosign.pub=/dev/stdin',
