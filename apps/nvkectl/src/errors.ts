@@ -138,6 +138,11 @@ export const errorCodes = defineErrorCodes("nvkectl", {
     meaning:
       "install --emit flux: an item renders a Secret, and the emitted tree may hold none; nothing was written. Turn it off in the item's overlay and create it on the site.",
   },
+  FLUX_SIGN_KEY_UNUSABLE: {
+    exitCode: ExitCode.InvalidInput,
+    meaning:
+      "install --emit flux --flux-sign-key: the file is not an unencrypted PEM private key (PKCS#8 or SEC1, ECDSA P-256, as the release's signing key); nothing was pushed.",
+  },
   FLUX_EMIT_DIR_NOT_EMPTY: {
     exitCode: ExitCode.Conflict,
     meaning:

@@ -19,10 +19,10 @@ import {
 
 // nvkectl install --emit flux against the test tier (issue 24, item 2's fallback): the tree is
 // emitted from a real cluster read (Nodes, providers), real helm template and clusterctl
-// generate provider; then Flux's own CRDs (v1.9.6, from its controllers' Go modules,
+// generate provider; then Flux's own CRDs (from its controllers' Go modules,
 // tooling/flux-testbin) are installed on the real kube-apiserver and every emitted Flux object
 // is applied with a server-side dry run, which the API server validates against those CRDs'
-// schemas. No controller runs here; docs/gitops.md says why.
+// schemas. The controllers themselves reconcile a tree in flux-reconcile.int.test.ts.
 
 const API_KEY = "nico-key-Fx93qq";
 const REPOSITORY = "oci://127.0.0.1:5000/nvke/site";

@@ -56,6 +56,8 @@ export interface FluxTreeOptions {
   verify?: { provider: "cosign" | "notation"; secretRef: string } | undefined;
   /** `OCIRepository.spec.insecure`: the registry speaks plain HTTP. */
   insecure?: boolean;
+  /** `OCIRepository.spec.secretRef`: a docker-registry Secret in `namespace` with the registry's pull credentials. */
+  pullSecret?: string | undefined;
 }
 
 /** What Flux pulls for one item: the artifact's manifest digest (see packFluxArtifact). */
@@ -99,6 +101,7 @@ export function fluxObjects(
         url: `${options.repository.replace(/\/+$/, "")}/${item.name}`,
         ref: { digest },
         ...(options.insecure === true ? { insecure: true } : {}),
+        ...(options.pullSecret === undefined ? {} : { secretRef: { name: options.pullSecret } }),
         ...(options.verify === undefined
           ? {}
           : { verify: { provider: options.verify.provider, secretRef: { name: options.verify.secretRef } } }),

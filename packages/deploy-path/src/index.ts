@@ -39,6 +39,18 @@ export {
   packFluxArtifact,
 } from "./flux-artifact.ts";
 export {
+  type ArtifactPusher,
+  COSIGN_SIGNATURE_ANNOTATION,
+  COSIGN_SIMPLE_SIGNING_MEDIA_TYPE,
+  type CosignSignature,
+  cosignSignature,
+  cosignSignatureTag,
+  type PushedFluxArtifact,
+  type PushFluxArtifactsOptions,
+  publicKeyOf,
+  pushFluxArtifacts,
+} from "./flux-push.ts";
+export {
   type ChartItem,
   type DeployPath,
   type DeployPathFs,

@@ -39,6 +39,11 @@ const usage = `usage: ${cli} <command>
   pins next|served
                  the platform's new pins: NodeRings serves k3s and Calico one step on
                  (for nr cluster upgrade --plan), or again what it served before
+  flux-reconcile DIR [--kubeconfig FILE]
+                 reconcile the tree \`nvkectl install --emit flux DIR\` wrote with Flux's own
+                 source-controller and kustomize-controller (tooling/flux-testbin), run
+                 against the site cluster (default: its admin kubeconfig) until every
+                 Kustomization is Ready; prints the Flux objects, then stops them
   down           stop it; no process, port or file is left
 
 Everything listens on 127.0.0.1 only. NODEKIT_SANDBOX_TIMING="provision-ms=N,delete-ms=N,node-ms=N"
@@ -215,7 +220,8 @@ async function main(argv: string[]): Promise<number> {
     values.help ||
     command === undefined ||
     command === "help" ||
-    (rest.length > 0 && pinsArg === undefined) ||
+    (rest.length > 0 && pinsArg === undefined && command !== "flux-reconcile") ||
+    (command === "flux-reconcile" && rest.length !== 1) ||
     (command === "pins" && pinsArg !== "next" && pinsArg !== "served")
   ) {
     process.stderr.write(`${usage}\n`);
@@ -298,6 +304,19 @@ async function main(argv: string[]): Promise<number> {
       }
       const name = await setPlatformPins({ dir, url: s.noderings.url, which: pinsArg === "next" ? "next" : "served" });
       log(`NodeRings serves the pin set ${name}`);
+      return 0;
+    }
+    case "flux-reconcile": {
+      const s = await status({ dir, log });
+      const kubeconfig = values.kubeconfig ?? s.site?.adminKubeconfig;
+      if (kubeconfig === undefined) {
+        process.stderr.write(`sandbox: not running; start it with: ${cli} up (or name --kubeconfig)\n`);
+        return 3;
+      }
+      const { fluxReconcile } = await import("./flux.ts");
+      const result = await fluxReconcile({ tree: rest[0] ?? "", kubeconfig, log });
+      process.stdout.write(result.table);
+      log(`every Kustomization Ready ${result.seconds.toFixed(1)} s after the tree was applied`);
       return 0;
     }
     case "down": {

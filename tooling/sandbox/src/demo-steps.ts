@@ -651,3 +651,80 @@ export function fleetFlow(): Step[] {
     }),
   ];
 }
+
+const FLUX_TREE = '"$NVKE_SANDBOX_DIR/flux-tree"';
+const LOOK_AT_FLUX = "docs/gitops.md, ./run sandbox status";
+
+/**
+ * The same install through Flux (docs/gitops.md), on the site the uninstall left as it was
+ * before: the tree emitted from the release, its artifacts pushed by digest to the sandbox's
+ * registry and signed with the release's key, the Secrets it names created, and Flux's own
+ * source-controller and kustomize-controller reconciling it until every Kustomization is
+ * Ready; the site then holds what the install gave it.
+ */
+export function fluxFlow(): Step[] {
+  return [
+    step(
+      "Emit the install as a Flux tree, pushed by digest and signed with the release's key",
+      [
+        `export NVKE_NICO_API_KEY=${NICO_KEY}`,
+        "SECONDS=0",
+        INSTALL_ARGS[0],
+        `${INSTALL_ARGS[1]} --release ${RELEASE_FILE} --plain-http \\`,
+        `  --emit flux ${FLUX_TREE} --flux-repository "oci://$NVKE_SANDBOX_REGISTRY/nvke/flux" --flux-insecure \\`,
+        '  --flux-pull-secret nvke-registry --flux-push --flux-sign-key "$NVKE_SANDBOX_DIR/release/signing-key.pem"',
+        'echo "rendered, written, pushed and signed in $SECONDS s"',
+      ].join("\n"),
+      {
+        note: "the install's reads, checks and plan, rendered instead of applied (helm template, clusterctl generate provider), one OCI artifact per item pushed by digest with a cosign signature made with the release's key; the key is never printed, nothing on the cluster changes",
+        check: ({ stdout, stderr }) =>
+          `${stdout}${stderr}`.includes(NICO_KEY)
+            ? "the NICo API key shows in the output"
+            : !/^cluster-api\s+sha256:[0-9a-f]{64}\s+cert-manager$/m.test(stdout)
+              ? "the tree's items are not listed with their digests"
+              : /pushed \S+@sha256:[0-9a-f]{64}, signed/.test(stderr)
+                ? undefined
+                : "no artifact was pushed and signed",
+        lookAt: LOOK_AT_FLUX,
+        timeoutMs: 15 * 60_000,
+      },
+    ),
+    step(
+      "Create the Secrets the tree names",
+      [
+        'export KUBECONFIG="$NVKE_SANDBOX_ADMIN_KUBECONFIG"',
+        "kubectl create namespace flux-system",
+        // The sandbox's site may have these before any install (and after the uninstall): applied, not created.
+        'for ns in nico-system nke-controller; do kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -; done',
+        'printf %s "$NVKE_NICO_API_KEY" | kubectl create secret generic nico-credentials -n nico-system --from-file=apiKey=/dev/stdin',
+        'printf %s "$NVKE_NICO_API_KEY" | kubectl create secret generic nvke-nico-credentials -n nke-controller --from-file=apiKey=/dev/stdin',
+        'openssl pkey -in "$NVKE_SANDBOX_DIR/release/signing-key.pem" -pubout | kubectl create secret generic nvke-artifact-keys -n flux-system --from-file=cosign.pub=/dev/stdin',
+        'kubectl create secret docker-registry nvke-registry -n flux-system --from-file=.dockerconfigjson="$DOCKER_CONFIG/config.json"',
+      ].join("\n"),
+      {
+        note: "the NICo key's two Secrets (from stdin, never argv), the public key source-controller verifies the artifacts with, the registry's pull credentials: the operator's, never in the tree",
+        check: ({ stdout }) =>
+          /secret\/nvke-artifact-keys created/.test(stdout)
+            ? undefined
+            : "the verification key's Secret was not created",
+        lookAt: LOOK_AT_FLUX,
+      },
+    ),
+    step(
+      "Let Flux's own controllers reconcile it",
+      [
+        `./run sandbox flux-reconcile ${FLUX_TREE}`,
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployments -A',
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get deployment nvke-controller -n nke-controller \\',
+        '  -o jsonpath=\'{.metadata.namespace}{"  "}{.spec.template.spec.containers[0].image}{"\\n"}\'',
+        'kubectl --kubeconfig "$NVKE_SANDBOX_ADMIN_KUBECONFIG" get networkpolicy -n nke-controller',
+      ].join("\n"),
+      {
+        note: "source-controller v1.9.0 and kustomize-controller v1.9.6, built from their Go modules, run outside the pod-less site cluster with its admin kubeconfig: every artifact's signature verified, every Kustomization Ready in dependency order; the site holds what the install gave it (the controller manager's stand-in makes the workloads ready)",
+        check: ({ stdout }) => (/\sFalse\s/.test(stdout) ? "a Flux object is not Ready" : deploymentsReady(stdout)),
+        lookAt: LOOK_AT_FLUX,
+        timeoutMs: 20 * 60_000,
+      },
+    ),
+  ];
+}

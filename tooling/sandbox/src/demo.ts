@@ -11,7 +11,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { fleetFlow, installFlow, operatorFlow, registrationFlow, uninstallFlow, upgradeFlow } from "./demo-steps.ts";
+import {
+  fleetFlow,
+  fluxFlow,
+  installFlow,
+  operatorFlow,
+  registrationFlow,
+  uninstallFlow,
+  upgradeFlow,
+} from "./demo-steps.ts";
 import { defaultSandboxDir, repoRoot } from "./layout.ts";
 import { status } from "./sandbox.ts";
 import { runWalkthrough, type Step, step, summary } from "./walkthrough.ts";
@@ -58,6 +66,8 @@ async function main(argv: string[]): Promise<number> {
     ...fleetFlow(),
     // Last: nothing after it needs the controller stack.
     ...uninstallFlow(),
+    // The same site state again, reached through Flux (docs/gitops.md).
+    ...fluxFlow(),
     ...(values.down ? [step("Stop the sandbox", "./run sandbox down")] : []),
   ];
 

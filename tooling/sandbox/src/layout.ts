@@ -3,7 +3,16 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** What `sandbox` takes (`serve` is for `up` only). */
-export const SANDBOX_COMMANDS = ["up", "status", "env", "kubeconfig", "pins", "down", "help"] as const;
+export const SANDBOX_COMMANDS = [
+  "up",
+  "status",
+  "env",
+  "kubeconfig",
+  "pins",
+  "flux-reconcile",
+  "down",
+  "help",
+] as const;
 
 /** The checkout this package lives in. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -63,12 +63,12 @@ const SETS: Record<BinarySet, SetDefinition> = {
   flux: {
     variable: "NODEKIT_FLUX_BIN_DIR",
     script: join(repoRoot, "tooling/flux-testbin/ensure.sh"),
-    // A directory (searchable, so the executable check holds): Flux's CRD files.
-    required: ["crds"],
-    what: "Flux's CRDs (source-controller's and kustomize-controller's), to validate what install --emit flux writes",
+    // crds/ is a directory (searchable, so the executable check holds): Flux's CRD files.
+    required: ["source-controller", "kustomize-controller", "crds"],
+    what: "Flux's source-controller and kustomize-controller and their CRDs, to reconcile what install --emit flux writes",
     howToProvide: [
-      "install Go (>= 1.24) and run `bash tooling/flux-testbin/ensure.sh` once: it fetches the two controllers' Go modules (source only, nothing is built) and copies their CRDs into ~/.cache/nodekit/flux-<version>/crds (seconds, then cached)",
-      "or set NODEKIT_FLUX_BIN_DIR to a directory holding crds/ with Flux's CRD files",
+      "install Go 1.26 and run `bash tooling/flux-testbin/ensure.sh` once: it builds source-controller v1.9.0 and kustomize-controller v1.9.6 from their Go modules and copies their CRDs into ~/.cache/nodekit/flux-source-…/ (a few minutes cold, then cached)",
+      "or set NODEKIT_FLUX_BIN_DIR to a directory holding source-controller, kustomize-controller and crds/ with Flux's CRD files",
     ],
   },
 };

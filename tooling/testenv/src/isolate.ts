@@ -8,7 +8,8 @@ import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
 // cold build needs the Go module proxy): the Kubernetes test binaries (tooling/k8s-testbin) and
 // the OCI registries (tooling/registry-testbin); cloud-init from Debian's package
 // (tooling/cloud-init-testbin); ansible-core from PyPI (tooling/ansible-testbin); and Flux's
-// CRDs from its controllers' Go modules (tooling/flux-testbin). Then the command, in a network
+// source-controller and kustomize-controller with their CRDs, built from their Go modules
+// (tooling/flux-testbin). Then the command, in a network
 // namespace with only loopback up where the platform allows one; elsewhere as it is, and one
 // line on stderr says so.
 

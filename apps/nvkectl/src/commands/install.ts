@@ -20,7 +20,7 @@ With --release FILE (the description release export wrote, from a reference rele
 
 The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.
 
-With --emit flux DIR, nothing on the cluster changes: after the same reads and checks, the same plan is rendered instead of applied (helm template for chart items, with the stack's values and images for the nodes' architecture; clusterctl generate provider for Cluster API; cert-manager's file from the provider repository) and written under DIR as Flux objects: DIR/oci/, an OCI image layout with one artifact per item in Flux's format (tagged with the item's name), and DIR/flux/, an OCIRepository per item pinned by the artifact's digest (at --flux-repository/<item>, verified with cosign against the public keys in Secret --flux-verify-secret unless --flux-verify none) and a Kustomization per item (dependsOn from the deploy path, prune, wait, the item's timeout; Cluster API's carries the SPIRE patch). The tree holds no Secret: the NICo key's Secrets are named on stderr for you to create. With --dry-run the files are listed and the Flux objects printed, and nothing is written. docs/gitops.md walks through it.`;
+With --emit flux DIR, nothing on the cluster changes: after the same reads and checks, the same plan is rendered instead of applied (helm template for chart items, with the stack's values and images for the nodes' architecture; clusterctl generate provider for Cluster API; cert-manager's file from the provider repository) and written under DIR as Flux objects: DIR/oci/, an OCI image layout with one artifact per item in Flux's format (tagged with the item's name), and DIR/flux/, an OCIRepository per item pinned by the artifact's digest (at --flux-repository/<item>, verified with cosign against the public keys in Secret --flux-verify-secret unless --flux-verify none) and a Kustomization per item (dependsOn from the deploy path, prune, wait, the item's timeout; Cluster API's carries the SPIRE patch). The tree holds no Secret: the NICo key's Secrets are named on stderr for you to create. With --flux-push each artifact is also pushed by digest to --flux-repository, and with --flux-sign-key FILE signed there as cosign signs with a key (a sha256-<digest>.sig manifest beside it), which is what source-controller verifies against the public key in --flux-verify-secret; the key is read from the file and never printed. --flux-insecure marks the OCIRepositories for a plain-HTTP registry (push with --plain-http then). With --dry-run the files are listed and the Flux objects printed, and nothing is written or pushed. docs/gitops.md walks through it.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --dry-run",
@@ -94,6 +94,22 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
       description: "With --emit flux: the registry speaks plain HTTP (OCIRepository spec.insecure).",
       default: false,
     }),
+    "flux-pull-secret": Flags.string({
+      description:
+        "With --emit flux: a docker-registry Secret in flux-system with pull credentials for --flux-repository (OCIRepository spec.secretRef); you create it.",
+      dependsOn: ["emit"],
+    }),
+    "flux-push": Flags.boolean({
+      description:
+        "With --emit flux: also push each artifact by digest to --flux-repository (credentials as for --release: NODEKIT_REGISTRY_USERNAME/_PASSWORD or docker's config.json; --plain-http, --ca-file).",
+      default: false,
+      dependsOn: ["emit"],
+    }),
+    "flux-sign-key": Flags.string({
+      description:
+        "With --flux-push: sign each pushed artifact with this private key (PEM, ECDSA P-256, e.g. the release's signing key) as cosign does; Flux verifies it with the public key in --flux-verify-secret. The key is never printed.",
+      dependsOn: ["flux-push"],
+    }),
     "work-dir": Flags.string({
       description:
         "Where the install keeps the files it renders (values files, clusterctl's configuration, a release's provider components), kept private (0700). Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
@@ -166,6 +182,16 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
           ? undefined
           : { provider: "cosign", secret: this.flags["flux-verify-secret"] },
       insecure: this.flags["flux-insecure"],
+      pullSecret: this.flags["flux-pull-secret"],
+      push: this.flags["flux-push"]
+        ? {
+            access: {
+              ...registryAccess(this.flags, (message: string) => this.logger.warn(message)),
+              redactor: this.redactor,
+            },
+            signingKeyFile: this.flags["flux-sign-key"],
+          }
+        : undefined,
     });
     for (const secret of result.secrets)
       this.logger.info(`the tree references Secret ${secret}: create it on the site (docs/gitops.md)`);
@@ -187,6 +213,11 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
         .join("\n"),
     );
     this.logger.info(`wrote the Flux tree for ${result.items.length} items to ${dir} (${result.architecture})`);
+    for (const pushed of result.pushed) {
+      this.logger.info(
+        `pushed ${pushed.reference}${pushed.signature === undefined ? "" : `, signed (${pushed.signature})`}`,
+      );
+    }
   }
 }
 

@@ -47,7 +47,7 @@ describe("checkSyntax", () => {
       "11: nvkectl get clusters: unknown flag --colour",
       "12: nvkectl scale nodepool: needs --replicas",
       "13: nvkectl delete cluster: takes at most 1 argument, got 2",
-      "14: ./run sandbox upp: no such command; it has up, status, env, kubeconfig, pins, down, help",
+      "14: ./run sandbox upp: no such command; it has up, status, env, kubeconfig, pins, flux-reconcile, down, help",
       "16: ./run deploy: no such task (./run --help lists them)",
       "17: pnpm sandboxes: the root package.json has no such script",
     ]);

@@ -71,7 +71,12 @@ describe("the install as Flux items", () => {
         ["nico-system", "nico-controller-manager"],
       ].map(([namespace, name]) => ({
         target: { group: "apps", version: "v1", kind: "Deployment", namespace, name },
-        patch: spirePatch("manager"),
+        patch: JSON.stringify({
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          metadata: { name, namespace },
+          ...JSON.parse(spirePatch("manager")),
+        }),
       })),
     );
   });

@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
@@ -10,7 +11,9 @@ import {
   fluxObjects,
   inNamespace,
   ociLayoutFiles,
+  type PushedFluxArtifact,
   packFluxArtifact,
+  pushFluxArtifacts,
   type RenderedObject,
   secretsIn,
 } from "@nodekit/deploy-path";
@@ -22,6 +25,7 @@ import { type CommandCall, CommandFailedError, type ProcessRunner, type Redactor
 import { dump, loadAll } from "js-yaml";
 import { errorCodes } from "../../errors.ts";
 import { withHelmRegistryConfig } from "../install-registry-login.ts";
+import { openRegistry, type RegistryAccess } from "../release-artifacts.ts";
 import { providerRepository, providersOf } from "./cluster-api.ts";
 import type { InstallContext, InstallInputs } from "./context.ts";
 import { renderOwnObjects } from "./objects.ts";
@@ -47,6 +51,14 @@ export interface FluxEmitOptions {
   /** Verification each OCIRepository asks of its artifact: cosign with the public keys in Secret `secret`, or none. */
   verify: { provider: "cosign"; secret: string } | undefined;
   insecure: boolean;
+  /** A docker-registry Secret in Flux's namespace with the registry's pull credentials (OCIRepository spec.secretRef). */
+  pullSecret?: string | undefined;
+  /**
+   * Push each artifact by digest to `repository` after writing the tree, signed (cosign's
+   * classic signature, what source-controller verifies with a public key) with the private key
+   * in `signingKeyFile` when given. The key is read from the file and never printed.
+   */
+  push?: { access: RegistryAccess; signingKeyFile?: string | undefined } | undefined;
   /** Flux's namespace (default flux-system) and the objects' name prefix (default nvke-). */
   namespace?: string;
   prefix?: string;
@@ -67,6 +79,8 @@ export interface FluxEmitResult {
   /** The Secrets the tree references and the operator creates (never in the tree). */
   secrets: readonly string[];
   architecture: string;
+  /** What was pushed (with push): each artifact's reference by digest and its signature's tag. */
+  pushed: readonly PushedFluxArtifact[];
 }
 
 /** The Kustomization timeout of the items the install waits on with clusterctl (its --wait-provider-timeout 600). */
@@ -197,6 +211,20 @@ async function render(context: InstallContext, plan: Plan, runner: ProcessRunner
 }
 
 /**
+ * The SPIRE patch as a Kustomization applies it: kustomize takes a strategic merge patch only
+ * as a whole object (apiVersion, kind, metadata.name), even with a target; without them
+ * kustomize-controller fails the build ("trouble configuring builtin PatchTransformer").
+ */
+function fluxSpirePatch(controller: { namespace: string; name: string }): string {
+  return JSON.stringify({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: controller.name, namespace: controller.namespace },
+    ...JSON.parse(spirePatch("manager")),
+  });
+}
+
+/**
  * The tree's items, in the install's order, with the dependencies that order stands for:
  * a deploy path item depends on what its `dependsOn` names; cert-manager comes before
  * Cluster API, whose Kustomization carries the SPIRE patch of its controllers (they mount the
@@ -236,7 +264,7 @@ export function fluxItems(context: InstallContext, rendered: Rendered): FluxItem
       objects: rendered.clusterApi,
       patches: providers.map((p) => ({
         target: { group: "apps", version: "v1", kind: "Deployment", ...p.controller },
-        patch: spirePatch("manager"),
+        patch: fluxSpirePatch(p.controller),
       })),
     },
     {
@@ -286,8 +314,10 @@ function referencedSecrets(context: InstallContext, options: FluxEmitOptions): s
   const keys = (own.credentials as RenderedObject[])
     .filter((o) => o.kind === "Secret")
     .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
-  const verify = options.verify === undefined ? [] : [`${options.namespace ?? "flux-system"}/${options.verify.secret}`];
-  return [...keys, ...verify];
+  const namespace = options.namespace ?? "flux-system";
+  const verify = options.verify === undefined ? [] : [`${namespace}/${options.verify.secret}`];
+  const pull = options.pullSecret === undefined ? [] : [`${namespace}/${options.pullSecret}`];
+  return [...keys, ...verify, ...pull];
 }
 
 /** Reads and observes as the install does, renders every item, and packs the tree (written unless a dry run). */
@@ -331,11 +361,24 @@ export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult
     interval: options.interval ?? "10m",
     verify: options.verify === undefined ? undefined : { provider: "cosign", secretRef: options.verify.secret },
     insecure: options.insecure,
+    pullSecret: options.pullSecret,
   };
   const objects = fluxObjects(items, artifacts, treeOptions);
   const files = treeFiles(items, objects, artifacts);
+  // The key is read (and checked) before anything is written or pushed.
+  const signingKeyPem =
+    options.push?.signingKeyFile === undefined ? undefined : await readSigningKey(options.push.signingKeyFile);
   if (!options.dryRun) await writeTree(options.dir, files);
+  const pushed =
+    options.dryRun || options.push === undefined
+      ? []
+      : await pushFluxArtifacts(await openRegistry(options.push.access), {
+          repository: options.repository,
+          artifacts,
+          ...(signingKeyPem === undefined ? {} : { signingKeyPem }),
+        });
   return {
+    pushed,
     items,
     artifacts,
     objects,
@@ -343,6 +386,30 @@ export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult
     secrets: referencedSecrets(context, options),
     architecture: context.observations.architecture,
   };
+}
+
+/** The signing key's PEM, checked to be an unencrypted ECDSA P-256 private key; its text is never in a message. */
+async function readSigningKey(file: string): Promise<string> {
+  const unusable = (why: string) =>
+    new UserError(errorCodes.FLUX_SIGN_KEY_UNUSABLE, `--flux-sign-key ${file} is not a usable signing key`, {
+      why,
+      next: "name the release's signing key: an unencrypted PEM ECDSA P-256 private key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 makes one)",
+      facts: { path: file },
+    });
+  let pem: string;
+  try {
+    pem = await readFile(file, "utf8");
+  } catch (error) {
+    throw unusable((error as NodeJS.ErrnoException).code === "ENOENT" ? "there is no such file" : "it cannot be read");
+  }
+  let curve: string | undefined;
+  try {
+    curve = createPrivateKey(pem).asymmetricKeyDetails?.namedCurve;
+  } catch {
+    throw unusable("it holds no unencrypted PEM private key");
+  }
+  if (curve !== "prime256v1") throw unusable(`it is not an ECDSA P-256 key (${curve ?? "not an EC key"})`);
+  return pem;
 }
 
 /** `flux/<item>.yaml` (its OCIRepository and Kustomization), `flux/kustomization.yaml` listing them, and the OCI layout under `oci/`. */
