@@ -102,7 +102,8 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
     "flux-push": Flags.boolean({
       description:
         "With --emit flux: also push each artifact by digest to --flux-repository (credentials as for --release: NODEKIT_REGISTRY_USERNAME/_PASSWORD or docker's config.json; --plain-http, --ca-file).",
-      default: false,
+      // No default: oclif checks dependsOn for every flag with a value, a default included
+      // (with `default: false`, every install without --emit was refused).
       dependsOn: ["emit"],
     }),
     "flux-sign-key": Flags.string({
