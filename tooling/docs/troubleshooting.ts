@@ -118,6 +118,8 @@ export const FIXES: Record<string, string> = {
     "The message names the item and the document: fix the chart's values or the manifest file so that every document is an object with apiVersion, kind and metadata.name ([gitops.md](gitops.md)).",
   FLUX_TREE_HOLDS_SECRET:
     "Turn the Secret off in the item's `overlay.yaml` (the chart's values) and create it on the site yourself, as the NICo key's Secrets are ([gitops.md](gitops.md#secrets)).",
+  FLUX_SIGN_KEY_UNUSABLE:
+    "Give the private key whose public half your Flux trusts, as an unencrypted PEM (ECDSA P-256, PKCS#8 or SEC1): `openssl ec -in KEY -out plain.pem` removes a passphrase; the public half goes into `--flux-verify-secret` ([gitops.md](gitops.md#signatures)).",
   FLUX_EMIT_DIR_NOT_EMPTY:
     "Name an empty or new directory, or one an earlier `--emit flux` wrote (it holds only `flux/` and `oci/`, and is replaced whole).",
   SUPPORT_BUNDLE_EXISTS:
