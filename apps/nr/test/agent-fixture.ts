@@ -14,7 +14,7 @@ import { agentVm, FIXTURES, type NrHome, nrHome, pinTestbinHelm, type StandIns }
 export const SERVICE_CIDR = "10.0.0.0/24";
 
 /** What register and upgrade are both given: the mirrors the components come from, the waits. */
-export const MIRRORS_AND_WAITS = [
+const MIRRORS_AND_WAITS = [
   "--calico-manifests",
   join(FIXTURES, "calico"),
   "--operator-chart",
