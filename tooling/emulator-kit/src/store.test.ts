@@ -40,7 +40,7 @@ describe("StateStore", () => {
     });
     const path = dir.path("state.json");
     let killedMidWrite = 0;
-    for (let round = 0; round < 10 && killedMidWrite < 2; round++) {
+    for (let round = 0; round < 30 && killedMidWrite < 2; round++) {
       // Given a process writing its state without pause
       const child = spawn(process.execPath, ["--conditions=source", "--input-type=module", "-e", writer, path], {
         cwd: import.meta.dirname,
@@ -48,7 +48,7 @@ describe("StateStore", () => {
       });
       const [started] = await Promise.race([once(child.stdout, "data"), once(child, "exit")]);
       expect(String(started)).toBe("writing\n");
-      await new Promise((resolve) => setTimeout(resolve, 100 + 90 * round));
+      await new Promise((resolve) => setTimeout(resolve, 100 + 30 * round));
 
       // When it is killed outright
       child.kill("SIGKILL");
