@@ -8,6 +8,9 @@
  * `--sandbox` adds `nvkectl upgrade plan` on the running sandbox (upgrade-plan.ts; it must be
  * up and installed, with its second release exported, as docs/install.md leaves it).
  *
+ * `--sea DIR` adds the single executables `pnpm package` wrote to DIR (`nvkectl-linux-x64`,
+ * `nr-linux-x64`), run with no node on PATH, to the same rounds (issue 27: ≤ 0.8 × kubectl).
+ *
  * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl (and nr) to
  * the same interleaved rounds, so a change is measured before and after in one run.
  *
@@ -35,6 +38,8 @@ const against = args
     const [name = "", dir = ""] = spec.split("=");
     return { name, dir: resolve(dir) };
   });
+/** `--sea DIR`: the directory `pnpm package` wrote the single executables to. */
+const seaDir = args.includes("--sea") ? resolve(args[args.indexOf("--sea") + 1] ?? ".sea") : undefined;
 const node = process.execPath;
 const work = mkdtempSync(join(tmpdir(), "nodekit-bench-"));
 const env = { PATH: process.env.PATH ?? "", HOME: work, XDG_CONFIG_HOME: join(work, "config"), NO_COLOR: "1" };
@@ -81,6 +86,13 @@ const cases: Case[] = [
     { name: `nvkectl --version [${name}]`, argv: [node, join(dir, "apps/nvkectl/bin/run.js"), "--version"] },
     { name: `nr --version [${name}]`, argv: [node, join(dir, "apps/nr/bin/run.js"), "--version"] },
   ]),
+  // The single executables carry their own Node: run them with a PATH that has none.
+  ...(seaDir
+    ? [
+        { name: "nvkectl --version [single executable]", argv: [join(seaDir, "nvkectl-linux-x64"), "--version"] },
+        { name: "nr --version [single executable]", argv: [join(seaDir, "nr-linux-x64"), "--version"] },
+      ].map((c) => ({ ...c, env: { PATH: "/usr/bin:/bin" } }))
+    : []),
   {
     name: "nvkectl sitespec generate (examples/hosts.csv)",
     argv: [node, nvkectl, "sitespec", "generate", "--hosts", join(root, "examples/hosts.csv")],
@@ -412,6 +424,13 @@ const targets = [
     value: ratio("nvkectl get clusters --help", kubectlMs),
     limit: 1,
   },
+  ...(seaDir
+    ? ["nvkectl", "nr"].map((cli) => ({
+        what: `${cli} --version [single executable] ≤ 0.8× kubectl version --client`,
+        value: ratio(`${cli} --version [single executable]`, kubectlMs),
+        limit: 0.8,
+      }))
+    : []),
   {
     what: "sitespec generate (small) ≤ 3× kubectl version --client",
     value: ratio("nvkectl sitespec generate (examples/hosts.csv)", kubectlMs),
