@@ -161,7 +161,7 @@ export function releaseExecutableFlow(): Step[] {
     ),
     step(
       "Run the nvkectl taken from the release",
-      [`${TAKEN_NVKECTL} --version`, `XDG_CACHE_HOME="$NVKE_SANDBOX_DIR/cache" ${TAKEN_NVKECTL} get clusters`].join(
+      [`${TAKEN_NVKECTL} --version`, `XDG_CACHE_HOME="$NVKE_SANDBOX_DIR/cache" ${TAKEN_NVKECTL} get providers`].join(
         "\n",
       ),
       {
@@ -169,9 +169,9 @@ export function releaseExecutableFlow(): Step[] {
         check: ({ stdout }) =>
           !/^@nodekit\/nvkectl\/\d+\.\d+\.\d+ linux-x64 node-v22\./m.test(stdout)
             ? "--version did not print nvkectl's version"
-            : /^capd-demo\s/m.test(stdout)
+            : /^capd\s+CONFIGURED\s/m.test(stdout)
               ? undefined
-              : "get clusters did not list the sandbox's cluster",
+              : "get providers did not show the sandbox's capd provider CONFIGURED",
         lookAt: "docs/release-artifacts.md",
       },
     ),
