@@ -48,9 +48,10 @@ describe("StateStore", () => {
       });
       const [started] = await Promise.race([once(child.stdout, "data"), once(child, "exit")]);
       expect(String(started)).toBe("writing\n");
-      await new Promise((resolve) => setTimeout(resolve, 100 + 30 * round));
-
-      // When it is killed outright
+      // When it is killed outright as soon as a write is under way (its temporary file is there:
+      // waiting a fixed time instead left the kill to luck, and a loaded machine missed it)
+      const deadline = Date.now() + 10_000;
+      while ((await readdir(dir.root)).length < 2 && Date.now() < deadline);
       child.kill("SIGKILL");
       await once(child, "exit");
       if ((await readdir(dir.root)).length > 1) killedMidWrite++;
