@@ -236,7 +236,7 @@ try {
   else {
     process.stdout.write(
       [
-        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (distribution registry on loopback, token auth), ${rounds} interleaved rounds, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}:`,
+        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (${kind === "ggcr" ? "go-containerregistry's" : "the distribution"} registry on loopback, token auth), ${rounds} interleaved rounds, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}:`,
         `  nvkectl release verify: median ${report.verify.medianSeconds.toFixed(2)} s (CPU ${report.verify.medianCpuSeconds.toFixed(2)} s; the registry's ${report.verify.medianRegistryCpuSeconds.toFixed(2)} s), ${verifyMBps.toFixed(0)} MB/s, peak RSS ${peakMB.toFixed(0)} MB (target < 150: ${peakMB < 150 ? "met" : "MISSED"})`,
         `  sha256sum of the same ${files.size} blobs from disk (${(diskBytes / 1e6).toFixed(1)} MB): median ${report.sha256sum.medianSeconds.toFixed(2)} s (CPU ${report.sha256sum.medianCpuSeconds.toFixed(2)} s), ${sumMBps.toFixed(0)} MB/s`,
         `  throughput ${report.ratio.toFixed(2)} × sha256sum's (target ≥ 0.7: ${report.ratio >= 0.7 ? "met" : "MISSED"})`,
