@@ -171,7 +171,8 @@ try {
   }
   const loadAfter = loadavg()[0] ?? 0;
   if (registryPprof !== undefined) {
-    if (registry.debugUrl === undefined) throw new Error("--registry-pprof: only the distribution registry serves pprof");
+    if (registry.debugUrl === undefined)
+      throw new Error("--registry-pprof: only the distribution registry serves pprof");
     const profile = fetch(`${registry.debugUrl}/debug/pprof/profile?seconds=10`).then(async (r) => {
       if (!r.ok) throw new Error(`pprof answered ${r.status}`);
       return Buffer.from(await r.arrayBuffer());
