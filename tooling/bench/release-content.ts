@@ -9,7 +9,7 @@
  * Targets: throughput ≥ 0.7 × sha256sum's, peak RSS < 150 MB. apps/nvkectl must be built.
  *
  *   ./run pnpm exec node --conditions=source tooling/bench/release-content.ts [--rounds N] [--json]
- *     [--registry ggcr] [--image-bytes N] [--cpu-prof DIR] [--against NAME=CHECKOUT]...
+ *     [--registry ggcr] [--image-bytes N] [--cpu-prof DIR] [--registry-pprof FILE] [--against NAME=CHECKOUT]...
  *
  * `--against before=/path/to/other/checkout` adds that checkout's built nvkectl's verify of the
  * same release to the same interleaved rounds (its median, CPU and peak RSS are reported beside).
@@ -33,6 +33,12 @@ const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? "") || 5;
 /** `--cpu-prof DIR`: each verify run writes a V8 CPU profile there (node --cpu-prof). */
 const cpuProf = args.includes("--cpu-prof") ? args[args.indexOf("--cpu-prof") + 1] : undefined;
+/**
+ * `--registry-pprof FILE`: after the rounds, distribution's own CPU profile (Go's /debug/pprof,
+ * `http.debug.addr`) over 10 s of this build's verify run back to back, written to FILE
+ * (`go tool pprof -top FILE` reads it).
+ */
+const registryPprof = args.includes("--registry-pprof") ? args[args.indexOf("--registry-pprof") + 1] : undefined;
 /** `--image-bytes N`: each image's random layer (default 1.05 MB; 1 shows what costs per request, not per byte). */
 const IMAGE_BYTES = args.includes("--image-bytes") ? Number(args[args.indexOf("--image-bytes") + 1]) : 1_050_000;
 const users = { bench: "bench-pw-content" };
@@ -83,7 +89,11 @@ async function timed(command: string, argv: string[], env?: NodeJS.ProcessEnv) {
 // distribution's Basic auth runs bcrypt on every request (tens of ms of the registry's CPU each).
 // `--registry ggcr`: go-containerregistry's registry instead, to tell the client's cost from distribution's.
 const kind = args.includes("--registry") && args[args.indexOf("--registry") + 1] === "ggcr" ? "ggcr" : "distribution";
-const registry = await startRegistry({ kind, auth: { type: "token", users } });
+const registry = await startRegistry({
+  kind,
+  auth: { type: "token", users },
+  ...(registryPprof === undefined ? {} : { debug: true }),
+});
 try {
   const client = new OciClient({ plainHttp: true, credentials });
   const published = await publishTestRelease({
@@ -160,6 +170,25 @@ try {
     }
   }
   const loadAfter = loadavg()[0] ?? 0;
+  if (registryPprof !== undefined) {
+    if (registry.debugUrl === undefined)
+      throw new Error("--registry-pprof: only the distribution registry serves pprof");
+    const profile = fetch(`${registry.debugUrl}/debug/pprof/profile?seconds=10`).then(async (r) => {
+      if (!r.ok) throw new Error(`pprof answered ${r.status}`);
+      return Buffer.from(await r.arrayBuffer());
+    });
+    let done = false;
+    void profile.finally(() => {
+      done = true;
+    });
+    let runs = 0;
+    while (!done) {
+      await cases.verify?.();
+      runs++;
+    }
+    writeFileSync(registryPprof, await profile);
+    process.stderr.write(`the registry's CPU profile over ${runs} verify runs: ${registryPprof}\n`);
+  }
   const verifySamples = (name: string) => (samples[name] ?? []) as VerifySample[];
   const verify = verifySamples("verify");
   const first = verify[0];
@@ -208,7 +237,7 @@ try {
   else {
     process.stdout.write(
       [
-        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (distribution registry on loopback, token auth), ${rounds} interleaved rounds, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}:`,
+        `release verify, ${report.artifacts} artifacts, ${report.blobs} blobs, ${((report.bytes ?? 0) / 1e6).toFixed(1)} MB hashed (${kind === "ggcr" ? "go-containerregistry's" : "the distribution"} registry on loopback, token auth), ${rounds} interleaved rounds, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}:`,
         `  nvkectl release verify: median ${report.verify.medianSeconds.toFixed(2)} s (CPU ${report.verify.medianCpuSeconds.toFixed(2)} s; the registry's ${report.verify.medianRegistryCpuSeconds.toFixed(2)} s), ${verifyMBps.toFixed(0)} MB/s, peak RSS ${peakMB.toFixed(0)} MB (target < 150: ${peakMB < 150 ? "met" : "MISSED"})`,
         `  sha256sum of the same ${files.size} blobs from disk (${(diskBytes / 1e6).toFixed(1)} MB): median ${report.sha256sum.medianSeconds.toFixed(2)} s (CPU ${report.sha256sum.medianCpuSeconds.toFixed(2)} s), ${sumMBps.toFixed(0)} MB/s`,
         `  throughput ${report.ratio.toFixed(2)} × sha256sum's (target ≥ 0.7: ${report.ratio >= 0.7 ? "met" : "MISSED"})`,

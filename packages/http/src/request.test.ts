@@ -385,6 +385,26 @@ describe("a sink", () => {
     const cut = await transportErrorOf(request({ url: counting, sink: () => collect().sink, ...noWait }));
     expect([cut.class, calls]).toEqual(["connection-lost", 1]);
   });
+
+  test("a slow sink holds the body back (backpressure) and still gets every byte, in order", async () => {
+    const body = Buffer.alloc(4 * 1024 * 1024);
+    for (let i = 0; i < body.length; i += 4) body.writeUInt32BE(i, i);
+    const url = await serve((_req, res) => res.end(body));
+    const chunks: Buffer[] = [];
+    let buffered = 0;
+    const slow: Writable = new Writable({
+      highWaterMark: 16 * 1024,
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        buffered = Math.max(buffered, slow.writableLength);
+        setTimeout(done, 1);
+      },
+    });
+    const answer = await request({ url, sink: () => slow });
+    expect([answer.status, Buffer.concat(chunks).equals(body)]).toEqual([200, true]);
+    // The body waited for the sink rather than piling up in its buffer (a chunk or two past its mark).
+    expect(buffered).toBeLessThan(256 * 1024);
+  });
 });
 
 describe("the transport", () => {

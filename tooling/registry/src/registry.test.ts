@@ -48,3 +48,15 @@ describe.each(["distribution", "ggcr"] as RegistryKind[])("%s", (kind) => {
     }
   });
 });
+
+test("distribution with debug: its pprof listener answers on another loopback port", async () => {
+  const registry = await startRegistry({ kind: "distribution", debug: true });
+  try {
+    expect(registry.debugUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(registry.debugUrl).not.toBe(registry.url);
+    const index = await fetch(`${registry.debugUrl}/debug/pprof/`);
+    expect([index.status, await index.text()]).toEqual([200, expect.stringContaining("profile")]);
+  } finally {
+    await registry.stop();
+  }
+});

@@ -29,6 +29,11 @@ export interface StartRegistryOptions {
   blobRedirect?: boolean;
   /** Directory with `registry` and `ggcr-registry`; default: `binaries("registry")` (the runner's, or ensure.sh's). */
   binDir?: string;
+  /**
+   * distribution only: serve its debug listener (`http.debug.addr`: Go's /debug/pprof, for a
+   * CPU profile of the registry under a bench) on another loopback port, as `debugUrl`.
+   */
+  debug?: boolean;
 }
 
 export interface RunningRegistry {
@@ -40,6 +45,8 @@ export interface RunningRegistry {
   /** The CA that signed the serving certificate, when `tls` is on. */
   readonly caPem?: string;
   readonly tokenServer?: TokenServer;
+  /** `http://127.0.0.1:PORT` of distribution's debug listener (/debug/pprof/…), when `debug` is on. */
+  readonly debugUrl?: string;
   /** Where blobs are stored on disk (distribution's filesystem driver root, or ggcr's blob dir). */
   readonly storageDir: string;
   /** Overwrite the stored bytes of a blob (the registry will serve them under the old digest). */
@@ -63,6 +70,7 @@ function distributionConfig(options: {
   tls?: { cert: string; key: string };
   htpasswd?: string;
   token?: { realm: string; service: string; issuer: string; jwks: string };
+  debugAddr?: string;
 }): string {
   const lines = [
     "version: 0.1",
@@ -82,6 +90,7 @@ function distributionConfig(options: {
     `  addr: ${options.addr}`,
     "  secret: nodekit-test-only",
   ];
+  if (options.debugAddr) lines.push("  debug:", `    addr: ${options.debugAddr}`);
   if (options.tls) {
     lines.push(
       "  tls:",
@@ -204,7 +213,10 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       OTEL_SDK_DISABLED: "true",
       OTEL_TRACES_EXPORTER: "none",
     };
+    let debugUrl: string | undefined;
     if (options.kind === "distribution") {
+      const debugAddr = options.debug ? `127.0.0.1:${await freePort()}` : undefined;
+      if (debugAddr !== undefined) debugUrl = `http://${debugAddr}`;
       const config = join(dataDir, "config.yml");
       await writeFile(
         config,
@@ -214,6 +226,7 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
           ...(tls ? { tls } : {}),
           ...(htpasswdFile ? { htpasswd: htpasswdFile } : {}),
           ...(token ? { token } : {}),
+          ...(debugAddr === undefined ? {} : { debugAddr }),
         }),
       );
       bin = join(binDir, "registry");
@@ -247,6 +260,7 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       host,
       ...(caPem === undefined ? {} : { caPem }),
       ...(tokenServer === undefined ? {} : { tokenServer }),
+      ...(debugUrl === undefined ? {} : { debugUrl }),
       storageDir,
       async tamperBlob(digest, bytes) {
         const [algorithm, hex] = digest.split(":") as [string, string];
