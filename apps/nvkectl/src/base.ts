@@ -173,7 +173,7 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
       wait?: boolean;
       watch?: boolean;
     };
-    const { openController, connectionOptions } = await import("./services/controller.ts");
+    const { openController, connectionOptions, dirLookups } = await import("./services/controller.ts");
     traceStartup("controller modules loaded");
     const waits = flags.wait === true || flags.watch === true;
     const connection = await connectionOptions({
@@ -188,10 +188,13 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
           : undefined,
       env: process.env,
     });
+    // One token cache for every site opened: its directories are checked once (--all-sites).
+    const lookups = dirLookups();
     return (site) =>
       openController({
         site,
         ...connection,
+        dirLookups: lookups,
         onToken: (token) => this.redactor.add(token, "the controller token"),
         debug: (message, fields) => this.logger.debug(message, fields),
         warn: (message) => this.logger.warn(message),

@@ -22,6 +22,37 @@ export interface PrivateDirOptions extends TrustOptions {
 const STICKY = 0o1000;
 
 /**
+ * The lstat and realpath answers of {@link assertTrustedDir}, shared by the checks given the
+ * same lookups: checking many directories under one parent (a token cache with a directory
+ * per site) asks about that parent and each directory above it once, not once per check. The
+ * answers are kept as long as the lookups object is: make one per command, not per process.
+ */
+export interface DirLookups {
+  lstat(path: string): Promise<Stats>;
+  realpath(path: string): Promise<string>;
+}
+
+/** Lookups that remember each path's answer (see {@link DirLookups}). */
+export function dirLookups(): DirLookups {
+  const stats = new Map<string, Promise<Stats>>();
+  const reals = new Map<string, Promise<string>>();
+  const once = <T>(memo: Map<string, Promise<T>>, path: string, ask: (path: string) => Promise<T>) => {
+    let answer = memo.get(path);
+    if (answer === undefined) {
+      answer = ask(path);
+      // Judged by each caller; an unhandled rejection here would only repeat theirs.
+      answer.catch(() => {});
+      memo.set(path, answer);
+    }
+    return answer;
+  };
+  return {
+    lstat: (path) => once(stats, path, (at) => lstat(at)),
+    realpath: (path) => once(reals, path, (at) => realpath(at)),
+  };
+}
+
+/**
  * Why a directory cannot be trusted to hold what only its user should change, or
  * undefined when it can. The rules are ssh's for ~/.ssh: it must belong to the user (or to
  * root, for the directories above it) and no one else may write to it; a sticky directory
@@ -73,10 +104,11 @@ function ancestorsOf<T>(
  * Checks that `dir` and every directory above it can be trusted with settings or secrets
  * (see {@link distrust}); `own` directories must belong to the user, not root. Throws
  * DIR_UNSAFE naming the directory and why. A directory that does not exist is not checked.
+ * `lookups` ({@link dirLookups}) shares the file system's answers with other checks.
  */
 export async function assertTrustedDir(
   dir: string,
-  options: TrustOptions & { own?: boolean; what?: string } = {},
+  options: TrustOptions & { own?: boolean; what?: string; lookups?: DirLookups } = {},
 ): Promise<void> {
   const uid = currentUid(options);
   if (uid === undefined) return;
@@ -86,13 +118,14 @@ export async function assertTrustedDir(
   // Every lstat and realpath is issued at once (one round trip to the thread pool instead of
   // one per directory), and the answers are judged in the order a walk would meet them:
   // the directory, its real path, then each directory above. The first unsafe one is reported.
+  const ask: DirLookups = options.lookups ?? { lstat: (path) => lstat(path), realpath: (path) => realpath(path) };
   const lstatOf = (path: string) =>
-    lstat(path).then(
+    ask.lstat(path).then(
       (info) => ({ path, info }),
       (error: unknown) => ({ path, error }),
     );
   const realOf = (path: string) =>
-    realpath(path).then(
+    ask.realpath(path).then(
       (real) => ({ real }),
       (error: unknown) => ({ error }),
     );

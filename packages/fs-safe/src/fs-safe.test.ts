@@ -3,7 +3,7 @@ import { chmod, chown, lstat, readdir, readFile, readlink, stat, symlink, utimes
 import { fileURLToPath } from "node:url";
 import { otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { assertTrustedDir, ensurePrivateDir } from "./dirs.ts";
+import { assertTrustedDir, dirLookups, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
 import { assertTrustedFile, digestOwnFile, readPrivateFile } from "./read.ts";
 import { checkWriteTarget, restrictFile, STALE_TEMP_MS, writeFileSafe, writeNewFileSafe } from "./write.ts";
@@ -238,6 +238,23 @@ describe("private directories", () => {
     await symlink(dir.path("open"), dir.path("bad"));
     await assertTrustedDir(dir.path("link"), { own: true });
     expect((await userErrorOf(assertTrustedDir(dir.path("bad"), { own: true }))).code).toBe("DIR_UNSAFE");
+  });
+
+  test("shared lookups answer each path once, and the checks through them judge as those without", async () => {
+    const dir = await testdir({ "cache/a/": "", "cache/b/": "", "cache/open/": "" });
+    for (const sub of ["cache", "cache/a", "cache/b"]) await chmod(dir.path(sub), 0o700);
+    await chmod(dir.path("cache/open"), 0o777);
+    const lookups = dirLookups();
+    expect(lookups.lstat(dir.path("cache"))).toBe(lookups.lstat(dir.path("cache")));
+    expect(lookups.realpath(dir.path("cache"))).toBe(lookups.realpath(dir.path("cache")));
+    await assertTrustedDir(dir.path("cache/a"), { own: true, lookups });
+    await assertTrustedDir(dir.path("cache/b"), { own: true, lookups });
+    const error = await userErrorOf(assertTrustedDir(dir.path("cache/open"), { own: true, lookups }));
+    expect(error.code).toBe("DIR_UNSAFE");
+    expect(error.message).toBe(`the directory ${dir.path("cache/open")} is not safe`);
+    // A missing directory is answered (ENOENT) once too, and is no fault.
+    await assertTrustedDir(dir.path("cache/none"), { own: true, lookups });
+    expect(await lookups.lstat(dir.path("cache/none")).catch((e: NodeJS.ErrnoException) => e.code)).toBe("ENOENT");
   });
 });
 

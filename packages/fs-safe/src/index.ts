@@ -1,4 +1,11 @@
-export { assertTrustedDir, ensurePrivateDir, type PrivateDirOptions, type TrustOptions } from "./dirs.ts";
+export {
+  assertTrustedDir,
+  type DirLookups,
+  dirLookups,
+  ensurePrivateDir,
+  type PrivateDirOptions,
+  type TrustOptions,
+} from "./dirs.ts";
 export { errorCodes as fsSafeErrorCodes } from "./errors.ts";
 export { type LockOptions, lockPathOf, withFileLock } from "./lock.ts";
 export type { Identity } from "./owner.ts";

@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { isUserError } from "@nodekit/errors";
-import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
+import { assertTrustedDir, type DirLookups, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import { type CacheEntry, cacheFileSchema } from "./cache-schema.ts";
 import type { ObjectRef } from "./constants.ts";
 
@@ -77,13 +77,18 @@ export function isFresh(entry: CacheEntry, now: Date): boolean {
 /**
  * Why the cache directories for this site cannot be trusted with a token (another user owns
  * one, or may write to it or to a directory above), or undefined when they can. Missing
- * directories are fine: they are made private when the first token is written.
+ * directories are fine: they are made private when the first token is written. `lookups`
+ * (fs-safe's dirLookups) shares the directories' answers with the checks of other sites.
  */
-export async function cacheDirProblem(cacheDir: string, key: Pick<CacheKey, "site">): Promise<string | undefined> {
+export async function cacheDirProblem(
+  cacheDir: string,
+  key: Pick<CacheKey, "site">,
+  lookups?: DirLookups,
+): Promise<string | undefined> {
   try {
     // Both checks at once (their lstat calls overlap); the cache directory's problem is reported first.
     const checks = [cacheDir, join(cacheDir, siteDirName(key.site))].map((dir) =>
-      assertTrustedDir(dir, { own: true, what: "the token cache directory" }).then(
+      assertTrustedDir(dir, { own: true, what: "the token cache directory", lookups }).then(
         () => undefined,
         (error: unknown) => ({ error }),
       ),

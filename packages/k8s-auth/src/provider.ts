@@ -1,5 +1,6 @@
 import { delimiter, resolve } from "node:path";
 import { isUserError } from "@nodekit/errors";
+import type { DirLookups } from "@nodekit/fs-safe";
 import { connect, type KubeconfigSource } from "@nodekit/kube";
 import {
   type CacheEntry,
@@ -45,6 +46,12 @@ export interface TokenProviderOptions {
   authOffTtlSeconds?: number;
   /** Per request to the Kubernetes API; default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * The cache directories' lstat and realpath answers, shared by the providers of several
+   * sites in one command (fs-safe's `dirLookups()`): the cache directory and each directory
+   * above it are then checked once, not once per site.
+   */
+  dirLookups?: DirLookups;
 }
 
 export interface TokenProvider {
@@ -75,7 +82,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   // Checked once per provider: a cache another user could reach is neither read nor written.
   let dirProblem: Promise<string | undefined> | undefined;
   const fetchToken = async (): Promise<string | undefined> => {
-    dirProblem ??= cacheDirProblem(cacheDir, key).then((problem) => {
+    dirProblem ??= cacheDirProblem(cacheDir, key, options.dirLookups).then((problem) => {
       if (problem !== undefined) {
         emit(log, "cache-unsafe", `token cache not used: ${problem}`, { site: key.site });
       }

@@ -1,9 +1,11 @@
 import { traceStartup } from "@nodekit/cli-kit";
+import type { DirLookups } from "@nodekit/fs-safe";
 import { createTransport } from "@nodekit/http";
 import { createTokenProvider, defaultTokenCacheDir } from "@nodekit/k8s-auth";
 import { createNvkeClient, type NvkeClient } from "@nodekit/nvke-api";
 import { plainHttpWarning, type Site } from "@nodekit/site-config";
 
+export { dirLookups } from "@nodekit/fs-safe";
 // What a command needs to reach the controller, in one module (each module is one more
 // file to load on every read): the connection flags and the client.
 export { connectionOptions } from "./connection.ts";
@@ -12,6 +14,8 @@ export interface OpenControllerOptions {
   site: Site;
   /** Token cache directory; default $XDG_CACHE_HOME/nvkectl/tokens (~/.cache/nvkectl/tokens). */
   cacheDir?: string;
+  /** The token cache directories' answers, shared by the sites of one command (fs-safe's dirLookups). */
+  dirLookups?: DirLookups;
   /** Every token handed out, so that the caller can keep it out of all output (Redactor.add). */
   onToken: (token: string) => void;
   /** Debug lines: auth decisions ("using cached token", "auth off", …) and each HTTP request. */
@@ -46,6 +50,7 @@ export async function openController(options: OpenControllerOptions): Promise<Nv
     site: site.name,
     kubeconfig: site.kubeconfig,
     cacheDir: options.cacheDir ?? defaultTokenCacheDir(options.env ?? process.env),
+    ...(options.dirLookups === undefined ? {} : { dirLookups: options.dirLookups }),
     onToken: options.onToken,
     // A token cache another user could reach is worth saying without -v: it is not used.
     log: (event) =>
