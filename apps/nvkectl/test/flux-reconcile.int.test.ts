@@ -447,19 +447,23 @@ describe("install --emit flux, reconciled by Flux's source-controller and kustom
       ["apply", "--server-side", "--filename=-"],
       JSON.stringify(source("nvke-artifact-keys")),
     );
-    const condition = async () => {
-      const object = await jsonOn(fixture.admin, "get", "ocirepository", "other-signer", "-n", "flux-system");
-      return object.status?.conditions?.find((c: Condition) => c.type === "SourceVerified") as Condition | undefined;
-    };
+    // Until source-controller has finished the reconcile, Ready is Unknown (Reconciling) even
+    // after SourceVerified is False: wait for both to settle.
+    const read = () => jsonOn(fixture.admin, "get", "ocirepository", "other-signer", "-n", "flux-system");
+    const verifiedOf = (object: { status?: { conditions?: Condition[] } }) =>
+      object.status?.conditions?.find((c) => c.type === "SourceVerified");
     const deadline = Date.now() + 60_000;
-    let verified = await condition();
-    while (verified?.status !== "False" && Date.now() < deadline) {
+    let object = await read();
+    while (
+      (verifiedOf(object)?.status !== "False" || ready(object)?.status === "Unknown") &&
+      Date.now() < deadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      verified = await condition();
+      object = await read();
     }
+    const verified = verifiedOf(object);
     expect(verified).toMatchObject({ status: "False", reason: "VerificationError" });
     expect(verified?.message).toMatch(/no matching signatures|failed to verify signature|invalid signature/i);
-    const object = await jsonOn(fixture.admin, "get", "ocirepository", "other-signer", "-n", "flux-system");
     expect(ready(object)?.status).toBe("False");
     expect(object.status?.artifact).toBeUndefined();
 
