@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { useControlPlane } from "@nodekit/testenv/vitest";
+import type { PinSet } from "@nodekit/version-pins";
 import { agentVm, FIXTURES, type NrHome, nrHome, pinTestbinHelm, type StandIns } from "./helpers.ts";
 
 // Shared by nr's end-to-end files (register, day 2, upgrade): the machine a registration runs
@@ -32,8 +33,13 @@ export interface AgentMachine {
   stand: StandIns;
   /** PATH with the stand-ins first, then the test tier's kubectl and helm. */
   path: string;
-  /** The helm version on this machine, which the emulator pins. */
-  helmVersion: string;
+  /**
+   * The pin set the emulator serves: its own with this machine's helm (the version helm on
+   * `path` reports). Build other pins on it:
+   * `emulator.pins` stays the emulator's own, and pins built on that name the emulator's helm,
+   * whose download only answers `helm version`.
+   */
+  pins: PinSet;
   /** The environment nr runs with here: the lock, the API token, Proxmox credentials whose secret is `secret`. */
   env(secret: string): Record<string, string>;
   /**
@@ -41,6 +47,8 @@ export interface AgentMachine {
    * machine's kubeconfig unless `kubeconfig` names another, then `extra`.
    */
   registerArgs(target: { name: string; apiUrl: string; root: string; kubeconfig?: string }, extra?: string[]): string[];
+  /** `nr cluster upgrade` of the machine registered with host root `root`, with register's mirrors and waits, then `extra`. */
+  upgradeArgs(root: string, extra?: string[]): string[];
   stop(): Promise<void>;
 }
 
@@ -49,7 +57,7 @@ export async function agentMachine(prefix: string, token: string): Promise<Agent
   const plane = await useControlPlane({ dedicated: true });
   const kubeconfig = plane.adminKubeconfigPath;
   const emulator = await startNodeRingsEmulator({ tokens: [token], timing: { inboundMs: 300 } });
-  const helmVersion = pinTestbinHelm(emulator, plane.binDir);
+  const pins = pinTestbinHelm(emulator, plane.binDir);
   const home = await nrHome(prefix);
   const vm = await agentVm(home.path, { kubeconfig, binDir: plane.binDir });
   const { stand, path } = vm;
@@ -59,7 +67,7 @@ export async function agentMachine(prefix: string, token: string): Promise<Agent
     home,
     stand,
     path,
-    helmVersion,
+    pins,
     env: (secret) => ({
       NR_LOCK_DIR: home.lockDir,
       NR_API_TOKEN: token,
@@ -87,6 +95,7 @@ export async function agentMachine(prefix: string, token: string): Promise<Agent
       SERVICE_CIDR,
       ...extra,
     ],
+    upgradeArgs: (root, extra = []) => ["cluster", "upgrade", "--host-root", root, ...MIRRORS_AND_WAITS, ...extra],
     stop: async () => {
       vm.stop();
       await emulator.stop();

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import {
   type BoundedRun,
+  expectBounded,
   FILE_FAULTS,
   repoRoot,
   runBounded,
@@ -21,8 +22,6 @@ import { hostRoot, registerArgv } from "./helpers.ts";
 
 const bin = join(repoRoot, "apps/nr/bin/run.js");
 const TOKEN = "nr-input-faults-token";
-const MAX_MS = 20_000;
-const MAX_RSS_MB = 250;
 
 let emulator: RunningNodeRingsEmulator;
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -53,11 +52,6 @@ async function freshHome(): Promise<Record<string, string>> {
 
 const register = (...extra: string[]) =>
   registerArgv(emulator.url, root, ["--name", "vm-faults", "--kubeconfig", "/nonexistent", ...extra]);
-
-function expectBounded(run: BoundedRun, what: string) {
-  expect(run.ms, what).toBeLessThan(MAX_MS);
-  expect(run.peakRssMb, what).toBeLessThan(MAX_RSS_MB);
-}
 
 async function expectNothingRan(env: Record<string, string>) {
   await expect(access(join(env.NR_HOME as string, "state.json"))).rejects.toMatchObject({ code: "ENOENT" });

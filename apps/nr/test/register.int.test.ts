@@ -34,14 +34,13 @@ let emulator: RunningNodeRingsEmulator;
 let home: NrHome;
 let stand: StandIns;
 let path: string;
-let helmVersion: string;
 /** Everything nr sends to the API passes here, so a test can read every byte of it. */
 let proxy: Awaited<ReturnType<typeof platformProxy>>;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
   machine = await agentMachine("nr-e2e-", TOKEN);
-  ({ kubeconfig, emulator, home, stand, path, helmVersion } = machine);
+  ({ kubeconfig, emulator, home, stand, path } = machine);
   proxy = await platformProxy(emulator.url, (req, body) =>
     seen.push({
       method: req.method ?? "",
@@ -265,7 +264,7 @@ describe("nr cluster register, end to end", () => {
       agent: { name: "pve-e2e", id: agent.id },
     });
     expect(report.phases.map((p: { state: string }) => p.state)).toEqual(REGISTER_PHASES.map(() => "done"));
-    expect(report.pins.versions.helm).toBe(helmVersion);
+    expect(report.pins.versions.helm).toBe(machine.pins.tools.helm.version);
 
     // Run again with --resume: every phase is re-checked by its probe and kept; nothing is redone.
     const count = (await stand.records()).length;

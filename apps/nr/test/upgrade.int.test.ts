@@ -4,23 +4,14 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
+import type { RunningNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { createExecaRunner, Redactor } from "@nodekit/process";
 import { userErrorOf } from "@nodekit/test-utils";
-import { useControlPlane } from "@nodekit/testenv/vitest";
 import type { PinSet } from "@nodekit/version-pins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upgrade } from "../src/services/upgrade.ts";
-import {
-  calicoOperator,
-  FIXTURES,
-  hostRoot,
-  kubectl,
-  type NrHome,
-  nrHome,
-  type StandIns,
-  standIns,
-} from "./helpers.ts";
+import { type AgentMachine, agentMachine } from "./agent-fixture.ts";
+import { FIXTURES, hostRoot, kubectl, type NrHome, type StandIns } from "./helpers.ts";
 
 // nr cluster upgrade end to end, after a real registration: the NodeRings emulator as the
 // platform (its pins replaced by the test's second pin set, fixtures/pins-next.json), the test
@@ -29,7 +20,6 @@ import {
 // loopback, downloaded and checked against its pinned digest as a real upgrade would.
 
 const TOKEN = "nr-upgrade-api-token-7c2e";
-const SERVICE_CIDR = "10.0.0.0/24";
 const NAME = "pve-upgrade";
 
 interface NextPins {
@@ -37,6 +27,7 @@ interface NextPins {
   versions: Record<"k3s" | "calico" | "liqo" | "liqoctl" | "proxmox-operator", string>;
 }
 
+let machine: AgentMachine;
 let emulator: RunningNodeRingsEmulator;
 let base: PinSet;
 let next: NextPins;
@@ -44,24 +35,14 @@ let artifacts: Server;
 let liqoctlNext: { url: string; sha256: string; size: number };
 let home: NrHome;
 let stand: StandIns;
-let path: string;
 let root: string;
-let stopTigera: () => void;
 
 beforeAll(async () => {
-  const plane = await useControlPlane({ dedicated: true });
-  const kubeconfig = plane.adminKubeconfigPath;
-  emulator = await startNodeRingsEmulator({ tokens: [TOKEN], timing: { inboundMs: 300 } });
-  base = structuredClone(emulator.pins);
-  base.tools.helm.version = execFileSync(join(plane.binDir, "helm"), ["version", "--template", "{{.Version}}"], {
-    encoding: "utf8",
-  }).trim();
-  emulator.setPins(base);
+  machine = await agentMachine("nr-upgrade-", TOKEN);
+  ({ emulator, home, stand } = machine);
+  const { kubeconfig } = machine;
+  base = structuredClone(machine.pins);
   next = JSON.parse(await readFile(join(FIXTURES, "pins-next.json"), "utf8")) as NextPins;
-  home = await nrHome("nr-upgrade-");
-  stand = await standIns(home.path, { kubeconfig, platformClusterId: "noderings-emulator" });
-  path = `${stand.bin}:${plane.binDir}:${process.env.PATH}`;
-  stopTigera = calicoOperator(kubeconfig);
   root = await hostRoot(join(home.path, "host"), { hostname: NAME });
   // The next Liqo release's liqoctl, packaged as upstream ships it (liqoctl-linux-<arch>.tar.gz
   // holding liqoctl): the liqoctl stand-in, answering as that release.
@@ -89,56 +70,16 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  stopTigera?.();
   await new Promise((resolve) => artifacts?.close(resolve));
-  await emulator?.stop();
-  await home?.cleanup();
+  await machine?.stop();
 });
 
-function registerArgs(kubeconfig: string): string[] {
-  return [
-    "cluster",
-    "register",
-    "--name",
-    NAME,
-    "--api-url",
-    emulator.url,
-    "--kubeconfig",
-    kubeconfig,
-    "--host-root",
-    root,
-    ...shared,
-    "--offload-namespace",
-    "tenant-vms",
-    "--service-cidr",
-    SERVICE_CIDR,
-  ];
-}
+const registerArgs = (kubeconfig: string) =>
+  machine.registerArgs({ name: NAME, apiUrl: emulator.url, root, kubeconfig });
 
-/** What register and upgrade are both given: the mirrors the components came from, the waits. */
-const shared = [
-  "--calico-manifests",
-  join(FIXTURES, "calico"),
-  "--operator-chart",
-  join(FIXTURES, "proxmox-operator"),
-  "--poll-interval",
-  "100ms",
-  "--timeout",
-  "60s",
-];
+const upgradeArgs = (...extra: string[]) => machine.upgradeArgs(root, extra);
 
-const upgradeArgs = (...extra: string[]) => ["cluster", "upgrade", "--host-root", root, ...shared, ...extra];
-
-function env(): Record<string, string> {
-  return {
-    NR_LOCK_DIR: home.lockDir,
-    NR_API_TOKEN: TOKEN,
-    NR_PROXMOX_URL: "https://pve.example:8006/api2/json",
-    NR_PROXMOX_TOKEN_ID: "root@pam!nr",
-    NR_PROXMOX_TOKEN_SECRET: "canary-upgrade-proxmox-secret-51d0",
-    PATH: path,
-  };
-}
+const env = () => machine.env("canary-upgrade-proxmox-secret-51d0");
 
 /** The platform's pins with these components at the second pin set's versions. */
 function pinsMoving(...components: (keyof NextPins["versions"])[]): PinSet {
@@ -302,7 +243,7 @@ describe("nr cluster upgrade: only what changed", () => {
     const controller = new AbortController();
     const inner = createExecaRunner();
     const previousPath = process.env.PATH;
-    process.env.PATH = path;
+    process.env.PATH = machine.path;
     try {
       const stopped = await userErrorOf(
         upgrade({

@@ -27,39 +27,20 @@ function nvkectl(args: string[], env: Record<string, string> = {}, input?: strin
   });
 }
 
+/** `nvkectl config set-site NAME --url URL --kubeconfig FILE`, then `extra`. */
+const setSite = (name: string, url: string, kubeconfig: string, ...extra: string[]) =>
+  nvkectl(["config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig, ...extra]);
+
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 
 async function addLabAndEdge(): Promise<void> {
-  expect(
-    (await nvkectl(["config", "set-site", "lab", "--url", "http://127.0.0.1:30080", "--kubeconfig", "lab.kubeconfig"]))
-      .exitCode,
-  ).toBe(0);
-  expect(
-    (
-      await nvkectl([
-        "config",
-        "set-site",
-        "edge",
-        "--url",
-        "https://edge.example.com",
-        "--kubeconfig",
-        "edge.kubeconfig",
-      ])
-    ).exitCode,
-  ).toBe(0);
+  expect((await setSite("lab", "http://127.0.0.1:30080", "lab.kubeconfig")).exitCode).toBe(0);
+  expect((await setSite("edge", "https://edge.example.com", "edge.kubeconfig")).exitCode).toBe(0);
 }
 
 describe("nvkectl config set-site", () => {
   it("adds the first site, makes it active, and writes the file 0600 in a 0700 directory", async () => {
-    const result = await nvkectl([
-      "config",
-      "set-site",
-      "lab",
-      "--url",
-      "https://lab.example.com",
-      "--kubeconfig",
-      "lab.kubeconfig",
-    ]);
+    const result = await setSite("lab", "https://lab.example.com", "lab.kubeconfig");
 
     expect(result).toEqual({ exitCode: 0, stdout: 'Site "lab" created.\nSwitched to site "lab".\n', stderr: "" });
     expect(await mode(configFile)).toBe(0o600);
@@ -74,15 +55,7 @@ describe("nvkectl config set-site", () => {
   });
 
   it("warns on stderr only about plain HTTP to a non-loopback address", async () => {
-    const remote = await nvkectl([
-      "config",
-      "set-site",
-      "lab",
-      "--url",
-      "http://10.0.0.5:30080",
-      "--kubeconfig",
-      "lab.kubeconfig",
-    ]);
+    const remote = await setSite("lab", "http://10.0.0.5:30080", "lab.kubeconfig");
 
     expect(remote.exitCode).toBe(0);
     expect(remote.stdout).not.toContain("clear text");
@@ -91,43 +64,18 @@ describe("nvkectl config set-site", () => {
         "use it from a trusted network only, or put a TLS endpoint in front of it and name that\n",
     );
 
-    const loopback = await nvkectl([
-      "config",
-      "set-site",
-      "local",
-      "--url",
-      "http://localhost:30080",
-      "--kubeconfig",
-      "lab.kubeconfig",
-    ]);
+    const loopback = await setSite("local", "http://localhost:30080", "lab.kubeconfig");
     expect(loopback).toMatchObject({ exitCode: 0, stderr: "", stdout: 'Site "local" created.\n' });
   });
 
   it("keeps the active site when adding another, and updates a site in place", async () => {
     await addLabAndEdge();
 
-    const moved = await nvkectl([
-      "config",
-      "set-site",
-      "edge",
-      "--url",
-      "https://edge2.example.com",
-      "--kubeconfig",
-      "edge.kubeconfig",
-    ]);
+    const moved = await setSite("edge", "https://edge2.example.com", "edge.kubeconfig");
     expect(moved.stdout).toBe('Site "edge" modified.\n');
     expect((await nvkectl(["config", "current-site"])).stdout).toBe("lab\n");
 
-    const activated = await nvkectl([
-      "config",
-      "set-site",
-      "edge",
-      "--url",
-      "https://edge2.example.com",
-      "--kubeconfig",
-      "edge.kubeconfig",
-      "--activate",
-    ]);
+    const activated = await setSite("edge", "https://edge2.example.com", "edge.kubeconfig", "--activate");
     expect(activated.stdout).toBe('Site "edge" modified.\nSwitched to site "edge".\n');
     const sites = JSON.parse((await nvkectl(["config", "get-sites", "-o", "json"])).stdout).items;
     expect(sites).toEqual([
@@ -137,15 +85,7 @@ describe("nvkectl config set-site", () => {
   });
 
   it("fails with exit 4 and writes nothing when the kubeconfig does not exist", async () => {
-    const result = await nvkectl([
-      "config",
-      "set-site",
-      "lab",
-      "--url",
-      "https://lab.example.com",
-      "--kubeconfig",
-      "nope.kubeconfig",
-    ]);
+    const result = await setSite("lab", "https://lab.example.com", "nope.kubeconfig");
 
     expect(result.exitCode).toBe(4);
     expect(result.stdout).toBe("");
@@ -155,15 +95,7 @@ describe("nvkectl config set-site", () => {
   });
 
   it("fails with exit 3 for an invalid name or URL, listing both", async () => {
-    const result = await nvkectl([
-      "config",
-      "set-site",
-      "Lab_1",
-      "--url",
-      "ftp://lab",
-      "--kubeconfig",
-      "lab.kubeconfig",
-    ]);
+    const result = await setSite("Lab_1", "ftp://lab", "lab.kubeconfig");
 
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain('site "Lab_1": field name: "Lab_1" must be a DNS-1123 label');
@@ -355,16 +287,7 @@ describe("a corrupt config file", () => {
 
 describe("--json-logs and NVKECTL_CONFIG", () => {
   it("makes every stderr line a JSON object, for warnings and errors alike", async () => {
-    const warned = await nvkectl([
-      "config",
-      "set-site",
-      "lab",
-      "--url",
-      "http://10.0.0.5:30080",
-      "--kubeconfig",
-      "lab.kubeconfig",
-      "--json-logs",
-    ]);
+    const warned = await setSite("lab", "http://10.0.0.5:30080", "lab.kubeconfig", "--json-logs");
     const failed = await nvkectl(["config", "use-site", "prod", "--json-logs"]);
 
     expect(warned.exitCode).toBe(0);

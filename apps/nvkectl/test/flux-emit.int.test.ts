@@ -4,18 +4,12 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createExecaRunner } from "@nodekit/process";
 import { userErrorOf } from "@nodekit/test-utils";
-import { binaries } from "@nodekit/testenv";
 import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/capi-repository";
 import { load, loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { emitFluxTree } from "../src/services/install.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { emitSignedTree, type InstallFixture, installFixture } from "./install-fixture.ts";
+import * as lab from "./lab-site.ts";
 
 // nvkectl install --emit flux against the test tier (issue 24, item 2's fallback): the tree is
 // emitted from a real cluster read (Nodes, providers), real helm template and clusterctl
@@ -37,66 +31,17 @@ beforeAll(async () => {
   tree = join(work, "tree");
   await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   await fixture.addNodes("amd64", "site-node-1");
-  await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "test",
-      `    - name: widgets
-      namespace: widgets
-    - name: controller
-      namespace: nke-controller
-      stackValues: true
-      dependsOn: [widgets]
-      timeout: 7m
-`,
-    ),
-    "path/widgets/app.yaml": `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: widget-settings
-data: { size: "2" }
-`,
-    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
-    "path/controller/values.yaml": "replicas: 1\n",
-    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
-    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nvke-controller
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
-  template:
-    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
-    spec:
-      nodeSelector: {{ toJson .Values.nodeSelector }}
-      containers:
-        - name: controller
-          image: registry.invalid/controller:1
-          env:
-            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
-            - name: NICO_API_KEY
-              valueFrom: { secretKeyRef: { name: {{ .Values.nico.credentialsSecret }}, key: apiKey } }
-`,
-  });
-  result = await emitFluxTree({
-    inputs: fixture.inputs({ NVKE_NICO_API_KEY: API_KEY }),
-    runner: createExecaRunner(),
-    dir: tree,
-    dryRun: false,
-    repository: REPOSITORY,
-    verify: { provider: "cosign", secret: "nvke-artifact-keys" },
-    insecure: true,
-  });
+  await fixture.write(
+    lab.files("single", "      dependsOn: [widgets]\n      timeout: 7m\n", {
+      "widgets/app.yaml": lab.WIDGETS.settings(2),
+      ...lab.controllerChart({
+        "deployment.yaml": lab.controllerDeployment({ env: lab.NICO_API_KEY_ENV }, { labelled: false }),
+      }),
+    }),
+  );
+  result = await emitSignedTree(fixture, API_KEY, tree, REPOSITORY);
   // Flux's CRDs on the real API server, and its namespace.
-  const crds = join(await binaries("flux"), "crds");
-  await fixture.kubectl("apply", "--server-side", "--filename", crds);
-  await fixture.kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
-  await fixture.kubectl("create", "namespace", "flux-system");
+  await fixture.fluxCrds();
 }, 300_000);
 
 afterAll(async () => {
@@ -228,15 +173,7 @@ describe("install --emit flux, validated by the real API server against Flux's C
   });
 
   test("emitting again gives the same digests and replaces the tree; a directory holding other files is refused", async () => {
-    const again = await emitFluxTree({
-      inputs: fixture.inputs({ NVKE_NICO_API_KEY: API_KEY }),
-      runner: createExecaRunner(),
-      dir: tree,
-      dryRun: false,
-      repository: REPOSITORY,
-      verify: { provider: "cosign", secret: "nvke-artifact-keys" },
-      insecure: true,
-    });
+    const again = await emitSignedTree(fixture, API_KEY, tree, REPOSITORY);
     expect(again.artifacts.map((a) => a.digest)).toEqual(result.artifacts.map((a) => a.digest));
     await fixture.write({ "other/notes.txt": "mine\n" });
     const error = await userErrorOf(

@@ -4,20 +4,15 @@ import { publicKeyOf, pushFluxArtifacts } from "@nodekit/deploy-path";
 import { OciClient } from "@nodekit/oci";
 import { createExecaRunner } from "@nodekit/process";
 import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
-import { binaries, type ControlPlane, startControlPlane } from "@nodekit/testenv";
+import { type ControlPlane, startControlPlane } from "@nodekit/testenv";
 import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/capi-repository";
 import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv/controller-standin";
 import { type FluxControllers, startFluxControllers } from "@nodekit/testenv/flux-controllers";
 import { type NicoProviderStandIn, startNicoProviderStandIn } from "@nodekit/testenv/nico-provider-standin";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { emitFluxTree, install } from "../src/services/install.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { type emitFluxTree, install } from "../src/services/install.ts";
+import { emitSignedTree, type InstallFixture, installFixture } from "./install-fixture.ts";
+import * as lab from "./lab-site.ts";
 
 // nvkectl install --emit flux, reconciled by Flux's real controllers (issue 24, item 2):
 // source-controller v1.9.0 and kustomize-controller v1.9.6, built from their Go modules
@@ -58,6 +53,17 @@ const kubectlOn = async (kubeconfig: string, args: string[], input?: string) =>
 
 const jsonOn = async (kubeconfig: string, ...args: string[]) =>
   JSON.parse(await kubectlOn(kubeconfig, [...args, "--output=json"]));
+
+/** The Secret in flux-system with the public key of `privateKey`, as source-controller verifies with it. */
+const cosignKeySecret = (name: string, privateKey: string) =>
+  fixture.kubectl(
+    "create",
+    "secret",
+    "generic",
+    name,
+    "--namespace=flux-system",
+    `--from-literal=cosign.pub=${publicKeyOf(privateKey)}`,
+  );
 
 /** The Secrets an operator creates before applying the tree (docs/gitops.md): the NICo key's, in their namespaces. */
 const operatorSecrets = (apiKey: string) =>
@@ -114,123 +120,29 @@ beforeAll(async () => {
   repository = `oci://${registry.host}/${PATH_NAME}`;
   await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   await fixture.addNodes("arm64", "site-node-1", "site-node-2");
-  await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      `images:
-  profiles:
-    amd64: registry.example.test/profiles:v1-amd64
-    arm64: registry.example.test/profiles:v1-arm64
-clientNetworks: [192.0.2.0/24]
-`,
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "test",
-      `    - name: widgets
-      namespace: widgets
-    - name: controller
-      namespace: nke-controller
-      stackValues: true
-      dependsOn: [widgets]
-      timeout: 3m
-`,
-    ),
-    "path/widgets/a-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.test
-spec:
-  group: example.test
-  scope: Namespaced
-  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
-`,
-    "path/widgets/b-app.yaml": `apiVersion: v1
-kind: Namespace
-metadata:
-  name: widgets
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: widget-controller
-spec:
-  replicas: 2
-  selector: { matchLabels: { app: widgets } }
-  template:
-    metadata: { labels: { app: widgets } }
-    spec:
-      containers: [{ name: manager, image: "registry.invalid/widgets:1" }]
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: widget-settings
-data: { size: "2" }
----
-apiVersion: example.test/v1
-kind: Widget
-metadata:
-  name: first
-`,
-    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
-    "path/controller/values.yaml": "replicas: 1\n",
-    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
-    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nvke-controller
-  labels: { app.kubernetes.io/name: nvke-controller }
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
-  template:
-    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
-    spec:
-      nodeSelector: {{ toJson .Values.nodeSelector }}
-      containers:
-        - name: controller
-          image: registry.invalid/controller:1
-          env:
-            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
-            - name: NICO_API_KEY
-              valueFrom: { secretKeyRef: { name: {{ .Values.nico.credentialsSecret }}, key: apiKey } }
-`,
-  });
+  await fixture.write(
+    lab.files("perArchitecture", "      dependsOn: [widgets]\n      timeout: 3m\n", {
+      "widgets/a-crd.yaml": lab.WIDGETS_CRD,
+      "widgets/b-app.yaml": lab.documents(
+        lab.WIDGETS.namespace,
+        lab.WIDGETS.deployment,
+        lab.WIDGETS.settings(2),
+        lab.WIDGETS.first,
+      ),
+      ...lab.controllerChart({ "deployment.yaml": lab.controllerDeployment({ env: lab.NICO_API_KEY_ENV }) }),
+    }),
+  );
 
   // The tree, its artifacts pushed by digest and signed.
   signingKey = newKey();
   otherKey = newKey();
-  emitted = await emitFluxTree({
-    inputs: fixture.inputs({ NVKE_NICO_API_KEY: API_KEY }),
-    runner: createExecaRunner(),
-    dir: join(work, "tree"),
-    dryRun: false,
-    repository,
-    verify: { provider: "cosign", secret: "nvke-artifact-keys" },
-    insecure: true,
-  });
+  emitted = await emitSignedTree(fixture, API_KEY, join(work, "tree"), repository);
   const client = new OciClient({ plainHttp: true });
   await pushFluxArtifacts(client, { repository, artifacts: emitted.artifacts, signingKeyPem: signingKey });
 
   // Flux's CRDs and namespace, the verification key and the operator's Secrets; the stand-ins; the controllers.
-  const crds = join(await binaries("flux"), "crds");
-  await fixture.kubectl("apply", "--server-side", "--filename", crds);
-  await fixture.kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
-  await fixture.kubectl("create", "namespace", "flux-system");
-  await fixture.kubectl(
-    "create",
-    "secret",
-    "generic",
-    "nvke-artifact-keys",
-    "--namespace=flux-system",
-    `--from-literal=cosign.pub=${publicKeyOf(signingKey)}`,
-  );
+  await fixture.fluxCrds();
+  await cosignKeySecret("nvke-artifact-keys", signingKey);
   await kubectlOn(
     admin,
     ["apply", "--filename=-"],
@@ -468,14 +380,7 @@ describe("install --emit flux, reconciled by Flux's source-controller and kustom
     expect(object.status?.artifact).toBeUndefined();
 
     // With the other key's public key, the same artifact passes.
-    await fixture.kubectl(
-      "create",
-      "secret",
-      "generic",
-      "other-signer-keys",
-      "--namespace=flux-system",
-      `--from-literal=cosign.pub=${publicKeyOf(otherKey)}`,
-    );
+    await cosignKeySecret("other-signer-keys", otherKey);
     await kubectlOn(
       fixture.admin,
       ["apply", "--server-side", "--filename=-"],

@@ -5,6 +5,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import {
   type BoundedRun,
+  expectBounded,
+  FAULT_BOUNDS,
   FILE_FAULTS,
   repoRoot,
   runBounded,
@@ -23,9 +25,6 @@ import { writeInstallInputs } from "./helpers.ts";
 
 const bin = join(repoRoot, "apps/nvkectl/bin/run.js");
 const KEY = "nico-key-input-faults";
-/** Bounds no run may pass: the limit is 8 MiB, a start of nvkectl about 100 MB. */
-const MAX_MS = 20_000;
-const MAX_RSS_MB = 250;
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let env: Record<string, string>;
@@ -145,8 +144,7 @@ const READERS: ReadonlyArray<{ what: string; args: (file: string, home: string) 
 function expectStoppedAtLimit(run: BoundedRun, what: string) {
   expect(run.exitCode, `${what}: ${run.stderr}`).toBe(3);
   expect(run.stderr).toContain("is larger than 8 MiB");
-  expect(run.ms, what).toBeLessThan(MAX_MS);
-  expect(run.peakRssMb, what).toBeLessThan(MAX_RSS_MB);
+  expectBounded(run, what);
 }
 
 describe("every nvkectl input reader stops at 8 MiB, whatever it is given (issue 22, item 8)", () => {
@@ -236,7 +234,7 @@ describe("every nvkectl input reader stops at 8 MiB, whatever it is given (issue
         });
         results.push({ ...run, what: `${what} (Ctrl-C)` });
         expect(run.ms, what).toBeGreaterThanOrEqual(3_000);
-        expect(run.ms, what).toBeLessThan(3_000 + MAX_MS);
+        expect(run.ms, what).toBeLessThan(3_000 + FAULT_BOUNDS.ms);
         expect(run.signal === "SIGINT" || run.exitCode === 130, `${what}: ${run.exitCode} ${run.signal}`).toBe(true);
       }
     } finally {

@@ -2,8 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createExecaRunner, Redactor } from "@nodekit/process";
 import { tempDir } from "@nodekit/test-utils";
+import { binaries } from "@nodekit/testenv";
 import { useControlPlane } from "@nodekit/testenv/vitest";
-import type { InstallInputs } from "../src/services/install.ts";
+import { emitFluxTree, type InstallInputs } from "../src/services/install.ts";
 
 // What the install integration tests (install.int, install-release.int) set up alike: a
 // control plane of the file's own, a work dir, helm and clusterctl on PATH, Nodes of one
@@ -92,8 +93,12 @@ export interface InstallFixture {
   write(files: Record<string, string>): Promise<void>;
   /** kubectl as admin; its stdout. */
   kubectl(...args: string[]): Promise<string>;
+  /** kubectl as admin with `object` as JSON on its stdin (what `-f -` reads); its stdout. */
+  kubectlWith(object: object, ...args: string[]): Promise<string>;
   /** kubectl … --output=json as admin, parsed. */
   json(...args: string[]): Promise<ReturnType<typeof JSON.parse>>;
+  /** Flux's CRDs (built by tooling/flux-testbin) applied and established, and the namespace flux-system. */
+  fluxCrds(): Promise<void>;
   /** Creates (or updates) Nodes labelled with this architecture. */
   addNodes(arch: string, ...names: string[]): Promise<void>;
   /** The install's inputs for the files at their usual places (sitespec.yaml, stack.yaml, path/, state/). */
@@ -111,6 +116,14 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
   const { path: work, cleanup } = await tempDir(prefix);
   const kubectl = async (...args: string[]) =>
     (await createExecaRunner().run({ command: "kubectl", args: ["--kubeconfig", admin, ...args] })).stdout;
+  const kubectlWith = async (object: object, ...args: string[]) =>
+    (
+      await createExecaRunner().run({
+        command: "kubectl",
+        args: ["--kubeconfig", admin, ...args],
+        input: JSON.stringify(object),
+      })
+    ).stdout;
   return {
     work,
     admin,
@@ -122,18 +135,18 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
       }
     },
     kubectl,
+    kubectlWith,
     json: async (...args) => JSON.parse(await kubectl(...args, "--output=json")),
+    async fluxCrds() {
+      const crds = join(await binaries("flux"), "crds");
+      await kubectl("apply", "--server-side", "--filename", crds);
+      await kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
+      await kubectl("create", "namespace", "flux-system");
+    },
     async addNodes(arch, ...names) {
       for (const name of names) {
-        await createExecaRunner().run({
-          command: "kubectl",
-          args: ["--kubeconfig", admin, "apply", "-f", "-"],
-          input: JSON.stringify({
-            apiVersion: "v1",
-            kind: "Node",
-            metadata: { name, labels: { "kubernetes.io/arch": arch } },
-          }),
-        });
+        const node = { apiVersion: "v1", kind: "Node", metadata: { name, labels: { "kubernetes.io/arch": arch } } };
+        await kubectlWith(node, "apply", "-f", "-");
       }
     },
     inputs: (env, extra = {}) => ({
@@ -152,3 +165,19 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
     },
   };
 }
+
+/**
+ * `install --emit flux` of the fixture's inputs (the NICo API key `apiKey`) into `dir`, for
+ * `repository` over plain HTTP, its artifacts verified with the cosign keys of the Secret
+ * nvke-artifact-keys.
+ */
+export const emitSignedTree = (fixture: InstallFixture, apiKey: string, dir: string, repository: string) =>
+  emitFluxTree({
+    inputs: fixture.inputs({ NVKE_NICO_API_KEY: apiKey }),
+    runner: createExecaRunner(),
+    dir,
+    dryRun: false,
+    repository,
+    verify: { provider: "cosign", secret: "nvke-artifact-keys" },
+    insecure: true,
+  });

@@ -12,13 +12,8 @@ import { type InstallInputs, install, planInstall, prepareInstall, runInstall } 
 import { parseInstallRecord } from "../src/services/install-record.ts";
 import { PROVIDERS } from "../src/services/provider-catalogue.ts";
 import { getProviders } from "../src/services/providers.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { type InstallFixture, inputArgs, installFixture } from "./install-fixture.ts";
+import * as lab from "./lab-site.ts";
 
 // nvkectl install for real against the test tier: real kubectl, helm and clusterctl, Cluster
 // API built from its module with webhooks stripped, and the controller-manager stand-in
@@ -53,87 +48,22 @@ beforeAll(async () => {
         : { state: "INVALID", message: "NICo refused the API key" },
   });
   await fixture.addNodes("arm64", "site-node-1", "site-node-2");
-  await write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      `images:
-  profiles:
-    amd64: registry.example.test/profiles:v1-amd64
-    arm64: registry.example.test/profiles:v1-arm64
-clientNetworks: [192.0.2.0/24]
-`,
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "test",
-      `    - name: widgets
-      namespace: widgets
-    - name: controller
-      namespace: nke-controller
-      stackValues: true
-      dependsOn: [widgets]
+  await write(
+    lab.files(
+      "perArchitecture",
+      `      dependsOn: [widgets]
     - name: finish
       dependsOn: [controller]
 `,
-    ),
-    "path/widgets/a-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.test
-spec:
-  group: example.test
-  scope: Namespaced
-  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
-`,
-    "path/widgets/b-app.yaml": `apiVersion: v1
-kind: Namespace
-metadata:
-  name: widgets
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: widget-controller
-spec:
-  replicas: 2
-  selector: { matchLabels: { app: widgets } }
-  template:
-    metadata: { labels: { app: widgets } }
-    spec:
-      containers: [{ name: manager, image: "registry.invalid/widgets:1" }]
----
-apiVersion: example.test/v1
-kind: Widget
-metadata:
-  name: first
-`,
-    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
-    "path/controller/values.yaml": "replicas: 1\n",
-    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
-    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nvke-controller
-  labels: { app.kubernetes.io/name: nvke-controller }
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
-  template:
-    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
-    spec:
-      nodeSelector: {{ toJson .Values.nodeSelector }}
-      containers:
-        - name: controller
-          image: registry.invalid/controller:1
-          env:
-            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
-            - { name: ENDPOINT, value: {{ .Values.nico.endpoint | quote }} }
----
+      {
+        "widgets/a-crd.yaml": lab.WIDGETS_CRD,
+        "widgets/b-app.yaml": lab.documents(lab.WIDGETS.namespace, lab.WIDGETS.deployment, lab.WIDGETS.first),
+        ...lab.controllerChart({
+          "deployment.yaml":
+            lab.controllerDeployment({
+              env: "            - { name: ENDPOINT, value: {{ .Values.nico.endpoint | quote }} }\n",
+            }) +
+            `---
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -145,14 +75,17 @@ spec:
       restartPolicy: Never
       containers: [{ name: migrate, image: "registry.invalid/controller:1" }]
 `,
-    "path/finish/config.yaml": `apiVersion: v1
+        }),
+        "finish/config.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: finished
   namespace: nke-controller
 data: { done: "yes" }
 `,
-  });
+      },
+    ),
+  );
   inputs = fixture.inputs({ NVKE_NICO_API_KEY: API_KEY });
 }, 300_000);
 
@@ -383,11 +316,7 @@ describe("nvkectl install against the real API server", () => {
     // and the built CLI says how to continue from there, as docs/install.md promises
     const cli = await runCli(
       "nvkectl",
-      [
-        "install",
-        ...["--sitespec", inputs.siteSpec, "--stack-config", inputs.stackConfig, "--deploy-path", inputs.deployPath],
-        ...["--kubeconfig", admin, "--work-dir", join(work, "state")],
-      ],
+      ["install", ...inputArgs(inputs), ...["--kubeconfig", admin, "--work-dir", join(work, "state")]],
       { env: { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH }, timeoutMs: 110_000 },
     );
     expect(cli.exitCode).not.toBe(0);
@@ -416,17 +345,7 @@ describe("nvkectl install against the real API server", () => {
 
   test("the built CLI: --dry-run -o json is the plan document; bad input fails with the file and field, and nothing is applied", async () => {
     const env = { HOME: work, NVKE_NICO_API_KEY: API_KEY, PATH: process.env.PATH };
-    const base = [
-      "install",
-      "--sitespec",
-      inputs.siteSpec,
-      "--stack-config",
-      inputs.stackConfig,
-      "--deploy-path",
-      inputs.deployPath,
-      "--kubeconfig",
-      admin,
-    ];
+    const base = ["install", ...inputArgs(inputs), "--kubeconfig", admin];
     const dry = await runCli("nvkectl", [...base, "--dry-run", "-o", "json"], { env });
     expect(dry.stderr).toBe("");
     expect(dry.exitCode).toBe(0);
@@ -538,16 +457,13 @@ describe("a re-run prunes what the stack config no longer renders", () => {
     // Given the policy back in the inventory, then replaced by one another tool made
     await install({ inputs, runner: createExecaRunner(), dryRun: false });
     await kubectl("delete", "networkpolicy", "nvke-controller-api-clients", "-n", "nke-controller");
-    await createExecaRunner().run({
-      command: "kubectl",
-      args: ["--kubeconfig", admin, "create", "-f", "-"],
-      input: JSON.stringify({
-        apiVersion: "networking.k8s.io/v1",
-        kind: "NetworkPolicy",
-        metadata: { name: "nvke-controller-api-clients", namespace: "nke-controller" },
-        spec: { podSelector: {}, policyTypes: ["Ingress"] },
-      }),
-    });
+    const policy = {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "nvke-controller-api-clients", namespace: "nke-controller" },
+      spec: { podSelector: {}, policyTypes: ["Ingress"] },
+    };
+    await fixture.kubectlWith(policy, "create", "-f", "-");
     const changed = await stackWith("stack-no-clients.yaml", (text) =>
       text.replace("clientNetworks: [192.0.2.0/24]\n", ""),
     );

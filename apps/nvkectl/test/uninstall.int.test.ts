@@ -7,13 +7,8 @@ import { type ControllerStandIn, startControllerStandIn } from "@nodekit/testenv
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type InstallInputs, install } from "../src/services/install.ts";
 import { prepareUninstall, uninstall } from "../src/services/uninstall.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { type InstallFixture, installFixture } from "./install-fixture.ts";
+import * as lab from "./lab-site.ts";
 
 // `nvkectl uninstall` (issue 26 §2, NV-16) against the test tier, after a real install (real
 // kubectl, helm and clusterctl, Cluster API from its module): the reverse plan of the install
@@ -67,63 +62,17 @@ beforeAll(async () => {
   await buildProviderRepository(join(fixture.work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   standIn = startControllerStandIn(fixture.admin);
   await fixture.addNodes("amd64", "site-node-1");
-  await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "test",
-      `    - name: widgets
-      namespace: widgets
-    - name: controller
-      namespace: nke-controller
-      stackValues: true
-`,
-    ),
-    "path/widgets/a-crd.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.test
-spec:
-  group: example.test
-  scope: Namespaced
-  names: { plural: widgets, singular: widget, kind: Widget, listKind: WidgetList }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
-`,
-    "path/widgets/b-app.yaml": `apiVersion: v1
-kind: Namespace
-metadata:
-  name: widgets
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: widget-settings
-data: { size: "3" }
-`,
-    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
-    "path/controller/values.yaml": "replicas: 1\n",
-    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
-    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nvke-controller
-  labels: { app.kubernetes.io/name: nvke-controller }
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
-  template:
-    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
-    spec:
-      containers: [{ name: controller, image: registry.invalid/controller:1 }]
-`,
-  });
+  await fixture.write(
+    lab.files("single", "", {
+      "widgets/a-crd.yaml": lab.WIDGETS_CRD,
+      "widgets/b-app.yaml": lab.documents(lab.WIDGETS.namespace, lab.WIDGETS.settings(3)),
+      ...lab.controllerChart({
+        "deployment.yaml": lab.controllerDeployment({
+          podSpec: "      containers: [{ name: controller, image: registry.invalid/controller:1 }]\n",
+        }),
+      }),
+    }),
+  );
   inputs = fixture.inputs({ NVKE_NICO_API_KEY: API_KEY });
   before = await snapshot();
 }, 300_000);

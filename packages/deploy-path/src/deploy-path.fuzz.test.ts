@@ -4,7 +4,8 @@ import { formatProblem, type Problem } from "@nodekit/errors";
 import { FUZZ_RUNS, fuzzText, problemsAreLocated, repoRoot } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { type DeployPathFs, loadDeployPath } from "./index.ts";
+import { loadDeployPath } from "./index.ts";
+import { memoryFs } from "./test-support.ts";
 
 // Issue 9, "done when": 10,000 generated deploy paths through the reader — the shipped
 // deploy/nico with one of its files (the index, a chart pin, values, an overlay, a manifest)
@@ -21,22 +22,6 @@ async function shipped(): Promise<Record<string, string>> {
     files[join(ROOT, relative(dir, path))] = await readFile(path, "utf8");
   }
   return files;
-}
-
-function memoryFs(files: Record<string, string>): DeployPathFs {
-  return {
-    readFile: async (path) => files[path],
-    list: async (path) => {
-      const prefix = `${path}/`;
-      const names = Object.keys(files)
-        .filter((file) => file.startsWith(prefix))
-        .map((file) => file.slice(prefix.length));
-      if (names.length === 0) return undefined;
-      const entries = new Map<string, boolean>();
-      for (const name of names) entries.set(name.split("/")[0] ?? name, name.includes("/"));
-      return [...entries].map(([name, directory]) => ({ name, directory }));
-    },
-  };
 }
 
 const TOKENS = [

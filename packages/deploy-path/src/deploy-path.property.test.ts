@@ -1,26 +1,11 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { type DeployPathFs, loadDeployPath } from "./index.ts";
+import { loadDeployPath } from "./index.ts";
+import { memoryFs } from "./test-support.ts";
 
 // The deploy path read from an in-memory file system (the injected DeployPathFs): for any
 // list of items and dependencies, exactly the dependencies that do not name an earlier item
 // are problems, each at its own field, and a path without such a problem loads in order.
-
-function memoryFs(files: Record<string, string>): DeployPathFs {
-  return {
-    readFile: async (path) => files[path],
-    list: async (path) => {
-      const prefix = `${path}/`;
-      const names = Object.keys(files)
-        .filter((file) => file.startsWith(prefix))
-        .map((file) => file.slice(prefix.length));
-      if (names.length === 0) return undefined;
-      const entries = new Map<string, boolean>();
-      for (const name of names) entries.set(name.split("/")[0] ?? name, name.includes("/"));
-      return [...entries].map(([name, directory]) => ({ name, directory }));
-    },
-  };
-}
 
 const itemList = fc
   .uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/), { minLength: 1, maxLength: 8 })

@@ -11,6 +11,7 @@ import {
   type PhaseEvent,
   phase,
   planPhases,
+  type RunPhasesOptions,
   runPhases,
   runStatus,
 } from "./index.ts";
@@ -83,6 +84,11 @@ function world(overrides: Partial<Ctx> = {}): Ctx {
   return { version: "v1", name: "vm-1", log: [], broken: new Set(), fail: new Set(), ...overrides };
 }
 
+/** runPhases named "t" of phases() with a recording runner, unless `options` says otherwise. */
+function run(options: Pick<RunPhasesOptions<Ctx>, "context" | "store"> & Partial<RunPhasesOptions<Ctx>>) {
+  return runPhases({ name: "t", phases: phases(), runner: createRecordingRunner(), ...options });
+}
+
 async function setup() {
   const dir = await testdir({});
   const store = createStateStore({ path: dir.path("state/run.json") });
@@ -120,9 +126,7 @@ describe("runPhases", () => {
   it("records a failure and, on resume, keeps completed phases and continues from the failed one", async () => {
     const { store } = await setup();
     const context = world({ fail: new Set(["install"]) });
-    const error = await userErrorOf(
-      runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() }),
-    ).catch((e: unknown) => e as Error);
+    const error = await userErrorOf(run({ context, store })).catch((e: unknown) => e as Error);
     expect((error as Error).message).toContain("the install broke");
     let state = await store.read();
     expect(state?.status).toBe("failed");
@@ -132,15 +136,7 @@ describe("runPhases", () => {
     context.fail.clear();
     context.log.length = 0;
     const events: PhaseEvent[] = [];
-    const result = await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      resume: true,
-      onEvent: (e) => events.push(e),
-    });
+    const result = await run({ context, store, resume: true, onEvent: (e) => events.push(e) });
     expect(context.log).toEqual(["install", "verify"]);
     expect(result.kept).toEqual(["agent"]);
     expect(events.find((e) => e.type === "phase-started")).toMatchObject({ reason: "failed-before" });
@@ -160,9 +156,7 @@ describe("runPhases", () => {
       inputs: () => ({}),
       plan: () => [exec({ command: "sh", args: ["-c", "echo no room >&2; exit 3"] }, { mutates: true })],
     });
-    const error = await userErrorOf(
-      runPhases({ name: "t", phases: [failing], context: world(), store, runner: createExecaRunner() }),
-    );
+    const error = await userErrorOf(run({ phases: [failing], context: world(), store, runner: createExecaRunner() }));
     expect(error.code).toBe("PLAN_STEP_FAILED");
     expect(error.message).toMatch(/^install/);
     expect(error.facts).toMatchObject({ phase: "install", stateFile: store.path });
@@ -172,19 +166,11 @@ describe("runPhases", () => {
   it("on resume, a phase whose inputs changed runs again, and every phase after it", async () => {
     const { store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await run({ context, store });
     context.log.length = 0;
     context.version = "v2";
     const events: PhaseEvent[] = [];
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      resume: true,
-      onEvent: (e) => events.push(e),
-    });
+    await run({ context, store, resume: true, onEvent: (e) => events.push(e) });
     expect(context.log).toEqual(["install", "verify"]);
     const started = events.filter((e) => e.type === "phase-started").map((e) => [e.phase.id, e.reason]);
     expect(started).toEqual([
@@ -196,19 +182,11 @@ describe("runPhases", () => {
   it("on resume, a phase whose probe fails runs again; the phases after it are probed, not re-run (no cascade)", async () => {
     const { store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await run({ context, store });
     context.log.length = 0;
     context.broken.add("install");
     const events: PhaseEvent[] = [];
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      resume: true,
-      onEvent: (e) => events.push(e),
-    });
+    await run({ context, store, resume: true, onEvent: (e) => events.push(e) });
     expect(context.log).toEqual(["install"]);
     expect(events.find((e) => e.type === "phase-started")).toMatchObject({
       phase: { id: "install" },
@@ -227,10 +205,10 @@ describe("runPhases", () => {
   it("on resume with nothing changed, redoes nothing", async () => {
     const { store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await run({ context, store });
     context.log.length = 0;
     const runner = createRecordingRunner();
-    const result = await runPhases({ name: "t", phases: phases(), context, store, runner, resume: true });
+    const result = await run({ context, store, runner, resume: true });
     expect(context.log).toEqual([]);
     expect(runner.calls).toEqual([]);
     expect(result.kept).toEqual(["agent", "install", "verify"]);
@@ -239,25 +217,18 @@ describe("runPhases", () => {
   it("refuses to start over an earlier run's state without resume or restart, changing nothing", async () => {
     const { store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await run({ context, store });
     const before = await readFile(store.path, "utf8");
     context.log.length = 0;
     const error = await userErrorOf(
-      runPhases({
-        name: "t",
-        phases: phases(),
-        context,
-        store,
-        runner: createRecordingRunner(),
-        resumeLabels: { resume: "--resume", restart: "--restart" },
-      }),
+      run({ context, store, resumeLabels: { resume: "--resume", restart: "--restart" } }),
     );
     expect(error.code).toBe("RUN_STATE_EXISTS");
     expect(error.next.join("\n")).toContain("--resume");
     expect(context.log).toEqual([]);
     expect(await readFile(store.path, "utf8")).toBe(before);
 
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner(), restart: true });
+    await run({ context, store, restart: true });
     expect(context.log).toEqual(["agent", "install", "verify"]);
   });
 
@@ -267,23 +238,14 @@ describe("runPhases", () => {
     const verify = list[2] as Phase<Ctx>;
     list[2] = { ...verify, guard: () => "--skip-verify" };
     const context = world();
-    const result = await runPhases({ name: "t", phases: list, context, store, runner: createRecordingRunner() });
+    const result = await run({ phases: list, context, store });
     expect(result.skipped).toEqual(["verify"]);
     expect((await store.read())?.phases.verify).toEqual({ state: "skipped", reason: "--skip-verify", runs: 0 });
   });
 
   it("a phase needing the output of a skipped one says which and why", async () => {
     const { store } = await setup();
-    const error = await userErrorOf(
-      runPhases({
-        name: "t",
-        phases: phases(),
-        context: world(),
-        store,
-        runner: createRecordingRunner(),
-        selection: { skip: ["agent"] },
-      }),
-    );
+    const error = await userErrorOf(run({ context: world(), store, selection: { skip: ["agent"] } }));
     expect(error.code).toBe("PHASE_OUTPUT_MISSING");
     expect(error.message).toContain("agent has no recorded agentId");
     expect(error.why).toContain("skipped");
@@ -302,7 +264,7 @@ describe("runPhases", () => {
       },
       plan: () => [],
     });
-    await runPhases({ name: "t", phases: [spy], context: world(), store, runner: createRecordingRunner() });
+    await run({ phases: [spy], context: world(), store });
     expect(seen).toEqual(["name"]);
   });
 });
@@ -311,9 +273,7 @@ describe("selection", () => {
   it("an unknown phase id is an error naming the known ones, in order", async () => {
     const { store } = await setup();
     for (const selection of [{ skip: ["agnet"] }, { from: "nope" }, { only: "x" }]) {
-      const error = await userErrorOf(
-        runPhases({ name: "t", phases: phases(), context: world(), store, runner: createRecordingRunner(), selection }),
-      );
+      const error = await userErrorOf(run({ context: world(), store, selection }));
       expect(error.code).toBe("PHASE_UNKNOWN");
       expect(error.exitCode).toBe(2);
       expect(error.why).toBe("the phases are, in order: agent, install, verify");
@@ -322,50 +282,24 @@ describe("selection", () => {
 
   it("from and only together, or a chosen phase also skipped, conflict", async () => {
     const { store } = await setup();
-    const run = (selection: object) =>
-      userErrorOf(
-        runPhases({ name: "t", phases: phases(), context: world(), store, runner: createRecordingRunner(), selection }),
-      );
-    expect((await run({ from: "agent", only: "verify" })).code).toBe("PHASE_SELECTION_CONFLICT");
-    expect((await run({ only: "verify", skip: ["verify"] })).code).toBe("PHASE_SELECTION_CONFLICT");
+    const refused = (selection: object) => userErrorOf(run({ context: world(), store, selection }));
+    expect((await refused({ from: "agent", only: "verify" })).code).toBe("PHASE_SELECTION_CONFLICT");
+    expect((await refused({ only: "verify", skip: ["verify"] })).code).toBe("PHASE_SELECTION_CONFLICT");
   });
 
   it("from a phase needs the phases before it recorded; then reruns it and everything after", async () => {
     const { store } = await setup();
     const context = world();
-    const missing = await userErrorOf(
-      runPhases({
-        name: "t",
-        phases: phases(),
-        context,
-        store,
-        runner: createRecordingRunner(),
-        selection: { from: "install" },
-      }),
-    );
+    const missing = await userErrorOf(run({ context, store, selection: { from: "install" } }));
     expect(missing.code).toBe("PHASE_PREREQUISITE_MISSING");
     expect(missing.message).toContain("needs agent done first");
 
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
+    await run({ context, store });
     context.log.length = 0;
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      selection: { from: "install" },
-    });
+    await run({ context, store, selection: { from: "install" } });
     expect(context.log).toEqual(["install", "verify"]);
     context.log.length = 0;
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      selection: { only: "install" },
-    });
+    await run({ context, store, selection: { only: "install" } });
     expect(context.log).toEqual(["install"]);
   });
 });
@@ -394,19 +328,12 @@ describe("planPhases (dry run)", () => {
     );
 
     // Once the agent exists, the plan of what remains is exactly what the resumed run executes.
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      selection: { only: "agent" },
-    });
+    await run({ context, store, selection: { only: "agent" } });
     context.version = "v3";
     const again = await planPhases({ name: "t", phases: phases(), context, store, resume: true });
     expect(again.decisions.map((d) => d.decision)).toEqual(["kept", "run", "run"]);
     const runner = createRecordingRunner({ inner: createExecaRunner() });
-    await runPhases({ name: "t", phases: phases(), context, store, runner, resume: true });
+    await run({ context, store, runner, resume: true });
     expect(runner.calls.map((c) => c.line)).toEqual(planCallLines(again.plan));
   });
 });
@@ -415,16 +342,7 @@ describe("state file", () => {
   it("a corrupt or hand-edited state file is refused with every problem located, and nothing changes", async () => {
     const { dir, store } = await setup();
     await dir.write({ "state/run.json": { content: "{ not json", mode: 0o600 } });
-    let error = await userErrorOf(
-      runPhases({
-        name: "t",
-        phases: phases(),
-        context: world(),
-        store,
-        runner: createRecordingRunner(),
-        resume: true,
-      }),
-    );
+    let error = await userErrorOf(run({ context: world(), store, resume: true }));
     expect(error.code).toBe("RUN_STATE_INVALID");
     expect(error.exitCode).toBe(3);
     expect(error.problems[0]?.line).toBe(1);
@@ -432,23 +350,14 @@ describe("state file", () => {
     const context = world();
     await dir.remove();
     const fresh = await setup();
-    await runPhases({ name: "t", phases: phases(), context, store: fresh.store, runner: createRecordingRunner() });
+    await run({ context, store: fresh.store });
     const text = await readFile(fresh.store.path, "utf8");
     const edited = text
       .replace('"state": "done"', '"state": "finished"')
       .replace(/"inputsHash": "sha256:[a-f0-9]+"/, '"inputsHash": "md5:1"')
       .replace('"verify": {', '"verfy": {');
     await writeFile(fresh.store.path, edited);
-    error = await userErrorOf(
-      runPhases({
-        name: "t",
-        phases: phases(),
-        context,
-        store: fresh.store,
-        runner: createRecordingRunner(),
-        resume: true,
-      }),
-    );
+    error = await userErrorOf(run({ context, store: fresh.store, resume: true }));
     expect(error.code).toBe("RUN_STATE_INVALID");
     expect(error.problems.map((p) => [p.path?.join("."), p.line !== undefined])).toEqual([
       ["phases.agent.state", true],
@@ -473,7 +382,7 @@ describe("status", () => {
     const { store } = await setup();
     expect(runStatus(phases(), undefined)).toMatchObject({ status: "none", next: "agent" });
     const context = world({ fail: new Set(["install"]) });
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() }).catch(() => {});
+    await run({ context, store }).catch(() => {});
     const report = runStatus(phases(), await store.read(), { state: "free" });
     expect(report.status).toBe("failed");
     expect(report.phases.map((p) => [p.id, p.state])).toEqual([
@@ -497,15 +406,8 @@ describe("the dry run decides as the run does", () => {
     // Given a finished run, then the first phase run again: the later ones are stale
     const { store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: phases(), context, store, runner: createRecordingRunner() });
-    await runPhases({
-      name: "t",
-      phases: phases(),
-      context,
-      store,
-      runner: createRecordingRunner(),
-      selection: { only: "agent" },
-    });
+    await run({ context, store });
+    await run({ context, store, selection: { only: "agent" } });
     expect((await store.read())?.phases.verify?.state).toBe("stale");
     // When verify is guarded, and the dry run and the run decide
     const list = phases();
@@ -513,15 +415,7 @@ describe("the dry run decides as the run does", () => {
     list[2] = { ...verify, guard: () => "--skip-verify" };
     const planned = await planPhases({ name: "t", phases: list, context, store, resume: true });
     const events: PhaseEvent[] = [];
-    await runPhases({
-      name: "t",
-      phases: list,
-      context,
-      store,
-      runner: createRecordingRunner(),
-      resume: true,
-      onEvent: (e) => events.push(e),
-    });
+    await run({ phases: list, context, store, resume: true, onEvent: (e) => events.push(e) });
     // Then both keep its record: a guard skips the work, it does not undo what an earlier run did
     const ran = events.flatMap((e) =>
       e.type === "phase-kept" ? [[e.phase.id, "kept"]] : e.type === "phase-skipped" ? [[e.phase.id, "skipped"]] : [],
@@ -573,19 +467,12 @@ describe("typed outputs", () => {
   it("each checkpoint's outputs are checked on read: a mismatch is located, an older record migrated", async () => {
     const { dir, store } = await setup();
     const context = world();
-    await runPhases({ name: "t", phases: [agent, peer], context, store, runner: createRecordingRunner() });
+    await run({ phases: [agent, peer], context, store });
     const text = await readFile(store.path, "utf8");
     // Given a record an older version wrote (no clusterId): it reads as the name, and is written back so
     await writeFile(store.path, text.replace(/,\n\s*"clusterId": "vm-1"/, ""));
     expect(await readFile(store.path, "utf8")).not.toContain("clusterId");
-    const result = await runPhases({
-      name: "t",
-      phases: [agent, peer],
-      context,
-      store,
-      runner: createRecordingRunner(),
-      resume: true,
-    });
+    const result = await run({ phases: [agent, peer], context, store, resume: true });
     expect(result.kept).toEqual(["agent", "peer"]);
     expect(context.log).toEqual(["probe sees vm-1"]);
     expect(result.outputs.of(agent)?.clusterId).toBe("vm-1");
@@ -598,9 +485,7 @@ describe("typed outputs", () => {
     await dir.write({
       "state/run.json": { content: text.replace('"agentId": "id-vm-1"', '"agentId": 42'), mode: 0o600 },
     });
-    const error = await userErrorOf(
-      runPhases({ name: "t", phases: [agent, peer], context, store, runner: createRecordingRunner(), resume: true }),
-    );
+    const error = await userErrorOf(run({ phases: [agent, peer], context, store, resume: true }));
     expect(error.code).toBe("RUN_STATE_INVALID");
     expect(error.problems).toEqual([
       expect.objectContaining({ path: ["phases", "agent", "outputs", "agentId"], line: expect.any(Number) }),
@@ -613,9 +498,9 @@ describe("typed outputs", () => {
       ...agent,
       actions: { "create-agent": async (_ctx, _step, io) => io.set("agentId", "only the id") },
     });
-    await expect(
-      runPhases({ name: "t", phases: [sloppy], context: world(), store, runner: createRecordingRunner() }),
-    ).rejects.toThrow(/phase agent recorded outputs its schema refuses: name: /);
+    await expect(run({ phases: [sloppy], context: world(), store })).rejects.toThrow(
+      /phase agent recorded outputs its schema refuses: name: /,
+    );
     expect((await store.read())?.phases.agent?.state).toBe("failed");
   });
 

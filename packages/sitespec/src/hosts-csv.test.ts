@@ -1,9 +1,11 @@
-import { formatProblem } from "@nodekit/errors";
+import { formatProblem, type Problem } from "@nodekit/errors";
 import { describe, expect, test } from "vitest";
 import { parseHostsCsv } from "./hosts-csv.ts";
 
 const source = "hosts.csv";
 const parse = (text: string) => parseHostsCsv(text, { source });
+/** An error of hosts.csv: `fields` besides its severity and source. */
+const error = (fields: Omit<Problem, "severity" | "source">): Problem => ({ severity: "error", source, ...fields });
 const formatted = (text: string) => parse(text).problems.map(formatProblem);
 
 const T1 = "0123456789abcdef".repeat(4);
@@ -63,16 +65,14 @@ describe("a valid file", () => {
 
     expect(hosts.map((host) => host.name)).toEqual(["node-1", "node-2", "node-3"]);
     expect(problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 6,
         row: 4,
         rowName: "node-4",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
-      },
+      }),
     ]);
   });
 
@@ -94,16 +94,14 @@ describe("a valid file", () => {
 
     expect(hosts.map((host) => host.name)).toEqual(["node-1", "node-2"]);
     expect(problems.filter((problem) => problem.severity === "error")).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 5,
         row: 3,
         rowName: "node-3",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
-      },
+      }),
     ]);
   });
 
@@ -111,15 +109,13 @@ describe("a valid file", () => {
     const text = "\n\nname,ip\n\nnode-1,10.0.0.1\n   \n,\n , \nnode-1,10.0.0.2\n\n";
 
     expect(parse(text).problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 9,
         row: 2,
         column: "name",
         value: "node-1",
         message: "is a duplicate host name: row 1 (line 5) already has it",
-      },
+      }),
     ]);
   });
 });
@@ -133,24 +129,17 @@ describe("the header", () => {
     expect(parse(text)).toEqual({
       hosts: [],
       problems: [
-        {
-          severity: "error",
-          source,
+        error({
           message:
             "is empty; expected a header line naming the columns (name, ip, and optionally tpm_ek_thumbprint), then one line per host",
-        },
+        }),
       ],
     });
   });
 
   test("a header with no hosts is one problem on the header line", () => {
     expect(parse("\nname,ip\n\n").problems).toEqual([
-      {
-        severity: "error",
-        source,
-        line: 2,
-        message: "has a header but no hosts; add one line per host below the header",
-      },
+      error({ line: 2, message: "has a header but no hosts; add one line per host below the header" }),
     ]);
   });
 
@@ -159,13 +148,11 @@ describe("the header", () => {
 
     expect(hosts).toEqual([]);
     expect(problems.filter((problem) => problem.severity === "error")).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 1,
         message:
           "the header lacks the required columns name and ip (it names: hostname, address); the first non-empty line must name the columns name, ip, tpm_ek_thumbprint",
-      },
+      }),
     ]);
   });
 
@@ -210,13 +197,11 @@ describe("the header", () => {
 
   test("a column named twice is an error", () => {
     expect(parse("name,ip,Name\nnode-1,10.0.0.1,node-2\n").problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 1,
         column: "Name",
         message: "appears more than once in the header (columns 1 and 3); name each column once",
-      },
+      }),
     ]);
   });
 });
@@ -226,24 +211,20 @@ describe("rows", () => {
     const text = "name,ip\nnode-1,10.0.0.1\nnode-2,10.0.0.2\nnode-1,10.0.0.3\nnode-1,10.0.0.4\n";
 
     expect(parse(text).problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 4,
         row: 3,
         column: "name",
         value: "node-1",
         message: "is a duplicate host name: row 1 (line 2) already has it",
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 5,
         row: 4,
         column: "name",
         value: "node-1",
         message: "is a duplicate host name: row 1 (line 2) already has it",
-      },
+      }),
     ]);
   });
 
@@ -252,36 +233,30 @@ describe("rows", () => {
       "name,ip\nnode-1,::1\nnode-2,0:0:0:0:0:0:0:1\nnode-3,10.0.0.1\nnode-4,::ffff:10.0.0.1\nnode-5,10.0.0.1\n";
 
     expect(parse(text).problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 3,
         row: 2,
         rowName: "node-2",
         column: "ip",
         value: "0:0:0:0:0:0:0:1",
         message: 'is a duplicate IP address: row 1 (line 2) already has it, written "::1"',
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 5,
         row: 4,
         rowName: "node-4",
         column: "ip",
         value: "::ffff:10.0.0.1",
         message: 'is a duplicate IP address: row 3 (line 4) already has it, written "10.0.0.1"',
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 6,
         row: 5,
         rowName: "node-5",
         column: "ip",
         value: "10.0.0.1",
         message: "is a duplicate IP address: row 3 (line 4) already has it",
-      },
+      }),
     ]);
   });
 
@@ -297,9 +272,7 @@ describe("rows", () => {
     const { hosts, problems } = parse(`name,ip\nnode-1,${ip}\n`);
 
     expect(hosts).toEqual([]);
-    expect(problems).toEqual([
-      { severity: "error", source, line: 2, row: 1, rowName: "node-1", column: "ip", value: ip, message },
-    ]);
+    expect(problems).toEqual([error({ line: 2, row: 1, rowName: "node-1", column: "ip", value: ip, message })]);
   });
 
   test.each([
@@ -314,7 +287,7 @@ describe("rows", () => {
     const { hosts, problems } = parse(`name,ip\n"${name}",10.0.0.1\n`);
 
     expect(hosts).toEqual([]);
-    expect(problems).toEqual([{ severity: "error", source, line: 2, row: 1, column: "name", value: name, message }]);
+    expect(problems).toEqual([error({ line: 2, row: 1, column: "name", value: name, message })]);
   });
 
   test.each(["n".repeat(63), "0", "1node", "a-b--c"])("host name %j is a valid DNS-1123 label", (name) => {
@@ -333,16 +306,14 @@ describe("rows", () => {
 
     expect(hosts).toEqual([]);
     expect(problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 2,
         row: 1,
         rowName: "node-1",
         column: "tpm_ek_thumbprint",
         value: thumbprint,
         message: `is not a valid TPM EK thumbprint: ${THUMBPRINT_RULE} (${found})`,
-      },
+      }),
     ]);
   });
 
@@ -350,16 +321,14 @@ describe("rows", () => {
     const text = `name,ip,tpm_ek_thumbprint\nnode-1,10.0.0.1,${T1}\nnode-2,10.0.0.2,${T1_PAIRS}\n`;
 
     expect(parse(text).problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 3,
         row: 2,
         rowName: "node-2",
         column: "tpm_ek_thumbprint",
         value: T1_PAIRS,
         message: `is a duplicate TPM EK thumbprint: row 1 (line 2) already has it, written "${T1}"; a TPM belongs to one host`,
-      },
+      }),
     ]);
   });
 
@@ -370,24 +339,20 @@ describe("rows", () => {
 
     expect(hosts).toEqual([{ name: "node-3", ip: "10.0.0.3" }]);
     expect(problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 2,
         row: 1,
         value: "node-1,10.0.0.1",
         message:
           "has 2 cells, but the header has 3 columns (name, ip, tpm_ek_thumbprint); every row needs one cell per column, empty where a value is optional",
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 3,
         row: 2,
         value: "NODE_2,10.0.0.2,,extra",
         message:
           "has 4 cells, but the header has 3 columns (name, ip, tpm_ek_thumbprint); every row needs one cell per column, empty where a value is optional",
-      },
+      }),
     ]);
   });
 });
@@ -398,34 +363,28 @@ describe("malformed quoting", () => {
 
     expect(hosts.map((host) => host.name)).toEqual(["node-1", "node-3"]);
     expect(problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 3,
         row: 2,
         value: 'no"de-2,10.0.0.2',
         message:
           'has a quote (") inside a cell that does not start with one; quote the whole cell and double the quote inside it (like "a""b")',
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 5,
         row: 4,
         column: "name",
         value: "node-3",
         message: "is a duplicate host name: row 3 (line 4) already has it",
-      },
-      {
-        severity: "error",
-        source,
+      }),
+      error({
         line: 5,
         row: 4,
         rowName: "node-3",
         column: "ip",
         value: "bad",
         message: "is not a valid IPv4 or IPv6 address",
-      },
+      }),
     ]);
   });
 
@@ -437,15 +396,13 @@ describe("malformed quoting", () => {
 
     expect(hosts.map((host) => host.name)).toEqual(["node-1", "node-3"]);
     expect(problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 3,
         row: 2,
         value,
         message:
           'has text after the closing quote of a quoted cell; a quoted cell must end at its closing quote, with any quote inside it doubled (like "a""b")',
-      },
+      }),
     ]);
   });
 
@@ -453,28 +410,24 @@ describe("malformed quoting", () => {
     const text = 'name,ip\r\nnode-1,10.0.0.1\r\n\r\nnode-2,"10.0.0.2\r\nnode-3,10.0.0.3\r\nnode-1,10.0.0.4\r\n';
 
     expect(parse(text).problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 4,
         row: 2,
         value: 'node-2,"10.0.0.2',
         message:
           'opens a quoted cell that is never closed, so the rest of the file (lines 4–6) could not be read; close the quote, and double any quote inside a quoted cell ("")',
-      },
+      }),
     ]);
   });
 
   test("a malformed header stops reading, since nothing after it can be assigned to a column", () => {
     expect(parse('name,"ip"x\nnode-1,10.0.0.1\n').problems).toEqual([
-      {
-        severity: "error",
-        source,
+      error({
         line: 1,
         value: 'name,"ip"x',
         message:
           'has text after the closing quote of a quoted cell; a quoted cell must end at its closing quote, with any quote inside it doubled (like "a""b"); the header could not be read',
-      },
+      }),
     ]);
   });
 });
@@ -529,14 +482,12 @@ test("10,000 rows are read correctly", () => {
   });
   expect(hosts.filter((host) => host.tpmEkThumbprint !== undefined)).toHaveLength(3_334);
   expect(problems).toEqual([
-    {
-      severity: "error",
-      source,
+    error({
       line: count + 2,
       row: count + 1,
       column: "name",
       value: "node-0",
       message: "is a duplicate host name: row 1 (line 2) already has it",
-    },
+    }),
   ]);
 });

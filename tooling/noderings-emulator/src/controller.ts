@@ -58,6 +58,19 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: string):
   );
 }
 
+/**
+ * A request about one of the account's agents: its record (404 when the account has no such
+ * agent), then the body parsed with `schema` (`what` names it in a 400), then `handle`.
+ */
+function agentRequest<S extends z.ZodType, T>(
+  schema: S,
+  what: string,
+  handle: (record: AgentRecord, request: z.output<S>, ctx: ControllerContext) => T,
+): (state: EmulatorState, account: string, id: string, body: unknown, ctx: ControllerContext) => T {
+  return (state, account, id, body, ctx) =>
+    handle(getAgentRecord(state, account, id), parseBody(schema, body, what), ctx);
+}
+
 export function agentsOf(state: EmulatorState, account: string): AgentRecord[] {
   return Object.values(state.agents).filter((record) => record.account === account);
 }
@@ -151,71 +164,67 @@ function oneTimeUser(ctx: ControllerContext, prefix: "liqo-peer" | "liqo-consume
 
 const minor = (version: string) => version.replace(/^v/, "").split(".").slice(0, 2).join(".");
 
-export function startOutbound(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): OutboundPeering {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(StartOutboundPeeringRequestSchema, body, "outbound peering request");
-  const details: ApiErrorDetail[] = [];
-  if (minor(request.liqoVersion) !== minor(ctx.liqoVersion)) {
-    details.push({
-      field: "liqoVersion",
-      message: `must be a v${minor(ctx.liqoVersion)}.x release: the platform runs Liqo ${ctx.liqoVersion}, and Liqo peers only the same minor version`,
-    });
-  }
-  for (const field of ["podCIDR", "serviceCIDR"] as const) {
-    const reserved = ctx.platform.network.reservedCIDRs.find((cidr) => cidrsOverlap(cidr, request[field]));
-    if (reserved !== undefined)
-      details.push({ field, message: `overlaps ${reserved}, which the platform reserves; choose another range` });
-  }
-  if (cidrsOverlap(request.podCIDR, request.serviceCIDR))
-    details.push({ field: "serviceCIDR", message: `overlaps podCIDR ${request.podCIDR}` });
-  if (details.length > 0) {
-    throw invalid(
-      details.length === 1
-        ? `invalid outbound peering request: ${details[0]?.field} ${details[0]?.message}`
-        : `invalid outbound peering request: ${details.length} problems`,
-      details,
-    );
-  }
-  const { peering } = record;
-  if (
-    peering.clusterId !== undefined &&
-    peering.clusterId !== request.clusterId &&
-    peering.outbound.state === "Established"
-  ) {
-    throw conflict(
-      `agent "${record.agent.name}" is peered as cluster ${peering.clusterId}; unpeer it before peering as ${request.clusterId}`,
-    );
-  }
-  const at = iso(ctx.now);
-  const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
-  record.peering = {
-    ...peering,
-    clusterId: request.clusterId,
-    liqoVersion: request.liqoVersion,
-    podCIDR: request.podCIDR,
-    serviceCIDR: request.serviceCIDR,
-    outbound: { state: "Pending", message: "peering user issued; waiting for the agent to peer", updatedAt: at },
-    inbound:
-      peering.inbound.state === "Established" && peering.clusterId === request.clusterId
-        ? peering.inbound
-        : { state: "None", updatedAt: at },
-    peeringUser: peeringUser.record,
-  };
-  delete record.peering.inboundDueMs;
-  touch(record, ctx, record.agent.state === "Registered" ? "Peering" : record.agent.state);
-  record.agent.clusterId = request.clusterId;
-  return {
-    ...peeringParameters(ctx),
-    status: peeringStatus(record, ctx),
-    peeringUser: peeringUser.credential(),
-  };
-}
+export const startOutbound = agentRequest(
+  StartOutboundPeeringRequestSchema,
+  "outbound peering request",
+  (record, request, ctx): OutboundPeering => {
+    const details: ApiErrorDetail[] = [];
+    if (minor(request.liqoVersion) !== minor(ctx.liqoVersion)) {
+      details.push({
+        field: "liqoVersion",
+        message: `must be a v${minor(ctx.liqoVersion)}.x release: the platform runs Liqo ${ctx.liqoVersion}, and Liqo peers only the same minor version`,
+      });
+    }
+    for (const field of ["podCIDR", "serviceCIDR"] as const) {
+      const reserved = ctx.platform.network.reservedCIDRs.find((cidr) => cidrsOverlap(cidr, request[field]));
+      if (reserved !== undefined)
+        details.push({ field, message: `overlaps ${reserved}, which the platform reserves; choose another range` });
+    }
+    if (cidrsOverlap(request.podCIDR, request.serviceCIDR))
+      details.push({ field: "serviceCIDR", message: `overlaps podCIDR ${request.podCIDR}` });
+    if (details.length > 0) {
+      throw invalid(
+        details.length === 1
+          ? `invalid outbound peering request: ${details[0]?.field} ${details[0]?.message}`
+          : `invalid outbound peering request: ${details.length} problems`,
+        details,
+      );
+    }
+    const { peering } = record;
+    if (
+      peering.clusterId !== undefined &&
+      peering.clusterId !== request.clusterId &&
+      peering.outbound.state === "Established"
+    ) {
+      throw conflict(
+        `agent "${record.agent.name}" is peered as cluster ${peering.clusterId}; unpeer it before peering as ${request.clusterId}`,
+      );
+    }
+    const at = iso(ctx.now);
+    const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
+    record.peering = {
+      ...peering,
+      clusterId: request.clusterId,
+      liqoVersion: request.liqoVersion,
+      podCIDR: request.podCIDR,
+      serviceCIDR: request.serviceCIDR,
+      outbound: { state: "Pending", message: "peering user issued; waiting for the agent to peer", updatedAt: at },
+      inbound:
+        peering.inbound.state === "Established" && peering.clusterId === request.clusterId
+          ? peering.inbound
+          : { state: "None", updatedAt: at },
+      peeringUser: peeringUser.record,
+    };
+    delete record.peering.inboundDueMs;
+    touch(record, ctx, record.agent.state === "Registered" ? "Peering" : record.agent.state);
+    record.agent.clusterId = request.clusterId;
+    return {
+      ...peeringParameters(ctx),
+      status: peeringStatus(record, ctx),
+      peeringUser: peeringUser.credential(),
+    };
+  },
+);
 
 /**
  * Outbound is established (the agent says so): the platform issues a one-time consumer
@@ -224,71 +233,63 @@ export function startOutbound(
  * (the reverse peering is there; running it again changes nothing), else it waits for the
  * agent's report.
  */
-export function requestInbound(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): InboundPeering {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(RequestInboundPeeringRequestSchema, body, "inbound peering request");
-  const { peering } = record;
-  if (peering.outbound.state === "None" || peering.clusterId === undefined) {
-    throw conflict(`agent "${record.agent.name}" has no outbound peering; start outbound peering first`);
-  }
-  requireSameCluster(record, request.clusterId);
-  const at = iso(ctx.now);
-  if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
-  const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
-  peering.consumerUser = consumerUser.record;
-  if (peering.inbound.state !== "Established") {
-    peering.inbound = {
-      state: "Pending",
-      message: "consumer credential issued; waiting for the agent to run the reverse peering",
-      updatedAt: at,
+export const requestInbound = agentRequest(
+  RequestInboundPeeringRequestSchema,
+  "inbound peering request",
+  (record, request, ctx): InboundPeering => {
+    const { peering } = record;
+    if (peering.outbound.state === "None" || peering.clusterId === undefined) {
+      throw conflict(`agent "${record.agent.name}" has no outbound peering; start outbound peering first`);
+    }
+    requireSameCluster(record, request.clusterId);
+    const at = iso(ctx.now);
+    if (peering.outbound.state !== "Established") peering.outbound = { state: "Established", updatedAt: at };
+    const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
+    peering.consumerUser = consumerUser.record;
+    if (peering.inbound.state !== "Established") {
+      peering.inbound = {
+        state: "Pending",
+        message: "consumer credential issued; waiting for the agent to run the reverse peering",
+        updatedAt: at,
+      };
+      delete peering.inboundDueMs;
+    }
+    touch(record, ctx, record.agent.state);
+    return {
+      status: peeringStatus(record, ctx),
+      consumerUser: consumerUser.credential(),
     };
-    delete peering.inboundDueMs;
-  }
-  touch(record, ctx, record.agent.state);
-  return {
-    status: peeringStatus(record, ctx),
-    consumerUser: consumerUser.credential(),
-  };
-}
+  },
+);
 
 /**
  * The agent ran the reverse `liqoctl peer`: the platform checks its side of it, which
  * settles `timing.inboundMs` later (Established, or Failed as a test asked). Before a
  * consumer credential was issued, or for another cluster id, it is a conflict.
  */
-export function completeInbound(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): PeeringStatus {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(CompleteInboundPeeringRequestSchema, body, "inbound peering report");
-  const { peering } = record;
-  if (peering.consumerUser === undefined || peering.clusterId === undefined) {
-    throw conflict(
-      `agent "${record.agent.name}" was issued no consumer credential; ask for inbound peering first, then run the reverse peering`,
-    );
-  }
-  requireSameCluster(record, request.clusterId);
-  if (peering.inbound.state !== "Established") {
-    peering.inbound = {
-      state: "Pending",
-      message: "the platform is checking the reverse peering",
-      updatedAt: iso(ctx.now),
-    };
-    peering.inboundDueMs = ctx.now + ctx.timing.inboundMs;
-    touch(record, ctx, record.agent.state);
-  }
-  return peeringStatus(record, ctx);
-}
+export const completeInbound = agentRequest(
+  CompleteInboundPeeringRequestSchema,
+  "inbound peering report",
+  (record, request, ctx): PeeringStatus => {
+    const { peering } = record;
+    if (peering.consumerUser === undefined || peering.clusterId === undefined) {
+      throw conflict(
+        `agent "${record.agent.name}" was issued no consumer credential; ask for inbound peering first, then run the reverse peering`,
+      );
+    }
+    requireSameCluster(record, request.clusterId);
+    if (peering.inbound.state !== "Established") {
+      peering.inbound = {
+        state: "Pending",
+        message: "the platform is checking the reverse peering",
+        updatedAt: iso(ctx.now),
+      };
+      peering.inboundDueMs = ctx.now + ctx.timing.inboundMs;
+      touch(record, ctx, record.agent.state);
+    }
+    return peeringStatus(record, ctx);
+  },
+);
 
 /**
  * The agent asks to tear its peering down (`nr cluster reset`): `liqoctl unpeer` needs both
@@ -297,59 +298,51 @@ export function completeInbound(
  * Both directions are Pending until the agent reports the unpeer calls done. Without a
  * peering, or for another cluster id, it is a conflict.
  */
-export function startTeardown(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): PeeringTeardown {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown request");
-  const { peering } = record;
-  if (peering.clusterId === undefined || (peering.outbound.state === "None" && peering.inbound.state === "None")) {
-    throw conflict(`agent "${record.agent.name}" has no peering to tear down`);
-  }
-  requireSameCluster(record, request.clusterId);
-  const at = iso(ctx.now);
-  const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
-  const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
-  const tearing = {
-    state: "Pending" as const,
-    message: "tearing down: waiting for the agent to unpeer",
-    updatedAt: at,
-  };
-  peering.outbound = tearing;
-  peering.inbound = tearing;
-  peering.peeringUser = peeringUser.record;
-  peering.consumerUser = consumerUser.record;
-  delete peering.inboundDueMs;
-  touch(record, ctx, record.agent.state);
-  return {
-    status: peeringStatus(record, ctx),
-    peeringUser: peeringUser.credential(),
-    consumerUser: consumerUser.credential(),
-  };
-}
+export const startTeardown = agentRequest(
+  TeardownPeeringRequestSchema,
+  "peering teardown request",
+  (record, request, ctx): PeeringTeardown => {
+    const { peering } = record;
+    if (peering.clusterId === undefined || (peering.outbound.state === "None" && peering.inbound.state === "None")) {
+      throw conflict(`agent "${record.agent.name}" has no peering to tear down`);
+    }
+    requireSameCluster(record, request.clusterId);
+    const at = iso(ctx.now);
+    const peeringUser = oneTimeUser(ctx, "liqo-peer", request.clusterId);
+    const consumerUser = oneTimeUser(ctx, "liqo-consumer", request.clusterId);
+    const tearing = {
+      state: "Pending" as const,
+      message: "tearing down: waiting for the agent to unpeer",
+      updatedAt: at,
+    };
+    peering.outbound = tearing;
+    peering.inbound = tearing;
+    peering.peeringUser = peeringUser.record;
+    peering.consumerUser = consumerUser.record;
+    delete peering.inboundDueMs;
+    touch(record, ctx, record.agent.state);
+    return {
+      status: peeringStatus(record, ctx),
+      peeringUser: peeringUser.credential(),
+      consumerUser: consumerUser.credential(),
+    };
+  },
+);
 
 /** The agent ran both `liqoctl unpeer` calls: both directions None, nothing offloaded; the agent is Registered again. */
-export function completeTeardown(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): PeeringStatus {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(TeardownPeeringRequestSchema, body, "peering teardown report");
-  requireSameCluster(record, request.clusterId);
-  const at = iso(ctx.now);
-  record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
-  record.offloading = { offloaded: [], updatedAt: at };
-  delete record.agent.clusterId;
-  touch(record, ctx, "Registered");
-  return peeringStatus(record, ctx);
-}
+export const completeTeardown = agentRequest(
+  TeardownPeeringRequestSchema,
+  "peering teardown report",
+  (record, request, ctx): PeeringStatus => {
+    requireSameCluster(record, request.clusterId);
+    const at = iso(ctx.now);
+    record.peering = { outbound: { state: "None", updatedAt: at }, inbound: { state: "None", updatedAt: at } };
+    record.offloading = { offloaded: [], updatedAt: at };
+    delete record.agent.clusterId;
+    touch(record, ctx, "Registered");
+    return peeringStatus(record, ctx);
+  },
+);
 
 /** Deregisters an agent: refused (409) while either peering direction is not None. Answers it as it was. */
 export function deleteAgent(state: EmulatorState, account: string, id: string, ctx: ControllerContext): Agent {
@@ -374,82 +367,74 @@ export function offloadingTargets(record: AgentRecord, ctx: ControllerContext): 
   };
 }
 
-export function reportOffloading(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): OffloadingTargets {
-  const record = getAgentRecord(state, account, id);
-  const { namespaces } = parseBody(ReportOffloadingRequestSchema, body, "offloading report");
-  if (record.peering.outbound.state === "None") {
-    throw conflict(
-      `agent "${record.agent.name}" has no outbound peering; namespaces are offloaded over it, so peer first`,
-    );
-  }
-  const details: ApiErrorDetail[] = [];
-  for (const required of ctx.platform.requiredNamespaces) {
-    if (!namespaces.includes(required.name)) {
+export const reportOffloading = agentRequest(
+  ReportOffloadingRequestSchema,
+  "offloading report",
+  (record, { namespaces }, ctx): OffloadingTargets => {
+    if (record.peering.outbound.state === "None") {
+      throw conflict(
+        `agent "${record.agent.name}" has no outbound peering; namespaces are offloaded over it, so peer first`,
+      );
+    }
+    const details: ApiErrorDetail[] = [];
+    for (const required of ctx.platform.requiredNamespaces) {
+      if (!namespaces.includes(required.name)) {
+        details.push({
+          field: "namespaces",
+          message: `must include ${required.name}, which the platform needs${required.purpose === undefined ? "" : ` for the ${required.purpose}`}`,
+        });
+      }
+    }
+    const seen = new Set<string>();
+    namespaces.forEach((name, index) => {
+      if (ctx.platform.optional.forbidden.includes(name))
+        details.push({ field: `namespaces.${index}`, message: `${name} may not be offloaded` });
+      if (seen.has(name)) details.push({ field: `namespaces.${index}`, message: `${name} is named twice` });
+      seen.add(name);
+    });
+    const optional = namespaces.filter((name) => !ctx.platform.requiredNamespaces.some((r) => r.name === name));
+    if (optional.length > ctx.platform.optional.max) {
       details.push({
         field: "namespaces",
-        message: `must include ${required.name}, which the platform needs${required.purpose === undefined ? "" : ` for the ${required.purpose}`}`,
+        message: `names ${optional.length} optional namespaces; at most ${ctx.platform.optional.max} may be offloaded`,
       });
     }
-  }
-  const seen = new Set<string>();
-  namespaces.forEach((name, index) => {
-    if (ctx.platform.optional.forbidden.includes(name))
-      details.push({ field: `namespaces.${index}`, message: `${name} may not be offloaded` });
-    if (seen.has(name)) details.push({ field: `namespaces.${index}`, message: `${name} is named twice` });
-    seen.add(name);
-  });
-  const optional = namespaces.filter((name) => !ctx.platform.requiredNamespaces.some((r) => r.name === name));
-  if (optional.length > ctx.platform.optional.max) {
-    details.push({
-      field: "namespaces",
-      message: `names ${optional.length} optional namespaces; at most ${ctx.platform.optional.max} may be offloaded`,
-    });
-  }
-  if (details.length > 0)
-    throw invalid(
-      `invalid offloading report: ${details.length === 1 ? `${details[0]?.field} ${details[0]?.message}` : `${details.length} problems`}`,
-      details,
-    );
-  record.offloading = { offloaded: [...namespaces], updatedAt: iso(ctx.now) };
-  touch(record, ctx, record.agent.state);
-  return offloadingTargets(record, ctx);
-}
+    if (details.length > 0)
+      throw invalid(
+        `invalid offloading report: ${details.length === 1 ? `${details[0]?.field} ${details[0]?.message}` : `${details.length} problems`}`,
+        details,
+      );
+    record.offloading = { offloaded: [...namespaces], updatedAt: iso(ctx.now) };
+    touch(record, ctx, record.agent.state);
+    return offloadingTargets(record, ctx);
+  },
+);
 
-export function createHealthReport(
-  state: EmulatorState,
-  account: string,
-  id: string,
-  body: unknown,
-  ctx: ControllerContext,
-): HealthReport {
-  const record = getAgentRecord(state, account, id);
-  const request = parseBody(CreateHealthReportRequestSchema, body, "health report");
-  const failed = request.checks.filter((check) => check.result === "fail");
-  if (request.result === "pass" && failed.length > 0) {
-    throw invalid(`invalid health report: result is pass, but ${failed.map((c) => c.id).join(", ")} failed`, [
-      { field: "result", message: `must be fail: check ${failed[0]?.id} failed` },
-    ]);
-  }
-  const agentState = request.result === "pass" ? "Ready" : "Degraded";
-  const report: HealthReport = {
-    id: ctx.newId(),
-    agentId: id,
-    result: request.result,
-    checks: request.checks,
-    observedAt: request.observedAt,
-    receivedAt: iso(ctx.now),
-    agentState,
-  };
-  record.healthReports = [...record.healthReports, report].slice(-20);
-  touch(record, ctx, agentState);
-  return report;
-}
+export const createHealthReport = agentRequest(
+  CreateHealthReportRequestSchema,
+  "health report",
+  (record, request, ctx): HealthReport => {
+    const failed = request.checks.filter((check) => check.result === "fail");
+    if (request.result === "pass" && failed.length > 0) {
+      throw invalid(`invalid health report: result is pass, but ${failed.map((c) => c.id).join(", ")} failed`, [
+        { field: "result", message: `must be fail: check ${failed[0]?.id} failed` },
+      ]);
+    }
+    const agentState = request.result === "pass" ? "Ready" : "Degraded";
+    const report: HealthReport = {
+      id: ctx.newId(),
+      agentId: record.agent.id,
+      result: request.result,
+      checks: request.checks,
+      observedAt: request.observedAt,
+      receivedAt: iso(ctx.now),
+      agentState,
+    };
+    record.healthReports = [...record.healthReports, report].slice(-20);
+    touch(record, ctx, agentState);
+    return report;
+  },
+);
 
 /** Settles what fell due by `now`; true when anything changed. */
 export function advance(state: EmulatorState, now: number): boolean {

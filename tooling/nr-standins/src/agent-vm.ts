@@ -55,17 +55,17 @@ export async function agentVm(dir: string, options: AgentVmOptions): Promise<Age
 /**
  * Pins the helm of `binDir` on the NodeRings emulator (its version), so nr's operator phase
  * uses that helm: another version would be replaced by the emulator's download, which only
- * answers `version`. Returns the version.
+ * answers `version`. Returns the pin set it serves now: build further pins on it, not on
+ * `emulator.pins`, which stays the emulator's own (its helm).
  */
-export function pinTestbinHelm(
-  emulator: { readonly pins: { tools: { helm: { version: string } } }; setPins(value: unknown): void },
+export function pinTestbinHelm<Pins extends { tools: { helm: { version: string } } }>(
+  emulator: { readonly pins: Pins; setPins(value: unknown): void },
   binDir: string,
-): string {
-  const version = execFileSync(join(binDir, "helm"), ["version", "--template", "{{.Version}}"], {
+): Pins {
+  const pins = structuredClone(emulator.pins);
+  pins.tools.helm.version = execFileSync(join(binDir, "helm"), ["version", "--template", "{{.Version}}"], {
     encoding: "utf8",
   }).trim();
-  const pins = structuredClone(emulator.pins);
-  pins.tools.helm.version = version;
   emulator.setPins(pins);
-  return version;
+  return structuredClone(pins);
 }

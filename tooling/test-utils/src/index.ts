@@ -11,6 +11,8 @@ export { inProcessBusy, runInProcess } from "./in-process.ts";
 export {
   type BoundedRun,
   type BoundedRunOptions,
+  expectBounded,
+  FAULT_BOUNDS,
   type FaultInput,
   FILE_FAULTS,
   runBounded,

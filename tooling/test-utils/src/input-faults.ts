@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { expect } from "vitest";
 
 // The fault tier of issue 22 ("done when"): inputs no reader may take whole — an endless
 // device, a FIFO whose writer never stops, a 64 GiB file, an endless standard input — run
@@ -143,4 +144,13 @@ export function summarize(results: readonly BoundedRun[]): { runs: number; peakR
     peakRssMb: Math.round(Math.max(0, ...results.map((r) => r.peakRssMb ?? 0)) * 10) / 10,
     longestMs: Math.round(Math.max(0, ...results.map((r) => r.ms))),
   };
+}
+
+/** What no run of a fault tier may pass: the limit is 8 MiB, a start of a CLI about 100 MB. */
+export const FAULT_BOUNDS = { ms: 20_000, rssMb: 250 } as const;
+
+/** The run took less than FAULT_BOUNDS' time and peak RSS; `what` names it in a failure. */
+export function expectBounded(run: BoundedRun, what: string): void {
+  expect(run.ms, what).toBeLessThan(FAULT_BOUNDS.ms);
+  expect(run.peakRssMb, what).toBeLessThan(FAULT_BOUNDS.rssMb);
 }

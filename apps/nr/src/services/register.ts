@@ -1,6 +1,5 @@
-import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
-import { isolatedToolEnv, type KubeTarget } from "@nodekit/kube";
+import type { KubeTarget } from "@nodekit/kube";
 import {
   createStateStore,
   foreseeRun,
@@ -38,7 +37,14 @@ import {
 import { createHostFactsSource, type HostFacts } from "./host.ts";
 import { assertNetworkUnchanged, networkPlan } from "./network.ts";
 import { checkOffloadNamespaces, type NrSecret } from "./offload.ts";
-import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch, type ToolRunServiceOptions } from "./run-parts.ts";
+import {
+  clearLeftovers,
+  kubeFailure,
+  nodeRingsApi,
+  supportedArch,
+  type ToolRunServiceOptions,
+  toolRunContext,
+} from "./run-parts.ts";
 import { resolveK3sInstaller, resolveTool } from "./tools.ts";
 
 /** k3s writes its kubeconfig here; `--kubeconfig` names another (an existing cluster). */
@@ -195,7 +201,6 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
 
   const pins = await resolvePins(options, config, api, arch);
   const kube: KubeTarget = { kubeconfig: options.kubeconfig ?? K3S_KUBECONFIG };
-  const helmHome = join(paths.run, "helm");
   const tools = companionTools({ pins, arch, paths, runner: options.runner, env });
   const credentialsSource =
     options.proxmoxCredentials === "-"
@@ -239,17 +244,7 @@ export async function register(options: RegisterOptions): Promise<RegisterOutcom
       credentialsSource,
       credentials,
     },
-    wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
-    helmEnv: isolatedToolEnv(helmHome),
-    redactor,
-    reporter: `nr/${options.version}`,
-    clock: () => new Date(),
-    transport: options.transport,
-    onDownload: options.onDownload,
-    onInstalled: (tool) => {
-      installed.push(tool);
-      options.onInstalled?.(tool);
-    },
+    ...toolRunContext(options, paths, installed),
   };
   const common = {
     name: "nr cluster register",

@@ -1,11 +1,13 @@
+import { join } from "node:path";
 import { UserError } from "@nodekit/errors";
 import type { Transport } from "@nodekit/http";
-import { kubeToolError } from "@nodekit/kube";
+import { isolatedToolEnv, kubeToolError } from "@nodekit/kube";
 import { createNodeRingsClient, type NodeRingsClient } from "@nodekit/noderings-api";
 import type { PhaseEvent, RunPhasesOptions } from "@nodekit/phase-runner";
 import type { ProcessRunner, Redactor } from "@nodekit/process";
 import { ARCHITECTURES, type Arch } from "@nodekit/version-pins";
 import { errorCodes } from "../errors.ts";
+import type { RegisterContext } from "../register/context.ts";
 import { type ApiEndpoint, clearRunLeftovers, displayPath, type NrPaths } from "./home.ts";
 import type { HostFacts } from "./host.ts";
 
@@ -31,6 +33,34 @@ export interface ToolRunServiceOptions extends RunServiceOptions {
   onDownload?: (tool: string, received: number, total: number | undefined) => void;
   /** A companion tool installed into ~/.nr/bin, as it happens (the run may still fail later). */
   onInstalled?: (tool: string) => void;
+}
+
+/**
+ * The parts of the phases' context register and upgrade fill alike from their options: the
+ * waits, helm's own HOME and XDG directories under the run directory, the reporter, the
+ * downloads; each tool installed is pushed to `installed`, then told to `onInstalled`.
+ */
+export function toolRunContext(
+  options: ToolRunServiceOptions & { waitSeconds: number; pollMs: number },
+  paths: NrPaths,
+  installed: string[],
+): Pick<
+  RegisterContext,
+  "wait" | "helmEnv" | "redactor" | "reporter" | "clock" | "transport" | "onDownload" | "onInstalled"
+> {
+  return {
+    wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
+    helmEnv: isolatedToolEnv(join(paths.run, "helm")),
+    redactor: options.redactor,
+    reporter: `nr/${options.version}`,
+    clock: () => new Date(),
+    transport: options.transport,
+    onDownload: options.onDownload,
+    onInstalled: (tool) => {
+      installed.push(tool);
+      options.onInstalled?.(tool);
+    },
+  };
 }
 
 /** The NodeRings API client of a run: its endpoint and token, nr's User-Agent, the request deadline, debug lines. */

@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { type Problem, UserError } from "@nodekit/errors";
-import { isolatedToolEnv } from "@nodekit/kube";
 import {
   createStateStore,
   hashInputs,
@@ -31,7 +30,14 @@ import { calicoManifestsBase } from "./calico.ts";
 import { apiEndpoint, assertNrHome, loadNrConfig, nrLockPath, nrPaths } from "./home.ts";
 import { createHostFactsSource } from "./host.ts";
 import { apiServerOf, companionTools, K3S_KUBECONFIG, operatorRelease, resolvePins } from "./register.ts";
-import { clearLeftovers, kubeFailure, nodeRingsApi, supportedArch, type ToolRunServiceOptions } from "./run-parts.ts";
+import {
+  clearLeftovers,
+  kubeFailure,
+  nodeRingsApi,
+  supportedArch,
+  type ToolRunServiceOptions,
+  toolRunContext,
+} from "./run-parts.ts";
 
 export interface UpgradeOptions extends ToolRunServiceOptions {
   apiUrl?: string | undefined;
@@ -176,17 +182,7 @@ export async function upgrade(options: UpgradeOptions): Promise<UpgradeOutcome> 
       credentialsSource: "the cluster (kept)",
       credentials: () => Promise.reject(new Error("an upgrade reads no Proxmox credentials")),
     },
-    wait: { seconds: options.waitSeconds, pollMs: options.pollMs },
-    helmEnv: isolatedToolEnv(join(paths.run, "helm")),
-    redactor,
-    reporter: `nr/${options.version}`,
-    clock: () => new Date(),
-    transport: options.transport,
-    onDownload: options.onDownload,
-    onInstalled: (tool) => {
-      installedTools.push(tool);
-      options.onInstalled?.(tool);
-    },
+    ...toolRunContext(options, paths, installedTools),
   });
   const now = context(pins);
   // An upgrade changes versions only: with the installed versions, each component's inputs

@@ -1,14 +1,13 @@
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type HealthCheck, type PeeringParameters, renderPeeringKubeconfig } from "@nodekit/noderings-api";
+import { type HealthCheck, renderPeeringKubeconfig } from "@nodekit/noderings-api";
 import { action, exec } from "@nodekit/plan";
 import * as z from "zod";
 import { CONSUMER_KUBECONFIG, displayPath } from "../../services/home.ts";
-import type { ToolDecision } from "../../services/tools.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { agent } from "./agent.ts";
-import { check, getObject, placeholder, verdict, writeRunFile } from "./common.ts";
+import { check, verdict, writeRunFile } from "./common.ts";
 import { outboundPeer } from "./outbound-peer.ts";
+import { foreignClusterRole, liqoctlPeerArgs, observePeering, removeRunFile } from "./peer.ts";
 
 /** The verify phase's check of the peering, and part of the inbound phase's probe: NodeRings reports both directions Established. */
 export async function peeringChecks(ctx: Pick<RegisterContext, "api">, agentId: string): Promise<HealthCheck[]> {
@@ -19,8 +18,6 @@ export async function peeringChecks(ctx: Pick<RegisterContext, "api">, agentId: 
   ];
 }
 
-const ForeignClusterRole = z.object({ status: z.object({ role: z.string().optional() }).optional() });
-
 /**
  * The inbound phase's probe, locally: this cluster's ForeignCluster for NodeRings says it is
  * NodeRings' provider (role Consumer, or ConsumerAndProvider with the outbound direction):
@@ -30,8 +27,7 @@ export async function reverseChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   platformClusterId: string,
 ): Promise<HealthCheck[]> {
-  const answer = await getObject(ctx, `foreignclusters.core.liqo.io/${platformClusterId}`, "checking the peering");
-  const role = answer.found ? ForeignClusterRole.parse(JSON.parse(answer.stdout)).status?.role : undefined;
+  const { role } = await foreignClusterRole(ctx, platformClusterId);
   const provider = role === "Consumer" || role === "ConsumerAndProvider";
   return [
     check(
@@ -42,12 +38,6 @@ export async function reverseChecks(
         : `this cluster is not NodeRings' provider: ForeignCluster ${platformClusterId} has role ${role ?? "none"}`,
     ),
   ];
-}
-
-/** liqoctl, and the reverse peering's parameters NodeRings gives (none before the agent exists: a dry run). */
-interface InboundObservation {
-  liqoctl: ToolDecision;
-  parameters: PeeringParameters | undefined;
 }
 
 /**
@@ -69,11 +59,7 @@ export const inboundPeering = registerPhase({
     agentId: prior.known(agent, "agentId") ?? null,
     clusterId: prior.require(agent, "clusterId"),
   }),
-  async observe(ctx, prior): Promise<InboundObservation> {
-    const liqoctl = await ctx.tools.liqoctl();
-    const id = prior.known(agent, "agentId");
-    return { liqoctl, parameters: id === undefined ? undefined : await ctx.api.getPeeringParameters(id) };
-  },
+  observe: observePeering,
   // Always asks when it runs, never only when inbound is not Established yet: the outbound
   // phase runs again after an earlier phase, on --from-phase, --restart or a changed input,
   // and each outbound request leaves outbound Pending on the platform until this request
@@ -81,9 +67,6 @@ export const inboundPeering = registerPhase({
   // changes nothing there (liqoctl finds its Tenant and network in place).
   plan(ctx, { prior, observation: { liqoctl, parameters } }) {
     const file = join(ctx.paths.run, CONSUMER_KUBECONFIG);
-    const reverse = parameters?.inbound;
-    const from = (value: string | number | undefined, what: string) =>
-      value === undefined ? placeholder(`${what} from NodeRings`) : String(value);
     const clusterId = prior.require(agent, "clusterId");
     return [
       action(
@@ -94,31 +77,11 @@ export const inboundPeering = registerPhase({
       exec(
         {
           command: liqoctl.path,
-          args: [
-            "peer",
-            "--kubeconfig",
-            file,
-            "--remote-kubeconfig",
-            ctx.kube.kubeconfig,
-            "--gw-server-service-location",
-            from(reverse?.gateway.serverLocation, "gateway location"),
-            "--gw-server-service-type",
-            from(reverse?.gateway.serviceType, "gateway service type"),
-            "--gw-server-service-port",
-            from(reverse?.gateway.port, "gateway port"),
-            "--mtu",
-            from(reverse?.gateway.mtu, "MTU"),
-            "--cpu",
-            from(reverse?.resources.cpu, "CPU"),
-            "--memory",
-            from(reverse?.resources.memory, "memory"),
-            "--pods",
-            from(reverse?.resources.pods, "pods"),
-            ...(reverse?.inBand === true ? ["--in-band"] : []),
-            "--timeout",
-            `${ctx.wait.seconds}s`,
-            "--skip-confirm",
-          ],
+          args: liqoctlPeerArgs(
+            { kubeconfig: file, remoteKubeconfig: ctx.kube.kubeconfig },
+            parameters?.inbound,
+            ctx.wait.seconds,
+          ),
         },
         { mutates: true, reads: [file, ctx.kube.kubeconfig] },
       ),
@@ -149,9 +112,7 @@ export const inboundPeering = registerPhase({
         renderPeeringKubeconfig(inbound.consumerUser),
       );
     },
-    "remove-file": async (ctx) => {
-      await rm(join(ctx.paths.run, CONSUMER_KUBECONFIG), { force: true });
-    },
+    "remove-file": (ctx) => removeRunFile(ctx, CONSUMER_KUBECONFIG),
     "complete-inbound": async (ctx, _step, io) => {
       await ctx.api.completeInboundPeering(io.prior.require(agent, "agentId"), {
         clusterId: io.prior.require(agent, "clusterId"),
@@ -167,9 +128,7 @@ export const inboundPeering = registerPhase({
       io.set("inbound", "Established");
     },
   },
-  async cleanup(ctx) {
-    await rm(join(ctx.paths.run, CONSUMER_KUBECONFIG), { force: true });
-  },
+  cleanup: (ctx) => removeRunFile(ctx, CONSUMER_KUBECONFIG),
   // Both directions in NodeRings' word, and the reverse one here: an outbound left Pending by
   // an outbound run this phase did not follow (killed in between, an older nr) is repaired by
   // --resume running this phase again.

@@ -1,21 +1,12 @@
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type HealthCheck, type PeeringParameters, renderPeeringKubeconfig } from "@nodekit/noderings-api";
+import { type HealthCheck, renderPeeringKubeconfig } from "@nodekit/noderings-api";
 import { action, exec } from "@nodekit/plan";
 import * as z from "zod";
 import { displayPath, PEERING_KUBECONFIG } from "../../services/home.ts";
-import type { ToolDecision } from "../../services/tools.ts";
 import { type RegisterContext, registerPhase } from "../context.ts";
 import { agent } from "./agent.ts";
-import { check, getObject, placeholder, verdict, writeRunFile } from "./common.ts";
-
-/** liqoctl, and the peering parameters NodeRings gives (none before the agent exists: a dry run). */
-interface PeeringObservation {
-  liqoctl: ToolDecision;
-  parameters: PeeringParameters | undefined;
-}
-
-const ForeignCluster = z.object({ status: z.object({ role: z.string().optional() }).optional() });
+import { check, verdict, writeRunFile } from "./common.ts";
+import { foreignClusterRole, liqoctlPeerArgs, observePeering, removeRunFile } from "./peer.ts";
 
 /**
  * The verify phase's check of the outbound peering, and the outbound phase's probe: the
@@ -25,9 +16,8 @@ export async function outboundChecks(
   ctx: Pick<RegisterContext, "runner" | "kube">,
   platformClusterId: string,
 ): Promise<HealthCheck[]> {
-  const answer = await getObject(ctx, `foreignclusters.core.liqo.io/${platformClusterId}`, "checking the peering");
-  if (!answer.found) return [check("liqo-foreign-cluster", false, `no ForeignCluster ${platformClusterId}`)];
-  const role = ForeignCluster.parse(JSON.parse(answer.stdout)).status?.role;
+  const { found, role } = await foreignClusterRole(ctx, platformClusterId);
+  if (!found) return [check("liqo-foreign-cluster", false, `no ForeignCluster ${platformClusterId}`)];
   return [
     check(
       "liqo-foreign-cluster",
@@ -51,15 +41,9 @@ export const outboundPeer = registerPhase({
     network: { ...ctx.network },
     liqo: ctx.pins.pins.tools.liqo.version,
   }),
-  async observe(ctx, prior): Promise<PeeringObservation> {
-    const liqoctl = await ctx.tools.liqoctl();
-    const id = prior.known(agent, "agentId");
-    return { liqoctl, parameters: id === undefined ? undefined : await ctx.api.getPeeringParameters(id) };
-  },
+  observe: observePeering,
   plan(ctx, { prior, observation: { liqoctl, parameters } }) {
     const file = join(ctx.paths.run, PEERING_KUBECONFIG);
-    const from = (value: string | number | undefined, what: string) =>
-      value === undefined ? placeholder(`${what} from NodeRings`) : String(value);
     const clusterId = prior.require(agent, "clusterId");
     return [
       action(
@@ -70,31 +54,11 @@ export const outboundPeer = registerPhase({
       exec(
         {
           command: liqoctl.path,
-          args: [
-            "peer",
-            "--kubeconfig",
-            ctx.kube.kubeconfig,
-            "--remote-kubeconfig",
-            file,
-            "--gw-server-service-location",
-            from(parameters?.gateway.serverLocation, "gateway location"),
-            "--gw-server-service-type",
-            from(parameters?.gateway.serviceType, "gateway service type"),
-            "--gw-server-service-port",
-            from(parameters?.gateway.port, "gateway port"),
-            "--mtu",
-            from(parameters?.gateway.mtu, "MTU"),
-            "--cpu",
-            from(parameters?.resources.cpu, "CPU"),
-            "--memory",
-            from(parameters?.resources.memory, "memory"),
-            "--pods",
-            from(parameters?.resources.pods, "pods"),
-            ...(parameters?.inBand === true ? ["--in-band"] : []),
-            "--timeout",
-            `${ctx.wait.seconds}s`,
-            "--skip-confirm",
-          ],
+          args: liqoctlPeerArgs(
+            { kubeconfig: ctx.kube.kubeconfig, remoteKubeconfig: file },
+            parameters,
+            ctx.wait.seconds,
+          ),
         },
         { mutates: true, reads: [file] },
       ),
@@ -120,13 +84,9 @@ export const outboundPeer = registerPhase({
       );
       io.set("platformClusterId", outbound.platformClusterId);
     },
-    "remove-file": async (ctx) => {
-      await rm(join(ctx.paths.run, PEERING_KUBECONFIG), { force: true });
-    },
+    "remove-file": (ctx) => removeRunFile(ctx, PEERING_KUBECONFIG),
   },
-  async cleanup(ctx) {
-    await rm(join(ctx.paths.run, PEERING_KUBECONFIG), { force: true });
-  },
+  cleanup: (ctx) => removeRunFile(ctx, PEERING_KUBECONFIG),
   preview: (_ctx, { observation: { parameters } }) =>
     parameters === undefined ? {} : { platformClusterId: parameters.platformClusterId },
   probe: async (ctx, recorded) => verdict(await outboundChecks(ctx, recorded.platformClusterId)),

@@ -1,0 +1,20 @@
+import type { DeployPathFs } from "./load.ts";
+
+// For this package's tests: a deploy path read from memory.
+
+/** A DeployPathFs over `files` (absolute path → text): what is not there reads as missing. */
+export function memoryFs(files: Record<string, string>): DeployPathFs {
+  return {
+    readFile: async (path) => files[path],
+    list: async (path) => {
+      const prefix = `${path}/`;
+      const names = Object.keys(files)
+        .filter((file) => file.startsWith(prefix))
+        .map((file) => file.slice(prefix.length));
+      if (names.length === 0) return undefined;
+      const entries = new Map<string, boolean>();
+      for (const name of names) entries.set(name.split("/")[0] ?? name, name.includes("/"));
+      return [...entries].map(([name, directory]) => ({ name, directory }));
+    },
+  };
+}
