@@ -541,8 +541,10 @@ describe("a tenant cluster's life, command by command", () => {
     });
 
     test("-w on the list prints the clusters, then the changes, in aligned rows under one header", async () => {
-      const watched = home.nvkectl(["get", "clusters", "-w", "--timeout", "3s", "--poll-interval", "200ms"]);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // The patch comes 2.5 s into an 8 s watch: after the watch's first list even on a loaded
+      // machine (with 1 s of 3 s, a loaded CI run patched before the list, and saw one row).
+      const watched = home.nvkectl(["get", "clusters", "-w", "--timeout", "8s", "--poll-interval", "200ms"]);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
       expect((await home.nvkectl(["patch", "cluster", "habits-b", "-p", '{"description": "watched"}'])).exitCode).toBe(
         0,
       );
