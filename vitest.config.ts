@@ -17,6 +17,10 @@ export default defineConfig({
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
   test: {
+    // Three test files at once. Vitest's default in a run is one worker fewer than the cores,
+    // which on the 2-core machines CI runs on is one: every file ran alone, though most of an
+    // integration file's time is spent waiting on the servers and CLIs it starts.
+    maxWorkers: 3,
     // Files marked @runs-long start first (see the sequencer).
     sequence: { sequencer: LongFirstSequencer },
     projects: [
@@ -43,7 +47,7 @@ export default defineConfig({
           include: ["{packages,apps,tooling}/*/{src,test}/**/*.int.test.ts"],
           exclude: ["**/node_modules/**"],
           globalSetup: ["tooling/testenv/src/global-setup.ts"],
-          // Two files at once (the machine's two cores: maxWorkers' default): a file that makes
+          // Several files at once (maxWorkers above): a file that makes
           // cluster-scoped state has a control plane of its own (useControlPlane({ dedicated })),
           // the others keep to namespaces of their own on the shared one. Tests marked
           // concurrent (the doc-tested guides) run two at a time.
