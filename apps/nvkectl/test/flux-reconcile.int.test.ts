@@ -366,10 +366,7 @@ describe("install --emit flux, reconciled by Flux's source-controller and kustom
       object.status?.conditions?.find((c) => c.type === "SourceVerified");
     const deadline = Date.now() + 60_000;
     let object = await read();
-    while (
-      (verifiedOf(object)?.status !== "False" || ready(object)?.status === "Unknown") &&
-      Date.now() < deadline
-    ) {
+    while ((verifiedOf(object)?.status !== "False" || ready(object)?.status === "Unknown") && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 500));
       object = await read();
     }
