@@ -9,13 +9,7 @@ import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/c
 import { load, loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { emitFluxTree } from "../src/services/install.ts";
-import {
-  deployPathYaml,
-  type InstallFixture,
-  installFixture,
-  siteSpecYaml,
-  stackConfigYaml,
-} from "./install-fixture.ts";
+import { emitSiteFiles, type InstallFixture, installFixture } from "./install-fixture.ts";
 
 // nvkectl install --emit flux against the test tier (issue 24, item 2's fallback): the tree is
 // emitted from a real cluster read (Nodes, providers), real helm template and clusterctl
@@ -37,52 +31,7 @@ beforeAll(async () => {
   tree = join(work, "tree");
   await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   await fixture.addNodes("amd64", "site-node-1");
-  await fixture.write({
-    "sitespec.yaml": siteSpecYaml("lab", "site-node-1"),
-    "stack.yaml": stackConfigYaml(
-      "org-42",
-      "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
-    ),
-    "path/nvke-deploy.yaml": deployPathYaml(
-      "test",
-      `    - name: widgets
-      namespace: widgets
-    - name: controller
-      namespace: nke-controller
-      stackValues: true
-      dependsOn: [widgets]
-      timeout: 7m
-`,
-    ),
-    "path/widgets/app.yaml": `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: widget-settings
-data: { size: "2" }
-`,
-    "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
-    "path/controller/values.yaml": "replicas: 1\n",
-    "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
-    "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nvke-controller
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
-  template:
-    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
-    spec:
-      nodeSelector: {{ toJson .Values.nodeSelector }}
-      containers:
-        - name: controller
-          image: registry.invalid/controller:1
-          env:
-            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
-            - name: NICO_API_KEY
-              valueFrom: { secretKeyRef: { name: {{ .Values.nico.credentialsSecret }}, key: apiKey } }
-`,
-  });
+  await fixture.write(emitSiteFiles());
   result = await emitFluxTree({
     inputs: fixture.inputs({ NVKE_NICO_API_KEY: API_KEY }),
     runner: createExecaRunner(),

@@ -152,3 +152,55 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
     },
   };
 }
+
+/**
+ * The site the `--emit` tests render (flux-emit, argocd-emit): host site-node-1, organization
+ * org-42 with client networks, the manifests item `widgets` and the controller chart after it
+ * (the stack's values, a 7m timeout), each with its files.
+ */
+export const emitSiteFiles = (): Record<string, string> => ({
+  ...siteFiles({
+    site: ["lab", "site-node-1"],
+    organizationId: "org-42",
+    stackExtra: "images:\n  profiles: registry.example.test/profiles:v1\nclientNetworks: [192.0.2.0/24]\n",
+    path: [
+      "test",
+      `    - name: widgets
+      namespace: widgets
+    - name: controller
+      namespace: nke-controller
+      stackValues: true
+      dependsOn: [widgets]
+      timeout: 7m
+`,
+    ],
+  }),
+  "path/widgets/app.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: widget-settings
+data: { size: "2" }
+`,
+  "path/controller/chart-pin.yaml": "chart: ./chart\nversion: 0.1.0\n",
+  "path/controller/values.yaml": "replicas: 1\n",
+  "path/controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
+  "path/controller/chart/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nvke-controller
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: { matchLabels: { app.kubernetes.io/name: nvke-controller } }
+  template:
+    metadata: { labels: { app.kubernetes.io/name: nvke-controller } }
+    spec:
+      nodeSelector: {{ toJson .Values.nodeSelector }}
+      containers:
+        - name: controller
+          image: registry.invalid/controller:1
+          env:
+            - { name: PROFILES, value: {{ .Values.images.profiles | quote }} }
+            - name: NICO_API_KEY
+              valueFrom: { secretKeyRef: { name: {{ .Values.nico.credentialsSecret }}, key: apiKey } }
+`,
+});
