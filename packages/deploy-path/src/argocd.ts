@@ -16,7 +16,7 @@ import type { ArtifactMediaTypes } from "./flux-artifact.ts";
  * deploy path's `dependsOn` (Argo CD has no dependency between Applications).
  */
 
-export const ARGOCD_API_VERSION = "argoproj.io/v1alpha1";
+const ARGOCD_API_VERSION = "argoproj.io/v1alpha1";
 /**
  * Argo CD's repo-server (v3.1) takes one content layer of a type it allows; by default
  * `application/vnd.oci.image.layer.v1.tar`, `…tar+gzip` and Helm's chart type, not Flux's
@@ -29,7 +29,7 @@ export const ARGOCD_ARTIFACT_MEDIA_TYPES: ArtifactMediaTypes = {
 };
 export const ARGOCD_SYNC_WAVE = "argocd.argoproj.io/sync-wave";
 /** Deleting an Application with it deletes what the Application applied (cascade), as Flux's prune does. */
-export const ARGOCD_RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
+const ARGOCD_RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
 /** The artifact (and the Application) holding the items' Applications: `${repository}/app-of-apps`. */
 export const ARGOCD_APP_OF_APPS = "app-of-apps";
 

@@ -31,7 +31,7 @@ export interface ArtifactMediaTypes {
   layer: string;
 }
 
-export const FLUX_ARTIFACT_MEDIA_TYPES: ArtifactMediaTypes = {
+const FLUX_ARTIFACT_MEDIA_TYPES: ArtifactMediaTypes = {
   config: FLUX_CONFIG_MEDIA_TYPE,
   layer: FLUX_CONTENT_MEDIA_TYPE,
 };
