@@ -114,6 +114,8 @@ export const FIXES: Record<string, string> = {
     "Each site that did not answer is named above with its own error and fix: ask it alone (`nvkectl get … --site NAME -v`), or remove a site you retired (`nvkectl config delete-site NAME`). The rows printed are the other sites' ([sites.md](sites.md#one-view-across-sites)).",
   FLUX_EMIT_USAGE:
     "Give the directory to write and where you push the artifacts: `nvkectl install --emit flux DIR --flux-repository oci://HOST/PATH …` ([gitops.md](gitops.md)).",
+  ARGOCD_EMIT_USAGE:
+    "Give the directory to write and where you push the artifacts: `nvkectl install --emit argocd DIR --argocd-repository oci://HOST/PATH …` ([gitops.md](gitops.md#argo-cd)).",
   FLUX_EMIT_RENDER_FAILED:
     "The message names the item and the document: fix the chart's values or the manifest file so that every document is an object with apiVersion, kind and metadata.name ([gitops.md](gitops.md)).",
   FLUX_TREE_HOLDS_SECRET:
@@ -121,7 +123,7 @@ export const FIXES: Record<string, string> = {
   FLUX_SIGN_KEY_UNUSABLE:
     "Give the private key whose public half your Flux trusts, as an unencrypted PEM (ECDSA P-256, PKCS#8 or SEC1): `openssl ec -in KEY -out plain.pem` removes a passphrase; the public half goes into `--flux-verify-secret` ([gitops.md](gitops.md#signatures)).",
   FLUX_EMIT_DIR_NOT_EMPTY:
-    "Name an empty or new directory, or one an earlier `--emit flux` wrote (it holds only `flux/` and `oci/`, and is replaced whole).",
+    "Name an empty or new directory, or one an earlier run of the same `--emit` wrote (it holds only `flux/` and `oci/`, or `argocd/` and `oci/`, and is replaced whole).",
   SUPPORT_BUNDLE_EXISTS:
     "Name a new file with `--output FILE`, or move the old bundle away first; nvkectl never writes over a bundle (it may be one support asked for) ([install.md](install.md#support-bundle)).",
   NODEPOOL_NOT_FOUND:

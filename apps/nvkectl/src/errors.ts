@@ -126,17 +126,23 @@ export const errorCodes = defineErrorCodes("nvkectl", {
   },
   FLUX_EMIT_USAGE: {
     exitCode: ExitCode.Usage,
-    meaning: "install --emit flux needs the directory to write (DIR) and --flux-repository.",
+    meaning:
+      "install --emit flux needs the directory to write (DIR) and --flux-repository, and takes none of the --argocd-* flags.",
+  },
+  ARGOCD_EMIT_USAGE: {
+    exitCode: ExitCode.Usage,
+    meaning:
+      "install --emit argocd needs the directory to write (DIR) and --argocd-repository, and takes none of the --flux-* flags.",
   },
   FLUX_EMIT_RENDER_FAILED: {
     exitCode: ExitCode.InvalidInput,
     meaning:
-      "install --emit flux: an item rendered a document that is not a Kubernetes object (no apiVersion, kind or metadata.name); nothing was written.",
+      "install --emit flux or argocd: an item rendered a document that is not a Kubernetes object (no apiVersion, kind or metadata.name); nothing was written.",
   },
   FLUX_TREE_HOLDS_SECRET: {
     exitCode: ExitCode.InvalidInput,
     meaning:
-      "install --emit flux: an item renders a Secret, and the emitted tree may hold none; nothing was written. Turn it off in the item's overlay and create it on the site.",
+      "install --emit flux or argocd: an item renders a Secret, and the emitted tree may hold none; nothing was written. Turn it off in the item's overlay and create it on the site.",
   },
   FLUX_SIGN_KEY_UNUSABLE: {
     exitCode: ExitCode.InvalidInput,
@@ -146,7 +152,7 @@ export const errorCodes = defineErrorCodes("nvkectl", {
   FLUX_EMIT_DIR_NOT_EMPTY: {
     exitCode: ExitCode.Conflict,
     meaning:
-      "install --emit flux: the directory holds files that are not an earlier emitted tree; nothing was written.",
+      "install --emit flux or argocd: the directory holds files that are not an earlier tree of the same --emit; nothing was written.",
   },
   INSTALL_DEPLOY_PATH_UNUSABLE: {
     exitCode: ExitCode.InvalidInput,

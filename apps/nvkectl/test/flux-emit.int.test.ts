@@ -31,14 +31,7 @@ beforeAll(async () => {
   tree = join(work, "tree");
   await buildProviderRepository(join(work, "providers"), { infrastructure: NICO_INFRASTRUCTURE });
   await fixture.addNodes("amd64", "site-node-1");
-  await fixture.write(
-    lab.files("single", "      dependsOn: [widgets]\n      timeout: 7m\n", {
-      "widgets/app.yaml": lab.WIDGETS.settings(2),
-      ...lab.controllerChart({
-        "deployment.yaml": lab.controllerDeployment({ env: lab.NICO_API_KEY_ENV }, { labelled: false }),
-      }),
-    }),
-  );
+  await fixture.write(lab.emitFiles());
   result = await emitSignedTree(fixture, API_KEY, tree, REPOSITORY);
   // Flux's CRDs on the real API server, and its namespace.
   await fixture.fluxCrds();

@@ -127,3 +127,16 @@ export const controllerChart = (templates: Record<string, string>): Record<strin
   "controller/chart/Chart.yaml": "apiVersion: v2\nname: controller\nversion: 0.1.0\n",
   ...Object.fromEntries(Object.entries(templates).map(([name, text]) => [`controller/chart/templates/${name}`, text])),
 });
+
+/**
+ * The site the `--emit` tests render (flux-emit, argocd-emit): the single-profile lab site whose
+ * controller item comes after widgets with a 7m timeout, widget-settings of size 2, and the
+ * controller chart whose Deployment (unlabelled) reads NICO_API_KEY from the stack's Secret.
+ */
+export const emitFiles = (): Record<string, string> =>
+  files("single", "      dependsOn: [widgets]\n      timeout: 7m\n", {
+    "widgets/app.yaml": WIDGETS.settings(2),
+    ...controllerChart({
+      "deployment.yaml": controllerDeployment({ env: NICO_API_KEY_ENV }, { labelled: false }),
+    }),
+  });

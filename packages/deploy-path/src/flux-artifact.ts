@@ -12,7 +12,7 @@ export interface OciBlob {
   bytes: Uint8Array;
 }
 
-/** An item's artifact in Flux's format: a manifest (config `{}`, one tar+gzip layer) and its blobs. */
+/** An item's artifact in Flux's format (or Argo CD's: other media types): a manifest (config `{}`, one tar+gzip layer) and its blobs. */
 export interface FluxArtifact {
   item: string;
   /** The manifest's digest: what the OCIRepository pins. */
@@ -20,6 +20,21 @@ export interface FluxArtifact {
   manifest: OciBlob;
   blobs: readonly OciBlob[];
 }
+
+/**
+ * The config and layer media types of an artifact. Flux's (the default) are what `flux push
+ * artifact` writes; Argo CD's repo-server refuses that layer type unless configured, and takes
+ * the OCI image layer type (ARGOCD_ARTIFACT_MEDIA_TYPES), with the same bytes.
+ */
+export interface ArtifactMediaTypes {
+  config: string;
+  layer: string;
+}
+
+const FLUX_ARTIFACT_MEDIA_TYPES: ArtifactMediaTypes = {
+  config: FLUX_CONFIG_MEDIA_TYPE,
+  layer: FLUX_CONTENT_MEDIA_TYPE,
+};
 
 export interface PackFluxArtifactOptions {
   item: string;
@@ -32,6 +47,8 @@ export interface PackFluxArtifactOptions {
   created: string;
   /** Where the files are staged for tar; default the system's temporary directory. */
   tmpDir?: string;
+  /** Default Flux's (FLUX_ARTIFACT_MEDIA_TYPES). */
+  mediaTypes?: ArtifactMediaTypes;
 }
 
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
@@ -57,8 +74,9 @@ export async function packFluxArtifact(options: PackFluxArtifactOptions): Promis
     for await (const chunk of create({ cwd: stage, portable: true, mtime: new Date(0), noDirRecurse: true }, names)) {
       chunks.push(chunk as Buffer);
     }
-    const layer = blob(FLUX_CONTENT_MEDIA_TYPE, gzipSync(Buffer.concat(chunks)));
-    const config = blob(FLUX_CONFIG_MEDIA_TYPE, new TextEncoder().encode("{}"));
+    const mediaTypes = options.mediaTypes ?? FLUX_ARTIFACT_MEDIA_TYPES;
+    const layer = blob(mediaTypes.layer, gzipSync(Buffer.concat(chunks)));
+    const config = blob(mediaTypes.config, new TextEncoder().encode("{}"));
     const manifest = {
       schemaVersion: 2,
       mediaType: "application/vnd.oci.image.manifest.v1+json",

@@ -1,4 +1,13 @@
 export {
+  ARGOCD_APP_OF_APPS,
+  ARGOCD_ARTIFACT_MEDIA_TYPES,
+  type ArgoCdTreeOptions,
+  argoCdApplicationFiles,
+  argoCdApplications,
+  argoCdAppOfApps,
+  argoCdArtifactFiles,
+} from "./argocd.ts";
+export {
   type ClusterApiProvider,
   type ClusterApiProviderType,
   type ClusterApiRepository,

@@ -7,7 +7,7 @@ import { runProcess } from "./supervisor.ts";
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /** The programs the tests build from Go modules (or unpack from Debian's packages, or install from PyPI, or take from Go modules' sources), each set by its own ensure.sh into a cache. */
-export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "ansible" | "flux";
+export type BinarySet = "kubernetes" | "registry" | "cloud-init" | "ansible" | "flux" | "argocd";
 
 interface SetDefinition {
   /** What the test runner (tooling/testenv/src/isolate.ts) sets once it has the directory. */
@@ -69,6 +69,17 @@ const SETS: Record<BinarySet, SetDefinition> = {
     howToProvide: [
       "install Go 1.26 and run `bash tooling/flux-testbin/ensure.sh` once: it builds source-controller v1.9.0 and kustomize-controller v1.9.6 from their Go modules and copies their CRDs into ~/.cache/nodekit/flux-source-…/ (a few minutes cold, then cached)",
       "or set NODEKIT_FLUX_BIN_DIR to a directory holding source-controller, kustomize-controller and crds/ with Flux's CRD files",
+    ],
+  },
+  argocd: {
+    variable: "NODEKIT_ARGOCD_CRDS_DIR",
+    script: join(repoRoot, "tooling/argocd-crds/ensure.sh"),
+    // crds/ is a directory (searchable, so the executable check holds): Argo CD's Application and AppProject CRDs.
+    required: ["crds"],
+    what: "Argo CD's Application and AppProject CRDs, to validate what install --emit argocd writes",
+    howToProvide: [
+      "install Go and run `bash tooling/argocd-crds/ensure.sh` once: it takes the two CRDs from Argo CD's v3.1.8 Go module into ~/.cache/nodekit/argocd-crds-…/ (seconds, then cached)",
+      "or set NODEKIT_ARGOCD_CRDS_DIR to a directory holding crds/ with application-crd.yaml and appproject-crd.yaml",
     ],
   },
 };

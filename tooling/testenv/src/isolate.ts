@@ -9,7 +9,7 @@ import { isolationMarker, loopbackOnly } from "./loopback-only.ts";
 // the OCI registries (tooling/registry-testbin); cloud-init from Debian's package
 // (tooling/cloud-init-testbin); ansible-core from PyPI (tooling/ansible-testbin); and Flux's
 // source-controller and kustomize-controller with their CRDs, built from their Go modules
-// (tooling/flux-testbin). Then the command, in a network
+// (tooling/flux-testbin); Argo CD's Application CRD from its Go module (tooling/argocd-crds). Then the command, in a network
 // namespace with only loopback up where the platform allows one; elsewhere as it is, and one
 // line on stderr says so.
 
@@ -30,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
   env.NODEKIT_CLOUD_INIT_BIN_DIR = await binaries("cloud-init", { env, log });
   env.NODEKIT_ANSIBLE_BIN_DIR = await binaries("ansible", { env, log });
   env.NODEKIT_FLUX_BIN_DIR = await binaries("flux", { env, log });
+  env.NODEKIT_ARGOCD_CRDS_DIR = await binaries("argocd", { env, log });
 
   const isolation = await loopbackOnly();
   let argvToRun = command;

@@ -5,7 +5,7 @@ import { dump } from "js-yaml";
 import { contextFlag, NvkectlCommand } from "../base.ts";
 import { errorCodes } from "../errors.ts";
 import { registryAccess, registryFlags } from "../flags.ts";
-import { emitFluxTree, install } from "../services/install.ts";
+import { emitArgoCdTree, emitFluxTree, install } from "../services/install.ts";
 import { shippedDeployPath } from "../services/shipped.ts";
 import { kubectlRequestTimeout } from "../services/time.ts";
 
@@ -20,7 +20,9 @@ With --release FILE (the description release export wrote, from a reference rele
 
 The NICo API key is read from the environment variable the stack config names (nico.apiKeyFromEnv, default NVKE_NICO_API_KEY); it goes to kubectl on stdin and never appears in argv, files or logs. docs/install.md walks through it; deploy/README.md lists the stack config keys, docs/deploy-path.md the deploy path format.
 
-With --emit flux DIR, nothing on the cluster changes: after the same reads and checks, the same plan is rendered instead of applied (helm template for chart items, with the stack's values and images for the nodes' architecture; clusterctl generate provider for Cluster API; cert-manager's file from the provider repository) and written under DIR as Flux objects: DIR/oci/, an OCI image layout with one artifact per item in Flux's format (tagged with the item's name), and DIR/flux/, an OCIRepository per item pinned by the artifact's digest (at --flux-repository/<item>, verified with cosign against the public keys in Secret --flux-verify-secret unless --flux-verify none) and a Kustomization per item (dependsOn from the deploy path, prune, wait, the item's timeout; Cluster API's carries the SPIRE patch). The tree holds no Secret: the NICo key's Secrets are named on stderr for you to create. With --flux-push each artifact is also pushed by digest to --flux-repository, and with --flux-sign-key FILE signed there as cosign signs with a key (a sha256-<digest>.sig manifest beside it), which is what source-controller verifies against the public key in --flux-verify-secret; the key is read from the file and never printed. --flux-insecure marks the OCIRepositories for a plain-HTTP registry (push with --plain-http then). With --dry-run the files are listed and the Flux objects printed, and nothing is written or pushed. docs/gitops.md walks through it.`;
+With --emit flux DIR, nothing on the cluster changes: after the same reads and checks, the same plan is rendered instead of applied (helm template for chart items, with the stack's values and images for the nodes' architecture; clusterctl generate provider for Cluster API; cert-manager's file from the provider repository) and written under DIR as Flux objects: DIR/oci/, an OCI image layout with one artifact per item in Flux's format (tagged with the item's name), and DIR/flux/, an OCIRepository per item pinned by the artifact's digest (at --flux-repository/<item>, verified with cosign against the public keys in Secret --flux-verify-secret unless --flux-verify none) and a Kustomization per item (dependsOn from the deploy path, prune, wait, the item's timeout; Cluster API's carries the SPIRE patch). The tree holds no Secret: the NICo key's Secrets are named on stderr for you to create. With --flux-push each artifact is also pushed by digest to --flux-repository, and with --flux-sign-key FILE signed there as cosign signs with a key (a sha256-<digest>.sig manifest beside it), which is what source-controller verifies against the public key in --flux-verify-secret; the key is read from the file and never printed. --flux-insecure marks the OCIRepositories for a plain-HTTP registry (push with --plain-http then). With --dry-run the files are listed and the Flux objects printed, and nothing is written or pushed. docs/gitops.md walks through it.
+
+With --emit argocd DIR, the same items are rendered the same way and written as Argo CD objects: DIR/oci/, the OCI image layout with one artifact per item (the same manifests.yaml as Flux's, in the OCI image layer type Argo CD's repo-server accepts by default, application/vnd.oci.image.layer.v1.tar+gzip; Cluster API's with a kustomization.yaml carrying the SPIRE patch) and one more, app-of-apps, holding the items' Applications; DIR/argocd/applications/, an Application per item whose source is its artifact at --argocd-repository/<item> pinned by digest (automated sync with prune and self-heal, server-side apply, a sync wave standing for the deploy path's dependsOn); and DIR/argocd/app-of-apps.yaml, the Application you apply, whose source is the app-of-apps artifact pinned by digest. With --argocd-push every artifact is pushed by digest to --argocd-repository. Argo CD verifies no signature on an OCI source: the digest pin is the guarantee. With --dry-run the files are listed and the Applications printed as they would be written, and nothing is written or pushed.`;
 
   static override examples = [
     "<%= config.bin %> <%= command.id %> --sitespec sitespec.yaml --stack-config stack.yaml --dry-run",
@@ -73,8 +75,18 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
     })(),
     emit: Flags.option({
       description: "Write the install's plan as objects for this GitOps engine into DIR instead of applying it.",
-      options: ["flux"] as const,
+      options: ["flux", "argocd"] as const,
     })(),
+    "argocd-repository": Flags.string({
+      description:
+        "With --emit argocd: oci://HOST/PATH you push the artifacts to; item X's is HOST/PATH/X and the Applications' HOST/PATH/app-of-apps, each pinned by digest.",
+      dependsOn: ["emit"],
+    }),
+    "argocd-push": Flags.boolean({
+      description:
+        "With --emit argocd: also push each artifact by digest to --argocd-repository (credentials as for --release: NODEKIT_REGISTRY_USERNAME/_PASSWORD or docker's config.json; --plain-http, --ca-file).",
+      dependsOn: ["emit"],
+    }),
     "flux-repository": Flags.string({
       description:
         "With --emit flux: oci://HOST/PATH you push the artifacts to; item X's is HOST/PATH/X, pinned by digest.",
@@ -160,6 +172,14 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
   }
 
   private async emit(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
+    if (this.flags.emit === "argocd") return this.emitArgoCd(target, requestTimeoutMs);
+    const other = (["argocd-repository", "argocd-push"] as const).filter((flag) => this.flags[flag] !== undefined);
+    if (other.length > 0) {
+      throw new UserError(errorCodes.FLUX_EMIT_USAGE, `--emit flux does not take --${other.join(", --")}`, {
+        why: "the --argocd-* flags are --emit argocd's; --emit flux has --flux-repository and --flux-push",
+        next: `${this.config.bin} install --emit flux DIR --flux-repository oci://registry.example.com/nvke …`,
+      });
+    }
     const dir = this.args.dir;
     const repository = this.flags["flux-repository"];
     if (dir === undefined || repository === undefined) {
@@ -197,10 +217,14 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
     for (const secret of result.secrets)
       this.logger.info(`the tree references Secret ${secret}: create it on the site (docs/gitops.md)`);
     if (this.flags["dry-run"]) {
-      const lines = result.files.map((f) => `# would write ${join(dir, f.path)} (${f.bytes.length} bytes)`);
-      await this.out([...lines, ...result.objects.map((o) => `---\n${dump(o, { lineWidth: -1 })}`)].join("\n"), {
-        raw: true,
-      });
+      await this.out(
+        [...wouldWrite(dir, result.files), ...result.objects.map((o) => `---\n${dump(o, { lineWidth: -1 })}`)].join(
+          "\n",
+        ),
+        {
+          raw: true,
+        },
+      );
       return;
     }
     const rows = [
@@ -220,7 +244,76 @@ With --emit flux DIR, nothing on the cluster changes: after the same reads and c
       );
     }
   }
+
+  private async emitArgoCd(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
+    const dir = this.args.dir;
+    const repository = this.flags["argocd-repository"];
+    const other = (["flux-repository", "flux-push", "flux-sign-key", "flux-pull-secret"] as const).filter(
+      (flag) => this.flags[flag] !== undefined,
+    );
+    if (other.length > 0) {
+      throw new UserError(errorCodes.ARGOCD_EMIT_USAGE, `--emit argocd does not take --${other.join(", --")}`, {
+        why: "the --flux-* flags are --emit flux's; --emit argocd has --argocd-repository and --argocd-push (Argo CD verifies no signature on an OCI source)",
+        next: `${this.config.bin} install --emit argocd DIR --argocd-repository oci://registry.example.com/nvke …`,
+      });
+    }
+    if (dir === undefined || repository === undefined) {
+      throw new UserError(
+        errorCodes.ARGOCD_EMIT_USAGE,
+        `--emit argocd needs ${dir === undefined ? "the directory to write (DIR)" : "--argocd-repository oci://HOST/PATH"}`,
+        {
+          why: "the tree is written to DIR, and its Applications name where you push the artifacts",
+          next: `${this.config.bin} install --emit argocd DIR --argocd-repository oci://registry.example.com/nvke …`,
+        },
+      );
+    }
+    const result = await emitArgoCdTree({
+      inputs: await this.inputs(target, requestTimeoutMs),
+      runner: this.processRunner(),
+      dir,
+      dryRun: this.flags["dry-run"],
+      repository,
+      push: this.flags["argocd-push"]
+        ? {
+            access: {
+              ...registryAccess(this.flags, (message: string) => this.logger.warn(message)),
+              redactor: this.redactor,
+            },
+          }
+        : undefined,
+    });
+    for (const secret of result.secrets)
+      this.logger.info(`the tree references Secret ${secret}: create it on the site (docs/gitops.md)`);
+    if (this.flags["dry-run"]) {
+      // The Applications as the run writes them: the files' own text.
+      const applications = result.files
+        .filter((f) => f.path.endsWith(".yaml"))
+        .map((f) => `---\n${new TextDecoder().decode(f.bytes)}`);
+      await this.out([...wouldWrite(dir, result.files), ...applications].join("\n"), { raw: true });
+      return;
+    }
+    const rows = [
+      ["APPLICATION", "DIGEST", "SYNC WAVE"],
+      ...[...result.applications, result.appOfApps].map((a) => [
+        a.metadata.name,
+        (a.spec as { source: { targetRevision: string } }).source.targetRevision,
+        (a.metadata.annotations as Record<string, string> | undefined)?.["argocd.argoproj.io/sync-wave"] ?? "-",
+      ]),
+    ];
+    const width = (column: number) => Math.max(...rows.map((row) => (row[column] ?? "").length));
+    await this.out(
+      rows
+        .map((row) => `${(row[0] ?? "").padEnd(width(0))}   ${(row[1] ?? "").padEnd(width(1))}   ${row[2]}`)
+        .join("\n"),
+    );
+    this.logger.info(`wrote the Argo CD tree for ${result.items.length} items to ${dir} (${result.architecture})`);
+    for (const pushed of result.pushed) this.logger.info(`pushed ${pushed.reference}`);
+  }
 }
+
+/** The tree's files as `--dry-run` lists them. */
+const wouldWrite = (dir: string, files: readonly { path: string; bytes: Uint8Array }[]) =>
+  files.map((f) => `# would write ${join(dir, f.path)} (${f.bytes.length} bytes)`);
 
 /**
  * A failure in an item of the plan, with the command that continues from it (what

@@ -4,6 +4,7 @@
  * @nodekit/deploy-path in cluster-api.ts, the install's own objects in objects.ts, the stack's
  * values in values.ts), and the same plan run (run.ts). This module is their entry.
  */
+export { emitArgoCd as emitArgoCdTree } from "./install/argocd.ts";
 export type { InstallContext, InstallInputs } from "./install/context.ts";
 export { emitFlux as emitFluxTree } from "./install/flux.ts";
 export { planInstall } from "./install/plan.ts";

@@ -51,6 +51,10 @@ test.concurrent.each(runnable)(
           : {}),
         // Flux's CRDs (tooling/flux-testbin), which docs/gitops.md validates its tree against.
         ...(process.env.NODEKIT_FLUX_BIN_DIR ? { NODEKIT_FLUX_BIN_DIR: process.env.NODEKIT_FLUX_BIN_DIR } : {}),
+        // Argo CD's CRDs (tooling/argocd-crds), which docs/gitops.md validates its Applications against.
+        ...(process.env.NODEKIT_ARGOCD_CRDS_DIR
+          ? { NODEKIT_ARGOCD_CRDS_DIR: process.env.NODEKIT_ARGOCD_CRDS_DIR }
+          : {}),
         // The controller quicker than its default, as a test wants it; the guides' outputs do not depend on it.
         NODEKIT_SANDBOX_TIMING: "provision-ms=500,delete-ms=300,node-ms=200",
       },

@@ -58,6 +58,8 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   await symlink(join(options.root, "ansible"), join(checkout, "ansible"));
   await mkdir(join(checkout, "tooling"));
   await symlink(join(options.root, "tooling", "ansible-testbin"), join(checkout, "tooling", "ansible-testbin"));
+  // …and Argo CD's CRDs (tooling/argocd-crds/ensure.sh prints NODEKIT_ARGOCD_CRDS_DIR when the runner hands it on).
+  await symlink(join(options.root, "tooling", "argocd-crds"), join(checkout, "tooling", "argocd-crds"));
   const env: NodeJS.ProcessEnv = {
     ...options.env,
     HOME: home,

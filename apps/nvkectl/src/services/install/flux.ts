@@ -65,7 +65,7 @@ export interface FluxEmitOptions {
   interval?: string;
 }
 
-interface FluxTreeFile {
+export interface TreeFile {
   /** Relative to the tree's directory. */
   path: string;
   bytes: Uint8Array;
@@ -75,7 +75,7 @@ export interface FluxEmitResult {
   items: readonly FluxItem[];
   artifacts: readonly FluxArtifact[];
   objects: readonly RenderedObject[];
-  files: readonly FluxTreeFile[];
+  files: readonly TreeFile[];
   /** The Secrets the tree references and the operator creates (never in the tree). */
   secrets: readonly string[];
   architecture: string;
@@ -88,7 +88,7 @@ const CLUSTER_API_TIMEOUT = "10m";
 const OWN_ITEM_TIMEOUT = "5m";
 /** Where an emitted tree keeps its Flux objects and its artifacts. */
 const FLUX_DIR = "flux";
-const OCI_DIR = "oci";
+export const OCI_DIR = "oci";
 
 /** `helm upgrade --install … --wait --timeout T` → `helm template …` with the same chart, namespace, values and registry flags. */
 export function templateCall(call: CommandCall): CommandCall {
@@ -308,28 +308,42 @@ export function fluxItems(context: InstallContext, rendered: Rendered): FluxItem
   return items;
 }
 
-/** The Secrets the tree's objects reference and the operator creates: the NICo key's, and the verification keys'. */
-function referencedSecrets(context: InstallContext, options: FluxEmitOptions): string[] {
-  const own = renderOwnObjects(context);
-  const keys = (own.credentials as RenderedObject[])
+/** The NICo key's Secrets, which the items reference and the operator creates (`namespace/name`). */
+export function nicoKeySecrets(context: InstallContext): string[] {
+  return (renderOwnObjects(context).credentials as RenderedObject[])
     .filter((o) => o.kind === "Secret")
     .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+}
+
+/** The Secrets the tree's objects reference and the operator creates: the NICo key's, and the verification keys'. */
+function referencedSecrets(context: InstallContext, options: FluxEmitOptions): string[] {
   const namespace = options.namespace ?? "flux-system";
   const verify = options.verify === undefined ? [] : [`${namespace}/${options.verify.secret}`];
   const pull = options.pullSecret === undefined ? [] : [`${namespace}/${options.pullSecret}`];
-  return [...keys, ...verify, ...pull];
+  return [...nicoKeySecrets(context), ...verify, ...pull];
 }
 
-/** Reads and observes as the install does, renders every item, and packs the tree (written unless a dry run). */
-export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult> {
-  const observed = await prepareInstall(options.inputs, options.runner);
-  // The tree installs everything, whatever this cluster has now: planned as on a fresh site (Flux prunes).
+export interface EmitRendered {
+  context: InstallContext;
+  items: FluxItem[];
+  /** `org.opencontainers.image.source` and `.revision` of the artifacts. */
+  source: string;
+  revision: string;
+}
+
+/**
+ * What every `--emit` shares: reads and observes as the install does, plans it as on a fresh
+ * site, renders every item, and refuses items that hold a Secret.
+ */
+export async function renderEmitItems(inputs: InstallInputs, runner: ProcessRunner): Promise<EmitRendered> {
+  const observed = await prepareInstall(inputs, runner);
+  // The tree installs everything, whatever this cluster has now: planned as on a fresh site (the engine prunes).
   const { prune: _prune, ...observations } = observed.observations;
   const context: InstallContext = { ...observed, observations: { ...observations, providers: {} } };
   const plan = planInstall(context);
   await preflightInstall(context, plan);
   const login = context.release?.helmRegistryLogin;
-  const run = () => render(context, plan, options.runner, options.inputs.redactor);
+  const run = () => render(context, plan, runner, inputs.redactor);
   const rendered = login === undefined ? await run() : await withHelmRegistryConfig(login, run);
   const items = fluxItems(context, rendered);
   const leaked = secretsIn(items.flatMap((item) => item.objects));
@@ -340,8 +354,17 @@ export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult
       facts: { secrets: leaked.length },
     });
   }
-  const source = `nvkectl://${context.site.metadata.name}/${context.deployPath.name}`;
-  const revision = context.release?.release.metadata.version ?? context.deployPath.name;
+  return {
+    context,
+    items,
+    source: `nvkectl://${context.site.metadata.name}/${context.deployPath.name}`,
+    revision: context.release?.release.metadata.version ?? context.deployPath.name,
+  };
+}
+
+/** Reads and observes as the install does, renders every item, and packs the tree (written unless a dry run). */
+export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult> {
+  const { context, items, source, revision } = await renderEmitItems(options.inputs, options.runner);
   const artifacts: FluxArtifact[] = [];
   for (const item of items) {
     artifacts.push(
@@ -368,7 +391,7 @@ export async function emitFlux(options: FluxEmitOptions): Promise<FluxEmitResult
   // The key is read (and checked) before anything is written or pushed.
   const signingKeyPem =
     options.push?.signingKeyFile === undefined ? undefined : await readSigningKey(options.push.signingKeyFile);
-  if (!options.dryRun) await writeTree(options.dir, files);
+  if (!options.dryRun) await writeTree(options.dir, files, FLUX_DIR);
   const pushed =
     options.dryRun || options.push === undefined
       ? []
@@ -417,7 +440,7 @@ function treeFiles(
   items: readonly FluxItem[],
   objects: readonly RenderedObject[],
   artifacts: readonly FluxArtifact[],
-): FluxTreeFile[] {
+): TreeFile[] {
   const text = (value: string) => new TextEncoder().encode(value);
   const perItem = items.map((item, index) => ({
     path: join(FLUX_DIR, `${item.name}.yaml`),
@@ -441,29 +464,35 @@ function treeFiles(
 }
 
 /**
- * Writes the tree: DIR must be empty, missing, or hold an earlier tree (its `flux/` and
- * `oci/oci-layout`), which is replaced whole, so no stale artifact stays behind.
+ * Writes the tree: DIR must be empty, missing, or hold an earlier tree of the same engine (its
+ * `engineDir`, `flux/` or `argocd/`, and `oci/oci-layout`), which is replaced whole, so no
+ * stale artifact stays behind.
  */
-async function writeTree(dir: string, files: readonly FluxTreeFile[]): Promise<void> {
+export async function writeTree(dir: string, files: readonly TreeFile[], engineDir: string): Promise<void> {
   const entries = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return [] as string[];
     throw error;
   });
   const layout: string[] = await readdir(join(dir, OCI_DIR)).catch(() => []);
-  const earlier = entries.includes(FLUX_DIR) && layout.includes("oci-layout");
-  const foreign = entries.filter((name) => name !== FLUX_DIR && name !== OCI_DIR);
+  const earlier = entries.includes(engineDir) && layout.includes("oci-layout");
+  const foreign = entries.filter((name) => name !== engineDir && name !== OCI_DIR);
   if (entries.length > 0 && (!earlier || foreign.length > 0)) {
-    throw new UserError(errorCodes.FLUX_EMIT_DIR_NOT_EMPTY, `${dir} holds files that are not an emitted Flux tree`, {
-      why: `--emit replaces an earlier tree (${FLUX_DIR}/ and ${OCI_DIR}/) and writes nowhere else; found ${[...foreign, ...(earlier ? [] : entries)].slice(0, 5).join(", ")}`,
-      next: "name an empty or new directory",
-      facts: { path: dir },
-    });
+    const engine = engineDir === FLUX_DIR ? "Flux" : "Argo CD";
+    throw new UserError(
+      errorCodes.FLUX_EMIT_DIR_NOT_EMPTY,
+      `${dir} holds files that are not an emitted ${engine} tree`,
+      {
+        why: `--emit replaces an earlier tree (${engineDir}/ and ${OCI_DIR}/) and writes nowhere else; found ${[...foreign, ...(earlier ? [] : entries)].slice(0, 5).join(", ")}`,
+        next: "name an empty or new directory",
+        facts: { path: dir },
+      },
+    );
   }
-  await rm(join(dir, FLUX_DIR), { recursive: true, force: true });
+  await rm(join(dir, engineDir), { recursive: true, force: true });
   await rm(join(dir, OCI_DIR), { recursive: true, force: true });
   for (const file of files) {
     const path = join(dir, file.path);
     await mkdir(dirname(path), { recursive: true });
-    await writeFileSafe(path, file.bytes, { mode: 0o644, what: "a file of the Flux tree" });
+    await writeFileSafe(path, file.bytes, { mode: 0o644, what: "a file of the emitted tree" });
   }
 }
