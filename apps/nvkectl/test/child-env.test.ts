@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
+import { type CliHome, cliHome, installArgs, writeInstallInputs } from "./helpers.ts";
 
 // Issue 22, item 4, from the outside: the secrets in nvkectl's environment reach no program
 // it starts. A kubeconfig's exec plugin (a real one: kubectl runs it through the process
@@ -127,19 +127,7 @@ function expectNoSecrets(seen: Array<{ text: string; vars: Record<string, string
 
 describe("the secrets in nvkectl's environment reach no program it starts (issue 22, item 4)", () => {
   test("install: kubectl's exec plugin gets neither the NICo key nor the registry password", async () => {
-    const result = await home.nvkectl(
-      [
-        "install",
-        "--sitespec",
-        "sitespec.yaml",
-        "--stack-config",
-        "stack.yaml",
-        "--kubeconfig",
-        kubeconfig,
-        "--dry-run",
-      ],
-      { env: env() },
-    );
+    const result = await home.nvkectl([...installArgs({ kubeconfig }), "--dry-run"], { env: env() });
     expect(result.exitCode, result.stderr).toBe(6);
     expectNoSecrets(await pluginEnvironments());
     // helm and clusterctl, asked their versions before anything else, got none either.

@@ -62,6 +62,16 @@ export async function writeInstallInputs(dir: string): Promise<void> {
   await cp(join(repoRoot, "deploy/nico"), join(dir, "path"), { recursive: true });
 }
 
+/**
+ * `install` with the inputs writeInstallInputs writes (sitespec.yaml and stack.yaml; the deploy
+ * path, path/, is left to the caller) and a kubeconfig that does not exist, or these others.
+ */
+export const installArgs = ({
+  siteSpec = "sitespec.yaml",
+  stackConfig = "stack.yaml",
+  kubeconfig = "missing.kubeconfig",
+} = {}) => ["install", "--sitespec", siteSpec, "--stack-config", stackConfig, "--kubeconfig", kubeconfig];
+
 /** `kubectl --kubeconfig K ...args`, with stdin; rejects on a non-zero exit. */
 export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
   // A timeout, so that no kubectl outlives the test that started it.

@@ -15,7 +15,7 @@ import {
   tempDir,
 } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { writeInstallInputs } from "./helpers.ts";
+import { installArgs, writeInstallInputs } from "./helpers.ts";
 
 // Issue 22, item 8 and "done when": every nvkectl command that reads a file or standard
 // input, given inputs no reader may take whole (/dev/zero, /dev/urandom, a FIFO fed for
@@ -74,15 +74,9 @@ afterAll(async () => {
 });
 
 const install = (...args: string[]) => [
-  "install",
-  "--sitespec",
-  "sitespec.yaml",
-  "--stack-config",
-  "stack.yaml",
+  ...installArgs({ kubeconfig: "lab.kubeconfig" }),
   "--deploy-path",
   "path",
-  "--kubeconfig",
-  "lab.kubeconfig",
   "--dry-run",
   ...args,
 ];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
+import { type CliHome, cliHome, installArgs, writeInstallInputs } from "./helpers.ts";
 
 // `nvkectl install --emit` usage, as the built CLI: each engine's flags are its own, and a
 // missing DIR or repository is named, before anything is read from the cluster (the kubeconfig
@@ -14,18 +14,9 @@ beforeAll(async () => {
 afterAll(() => home.cleanup());
 
 const install = (...args: string[]) =>
-  home.nvkectl(
-    [
-      "install",
-      "--sitespec",
-      "sitespec.yaml",
-      "--stack-config",
-      "stack.yaml",
-      "--kubeconfig",
-      "missing.kubeconfig",
-    ].concat(["--deploy-path", "path"], args),
-    { env: { NVKE_NICO_API_KEY: "nico-key-never-shown" } },
-  );
+  home.nvkectl([...installArgs(), "--deploy-path", "path", ...args], {
+    env: { NVKE_NICO_API_KEY: "nico-key-never-shown" },
+  });
 
 describe("nvkectl install --emit: each engine's flags", () => {
   test("--emit argocd needs DIR and --argocd-repository (exit 2)", async () => {

@@ -2,7 +2,7 @@ import { chmod, chown, cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type CliHome, cliHome, writeInstallInputs } from "./helpers.ts";
+import { type CliHome, cliHome, installArgs, writeInstallInputs } from "./helpers.ts";
 
 // `nvkectl install` on bad input, as the built CLI: every document is checked before the
 // cluster is asked anything. The kubeconfig named does not exist, so a command that got as
@@ -18,36 +18,14 @@ beforeAll(async () => {
 });
 afterAll(() => home.cleanup());
 
-const install = (...args: string[]) =>
-  home.nvkectl(
-    [
-      "install",
-      "--sitespec",
-      "sitespec.yaml",
-      "--stack-config",
-      "stack.yaml",
-      "--kubeconfig",
-      "missing.kubeconfig",
-      ...args,
-    ],
-    { env: { NVKE_NICO_API_KEY: KEY } },
-  );
+/** `nvkectl install` of these input files (installArgs'), with the API key KEY. */
+const installWith = (files: Parameters<typeof installArgs>[0], ...args: string[]) =>
+  home.nvkectl([...installArgs(files), ...args], { env: { NVKE_NICO_API_KEY: KEY } });
+const install = (...args: string[]) => installWith({}, ...args);
 
 describe("nvkectl install refuses bad input before touching the cluster", () => {
   test("the stack config as shipped: every REPLACE_* listed with its key path (exit 3)", async () => {
-    const result = await home.nvkectl(
-      [
-        "install",
-        "--sitespec",
-        "sitespec.yaml",
-        "--stack-config",
-        join(repoRoot, "examples/stack.yaml"),
-        "--kubeconfig",
-        "missing.kubeconfig",
-        "--dry-run",
-      ],
-      { env: { NVKE_NICO_API_KEY: KEY } },
-    );
+    const result = await installWith({ stackConfig: join(repoRoot, "examples/stack.yaml") }, "--dry-run");
     expect(result.exitCode).toBe(3);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("has 5 REPLACE_* values left unfilled; nothing was changed");
@@ -90,18 +68,7 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
   test("a site spec or stack config that is not UTF-8 is named as such, with its line (exit 3)", async () => {
     const spec = await readFile(join(home.path, "sitespec.yaml"));
     await writeFile(join(home.path, "latin1-site.yaml"), Buffer.concat([spec, Buffer.from([0x23, 0x20, 0xe9, 0x0a])]));
-    const site = await home.nvkectl(
-      [
-        "install",
-        "--sitespec",
-        "latin1-site.yaml",
-        "--stack-config",
-        "stack.yaml",
-        "--kubeconfig",
-        "missing.kubeconfig",
-      ],
-      { env: { NVKE_NICO_API_KEY: KEY } },
-    );
+    const site = await installWith({ siteSpec: "latin1-site.yaml" });
     expect(site.exitCode).toBe(3);
     expect(site.stderr).toContain(
       `latin1-site.yaml:${spec.toString().split("\n").length}: column 3: is not UTF-8 text (byte 0xe9 is not part of a UTF-8 character)`,
@@ -111,18 +78,7 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
       join(home.path, "utf16-stack.yaml"),
       Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(stack.toString(), "utf16le")]),
     );
-    const wide = await home.nvkectl(
-      [
-        "install",
-        "--sitespec",
-        "sitespec.yaml",
-        "--stack-config",
-        "utf16-stack.yaml",
-        "--kubeconfig",
-        "missing.kubeconfig",
-      ],
-      { env: { NVKE_NICO_API_KEY: KEY } },
-    );
+    const wide = await installWith({ stackConfig: "utf16-stack.yaml" });
     expect(wide.exitCode).toBe(3);
     expect(wide.stderr).toContain("utf16-stack.yaml: is UTF-16");
   });
@@ -139,10 +95,7 @@ describe("nvkectl install refuses bad input before touching the cluster", () => 
   });
 
   test("no API key in the environment: the variable is named (exit 9); a valid input reaches the kubeconfig check", async () => {
-    const noKey = await home.nvkectl(
-      ["install", "--sitespec", "sitespec.yaml", "--stack-config", "stack.yaml", "--kubeconfig", "missing.kubeconfig"],
-      { env: { NVKE_NICO_API_KEY: "" } },
-    );
+    const noKey = await home.nvkectl(installArgs(), { env: { NVKE_NICO_API_KEY: "" } });
     expect(noKey.exitCode).toBe(9);
     expect(noKey.stderr).toContain("the environment variable NVKE_NICO_API_KEY is not set");
     const valid = await install("--deploy-path", "path", "--dry-run");
@@ -163,19 +116,7 @@ describe("nvkectl install refuses a controllerApi the deploy path contradicts", 
         .replace("  namespace: nke-controller\n", "  namespace: elsewhere\n")
         .replace("    app.kubernetes.io/name: nvke-controller\n", "    app.kubernetes.io/name: my-controller\n"),
     );
-    const result = await home.nvkectl(
-      [
-        "install",
-        "--sitespec",
-        "sitespec.yaml",
-        "--stack-config",
-        "stack-elsewhere.yaml",
-        "--kubeconfig",
-        "missing.kubeconfig",
-        "--dry-run",
-      ],
-      { env: { NVKE_NICO_API_KEY: KEY } },
-    );
+    const result = await installWith({ stackConfig: "stack-elsewhere.yaml" }, "--dry-run");
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("disagree about the controller API; nothing was changed");
     expect(result.stderr).toContain(
