@@ -51,6 +51,32 @@ export const workDirFlag = Flags.string({
   description: "The install's work directory. Default: $XDG_STATE_HOME/nvkectl/install/<site>.",
 });
 
+/** How often a watch or wait polls, and its deadline (waitTimings). */
+interface Timings {
+  intervalMs: number;
+  timeoutMs: number | undefined;
+}
+
+/**
+ * A kind the controller provisions (clusters, node pools), as `get KIND [NAME...]` reads it
+ * with one client: what showOrWait needs of it.
+ */
+interface ProvisionedKind<R> {
+  view: () => View<R>;
+  /** Every object, page by page. */
+  list(onPage: (page: R[]) => void): Promise<unknown>;
+  /** The list, then again each time it changes, until --timeout. */
+  watch(options: Timings & { onChange: (rows: R[]) => void }): Promise<void>;
+  /** The objects of these names, and the names not found. */
+  get(names: readonly string[]): Promise<{ found: R[]; missing: string[] }>;
+  /** Polls one object until it is Ready (or the wait's deadline); its last state. */
+  waitReady(row: R, options: Timings & { timeoutMs: number; onChange: (seen: R) => void }): Promise<R | undefined>;
+  /** The error naming the names not found. */
+  notFound(missing: string[]): Error;
+  /** What an empty table says, when not the default. */
+  empty?: string;
+}
+
 /** nvkectl's global flags: the kit's, plus `--site` (NV-1) and the controller connection flags. */
 export abstract class NvkectlCommand<T extends typeof Command> extends BaseCommand<T> {
   static override baseFlags = {
@@ -85,6 +111,50 @@ export abstract class NvkectlCommand<T extends typeof Command> extends BaseComma
     const [only] = found;
     if (asked === 1 && only !== undefined) await this.printOne(output, view(), only);
     else if (found.length > 0) await this.printList(output, view(), (add) => add(found));
+  }
+
+  /**
+   * `get clusters` and `get nodepools` on the site acted on: without NAME, the list (with -w,
+   * then each change); with NAMEs, those objects (--watch: each change of the one named until it
+   * is Ready; --wait: nothing until each is Ready, then them), and the names not found in one
+   * error. The kind is read with the controller's client, opened after the flags are checked.
+   */
+  protected async showOrWait<R>(
+    flags: { output: OutputFormat; watch: boolean; wait: boolean },
+    { intervalMs, timeoutMs, waitMs }: Timings & { waitMs: number },
+    names: readonly string[],
+    kindOf: (client: NvkeClient) => ProvisionedKind<R>,
+  ): Promise<void> {
+    const { output, watch, wait } = flags;
+    const kind = kindOf(await this.controller());
+    const view = kind.view();
+    if (names.length === 0 && watch) {
+      const printer = await this.watchPrinter(output, view);
+      await kind.watch({ intervalMs, timeoutMs, onChange: (rows) => printer.print(rows) });
+      return;
+    }
+    if (names.length === 0) {
+      await this.printList(output, view, (add) => kind.list(add), kind.empty);
+      return;
+    }
+    const { found, missing } = await kind.get(names);
+    if (watch || wait) {
+      if (missing.length > 0) throw kind.notFound(missing);
+      const printer = watch ? await this.watchPrinter(output, view) : undefined;
+      const ready: R[] = [];
+      for (const row of found) {
+        const last = await kind.waitReady(row, {
+          timeoutMs: waitMs,
+          intervalMs,
+          onChange: (seen) => printer?.print([seen]),
+        });
+        if (last !== undefined) ready.push(last);
+      }
+      if (wait) await this.printFound(output, kind.view, ready, names.length);
+      return;
+    }
+    await this.printFound(output, kind.view, found, names.length);
+    if (missing.length > 0) throw kind.notFound(missing);
   }
 
   /** The site this invocation acts on: `--site` when given, else the active site (NV-8). */

@@ -51,7 +51,8 @@ function machineImageColumns(now: () => Date): Column<MachineImage>[] {
   ];
 }
 
-function clusterReleaseColumns(now: () => Date): Column<ClusterRelease>[] {
+/** What both kinds of release show first; the ID with -o wide only. */
+function releaseColumns(now: () => Date): Column<ClusterRelease | NodePoolRelease>[] {
   return [
     { header: "name", value: (r) => r.name },
     { header: "version", value: (r) => r.version },
@@ -59,6 +60,12 @@ function clusterReleaseColumns(now: () => Date): Column<ClusterRelease>[] {
     { header: "machine image", value: (r) => r.machineImageName },
     { header: "age", value: (r) => age(r.createdAt, now()) },
     { header: "id", value: (r) => r.id, wide: true },
+  ];
+}
+
+function clusterReleaseColumns(now: () => Date): Column<ClusterRelease>[] {
+  return [
+    ...releaseColumns(now),
     { header: "components", value: (r) => r.components.length, wide: true },
     { header: "charts", value: (r) => r.charts.length, wide: true },
   ];
@@ -66,12 +73,7 @@ function clusterReleaseColumns(now: () => Date): Column<ClusterRelease>[] {
 
 function nodePoolReleaseColumns(now: () => Date): Column<NodePoolRelease>[] {
   return [
-    { header: "name", value: (r) => r.name },
-    { header: "version", value: (r) => r.version },
-    { header: "kubernetes", value: (r) => r.kubernetesVersion },
-    { header: "machine image", value: (r) => r.machineImageName },
-    { header: "age", value: (r) => age(r.createdAt, now()) },
-    { header: "id", value: (r) => r.id, wide: true },
+    ...releaseColumns(now),
     { header: "cluster release", value: (r) => r.clusterReleaseName, wide: true },
     { header: "components", value: (r) => r.components.length, wide: true },
   ];

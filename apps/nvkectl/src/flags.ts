@@ -1,4 +1,4 @@
-import { Flags } from "@nodekit/cli-kit";
+import { Flags, listFlags, outputFlag } from "@nodekit/cli-kit";
 
 /** `-f FILE`: the request document, YAML or JSON. */
 export const fileFlag = (what: string) =>
@@ -40,7 +40,7 @@ export const allSitesFlag = (exclusive: string[] = []) =>
   });
 
 /** How often --watch and --wait ask the controller (hidden: tests shorten it). */
-export const pollIntervalFlag = Flags.string({
+const pollIntervalFlag = Flags.string({
   description: "How often to ask the controller while watching or waiting.",
   default: "2s",
   hidden: true,
@@ -49,7 +49,7 @@ export const pollIntervalFlag = Flags.string({
 /** What --wait and --watch wait for when --timeout is not given. */
 export const DEFAULT_TIMEOUT = "10m";
 
-export const timeoutFlag = Flags.string({
+const timeoutFlag = Flags.string({
   description:
     "How long --wait (or --watch of one object) waits before giving up with exit code 6, e.g. 90s, 10m, 1h; 10m when not given. A --watch of a list runs until interrupted, or for this long.",
 });
@@ -59,6 +59,29 @@ export const waitFlags = (waitsFor: string) => ({
   wait: Flags.boolean({ description: waitsFor }),
   timeout: timeoutFlag,
   "poll-interval": pollIntervalFlag,
+});
+
+/**
+ * What get clusters and get nodepools take: -o and the list flags, --selector, --watch or --wait
+ * (saying what they print: the `one` object named, `all` of them, the `named` ones) with
+ * --timeout and --poll-interval, and --all-sites (with neither of those).
+ */
+export const getWatchFlags = (words: { one: string; all: string; named: string }) => ({
+  output: outputFlag(),
+  selector: selectorFlag,
+  ...listFlags,
+  watch: Flags.boolean({
+    char: "w",
+    description: `With NAME: print the ${words.one} each time it changes, until it is Ready. Without: print ${words.all}, then each ${words.one} that changes, until interrupted.`,
+    exclusive: ["wait"],
+  }),
+  wait: Flags.boolean({
+    description: `Wait silently until the named ${words.named} are Ready, then show them.`,
+    exclusive: ["watch"],
+  }),
+  timeout: timeoutFlag,
+  "poll-interval": pollIntervalFlag,
+  "all-sites": allSitesFlag(["watch", "wait"]),
 });
 
 export const ignoreNotFoundFlag = Flags.boolean({

@@ -1,9 +1,9 @@
-import { Args, Flags, listFlags, outputFlag } from "@nodekit/cli-kit";
+import { Args } from "@nodekit/cli-kit";
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import type { Cluster } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
 import { clusterView } from "../../columns.ts";
-import { allSitesFlag, DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
+import { DEFAULT_TIMEOUT, getWatchFlags } from "../../flags.ts";
 import { checkAllSitesUsage, siteView } from "../../services/all-sites.ts";
 import { clustersNotFound, getClusters, listClusters, waitForCluster, watchClusters } from "../../services/clusters.ts";
 import { checkNamesOrSelector, selectorOf } from "../../services/select.ts";
@@ -48,24 +48,7 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
     }),
   };
 
-  static override flags = {
-    output: outputFlag(),
-    selector: selectorFlag,
-    ...listFlags,
-    watch: Flags.boolean({
-      char: "w",
-      description:
-        "With NAME: print the cluster each time it changes, until it is Ready. Without: print the list, then each cluster that changes, until interrupted.",
-      exclusive: ["wait"],
-    }),
-    wait: Flags.boolean({
-      description: "Wait silently until the named clusters are Ready, then show them.",
-      exclusive: ["watch"],
-    }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
-    "all-sites": allSitesFlag(["watch", "wait"]),
-  };
+  static override flags = getWatchFlags({ one: "cluster", all: "the list", named: "clusters" });
 
   override async run(): Promise<void> {
     const { output, watch, wait, selector } = this.flags;
@@ -97,47 +80,15 @@ Provisioning is asynchronous. --watch (-w) with NAME prints the cluster again ea
       });
     }
     const requirements = selectorOf(selector);
-    const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
-    const client = await this.controller();
-    const view = clusterView();
-
-    if (names.length === 0 && watch) {
-      const printer = await this.watchPrinter(output, view);
-      await watchClusters({
-        client,
-        selector: requirements,
-        intervalMs,
-        timeoutMs,
-        onChange: (clusters) => printer.print(clusters),
-      });
-      return;
-    }
-    if (names.length === 0) {
-      await this.printList(output, view, (add) => listClusters({ client, selector: requirements, onPage: add }));
-      return;
-    }
-
-    const { found, missing } = await getClusters({ client, names });
-    if (watch || wait) {
-      if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
-      const printer = watch ? await this.watchPrinter(output, view) : undefined;
-      const ready = [];
-      for (const cluster of found) {
-        const last = await waitForCluster({
-          client,
-          name: cluster.name,
-          id: cluster.id,
-          until: "Ready",
-          timeoutMs: waitMs,
-          intervalMs,
-          onChange: (seen) => printer?.print([seen]),
-        });
-        if (last !== undefined) ready.push(last);
-      }
-      if (wait) await this.printFound(output, () => clusterView(), ready, names.length);
-      return;
-    }
-    await this.printFound(output, () => clusterView(), found, names.length);
-    if (missing.length > 0) throw clustersNotFound(missing, client.baseUrl);
+    const timings = waitTimings(this.flags, DEFAULT_TIMEOUT);
+    await this.showOrWait<Cluster>(this.flags, timings, names, (client) => ({
+      view: () => clusterView(),
+      list: (onPage) => listClusters({ client, selector: requirements, onPage }),
+      watch: (options) => watchClusters({ client, selector: requirements, ...options }),
+      get: (names) => getClusters({ client, names }),
+      waitReady: (cluster, options) =>
+        waitForCluster({ client, name: cluster.name, id: cluster.id, until: "Ready", ...options }),
+      notFound: (missing) => clustersNotFound(missing, client.baseUrl),
+    }));
   }
 }

@@ -1,9 +1,9 @@
-import { Args, Flags, listFlags, outputFlag } from "@nodekit/cli-kit";
+import { Args, Flags } from "@nodekit/cli-kit";
 import { errorCodes as coreErrorCodes, UserError } from "@nodekit/errors";
 import type { NodePool } from "@nodekit/nvke-api";
 import { NvkectlCommand } from "../../base.ts";
 import { nodePoolView } from "../../columns.ts";
-import { allSitesFlag, DEFAULT_TIMEOUT, pollIntervalFlag, selectorFlag, timeoutFlag } from "../../flags.ts";
+import { DEFAULT_TIMEOUT, getWatchFlags } from "../../flags.ts";
 import { checkAllSitesUsage, siteView } from "../../services/all-sites.ts";
 import {
   getNodePools,
@@ -54,22 +54,7 @@ An unknown cluster or pool exits 4.
       description:
         "The cluster the node pools belong to (pool names are unique within a cluster only). Required, except with --all-sites.",
     }),
-    output: outputFlag(),
-    selector: selectorFlag,
-    ...listFlags,
-    watch: Flags.boolean({
-      char: "w",
-      description:
-        "With NAME: print the pool each time it changes, until it is Ready. Without: print the pools, then each pool that changes, until interrupted.",
-      exclusive: ["wait"],
-    }),
-    wait: Flags.boolean({
-      description: "Wait silently until the named pools are Ready, then show them.",
-      exclusive: ["watch"],
-    }),
-    timeout: timeoutFlag,
-    "poll-interval": pollIntervalFlag,
-    "all-sites": allSitesFlag(["watch", "wait"]),
+    ...getWatchFlags({ one: "pool", all: "the pools", named: "pools" }),
   };
 
   override async run(): Promise<void> {
@@ -110,53 +95,15 @@ An unknown cluster or pool exits 4.
       );
     }
     const requirements = selectorOf(selector);
-    const { intervalMs, timeoutMs, waitMs } = waitTimings(this.flags, DEFAULT_TIMEOUT);
-    const client = await this.controller();
-    const view = nodePoolView();
-
-    if (names.length === 0 && watch) {
-      const printer = await this.watchPrinter(output, view);
-      await watchNodePools({
-        client,
-        cluster,
-        selector: requirements,
-        intervalMs,
-        timeoutMs,
-        onChange: (pools) => printer.print(pools),
-      });
-      return;
-    }
-    if (names.length === 0) {
-      await this.printList(
-        output,
-        view,
-        (add) => listNodePools({ client, cluster, selector: requirements, onPage: add }),
-        `No node pools found in cluster "${cluster}".`,
-      );
-      return;
-    }
-
-    const { found, missing } = await getNodePools({ client, cluster, names });
-    if (watch || wait) {
-      if (missing.length > 0) throw nodePoolsNotFound(missing, cluster);
-      const printer = watch ? await this.watchPrinter(output, view) : undefined;
-      const ready: NodePool[] = [];
-      for (const pool of found) {
-        const last = await waitForNodePool({
-          client,
-          cluster,
-          pool,
-          until: "Ready",
-          timeoutMs: waitMs,
-          intervalMs,
-          onChange: (seen) => printer?.print([seen]),
-        });
-        if (last !== undefined) ready.push(last);
-      }
-      if (wait) await this.printFound(output, () => nodePoolView(), ready, names.length);
-      return;
-    }
-    await this.printFound(output, () => nodePoolView(), found, names.length);
-    if (missing.length > 0) throw nodePoolsNotFound(missing, cluster);
+    const timings = waitTimings(this.flags, DEFAULT_TIMEOUT);
+    await this.showOrWait<NodePool>(this.flags, timings, names, (client) => ({
+      view: () => nodePoolView(),
+      list: (onPage) => listNodePools({ client, cluster, selector: requirements, onPage }),
+      watch: (options) => watchNodePools({ client, cluster, selector: requirements, ...options }),
+      get: (names) => getNodePools({ client, cluster, names }),
+      waitReady: (pool, options) => waitForNodePool({ client, cluster, pool, until: "Ready", ...options }),
+      notFound: (missing) => nodePoolsNotFound(missing, cluster),
+      empty: `No node pools found in cluster "${cluster}".`,
+    }));
   }
 }
