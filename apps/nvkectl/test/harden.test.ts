@@ -30,13 +30,16 @@ function nvkectl(args: string[], env: Record<string, string> = {}): Promise<CliR
   });
 }
 
-const setSite = (name: string) =>
-  nvkectl(["config", "set-site", name, "--url", `https://${name}.example.com`, "--kubeconfig", "lab.kubeconfig"]);
+const setSite = (name: string, url = `https://${name}.example.com`, kubeconfig = "lab.kubeconfig") =>
+  nvkectl(["config", "set-site", name, "--url", url, "--kubeconfig", kubeconfig]);
+
+/** The site "lab" with this kubeconfig, its controller where nothing answers. */
+const setLabSite = (kubeconfig: string) => setSite("lab", "http://127.0.0.1:9", kubeconfig);
 
 describe("concurrent writers (correctness 7)", () => {
   it("20 parallel set-site keep all 20 sites, and every one that says created was", async () => {
     const names = Array.from({ length: 20 }, (_, index) => `site-${index}`);
-    const results = await Promise.all(names.map(setSite));
+    const results = await Promise.all(names.map((name) => setSite(name)));
 
     for (const result of results) expect(result).toMatchObject({ exitCode: 0, stderr: "" });
     const created = results.filter((result) => /^Site "site-\d+" created\.\n/.test(result.stdout)).length;
@@ -274,15 +277,7 @@ describe("a kubeconfig with a YAML syntax error (security 2)", () => {
     ["get kubeconfig (the client library)", ["get", "kubeconfig", "tenant-a"]],
   ])("%s names the file and line, and never quotes its content", async (_what, args) => {
     await writeFile(join(home.path, "broken.kubeconfig"), broken, { mode: 0o600 });
-    const added = await nvkectl([
-      "config",
-      "set-site",
-      "lab",
-      "--url",
-      "http://127.0.0.1:9",
-      "--kubeconfig",
-      "broken.kubeconfig",
-    ]);
+    const added = await setLabSite("broken.kubeconfig");
     expect(added.exitCode).toBe(0);
 
     for (const extra of [[], ["--json-logs"], ["-v"]]) {
@@ -480,19 +475,7 @@ describe("one classification of a kubeconfig that cannot be used (correctness 6 
     "a wrong current context is KUBECONFIG_INVALID (exit 3), never 'not found': %s %s",
     async (...args) => {
       await writeFile(join(home.path, "wrong.kubeconfig"), wrongContext);
-      expect(
-        (
-          await nvkectl([
-            "config",
-            "set-site",
-            "lab",
-            "--url",
-            "http://127.0.0.1:9",
-            "--kubeconfig",
-            "wrong.kubeconfig",
-          ])
-        ).exitCode,
-      ).toBe(0);
+      expect((await setLabSite("wrong.kubeconfig")).exitCode).toBe(0);
       const result = await nvkectl([...args, "--json-logs"]);
       expect(result.exitCode).toBe(3);
       expect(result.stdout).toBe("");
@@ -507,10 +490,7 @@ describe("one classification of a kubeconfig that cannot be used (correctness 6 
     "a missing exec credential plugin is named, exit 9, not 'cannot reach the cluster': %s %s",
     async (...args) => {
       await writeFile(join(home.path, "exec.kubeconfig"), missingPlugin);
-      expect(
-        (await nvkectl(["config", "set-site", "lab", "--url", "http://127.0.0.1:9", "--kubeconfig", "exec.kubeconfig"]))
-          .exitCode,
-      ).toBe(0);
+      expect((await setLabSite("exec.kubeconfig")).exitCode).toBe(0);
       const result = await nvkectl(args);
       expect(result.exitCode).toBe(9);
       expect(result.stderr.split("\n")[0]).toMatch(
