@@ -7,7 +7,6 @@ import { OciClient } from "@nodekit/oci";
 import { createExecaRunner, Redactor } from "@nodekit/process";
 import { type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
 import { userErrorOf } from "@nodekit/test-utils";
-import { binaries } from "@nodekit/testenv";
 import { buildProviderRepository, NICO_INFRASTRUCTURE } from "@nodekit/testenv/capi-repository";
 import { load, loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -65,23 +64,13 @@ beforeAll(async () => {
     insecure: true,
   });
   // Argo CD's CRDs on the real API server, and its namespace.
-  const crds = join(await binaries("argocd"), "crds");
-  await fixture.kubectl("apply", "--server-side", "--filename", crds);
-  await fixture.kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
-  await fixture.kubectl("create", "namespace", "argocd");
+  await fixture.engineCrds("argocd");
 }, 300_000);
 
 afterAll(async () => {
   await registry?.stop();
   await fixture?.cleanup();
 });
-
-const serverDryRun = (object: unknown) =>
-  createExecaRunner().run({
-    command: "kubectl",
-    args: ["--kubeconfig", fixture.admin, "apply", "--server-side", "--dry-run=server", "--filename", "-"],
-    input: JSON.stringify(object),
-  });
 
 /** A tar+gzip layer's files by name. */
 const unpack = (bytes: Uint8Array): Record<string, string> => {
@@ -112,7 +101,7 @@ const fluxLayer = (artifact: FluxArtifact | undefined) =>
 describe("install --emit argocd, validated by the real API server against Argo CD's CRD", () => {
   test("every Application passes a server-side dry run, the tree's files too; a malformed one is refused", async () => {
     expect(result.applications).toHaveLength(result.items.length);
-    for (const application of [...result.applications, result.appOfApps]) await serverDryRun(application);
+    for (const application of [...result.applications, result.appOfApps]) await fixture.serverDryRun(application);
     const applied = await fixture.kubectl(
       "apply",
       "--server-side",
@@ -128,9 +117,11 @@ describe("install --emit argocd, validated by the real API server against Argo C
     const application = result.applications[0] ?? result.appOfApps;
     const spec = application.spec as { syncPolicy: { automated: Record<string, unknown> } };
     const wrong = { ...spec, syncPolicy: { ...spec.syncPolicy, automated: { prune: "yes" } } };
-    await expect(serverDryRun({ ...application, spec: wrong })).rejects.toThrow(/spec.syncPolicy.automated.prune/);
+    await expect(fixture.serverDryRun({ ...application, spec: wrong })).rejects.toThrow(
+      /spec.syncPolicy.automated.prune/,
+    );
     const { destination: _destination, ...noDestination } = application.spec as Record<string, unknown>;
-    await expect(serverDryRun({ ...application, spec: noDestination })).rejects.toThrow(/spec.destination/);
+    await expect(fixture.serverDryRun({ ...application, spec: noDestination })).rejects.toThrow(/spec.destination/);
   });
 
   test("each Application pins by digest the artifact holding what --emit flux renders for its item", async () => {

@@ -34,19 +34,12 @@ beforeAll(async () => {
   await fixture.write(lab.emitFiles());
   result = await emitSignedTree(fixture, API_KEY, tree, REPOSITORY);
   // Flux's CRDs on the real API server, and its namespace.
-  await fixture.fluxCrds();
+  await fixture.engineCrds("flux");
 }, 300_000);
 
 afterAll(async () => {
   await fixture?.cleanup();
 });
-
-const serverDryRun = (object: unknown) =>
-  createExecaRunner().run({
-    command: "kubectl",
-    args: ["--kubeconfig", fixture.admin, "apply", "--server-side", "--dry-run=server", "--filename", "-"],
-    input: JSON.stringify(object),
-  });
 
 /** A tar+gzip layer's files, concatenated (tar(1) reads it). */
 const unpack = (bytes: Uint8Array) =>
@@ -66,7 +59,7 @@ async function treeTexts(dir: string): Promise<string[]> {
 describe("install --emit flux, validated by the real API server against Flux's CRDs", () => {
   test("every OCIRepository and Kustomization passes a server-side dry run; a malformed one does not", async () => {
     expect(result.objects.length).toBe(result.items.length * 2);
-    for (const object of result.objects) await serverDryRun(object);
+    for (const object of result.objects) await fixture.serverDryRun(object);
     // The tree as written, through kustomize (what docs/gitops.md applies).
     const applied = await fixture.kubectl(
       "apply",
@@ -81,7 +74,9 @@ describe("install --emit flux, validated by the real API server against Flux's C
     // The dry run is a real check: a Kustomization Flux's schema refuses is refused.
     const kustomization = result.objects.find((o) => o.kind === "Kustomization");
     const spec = kustomization?.spec as Record<string, unknown>;
-    await expect(serverDryRun({ ...kustomization, spec: { ...spec, prune: "yes" } })).rejects.toThrow(/spec.prune/);
+    await expect(fixture.serverDryRun({ ...kustomization, spec: { ...spec, prune: "yes" } })).rejects.toThrow(
+      /spec.prune/,
+    );
   });
 
   test("the items and their order: the install's, dependsOn and timeouts from the deploy path", () => {

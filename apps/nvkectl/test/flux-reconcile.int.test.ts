@@ -141,7 +141,7 @@ beforeAll(async () => {
   await pushFluxArtifacts(client, { repository, artifacts: emitted.artifacts, signingKeyPem: signingKey });
 
   // Flux's CRDs and namespace, the verification key and the operator's Secrets; the stand-ins; the controllers.
-  await fixture.fluxCrds();
+  await fixture.engineCrds("flux");
   await cosignKeySecret("nvke-artifact-keys", signingKey);
   await kubectlOn(
     admin,

@@ -97,8 +97,13 @@ export interface InstallFixture {
   kubectlWith(object: object, ...args: string[]): Promise<string>;
   /** kubectl … --output=json as admin, parsed. */
   json(...args: string[]): Promise<ReturnType<typeof JSON.parse>>;
-  /** Flux's CRDs (built by tooling/flux-testbin) applied and established, and the namespace flux-system. */
-  fluxCrds(): Promise<void>;
+  /**
+   * The GitOps engine's CRDs applied and established, and its namespace: Flux's (built by
+   * tooling/flux-testbin) and flux-system, or Argo CD's (tooling/argocd-crds) and argocd.
+   */
+  engineCrds(engine: "flux" | "argocd"): Promise<void>;
+  /** kubectl apply --server-side --dry-run=server of `object`: the API server validates it (rejects with kubectl's error). */
+  serverDryRun(object: object): Promise<string>;
   /** Creates (or updates) Nodes labelled with this architecture. */
   addNodes(arch: string, ...names: string[]): Promise<void>;
   /** The install's inputs for the files at their usual places (sitespec.yaml, stack.yaml, path/, state/). */
@@ -137,12 +142,13 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
     kubectl,
     kubectlWith,
     json: async (...args) => JSON.parse(await kubectl(...args, "--output=json")),
-    async fluxCrds() {
-      const crds = join(await binaries("flux"), "crds");
+    async engineCrds(engine) {
+      const crds = join(await binaries(engine), "crds");
       await kubectl("apply", "--server-side", "--filename", crds);
       await kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
-      await kubectl("create", "namespace", "flux-system");
+      await kubectl("create", "namespace", engine === "flux" ? "flux-system" : "argocd");
     },
+    serverDryRun: (object) => kubectlWith(object, "apply", "--server-side", "--dry-run=server", "--filename", "-"),
     async addNodes(arch, ...names) {
       for (const name of names) {
         const node = { apiVersion: "v1", kind: "Node", metadata: { name, labels: { "kubernetes.io/arch": arch } } };
