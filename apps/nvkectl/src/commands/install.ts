@@ -173,25 +173,15 @@ With --emit argocd DIR, the same items are rendered the same way and written as 
 
   private async emit(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
     if (this.flags.emit === "argocd") return this.emitArgoCd(target, requestTimeoutMs);
-    const other = (["argocd-repository", "argocd-push"] as const).filter((flag) => this.flags[flag] !== undefined);
-    if (other.length > 0) {
-      throw new UserError(errorCodes.FLUX_EMIT_USAGE, `--emit flux does not take --${other.join(", --")}`, {
-        why: "the --argocd-* flags are --emit argocd's; --emit flux has --flux-repository and --flux-push",
-        next: `${this.config.bin} install --emit flux DIR --flux-repository oci://registry.example.com/nvke …`,
-      });
-    }
-    const dir = this.args.dir;
-    const repository = this.flags["flux-repository"];
-    if (dir === undefined || repository === undefined) {
-      throw new UserError(
-        errorCodes.FLUX_EMIT_USAGE,
-        `--emit flux needs ${dir === undefined ? "the directory to write (DIR)" : "--flux-repository oci://HOST/PATH"}`,
-        {
-          why: "the tree is written to DIR, and its OCIRepositories name where you push the artifacts",
-          next: `${this.config.bin} install --emit flux DIR --flux-repository oci://registry.example.com/nvke …`,
-        },
-      );
-    }
+    const { dir, repository } = this.emitTarget(
+      "flux",
+      errorCodes.FLUX_EMIT_USAGE,
+      ["argocd-repository", "argocd-push"],
+      {
+        others: "the --argocd-* flags are --emit argocd's; --emit flux has --flux-repository and --flux-push",
+        needs: "the tree is written to DIR, and its OCIRepositories name where you push the artifacts",
+      },
+    );
     const result = await emitFluxTree({
       inputs: await this.inputs(target, requestTimeoutMs),
       runner: this.processRunner(),
@@ -205,13 +195,7 @@ With --emit argocd DIR, the same items are rendered the same way and written as 
       insecure: this.flags["flux-insecure"],
       pullSecret: this.flags["flux-pull-secret"],
       push: this.flags["flux-push"]
-        ? {
-            access: {
-              ...registryAccess(this.flags, (message: string) => this.logger.warn(message)),
-              redactor: this.redactor,
-            },
-            signingKeyFile: this.flags["flux-sign-key"],
-          }
+        ? { access: this.pushAccess(), signingKeyFile: this.flags["flux-sign-key"] }
         : undefined,
     });
     for (const secret of result.secrets)
@@ -227,15 +211,15 @@ With --emit argocd DIR, the same items are rendered the same way and written as 
       );
       return;
     }
-    const rows = [
-      ["ITEM", "DIGEST", "DEPENDS ON"],
-      ...result.items.map((item, i) => [item.name, result.artifacts[i]?.digest ?? "", item.dependsOn.join(",") || "-"]),
-    ];
-    const width = (column: number) => Math.max(...rows.map((row) => (row[column] ?? "").length));
     await this.out(
-      rows
-        .map((row) => `${(row[0] ?? "").padEnd(width(0))}   ${(row[1] ?? "").padEnd(width(1))}   ${row[2]}`)
-        .join("\n"),
+      aligned([
+        ["ITEM", "DIGEST", "DEPENDS ON"],
+        ...result.items.map((item, i) => [
+          item.name,
+          result.artifacts[i]?.digest ?? "",
+          item.dependsOn.join(",") || "-",
+        ]),
+      ]),
     );
     this.logger.info(`wrote the Flux tree for ${result.items.length} items to ${dir} (${result.architecture})`);
     for (const pushed of result.pushed) {
@@ -246,41 +230,23 @@ With --emit argocd DIR, the same items are rendered the same way and written as 
   }
 
   private async emitArgoCd(target: Awaited<ReturnType<Install["siteTarget"]>>["target"], requestTimeoutMs?: number) {
-    const dir = this.args.dir;
-    const repository = this.flags["argocd-repository"];
-    const other = (["flux-repository", "flux-push", "flux-sign-key", "flux-pull-secret"] as const).filter(
-      (flag) => this.flags[flag] !== undefined,
+    const { dir, repository } = this.emitTarget(
+      "argocd",
+      errorCodes.ARGOCD_EMIT_USAGE,
+      ["flux-repository", "flux-push", "flux-sign-key", "flux-pull-secret"],
+      {
+        others:
+          "the --flux-* flags are --emit flux's; --emit argocd has --argocd-repository and --argocd-push (Argo CD verifies no signature on an OCI source)",
+        needs: "the tree is written to DIR, and its Applications name where you push the artifacts",
+      },
     );
-    if (other.length > 0) {
-      throw new UserError(errorCodes.ARGOCD_EMIT_USAGE, `--emit argocd does not take --${other.join(", --")}`, {
-        why: "the --flux-* flags are --emit flux's; --emit argocd has --argocd-repository and --argocd-push (Argo CD verifies no signature on an OCI source)",
-        next: `${this.config.bin} install --emit argocd DIR --argocd-repository oci://registry.example.com/nvke …`,
-      });
-    }
-    if (dir === undefined || repository === undefined) {
-      throw new UserError(
-        errorCodes.ARGOCD_EMIT_USAGE,
-        `--emit argocd needs ${dir === undefined ? "the directory to write (DIR)" : "--argocd-repository oci://HOST/PATH"}`,
-        {
-          why: "the tree is written to DIR, and its Applications name where you push the artifacts",
-          next: `${this.config.bin} install --emit argocd DIR --argocd-repository oci://registry.example.com/nvke …`,
-        },
-      );
-    }
     const result = await emitArgoCdTree({
       inputs: await this.inputs(target, requestTimeoutMs),
       runner: this.processRunner(),
       dir,
       dryRun: this.flags["dry-run"],
       repository,
-      push: this.flags["argocd-push"]
-        ? {
-            access: {
-              ...registryAccess(this.flags, (message: string) => this.logger.warn(message)),
-              redactor: this.redactor,
-            },
-          }
-        : undefined,
+      push: this.flags["argocd-push"] ? { access: this.pushAccess() } : undefined,
     });
     for (const secret of result.secrets)
       this.logger.info(`the tree references Secret ${secret}: create it on the site (docs/gitops.md)`);
@@ -292,23 +258,60 @@ With --emit argocd DIR, the same items are rendered the same way and written as 
       await this.out([...wouldWrite(dir, result.files), ...applications].join("\n"), { raw: true });
       return;
     }
-    const rows = [
-      ["APPLICATION", "DIGEST", "SYNC WAVE"],
-      ...[...result.applications, result.appOfApps].map((a) => [
-        a.metadata.name,
-        (a.spec as { source: { targetRevision: string } }).source.targetRevision,
-        (a.metadata.annotations as Record<string, string> | undefined)?.["argocd.argoproj.io/sync-wave"] ?? "-",
-      ]),
-    ];
-    const width = (column: number) => Math.max(...rows.map((row) => (row[column] ?? "").length));
     await this.out(
-      rows
-        .map((row) => `${(row[0] ?? "").padEnd(width(0))}   ${(row[1] ?? "").padEnd(width(1))}   ${row[2]}`)
-        .join("\n"),
+      aligned([
+        ["APPLICATION", "DIGEST", "SYNC WAVE"],
+        ...[...result.applications, result.appOfApps].map((a) => [
+          a.metadata.name,
+          (a.spec as { source: { targetRevision: string } }).source.targetRevision,
+          (a.metadata.annotations as Record<string, string> | undefined)?.["argocd.argoproj.io/sync-wave"] ?? "-",
+        ]),
+      ]),
     );
     this.logger.info(`wrote the Argo CD tree for ${result.items.length} items to ${dir} (${result.architecture})`);
     for (const pushed of result.pushed) this.logger.info(`pushed ${pushed.reference}`);
   }
+
+  /**
+   * DIR and --ENGINE-repository, which --emit `engine` needs, refusing a missing one and any of
+   * `others` (the other engine's flags) given; `why` says what those are, and what the two name.
+   */
+  private emitTarget(
+    engine: "flux" | "argocd",
+    code: typeof errorCodes.FLUX_EMIT_USAGE | typeof errorCodes.ARGOCD_EMIT_USAGE,
+    others: readonly (
+      | "argocd-repository"
+      | "argocd-push"
+      | `flux-${"repository" | "push" | "sign-key" | "pull-secret"}`
+    )[],
+    why: { others: string; needs: string },
+  ): { dir: string; repository: string } {
+    const next = `${this.config.bin} install --emit ${engine} DIR --${engine}-repository oci://registry.example.com/nvke …`;
+    const given = others.filter((flag) => this.flags[flag] !== undefined);
+    if (given.length > 0) {
+      throw new UserError(code, `--emit ${engine} does not take --${given.join(", --")}`, { why: why.others, next });
+    }
+    const dir = this.args.dir;
+    const repository = this.flags[`${engine}-repository`];
+    if (dir === undefined || repository === undefined) {
+      const missing = dir === undefined ? "the directory to write (DIR)" : `--${engine}-repository oci://HOST/PATH`;
+      throw new UserError(code, `--emit ${engine} needs ${missing}`, { why: why.needs, next });
+    }
+    return { dir, repository };
+  }
+
+  /** How --flux-push and --argocd-push reach the registry (the registry flags). */
+  private pushAccess() {
+    return { ...registryAccess(this.flags, (message: string) => this.logger.warn(message)), redactor: this.redactor };
+  }
+}
+
+/** Rows of three columns as text, the first two padded to their widest cell, three spaces apart. */
+function aligned(rows: readonly (readonly string[])[]): string {
+  const width = (column: number) => Math.max(...rows.map((row) => (row[column] ?? "").length));
+  return rows
+    .map((row) => `${(row[0] ?? "").padEnd(width(0))}   ${(row[1] ?? "").padEnd(width(1))}   ${row[2]}`)
+    .join("\n");
 }
 
 /** The tree's files as `--dry-run` lists them. */
