@@ -1,4 +1,4 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
 import {
   CLUSTER_IMMUTABLE_FIELDS,
   CLUSTER_READ_ONLY_FIELDS,
@@ -11,7 +11,7 @@ import { errorCodes } from "../errors.ts";
 import { forEachPage } from "./paging.ts";
 import { apiSchemas, readPatch, readRequestFile } from "./requests.ts";
 import { quotedList, selected } from "./select.ts";
-import { watchList } from "./watch.ts";
+import { unlessNotFound, type WaitFor, waitForObject, watchList } from "./watch.ts";
 
 /** Validates the CreateClusterRequest in `file` and sends it; the controller provisions asynchronously. */
 export async function createCluster(options: { client: NvkeClient; file: string }): Promise<Cluster> {
@@ -45,15 +45,23 @@ export interface Found<T> {
   missing: string[];
 }
 
-/** The clusters with these names, one request each, and the names that have none. */
-export async function getClusters(options: { client: NvkeClient; names: readonly string[] }): Promise<Found<Cluster>> {
-  const result: Found<Cluster> = { found: [], missing: [] };
-  for (const name of new Set(options.names)) {
-    const cluster = await options.client.findClusterByName(name);
-    if (cluster === undefined) result.missing.push(name);
-    else result.found.push(cluster);
+/** What `find` finds of these names (each name once, in turn), and the names it finds nothing for. */
+export async function findEach<T>(
+  names: readonly string[],
+  find: (name: string) => Promise<T | undefined>,
+): Promise<Found<T>> {
+  const result: Found<T> = { found: [], missing: [] };
+  for (const name of new Set(names)) {
+    const object = await find(name);
+    if (object === undefined) result.missing.push(name);
+    else result.found.push(object);
   }
   return result;
+}
+
+/** The clusters with these names, one request each, and the names that have none. */
+export function getClusters(options: { client: NvkeClient; names: readonly string[] }): Promise<Found<Cluster>> {
+  return findEach(options.names, (name) => options.client.findClusterByName(name));
 }
 
 /** CLUSTER_NOT_FOUND (NotFound) for each of these names, in one error. */
@@ -91,19 +99,12 @@ export function watchClusters(options: {
   });
 }
 
-export interface WaitOptions {
+/** Which cluster to wait for (the wait tells onChange when its phase or status message changes). */
+export interface WaitOptions extends WaitFor<Cluster> {
   client: NvkeClient;
   name: string;
   /** The cluster's ID when known (after create or delete): then the name is not looked up. */
   id?: string;
-  /** Ready: until the cluster is Ready. Gone: until it no longer exists (after delete). */
-  until: "Ready" | "gone";
-  timeoutMs: number;
-  intervalMs: number;
-  /** Told about the cluster on each poll where its phase (or status message) changed; the first poll always. */
-  onChange?: (cluster: Cluster) => Promise<void> | void;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -111,70 +112,48 @@ export interface WaitOptions {
  * wait with CLUSTER_FAILED (CheckFailed) and the controller's message; the deadline with
  * WAIT_TIMEOUT (Unreachable). Returns the last state seen (undefined when gone).
  */
-export async function waitForCluster(options: WaitOptions): Promise<Cluster | undefined> {
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const deadline = now() + options.timeoutMs;
-  let cluster =
-    options.id === undefined
-      ? await options.client.getClusterByName(options.name)
-      : await getById(options.client, options.id);
-  if (cluster === undefined) {
-    if (options.until === "gone") return undefined;
-    throw new UserError(nvkeApiErrorCodes.CLUSTER_NOT_FOUND, `cluster ${JSON.stringify(options.name)} not found`, {});
-  }
-  const id = cluster.id;
-  let seen: string | undefined;
-  for (;;) {
-    const signature = `${cluster.status.phase}\u0000${cluster.status.message ?? ""}`;
-    if (signature !== seen) {
-      seen = signature;
-      await options.onChange?.(cluster);
-    }
-    if (options.until === "Ready" && cluster.status.phase === "Ready") return cluster;
-    if (options.until === "Ready" && cluster.status.phase === "Failed") {
-      throw new UserError(
-        errorCodes.CLUSTER_FAILED,
-        `cluster ${JSON.stringify(cluster.name)} failed: ${cluster.status.message ?? "the controller gave no reason"}`,
-        {
-          next: [
-            `see its state with: nvkectl get clusters ${cluster.name} -o yaml`,
-            `delete it with: nvkectl delete cluster ${cluster.name}`,
-          ],
-        },
-      );
-    }
-    if (options.until === "Ready" && cluster.status.phase === "Deleting") {
-      throw new UserError(
-        errorCodes.CLUSTER_DELETING,
-        `cluster ${JSON.stringify(cluster.name)} is being deleted; it will not become Ready`,
-        {},
-      );
-    }
-    if (now() >= deadline) throw waitTimeout(cluster, options);
-    await sleep(Math.min(options.intervalMs, Math.max(0, deadline - now())));
-    const next: Cluster | undefined = await getById(options.client, id);
-    if (next === undefined) {
-      if (options.until === "gone") return undefined;
-      throw new UserError(
-        nvkeApiErrorCodes.CLUSTER_NOT_FOUND,
-        `cluster ${JSON.stringify(options.name)} disappeared while waiting for it to become Ready`,
-        {
-          why: "someone deleted it",
-        },
-      );
-    }
-    cluster = next;
-  }
-}
-
-async function getById(client: NvkeClient, id: string): Promise<Cluster | undefined> {
-  try {
-    return await client.getCluster(id);
-  } catch (error) {
-    if (error instanceof UserError && error.exitCode === ExitCode.NotFound) return undefined;
-    throw error;
-  }
+export function waitForCluster(options: WaitOptions): Promise<Cluster | undefined> {
+  const quoted = JSON.stringify(options.name);
+  return waitForObject({
+    ...options,
+    first: () =>
+      options.id === undefined
+        ? options.client.getClusterByName(options.name)
+        : unlessNotFound(options.client.getCluster(options.id)),
+    next: (last) => unlessNotFound(options.client.getCluster(last.id)),
+    signature: (cluster) => `${cluster.status.phase}\u0000${cluster.status.message ?? ""}`,
+    missing: (later) =>
+      later
+        ? new UserError(
+            nvkeApiErrorCodes.CLUSTER_NOT_FOUND,
+            `cluster ${quoted} disappeared while waiting for it to become Ready`,
+            { why: "someone deleted it" },
+          )
+        : new UserError(nvkeApiErrorCodes.CLUSTER_NOT_FOUND, `cluster ${quoted} not found`, {}),
+    stuck: (cluster) => {
+      if (cluster.status.phase === "Failed") {
+        return new UserError(
+          errorCodes.CLUSTER_FAILED,
+          `cluster ${JSON.stringify(cluster.name)} failed: ${cluster.status.message ?? "the controller gave no reason"}`,
+          {
+            next: [
+              `see its state with: nvkectl get clusters ${cluster.name} -o yaml`,
+              `delete it with: nvkectl delete cluster ${cluster.name}`,
+            ],
+          },
+        );
+      }
+      if (cluster.status.phase === "Deleting") {
+        return new UserError(
+          errorCodes.CLUSTER_DELETING,
+          `cluster ${JSON.stringify(cluster.name)} is being deleted; it will not become Ready`,
+          {},
+        );
+      }
+      return undefined;
+    },
+    timedOut: (cluster) => waitTimeout(cluster, options),
+  });
 }
 
 function waitTimeout(cluster: Cluster, options: WaitOptions): UserError {

@@ -1,4 +1,4 @@
-import { ExitCode, UserError } from "@nodekit/errors";
+import { UserError } from "@nodekit/errors";
 import {
   NODEPOOL_IMMUTABLE_FIELDS,
   NODEPOOL_READ_ONLY_FIELDS,
@@ -8,11 +8,11 @@ import {
   type Requirement,
 } from "@nodekit/nvke-api";
 import { errorCodes } from "../errors.ts";
-import { type Found, listClusters } from "./clusters.ts";
+import { type Found, findEach, listClusters } from "./clusters.ts";
 import { forEachPage } from "./paging.ts";
 import { apiSchemas, type FieldFill, readPatch, readRequestFile } from "./requests.ts";
 import { quotedList, selected } from "./select.ts";
-import { watchList } from "./watch.ts";
+import { unlessNotFound, type WaitFor, waitForObject, watchList } from "./watch.ts";
 
 /**
  * Validates the CreateNodePoolRequest in `file` (one document: a file with several is
@@ -94,13 +94,7 @@ export async function getNodePools(options: {
   names: readonly string[];
 }): Promise<Found<NodePool>> {
   const cluster = await options.client.getClusterByName(options.cluster);
-  const result: Found<NodePool> = { found: [], missing: [] };
-  for (const name of new Set(options.names)) {
-    const pool = await options.client.findNodePoolByName(cluster.id, name);
-    if (pool === undefined) result.missing.push(name);
-    else result.found.push(pool);
-  }
-  return result;
+  return findEach(options.names, (name) => options.client.findNodePoolByName(cluster.id, name));
 }
 
 /** NODEPOOL_NOT_FOUND (NotFound) for each of these names, in one error. */
@@ -143,19 +137,11 @@ const poolSignature = (pool: NodePool) =>
     "\u0000",
   );
 
-export interface WaitForNodePoolOptions {
+export interface WaitForNodePoolOptions extends WaitFor<NodePool> {
   client: NvkeClient;
   /** The cluster's name, for messages. */
   cluster: string;
   pool: NodePool;
-  /** Ready: until every desired node runs. gone: until the pool no longer exists (after delete). */
-  until: "Ready" | "gone";
-  timeoutMs: number;
-  intervalMs: number;
-  /** Told about the pool on each poll where it changed; the first poll always. */
-  onChange?: (pool: NodePool) => Promise<void> | void;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -163,45 +149,42 @@ export interface WaitForNodePoolOptions {
  * pool that turns Failed ends it with NODEPOOL_FAILED, the deadline with WAIT_TIMEOUT.
  * Returns the last state seen (undefined when gone).
  */
-export async function waitForNodePool(options: WaitForNodePoolOptions): Promise<NodePool | undefined> {
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const deadline = now() + options.timeoutMs;
+export function waitForNodePool(options: WaitForNodePoolOptions): Promise<NodePool | undefined> {
   const quoted = JSON.stringify(options.pool.name);
-  let pool: NodePool | undefined = options.pool;
-  let seen: string | undefined;
-  for (;;) {
-    if (pool === undefined) {
-      if (options.until === "gone") return undefined;
-      throw new UserError(
+  return waitForObject({
+    ...options,
+    first: async () => options.pool,
+    next: (last) => unlessNotFound(options.client.getNodePool(last.id)),
+    signature: poolSignature,
+    missing: () =>
+      new UserError(
         nvkeApiErrorCodes.NODEPOOL_NOT_FOUND,
         `node pool ${quoted} disappeared while waiting for it to become Ready`,
-        { why: "someone deleted it", facts: { nodePool: options.pool.name, cluster: options.cluster } },
-      );
-    }
-    const signature = poolSignature(pool);
-    if (signature !== seen) {
-      seen = signature;
-      await options.onChange?.(pool);
-    }
-    if (options.until === "Ready" && pool.status.phase === "Ready") return pool;
-    if (options.until === "Ready" && pool.status.phase === "Failed") {
-      throw new UserError(
-        errorCodes.NODEPOOL_FAILED,
-        `node pool ${quoted} failed: ${pool.status.message ?? "the controller gave no reason"}`,
-        { next: [`see its state with: nvkectl get nodepools ${pool.name} --cluster ${options.cluster} -o yaml`] },
-      );
-    }
-    if (options.until === "Ready" && pool.status.phase === "Deleting") {
-      throw new UserError(
-        errorCodes.NODEPOOL_DELETING,
-        `node pool ${quoted} is being deleted; it will not become Ready`,
-        {},
-      );
-    }
-    if (now() >= deadline) {
+        {
+          why: "someone deleted it",
+          facts: { nodePool: options.pool.name, cluster: options.cluster },
+        },
+      ),
+    stuck: (pool) => {
+      if (pool.status.phase === "Failed") {
+        return new UserError(
+          errorCodes.NODEPOOL_FAILED,
+          `node pool ${quoted} failed: ${pool.status.message ?? "the controller gave no reason"}`,
+          { next: [`see its state with: nvkectl get nodepools ${pool.name} --cluster ${options.cluster} -o yaml`] },
+        );
+      }
+      if (pool.status.phase === "Deleting") {
+        return new UserError(
+          errorCodes.NODEPOOL_DELETING,
+          `node pool ${quoted} is being deleted; it will not become Ready`,
+          {},
+        );
+      }
+      return undefined;
+    },
+    timedOut: (pool) => {
       const doing = options.until === "Ready" ? "provisioning" : "deleting";
-      throw new UserError(
+      return new UserError(
         errorCodes.WAIT_TIMEOUT,
         `node pool ${quoted} did not finish ${doing} in ${Math.round(options.timeoutMs / 1000)}s: it is ${pool.status.phase} (${pool.status.readyNodes} of ${pool.desiredNodeCount} nodes running)`,
         {
@@ -212,19 +195,8 @@ export async function waitForNodePool(options: WaitForNodePoolOptions): Promise<
           ],
         },
       );
-    }
-    await sleep(Math.min(options.intervalMs, Math.max(0, deadline - now())));
-    pool = await poolById(options.client, pool.id);
-  }
-}
-
-async function poolById(client: NvkeClient, id: string): Promise<NodePool | undefined> {
-  try {
-    return await client.getNodePool(id);
-  } catch (error) {
-    if (error instanceof UserError && error.exitCode === ExitCode.NotFound) return undefined;
-    throw error;
-  }
+    },
+  });
 }
 
 /** The pool of this name in this cluster (pool names are unique within a cluster, not across). */
