@@ -18,6 +18,10 @@ const install = (...args: string[]) =>
     env: { NVKE_NICO_API_KEY: "nico-key-never-shown" },
   });
 
+/** `install --emit ENGINE tree --ENGINE-repository …` and `args`. */
+const emit = (engine: "flux" | "argocd", ...args: string[]) =>
+  install("--emit", engine, "tree", `--${engine}-repository`, "oci://127.0.0.1:5000/nvke", ...args);
+
 describe("nvkectl install --emit: each engine's flags", () => {
   test("--emit argocd needs DIR and --argocd-repository (exit 2)", async () => {
     const noRepository = await install("--emit", "argocd", "tree");
@@ -29,37 +33,16 @@ describe("nvkectl install --emit: each engine's flags", () => {
   });
 
   test("--emit argocd refuses --flux-* flags, --emit flux refuses --argocd-* flags", async () => {
-    const argocd = await install(
-      "--emit",
-      "argocd",
-      "tree",
-      "--argocd-repository",
-      "oci://127.0.0.1:5000/nvke",
-      "--flux-push",
-    );
+    const argocd = await emit("argocd", "--flux-push");
     expect(argocd.exitCode).toBe(2);
     expect(argocd.stderr).toContain("--emit argocd does not take --flux-push");
-    const flux = await install(
-      "--emit",
-      "flux",
-      "tree",
-      "--flux-repository",
-      "oci://127.0.0.1:5000/nvke",
-      "--argocd-push",
-    );
+    const flux = await emit("flux", "--argocd-push");
     expect(flux.exitCode).toBe(2);
     expect(flux.stderr).toContain("--emit flux does not take --argocd-push");
   });
 
   test("a valid --emit argocd line gets as far as the kubeconfig (exit 4)", async () => {
-    const valid = await install(
-      "--emit",
-      "argocd",
-      "tree",
-      "--argocd-repository",
-      "oci://127.0.0.1:5000/nvke",
-      "--dry-run",
-    );
+    const valid = await emit("argocd", "--dry-run");
     expect(valid.exitCode).toBe(4);
     expect(valid.stderr).toContain("missing.kubeconfig does not exist");
   });
