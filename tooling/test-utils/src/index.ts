@@ -20,6 +20,7 @@ export {
   type StdinFault,
   summarize,
 } from "./input-faults.ts";
+export { tokenKubeconfig } from "./kubeconfig.ts";
 export { modulesLoadedAfter, type ProcessResult, portOpen, processAlive, runProcess } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { sink } from "./sink.ts";
