@@ -105,3 +105,7 @@ export async function kubectl(kubeconfig: string, args: string[], input?: string
   const { stdout } = await child;
   return stdout;
 }
+
+/** `kubectl apply -f -` of one object. */
+export const kubectlApply = (kubeconfig: string, object: object): Promise<string> =>
+  kubectl(kubeconfig, ["apply", "-f", "-"], JSON.stringify(object));

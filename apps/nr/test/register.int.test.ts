@@ -10,7 +10,7 @@ import { otherUser, repoRoot } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { register } from "../src/services/register.ts";
 import { type AgentMachine, agentMachine, platformProxy, SERVICE_CIDR } from "./agent-fixture.ts";
-import { FIXTURES, hostRoot, kubectl, type NrHome, REGISTER_PHASES, type StandIns } from "./helpers.ts";
+import { FIXTURES, hostRoot, kubectl, kubectlApply, type NrHome, REGISTER_PHASES, type StandIns } from "./helpers.ts";
 
 // nr cluster register end to end: the NodeRings emulator as the platform, the test tier's
 // real kube-apiserver as the agent cluster (an explicit --kubeconfig stands for what k3s
@@ -94,16 +94,12 @@ describe("nr cluster register, end to end", () => {
     // The credentials Secret as an earlier nr left it: client-side applied, so its
     // last-applied-configuration annotation holds the secret in plaintext.
     await kubectl(kubeconfig, ["create", "namespace", "proxmox-operator"]);
-    await kubectl(
-      kubeconfig,
-      ["apply", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "proxmox-credentials", namespace: "proxmox-operator" },
-        stringData: { tokenSecret: CANARY },
-      }),
-    );
+    await kubectlApply(kubeconfig, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "proxmox-credentials", namespace: "proxmox-operator" },
+      stringData: { tokenSecret: CANARY },
+    });
     const before = (await stand.records()).length;
     const result = await home.nr([...registerArgs("pve-e2e", root), "-v", "--json-logs"], {
       env: envFor(nr),
@@ -436,18 +432,14 @@ describe("nr cluster register, end to end", () => {
     await kubectl(kubeconfig, ["delete", "node/noderings-emulator"]);
     await kubectl(kubeconfig, ["delete", "namespaceoffloadings.offloading.liqo.io/offloading", "-n", "tenant-vms"]);
     await kubectl(kubeconfig, ["create", "serviceaccount", "default", "-n", "liqo"]).catch(() => "");
-    await kubectl(
-      kubeconfig,
-      ["apply", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "liqo-controller-manager-x", namespace: "liqo" },
-        spec: {
-          containers: [{ name: "controller-manager", image: "ghcr.io/liqotech/liqo-controller-manager:v1.0.1" }],
-        },
-      }),
-    );
+    await kubectlApply(kubeconfig, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "liqo-controller-manager-x", namespace: "liqo" },
+      spec: {
+        containers: [{ name: "controller-manager", image: "ghcr.io/liqotech/liqo-controller-manager:v1.0.1" }],
+      },
+    });
     const api = createNodeRingsClient({ baseUrl: emulator.url, token: TOKEN });
     const agent = await api.getAgentByName("pve-verify");
     const peering = await api.getPeeringStatus(agent.id);

@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { calicoOperator, FIXTURES, kubectl, type StandIns, standIns } from "./helpers.ts";
+import { calicoOperator, FIXTURES, kubectl, kubectlApply, type StandIns, standIns } from "./helpers.ts";
 
 // The stand-ins themselves (issue 23 §1): the k3s installer and liqoctl as strict as the
 // programs they stand for, on the test tier's real kube-apiserver. What nr's tests prove
@@ -93,16 +93,12 @@ describe("the k3s installer stand-in", () => {
       ]);
       // Still NotReady: Calico is not running before its Installation says what to run
       expect((await nodeReady("pve-upper.example")).status).toBe("False");
-      await kubectl(
-        kubeconfig,
-        ["apply", "-f", "-"],
-        JSON.stringify({
-          apiVersion: "operator.tigera.io/v1",
-          kind: "Installation",
-          metadata: { name: "default" },
-          spec: {},
-        }),
-      );
+      await kubectlApply(kubeconfig, {
+        apiVersion: "operator.tigera.io/v1",
+        kind: "Installation",
+        metadata: { name: "default" },
+        spec: {},
+      });
       await kubectl(kubeconfig, ["wait", "--for=condition=Ready", "node/pve-upper.example", "--timeout=30s"]);
       await kubectl(kubeconfig, ["wait", "--for=condition=Available", "tigerastatus/calico", "--timeout=30s"]);
     } finally {

@@ -1,21 +1,7 @@
-import { Writable } from "node:stream";
 import { Redactor } from "@nodekit/process";
+import { sink } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./logger.ts";
-
-function sink(isTTY = false) {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _encoding, callback) {
-        chunks.push(String(chunk));
-        callback();
-      },
-    }),
-    { isTTY },
-  );
-  return { stream, text: () => chunks.join("") };
-}
 
 describe("createLogger", () => {
   it("hides debug unless verbose, prefixes warnings and errors, prints details under them", () => {

@@ -1,24 +1,10 @@
-import { Writable } from "node:stream";
 import { createPlan, exec, runPlan } from "@nodekit/plan";
 import { createRecordingRunner } from "@nodekit/process";
+import { sink } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./logger.ts";
 import { renderPlan } from "./output.ts";
 import { createProgressRenderer, runProgress } from "./progress.ts";
-
-function sink(isTTY: boolean) {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _encoding, callback) {
-        chunks.push(String(chunk));
-        callback();
-      },
-    }),
-    { isTTY, columns: 100, rows: 40 },
-  );
-  return { stream, text: () => chunks.join("") };
-}
 
 const plan = createPlan("install", [
   { id: "one", title: "first item", steps: [exec({ command: "true", args: [] }, { mutates: true })] },

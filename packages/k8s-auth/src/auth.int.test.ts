@@ -10,7 +10,7 @@ import {
   type V1PolicyRule,
 } from "@kubernetes/client-node";
 import { ExitCode } from "@nodekit/errors";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { tempDir, tokenKubeconfig, userErrorOf } from "@nodekit/test-utils";
 import { clientsFor, grantRole, ignoring, untilAllowed } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -414,7 +414,7 @@ describe("NV-9: other failures", () => {
 
   test("credentials the API server rejects (401) are KUBE_UNAUTHORIZED, naming kubeconfig and server", async () => {
     const path = join(dir, "stale.kubeconfig");
-    await writeFile(path, kubeconfigWith({ token: "not-a-valid-token" }));
+    await writeFile(path, tokenKubeconfig({ server: plane.server, caPem: plane.caPem, token: "not-a-valid-token" }));
     const error = await userErrorOf(discoverAudience(path));
     expect(error.code).toBe("KUBE_UNAUTHORIZED");
     expect(error.exitCode).toBe(ExitCode.Unauthorized);
@@ -425,7 +425,7 @@ describe("NV-9: other failures", () => {
 
   test("a server certificate the kubeconfig does not trust is KUBE_UNREACHABLE with the TLS reason", async () => {
     const path = join(dir, "no-ca.kubeconfig");
-    await writeFile(path, kubeconfigWith({ token: "x", trustCluster: false }));
+    await writeFile(path, tokenKubeconfig({ server: plane.server, token: "x" }));
     const error = await userErrorOf(discoverAudience(path));
     expect(error.code).toBe("KUBE_UNREACHABLE");
     expect(error.exitCode).toBe(ExitCode.Unreachable);
@@ -476,26 +476,3 @@ describe("token lifetime and the cache", () => {
     for (const token of [first, third]) expect((await review(token ?? "", "rotating")).authenticated).toBe(true);
   });
 });
-
-/** A kubeconfig for the control plane with a bearer token, trusting its CA or not. */
-function kubeconfigWith(options: { token: string; trustCluster?: boolean }): string {
-  const ca = Buffer.from(plane.caPem).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "  - name: site",
-    "    cluster:",
-    `      server: ${plane.server}`,
-    ...(options.trustCluster === false ? [] : [`      certificate-authority-data: ${ca}`]),
-    "users:",
-    "  - name: op",
-    "    user:",
-    `      token: ${options.token}`,
-    "contexts:",
-    "  - name: site",
-    "    context: { cluster: site, user: op }",
-    "current-context: site",
-    "",
-  ].join("\n");
-}

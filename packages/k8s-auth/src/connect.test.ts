@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { tempDir, tokenKubeconfig, userErrorOf } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { discoverAudience } from "./discover.ts";
 import { mintToken } from "./mint.ts";
@@ -13,27 +13,6 @@ beforeEach(async () => {
   ({ path: dir, cleanup } = await tempDir("k8s-auth-kube-"));
 });
 afterEach(() => cleanup());
-
-function kubeconfigText(server: string): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "  - name: site",
-    "    cluster:",
-    `      server: ${server}`,
-    "      insecure-skip-tls-verify: true",
-    "users:",
-    "  - name: op",
-    "    user:",
-    "      token: not-a-real-token",
-    "contexts:",
-    "  - name: site",
-    "    context: { cluster: site, user: op }",
-    "current-context: site",
-    "",
-  ].join("\n");
-}
 
 /** A port that refuses connections: bound, then closed. */
 async function closedPort(): Promise<number> {
@@ -76,7 +55,7 @@ describe("an unreachable cluster", () => {
     // Given a kubeconfig whose server refuses connections
     const server = `https://127.0.0.1:${await closedPort()}`;
     const path = join(dir, "site.kubeconfig");
-    await writeFile(path, kubeconfigText(server));
+    await writeFile(path, tokenKubeconfig({ server, token: "not-a-real-token", insecure: true }));
 
     // When the audience is looked up
     const error = await userErrorOf(discoverAudience(path));
@@ -106,7 +85,10 @@ describe("an unreachable cluster", () => {
       const address = hung.address();
       const port = typeof address === "object" && address ? address.port : 0;
       const path = join(dir, "hung.kubeconfig");
-      await writeFile(path, kubeconfigText(`https://127.0.0.1:${port}`));
+      await writeFile(
+        path,
+        tokenKubeconfig({ server: `https://127.0.0.1:${port}`, token: "not-a-real-token", insecure: true }),
+      );
 
       const started = Date.now();
       const error = await userErrorOf(discoverAudience(path, { requestTimeoutMs: 300 }));

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
 import { createExecaRunner } from "@nodekit/process";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { tempDir, tokenKubeconfig, userErrorOf } from "@nodekit/test-utils";
 import type { ControlPlaneClient } from "@nodekit/testenv";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -85,7 +85,7 @@ describe("kubectl's answers, classified", () => {
 
   test("credentials the server does not accept are KUBE_UNAUTHORIZED", async () => {
     const path = join(dir, "bad-token.kubeconfig");
-    await writeFile(path, tokenKubeconfig(plane.server, plane.caPem, "not-a-valid-token"));
+    await writeFile(path, tokenKubeconfig({ server: plane.server, caPem: plane.caPem, token: "not-a-valid-token" }));
     const error = await userErrorOf(runKube(runner, getSecret(path), where(path)));
     expect(error).toMatchObject({ code: "KUBE_UNAUTHORIZED", exitCode: ExitCode.Unauthorized });
     expect(error.message).toBe(`the site cluster did not accept the credentials in kubeconfig ${path}`);
@@ -93,7 +93,10 @@ describe("kubectl's answers, classified", () => {
 
   test("a server nobody listens on is KUBE_UNREACHABLE", async () => {
     const path = join(dir, "closed.kubeconfig");
-    await writeFile(path, tokenKubeconfig(`https://127.0.0.1:${await closedPort()}`, plane.caPem, "x"));
+    await writeFile(
+      path,
+      tokenKubeconfig({ server: `https://127.0.0.1:${await closedPort()}`, caPem: plane.caPem, token: "x" }),
+    );
     const error = await userErrorOf(runKube(runner, getSecret(path), where(path)));
     expect(error).toMatchObject({ code: "KUBE_UNREACHABLE", exitCode: ExitCode.Unreachable });
   });
@@ -153,35 +156,14 @@ describe("the client library's answers, classified the same way", () => {
   });
 });
 
-function tokenKubeconfig(server: string, caPem: string, token: string): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: c",
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${Buffer.from(caPem).toString("base64")}`,
-    "users:",
-    "- name: u",
-    "  user:",
-    `    token: ${token}`,
-    "contexts:",
-    "- name: c",
-    "  context: { cluster: c, user: u }",
-    "current-context: c",
-    "",
-  ].join("\n");
-}
-
 function execKubeconfig(plane: ControlPlaneClient, plugin: string): string {
-  return tokenKubeconfig(plane.server, plane.caPem, "unused").replace(
-    "    token: unused",
+  return tokenKubeconfig({ server: plane.server, caPem: plane.caPem, token: "unused" }).replace(
+    "      token: unused",
     [
-      "    exec:",
-      "      apiVersion: client.authentication.k8s.io/v1",
-      `      command: ${plugin}`,
-      "      interactiveMode: Never",
+      "      exec:",
+      "        apiVersion: client.authentication.k8s.io/v1",
+      `        command: ${plugin}`,
+      "        interactiveMode: Never",
     ].join("\n"),
   );
 }

@@ -122,6 +122,16 @@ export function parseReleasePolicy(
   return parseYamlWith(releasePolicySchema, text, { source: options.source, fileKind: "a release policy" });
 }
 
+/** The policy at `source` cannot be used: these problems, and nothing was verified. */
+function policyInvalid(source: string, problems: Problem[]): UserError {
+  return invalidInput(errorCodes.RELEASE_POLICY_INVALID, source, problems, undefined, "nothing was verified");
+}
+
+/** policyInvalid with one problem of the policy file's. */
+function policyProblem(source: string, problem: Omit<Problem, "severity" | "source">): UserError {
+  return policyInvalid(source, [{ severity: "error", source, ...problem }]);
+}
+
 /** Build the policy from a parsed document; `trustedRootText` is the trusted root file's content, when it names one. */
 export function buildReleasePolicy(
   document: ReleasePolicyDocument,
@@ -133,20 +143,10 @@ export function buildReleasePolicy(
     try {
       trustedRoot = TrustedRoot.fromJSON(JSON.parse(trustedRootText));
     } catch (error) {
-      throw invalidInput(
-        errorCodes.RELEASE_POLICY_INVALID,
-        source,
-        [
-          {
-            severity: "error",
-            source,
-            path: ["trustedRoot"],
-            message: `names a file that is not a Sigstore trusted root (${error instanceof Error ? error.message : String(error)})`,
-          },
-        ],
-        undefined,
-        "nothing was verified",
-      );
+      throw policyProblem(source, {
+        path: ["trustedRoot"],
+        message: `names a file that is not a Sigstore trusted root (${error instanceof Error ? error.message : String(error)})`,
+      });
     }
   }
   return {
@@ -171,23 +171,13 @@ export async function loadReleasePolicy(path: string, options: { source?: string
     text = (await readInputFile(path, { source, what: "release policy" })).toString("utf8");
   } catch (error) {
     if (error instanceof UserError) throw error;
-    throw invalidInput(
-      errorCodes.RELEASE_POLICY_INVALID,
-      source,
-      [
-        {
-          severity: "error",
-          source,
-          message: `could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-        },
-      ],
-      undefined,
-      "nothing was verified",
-    );
+    throw policyProblem(source, {
+      message: `could not be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    });
   }
   const parsed = parseReleasePolicy(text, { source });
   if (parsed.value === undefined) {
-    throw invalidInput(errorCodes.RELEASE_POLICY_INVALID, source, parsed.problems, undefined, "nothing was verified");
+    throw policyInvalid(source, parsed.problems);
   }
   let rootText: string | undefined;
   if (parsed.value.trustedRoot !== undefined) {
@@ -196,21 +186,11 @@ export async function loadReleasePolicy(path: string, options: { source?: string
       rootText = (await readInputFile(rootPath, { what: "the trusted root" })).toString("utf8");
     } catch (error) {
       if (error instanceof UserError) throw error;
-      throw invalidInput(
-        errorCodes.RELEASE_POLICY_INVALID,
-        source,
-        [
-          {
-            severity: "error",
-            source,
-            path: ["trustedRoot"],
-            value: parsed.value.trustedRoot,
-            message: "names a file that could not be read",
-          },
-        ],
-        undefined,
-        "nothing was verified",
-      );
+      throw policyProblem(source, {
+        path: ["trustedRoot"],
+        value: parsed.value.trustedRoot,
+        message: "names a file that could not be read",
+      });
     }
   }
   return buildReleasePolicy(parsed.value, source, rootText);

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { repoRoot } from "@nodekit/test-utils";
+import { type ProcessResult, repoRoot, runProcess } from "@nodekit/test-utils";
 import { binaries } from "@nodekit/testenv";
 
 // The nodekit.nr collection (ansible/) as its users run it: built with ansible-galaxy,
@@ -20,37 +19,12 @@ export interface Ansible {
   env: Record<string, string>;
 }
 
-export interface Run {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 export function run(
   file: string,
   args: readonly string[],
   options: { env: Record<string, string | undefined>; cwd: string; timeoutMs?: number },
-): Promise<Run> {
-  const started = performance.now();
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(file, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: options.timeoutMs ?? 120_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (exitCode) => resolvePromise({ exitCode, stdout, stderr, ms: performance.now() - started }));
-  });
+): Promise<ProcessResult> {
+  return runProcess(file, args, { ...options, timeoutMs: options.timeoutMs ?? 120_000 });
 }
 
 /** Builds the collection with ansible-galaxy into `dir` and installs it there. */
@@ -96,7 +70,7 @@ interface HostStats {
   ignored: number;
 }
 
-export interface PlayResult extends Run {
+export interface PlayResult extends ProcessResult {
   /** Each task (by its name, in order) with each host's result, and the recap's counts per host. */
   report: {
     tasks: Array<{ name: string; hosts: Record<string, Record<string, unknown>> }>;

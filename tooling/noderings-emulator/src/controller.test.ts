@@ -20,8 +20,8 @@ const ctx = (now: number): ControllerContext => ({
   newToken: () => "t",
 });
 
-test("inbound peering settles when it falls due by the clock, not before, and only once", () => {
-  // Given an agent whose inbound peering was asked for at t=10 000
+/** Acme's agent "vm", created at 0, whose outbound peering started at `at`. */
+function outboundStarted(at: number) {
   const state = emptyState();
   const agent = createAgent(state, "acme", { name: "vm" }, ctx(0));
   startOutbound(
@@ -29,8 +29,14 @@ test("inbound peering settles when it falls due by the clock, not before, and on
     "acme",
     agent.id,
     { clusterId: "vm", liqoVersion: "v1.0.1", podCIDR: "10.42.0.0/16", serviceCIDR: "10.43.0.0/16" },
-    ctx(5_000),
+    ctx(at),
   );
+  return { state, agent };
+}
+
+test("inbound peering settles when it falls due by the clock, not before, and only once", () => {
+  // Given an agent whose inbound peering was asked for at t=10 000
+  const { state, agent } = outboundStarted(5_000);
   requestInbound(state, "acme", agent.id, { clusterId: "vm", outbound: "Established" }, ctx(8_000));
   expect(nextDueAt(state)).toBeUndefined(); // the agent runs the reverse peering first
   completeInbound(state, "acme", agent.id, { clusterId: "vm", reversePeering: "Done" }, ctx(10_000));
@@ -50,15 +56,7 @@ test("inbound peering settles when it falls due by the clock, not before, and on
 });
 
 test("the reverse peering is reported only after a consumer credential was issued, for the same cluster", () => {
-  const state = emptyState();
-  const agent = createAgent(state, "acme", { name: "vm" }, ctx(0));
-  startOutbound(
-    state,
-    "acme",
-    agent.id,
-    { clusterId: "vm", liqoVersion: "v1.0.1", podCIDR: "10.42.0.0/16", serviceCIDR: "10.43.0.0/16" },
-    ctx(1),
-  );
+  const { state, agent } = outboundStarted(1);
   expect(() => completeInbound(state, "acme", agent.id, { clusterId: "vm", reversePeering: "Done" }, ctx(2))).toThrow(
     "was issued no consumer credential",
   );

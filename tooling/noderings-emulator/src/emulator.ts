@@ -286,26 +286,6 @@ export async function startNodeRingsEmulator(
     getAgentRecord(state, account, id);
     return [200, peeringParameters(context())];
   });
-  routes.add("POST", "/api/v1/agents/{id}/peering/outbound", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [201, await mutate((ctx) => startOutbound(state, account, id, request, ctx))];
-  });
-  routes.add("POST", "/api/v1/agents/{id}/peering/inbound", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [201, await mutate((ctx) => requestInbound(state, account, id, request, ctx))];
-  });
-  routes.add("POST", "/api/v1/agents/{id}/peering/inbound/complete", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [202, await mutate((ctx) => completeInbound(state, account, id, request, ctx))];
-  });
-  routes.add("POST", "/api/v1/agents/{id}/peering/teardown", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [201, await mutate((ctx) => startTeardown(state, account, id, request, ctx))];
-  });
-  routes.add("POST", "/api/v1/agents/{id}/peering/teardown/complete", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [200, await mutate((ctx) => completeTeardown(state, account, id, request, ctx))];
-  });
   routes.add("DELETE", "/api/v1/agents/{id}", async ({ account, params: [id = ""] }) => [
     200,
     await mutate((ctx) => deleteAgent(state, account, id, ctx)),
@@ -318,14 +298,23 @@ export async function startNodeRingsEmulator(
     200,
     offloadingTargets(getAgentRecord(state, account, id), context()),
   ]);
-  routes.add("PUT", "/api/v1/agents/{id}/offloading", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [200, await mutate((ctx) => reportOffloading(state, account, id, request, ctx))];
-  });
-  routes.add("POST", "/api/v1/agents/{id}/health-reports", async ({ account, params: [id = ""], body }) => {
-    const request = await body();
-    return [201, await mutate((ctx) => createHealthReport(state, account, id, request, ctx))];
-  });
+
+  // The agent's changes: the request body through its controller rule, answered with the status.
+  const agentChanges = [
+    ["POST", "/peering/outbound", 201, startOutbound],
+    ["POST", "/peering/inbound", 201, requestInbound],
+    ["POST", "/peering/inbound/complete", 202, completeInbound],
+    ["POST", "/peering/teardown", 201, startTeardown],
+    ["POST", "/peering/teardown/complete", 200, completeTeardown],
+    ["PUT", "/offloading", 200, reportOffloading],
+    ["POST", "/health-reports", 201, createHealthReport],
+  ] as const;
+  for (const [method, path, status, change] of agentChanges) {
+    routes.add(method, `/api/v1/agents/{id}${path}`, async ({ account, params: [id = ""], body }) => {
+      const request = await body();
+      return [status, await mutate((ctx) => change(state, account, id, request, ctx))];
+    });
+  }
 
   // ---- emulator-only control routes (tests, the demo): only with the admin token
   const controlRoutes: Record<string, (body: Record<string, unknown>) => unknown> = {

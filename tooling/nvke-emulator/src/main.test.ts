@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { testdir } from "@nodekit/test-utils";
+import { runProcess, testdir } from "@nodekit/test-utils";
 import { expect, test } from "vitest";
 
 const main = fileURLToPath(new URL("./main.ts", import.meta.url));
@@ -15,22 +14,17 @@ test("a state file of the wrong shape is refused, located, before the URL is pri
     `${JSON.stringify({ version: 1, clusters: { [id]: { cluster: { id } } }, nodePools: {} }, null, 2)}\n`,
   );
 
-  const child = spawn(
-    process.execPath,
-    [main, "--kubeconfig", dir.path("site.kubeconfig"), "--state", dir.path("state.json"), "--port", "0"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const code = await new Promise((resolve) => child.once("close", resolve));
+  const { exitCode, stdout, stderr } = await runProcess(process.execPath, [
+    main,
+    "--kubeconfig",
+    dir.path("site.kubeconfig"),
+    "--state",
+    dir.path("state.json"),
+    "--port",
+    "0",
+  ]);
 
-  expect(code).toBe(1);
+  expect(exitCode).toBe(1);
   expect(stdout).toBe("");
   expect(stderr).toContain(`state file ${dir.path("state.json")} is not an NVKE emulator state file (version 1)`);
   expect(stderr).toContain(`${dir.path("state.json")}:5: field clusters.${id}.cluster.name: is required`);

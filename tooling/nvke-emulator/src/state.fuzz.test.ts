@@ -1,70 +1,18 @@
 import { FUZZ_RUNS, fuzzBytes } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { createCluster, createClusterRelease, createMachineImage, createNodePool } from "./controller.ts";
+import { createCluster, createNodePool } from "./controller.ts";
 import { emptyState } from "./state.ts";
 import { parseState } from "./store.ts";
+import { clusterRequest, poolRequest, world } from "./test-world.ts";
 
 // Issue 9, "done when": 10,000 generated state files through the emulator's reader: each
 // is a state or the refusal naming its problems, never another error (a crash after start).
 
 function sampleState(): string {
-  const state = emptyState();
-  let ids = 0;
-  const ctx = {
-    now: 1_700_000_000_000,
-    timing: { provisionMs: 1000, deleteMs: 500, nodeMs: 100 },
-    controlPlaneController: true,
-    clustersNamespace: "nvke-clusters",
-    newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, "0")}`,
-  };
-  const digest = `sha256:${"a".repeat(64)}`;
-  createMachineImage(
-    state,
-    {
-      name: "img",
-      version: "1.0.0",
-      kubernetesVersion: "v1.31.4",
-      os: { distribution: "ubuntu", version: "24.04" },
-      architecture: "amd64",
-      image: `registry.example/img@${digest}`,
-    },
-    ctx,
-  );
-  createClusterRelease(
-    state,
-    {
-      name: "r1",
-      version: "1.0.0",
-      kubernetesVersion: "v1.31.4",
-      machineImageName: "img",
-      components: [{ name: "kube-apiserver", version: "v1.31.4", image: `registry.example/kas@${digest}` }],
-    },
-    ctx,
-  );
-  const cluster = createCluster(
-    state,
-    {
-      name: "c1",
-      provider: "nico",
-      clusterReleaseName: "r1",
-      controlPlaneConfig: { replicas: 1 },
-      network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12" },
-      nico: { instanceType: "mock.small" },
-    },
-    ctx,
-  );
-  createNodePool(
-    state,
-    {
-      name: "w",
-      nodeNamePrefix: "w",
-      desiredNodeCount: 1,
-      clusterID: cluster.id,
-      nico: { instanceType: "mock.small" },
-    },
-    ctx,
-  );
+  const { state, ctx } = world();
+  const cluster = createCluster(state, clusterRequest("c1", { controlPlaneConfig: { replicas: 1 } }), ctx());
+  createNodePool(state, poolRequest(cluster.id, "w", 1), ctx());
   return JSON.stringify(state, null, 1);
 }
 

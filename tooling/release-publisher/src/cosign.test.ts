@@ -66,6 +66,18 @@ describe.skipIf(cosign === undefined).each<RegistryKind>(["ggcr", "distribution"
         timeout: 60_000,
       });
     const registryFlags = ["--allow-http-registry", "--allow-insecure-registry"];
+    /** cosign verify --key with the test key's public half (no transparency log). */
+    const verifyWithKey = (reference: string) =>
+      run([
+        "verify",
+        "--key",
+        "pub.pem",
+        "--insecure-ignore-tlog",
+        "--trusted-root",
+        "trusted-root.json",
+        ...registryFlags,
+        reference,
+      ]);
     const policy = () => policyFrom({ keys: [{ name: "cosign-key", publicKeyPem: key.publicKeyPem }] });
 
     beforeAll(async () => {
@@ -89,16 +101,7 @@ describe.skipIf(cosign === undefined).each<RegistryKind>(["ggcr", "distribution"
         registry: registry.host,
         signer: localKeySigner(key.privateKeyPem),
       });
-      const { stdout, stderr } = await run([
-        "verify",
-        "--key",
-        "pub.pem",
-        "--insecure-ignore-tlog",
-        "--trusted-root",
-        "trusted-root.json",
-        ...registryFlags,
-        published.reference,
-      ]);
+      const { stdout, stderr } = await verifyWithKey(published.reference);
       expect(stderr).toContain("The signatures were verified against the specified public key");
       expect(JSON.parse(stdout)[0].critical.image["docker-manifest-digest"]).toBe(published.digest);
     });
@@ -171,18 +174,7 @@ describe.skipIf(cosign === undefined).each<RegistryKind>(["ggcr", "distribution"
         prefix: "other-key",
         signer: localKeySigner(other.privateKeyPem),
       });
-      await expect(
-        run([
-          "verify",
-          "--key",
-          "pub.pem",
-          "--insecure-ignore-tlog",
-          "--trusted-root",
-          "trusted-root.json",
-          ...registryFlags,
-          published.reference,
-        ]),
-      ).rejects.toThrow();
+      await expect(verifyWithKey(published.reference)).rejects.toThrow();
     });
   },
 );

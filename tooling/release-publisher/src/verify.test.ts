@@ -43,6 +43,16 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   let helm: Awaited<ReturnType<typeof testHelm>>;
   let published: Awaited<ReturnType<typeof publishTestRelease>>;
 
+  /** A release of its own under `prefix`, signed with the publisher's key unless `options` say otherwise. */
+  const publishUnder = (prefix: string, options: Partial<Parameters<typeof publishTestRelease>[0]> = {}) =>
+    publishTestRelease({
+      client,
+      registry: registry.host,
+      prefix,
+      signer: localKeySigner(publisherKey.privateKeyPem),
+      ...options,
+    });
+
   beforeAll(async () => {
     dir = await tempDir();
     helm = await testHelm(dir.path);
@@ -134,13 +144,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
 
   // Issue 26 §1 item 4: every byte hashed, not presence: the same digest and size, other bytes.
   test("a layer changed in the registry's storage: RELEASE_ARTIFACT_CORRUPT, naming the artifact and the layer", async () => {
-    const victim = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "corrupt",
-      images: ["controller", "agent"],
-      signer: localKeySigner(publisherKey.privateKeyPem),
-    });
+    const victim = await publishUnder("corrupt", { images: ["controller", "agent"] });
     const image = victim.description.images[1];
     if (image === undefined) throw new Error("no image");
     const repository = image.reference.replace(/:[^/:]+$/, "");
@@ -182,13 +186,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   });
 
   test("a description pushed under the tag without a signature: RELEASE_UNSIGNED", async () => {
-    const unsigned = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "unsigned",
-      signer: localKeySigner(publisherKey.privateKeyPem),
-      sign: false,
-    });
+    const unsigned = await publishUnder("unsigned", { sign: false });
     const error = await userErrorOf(
       verifyRelease({ client, reference: unsigned.tagReference, policy: trustsPublisher }),
     );
@@ -196,25 +194,14 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   });
 
   test("re-signed with an untrusted key (the trusted signature removed): RELEASE_UNTRUSTED_SIGNER", async () => {
-    const forged = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "forged",
-      signer: localKeySigner(strangerKey.privateKeyPem),
-    });
+    const forged = await publishUnder("forged", { signer: localKeySigner(strangerKey.privateKeyPem) });
     const error = await userErrorOf(verifyRelease({ client, reference: forged.tagReference, policy: trustsPublisher }));
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
     expect(error.why).toContain("does not trust");
   });
 
   test("a trusted key's signature over another artifact, attached to this one: RELEASE_SIGNATURE_INVALID", async () => {
-    const victim = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "swapped",
-      signer: localKeySigner(publisherKey.privateKeyPem),
-      sign: false,
-    });
+    const victim = await publishUnder("swapped", { sign: false });
     // Copy the real release's bundle onto the unsigned one: a valid signature, for another digest.
     const bundle = published.signature?.bundle;
     const attached = await attachBundleElsewhere(client, `${registry.host}/swapped/release@${victim.digest}`, bundle);
@@ -225,12 +212,7 @@ describe.each(matrix)("release on the $kind registry, auth $auth", ({ kind, auth
   });
 
   test("a changed description blob under the same tag: RELEASE_DIGEST_MISMATCH, and export (fetch) refuses it too", async () => {
-    const victim = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "tampered",
-      signer: localKeySigner(publisherKey.privateKeyPem),
-    });
+    const victim = await publishUnder("tampered");
     const manifest = await client.getManifest(`${registry.host}/tampered/release@${victim.digest}`);
     const layer = (manifest.manifest.layers as Array<{ digest: string }>)[0];
     if (layer === undefined) throw new Error("no layer");

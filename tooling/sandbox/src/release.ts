@@ -309,6 +309,70 @@ interface PublishOptions {
   log: (line: string) => void;
 }
 
+/** The record of the release in `file`, when it was published to this registry by this supervisor. */
+async function publishedBefore(file: string, options: PublishOptions): Promise<PublishedRecord | undefined> {
+  try {
+    const known = JSON.parse(await readFile(file, "utf8")) as PublishedRecord;
+    if (known.registry === options.registry && known.servePid === options.servePid) return known;
+  } catch {
+    // not published yet
+  }
+  return undefined;
+}
+
+/** What publishTestRelease needs of the sandbox: its registry's client, and helm with a home of its own. */
+async function publishingTools(options: PublishOptions) {
+  const { envCredentials, OciClient } = await import("@nodekit/oci");
+  const helmHome = join(options.layout.releaseDir, "helm-home");
+  await mkdir(helmHome, { recursive: true, mode: 0o700 });
+  return {
+    client: new OciClient({
+      plainHttp: true,
+      credentials: envCredentials({
+        NODEKIT_REGISTRY_USERNAME: REGISTRY_USER,
+        NODEKIT_REGISTRY_PASSWORD: options.password,
+      }),
+    }),
+    helm: {
+      bin: join(options.binDir, "helm"),
+      env: {
+        PATH: options.env.PATH ?? "",
+        HOME: helmHome,
+        XDG_CONFIG_HOME: join(helmHome, ".config"),
+        XDG_CACHE_HOME: join(helmHome, ".cache"),
+        XDG_DATA_HOME: join(helmHome, ".local", "share"),
+      },
+    },
+  };
+}
+
+/** Writes (privately) and returns the record of what was published. */
+async function recordPublished(
+  file: string,
+  options: PublishOptions,
+  published: { tagReference: string; reference: string },
+): Promise<PublishedRecord> {
+  const record: PublishedRecord = {
+    registry: options.registry,
+    servePid: options.servePid,
+    tagReference: published.tagReference,
+    pinnedReference: published.reference,
+    publishedAt: new Date().toISOString(),
+  };
+  await writePrivate(file, `${JSON.stringify(record, null, 2)}\n`);
+  return record;
+}
+
+/** The error for a release (`what`) that could not be published. */
+function publishFailed(what: string, registry: string) {
+  return (error: unknown): never => {
+    throw new SandboxError(`${what} could not be published into ${registry}`, {
+      why: error instanceof Error ? error.message : String(error),
+      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
+    });
+  };
+}
+
 /**
  * Publishes the sandbox's release into its registry with tooling/release-publisher and signs
  * it with the sandbox's key, unless it is there already (published to this registry, served
@@ -316,15 +380,13 @@ interface PublishOptions {
  */
 export async function ensureRelease(options: PublishOptions): Promise<PublishedRecord> {
   const { layout, registry } = options;
-  try {
-    const known = JSON.parse(await readFile(layout.publishedRelease, "utf8")) as PublishedRecord;
-    if (known.registry === registry && known.servePid === options.servePid) return known;
-  } catch {
-    // published below
-  }
+  const known = await publishedBefore(layout.publishedRelease, options);
+  if (known !== undefined) return known;
   const { privateKeyPem } = await ensureSigningKey(layout);
-  const [{ envCredentials, OciClient }, { localKeySigner, componentsFileName }, { publishTestRelease }] =
-    await Promise.all([import("@nodekit/oci"), import("@nodekit/release"), import("@nodekit/release-publisher")]);
+  const [{ localKeySigner, componentsFileName }, { publishTestRelease }] = await Promise.all([
+    import("@nodekit/release"),
+    import("@nodekit/release-publisher"),
+  ]);
   options.log(
     `release: publishing ${registry}/${SANDBOX_RELEASE.prefix}/release:${SANDBOX_RELEASE.version}, signed with the sandbox's key (from deploy/nico; ${STAND_IN_NOTE})`,
   );
@@ -348,51 +410,19 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
       ...(await componentsOf(label, version, type)),
     })),
   );
-  const client = new OciClient({
-    plainHttp: true,
-    credentials: envCredentials({
-      NODEKIT_REGISTRY_USERNAME: REGISTRY_USER,
-      NODEKIT_REGISTRY_PASSWORD: options.password,
-    }),
-  });
-  const helmHome = join(layout.releaseDir, "helm-home");
-  await mkdir(helmHome, { recursive: true, mode: 0o700 });
   const published = await publishTestRelease({
-    client,
+    ...(await publishingTools(options)),
     registry,
     prefix: SANDBOX_RELEASE.prefix,
     name: SANDBOX_RELEASE.name,
     version: SANDBOX_RELEASE.version,
     charts: [join(repoRoot, "deploy/nico/nvke-controller/chart"), ...(await writeStandInCharts(layout))],
-    helm: {
-      bin: join(options.binDir, "helm"),
-      env: {
-        PATH: options.env.PATH ?? "",
-        HOME: helmHome,
-        XDG_CONFIG_HOME: join(helmHome, ".config"),
-        XDG_CACHE_HOME: join(helmHome, ".cache"),
-        XDG_DATA_HOME: join(helmHome, ".local", "share"),
-      },
-    },
     images: ["nvke-controller"],
     providers,
     executables: await nvkectlExecutables(layout, options.log),
     signer: localKeySigner(privateKeyPem),
-  }).catch((error: unknown) => {
-    throw new SandboxError(`the sandbox's release could not be published into ${registry}`, {
-      why: error instanceof Error ? error.message : String(error),
-      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
-    });
-  });
-  const record: PublishedRecord = {
-    registry,
-    servePid: options.servePid,
-    tagReference: published.tagReference,
-    pinnedReference: published.reference,
-    publishedAt: new Date().toISOString(),
-  };
-  await writePrivate(layout.publishedRelease, `${JSON.stringify(record, null, 2)}\n`);
-  return record;
+  }).catch(publishFailed("the sandbox's release", registry));
+  return recordPublished(layout.publishedRelease, options, published);
 }
 
 /**
@@ -430,20 +460,14 @@ async function writeNextChart(layout: SandboxLayout): Promise<string> {
 export async function ensureNextRelease(options: PublishOptions): Promise<PublishedRecord> {
   const { layout, registry } = options;
   const recordFile = join(layout.releaseDir, "published-next.json");
-  try {
-    const known = JSON.parse(await readFile(recordFile, "utf8")) as PublishedRecord;
-    if (known.registry === registry && known.servePid === options.servePid) return known;
-  } catch {
-    // published below
-  }
+  const known = await publishedBefore(recordFile, options);
+  if (known !== undefined) return known;
   const { privateKeyPem } = await ensureSigningKey(layout);
-  const [{ envCredentials, OciClient }, { localKeySigner, componentsFileName }, { publishTestRelease }, capi] =
-    await Promise.all([
-      import("@nodekit/oci"),
-      import("@nodekit/release"),
-      import("@nodekit/release-publisher"),
-      import("@nodekit/testenv/capi-repository"),
-    ]);
+  const [{ localKeySigner, componentsFileName }, { publishTestRelease }, capi] = await Promise.all([
+    import("@nodekit/release"),
+    import("@nodekit/release-publisher"),
+    import("@nodekit/testenv/capi-repository"),
+  ]);
   const nico = capi.NICO_INFRASTRUCTURE;
   options.log(
     `release: publishing ${registry}/${NEXT_RELEASE.prefix}/release:${NEXT_RELEASE.version} (nvke-controller ${NEXT_RELEASE.version}, ${nico.name} ${NEXT_RELEASE.nico}: what upgrade plan and upgrade apply move to)`,
@@ -487,47 +511,16 @@ export async function ensureNextRelease(options: PublishOptions): Promise<Publis
       ].join("\n"),
     },
   ];
-  const helmHome = join(layout.releaseDir, "helm-home");
-  await mkdir(helmHome, { recursive: true, mode: 0o700 });
   const published = await publishTestRelease({
-    client: new OciClient({
-      plainHttp: true,
-      credentials: envCredentials({
-        NODEKIT_REGISTRY_USERNAME: REGISTRY_USER,
-        NODEKIT_REGISTRY_PASSWORD: options.password,
-      }),
-    }),
+    ...(await publishingTools(options)),
     registry,
     prefix: NEXT_RELEASE.prefix,
     name: NEXT_RELEASE.name,
     version: NEXT_RELEASE.version,
     charts: [await writeNextChart(layout), ...(await writeStandInCharts(layout))],
-    helm: {
-      bin: join(options.binDir, "helm"),
-      env: {
-        PATH: options.env.PATH ?? "",
-        HOME: helmHome,
-        XDG_CONFIG_HOME: join(helmHome, ".config"),
-        XDG_CACHE_HOME: join(helmHome, ".cache"),
-        XDG_DATA_HOME: join(helmHome, ".local", "share"),
-      },
-    },
     images: ["nvke-controller"],
     providers,
     signer: localKeySigner(privateKeyPem),
-  }).catch((error: unknown) => {
-    throw new SandboxError(`the sandbox's second release could not be published into ${registry}`, {
-      why: error instanceof Error ? error.message : String(error),
-      next: ["take the sandbox down and up again: ./run sandbox down && ./run sandbox up"],
-    });
-  });
-  const record: PublishedRecord = {
-    registry,
-    servePid: options.servePid,
-    tagReference: published.tagReference,
-    pinnedReference: published.reference,
-    publishedAt: new Date().toISOString(),
-  };
-  await writePrivate(recordFile, `${JSON.stringify(record, null, 2)}\n`);
-  return record;
+  }).catch(publishFailed("the sandbox's second release", registry));
+  return recordPublished(recordFile, options, published);
 }

@@ -3,6 +3,8 @@
 // site admin grants an operator — the same grants docs/auth.md lists as kubectl commands
 // (a test holds the two to each other).
 
+import { looseCrd } from "@nodekit/testenv/capi-repository";
+
 /** The audience the sandbox's controller expects in bearer tokens. */
 export const SANDBOX_AUDIENCE = "nvke-sandbox";
 /** The operator identity: a client certificate with this CN and no groups. */
@@ -252,27 +254,7 @@ export function grantNamespaces(grants: readonly Grant[]): object[] {
   return names.map(namespace);
 }
 
-function crd(plural: string, kind: string): object {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${INFRA}`, labels: SANDBOX_LABELS },
-    spec: {
-      group: INFRA,
-      scope: "Namespaced",
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [
-        {
-          name: "v1beta1",
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  };
-}
+const crd = (plural: string, kind: string) => looseCrd(plural, kind, INFRA, "v1beta1", { labels: SANDBOX_LABELS });
 
 /** CAPD's controller, as Cluster API's Docker provider installs it (the sandbox runs no kubelet, so no Pod). */
 export const CAPD_CONTROLLER = { namespace: "capd-system", name: "capd-controller-manager" } as const;

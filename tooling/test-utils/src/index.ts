@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 import { inProcessBusy, runInProcess } from "./in-process.ts";
+import { runProcess } from "./processes.ts";
 
 export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
 export { inProcessBusy, runInProcess } from "./in-process.ts";
@@ -20,8 +20,10 @@ export {
   type StdinFault,
   summarize,
 } from "./input-faults.ts";
-export { modulesLoadedAfter, portOpen, processAlive } from "./processes.ts";
+export { tokenKubeconfig } from "./kubeconfig.ts";
+export { modulesLoadedAfter, type ProcessResult, portOpen, processAlive, runProcess } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
+export { sink } from "./sink.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
 export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";
 
@@ -68,32 +70,18 @@ export async function runCli(cli: "nr" | "nvkectl", args: string[], options: Run
 }
 
 /** A built CLI (`apps/<name>/bin/run.js`) as a subprocess with the same Node that runs the tests. */
-function spawnCli(
+async function spawnCli(
   cli: "nr" | "nvkectl",
   args: string[],
   env: Record<string, string>,
   options: RunCliOptions,
 ): Promise<CliResult> {
-  const bin = join(repoRoot, "apps", cli, "bin", "run.js");
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd ?? repoRoot,
-      env,
-      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-      timeout: options.timeoutMs ?? 60_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    if (options.input !== undefined) child.stdin?.end(options.input);
-    child.on("error", reject);
-    child.on("close", (exitCode) => resolvePromise({ exitCode, stdout, stderr }));
-  });
+  const { exitCode, stdout, stderr } = await runProcess(
+    process.execPath,
+    [join(repoRoot, "apps", cli, "bin", "run.js"), ...args],
+    { cwd: options.cwd ?? repoRoot, env, input: options.input, timeoutMs: options.timeoutMs ?? 60_000 },
+  );
+  return { exitCode, stdout, stderr };
 }
 
 /** A fresh temporary directory, removed by the returned cleanup. */

@@ -1,5 +1,49 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
+
+/** A finished process: its exit code (null when a signal ended it), what it wrote, how long it took. */
+export interface ProcessResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs `file` to its end with stdout and stderr captured; standard input is `input`, else
+ * none. The environment is `env` only (default: this process's).
+ */
+export function runProcess(
+  file: string,
+  args: readonly string[],
+  options: {
+    cwd?: string | undefined;
+    env?: Record<string, string | undefined>;
+    input?: string | undefined;
+    timeoutMs?: number | undefined;
+  } = {},
+): Promise<ProcessResult> {
+  const started = performance.now();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, args, {
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env: options.env ?? process.env,
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    child.on("error", reject);
+    child.on("close", (exitCode) => resolvePromise({ exitCode, stdout, stderr, ms: performance.now() - started }));
+  });
+}
 
 /** Whether a process with this pid exists (signal 0 checks without sending anything). */
 export function processAlive(pid: number): boolean {

@@ -87,25 +87,37 @@ async function kustomize(dir: string): Promise<K8sObject[]> {
 
 const stream = (objects: object[]) => objects.map((object) => dump(object, { lineWidth: -1 })).join("---\n");
 
-const crd = (plural: string, kind: string, group: string, version: string, scope = "Namespaced") => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.${group}` },
-  spec: {
-    group,
-    scope,
-    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-    versions: [
-      {
-        name: version,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-      },
-    ],
-  },
-});
+/**
+ * A CustomResourceDefinition that takes any object of its kind (with a status subresource):
+ * what a stand-in provider installs, where only the names matter.
+ */
+export function looseCrd(
+  plural: string,
+  kind: string,
+  group: string,
+  version: string,
+  options: { scope?: "Namespaced" | "Cluster"; labels?: Record<string, string> } = {},
+): object {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}`, ...(options.labels === undefined ? {} : { labels: options.labels }) },
+    spec: {
+      group,
+      scope: options.scope ?? "Namespaced",
+      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
 
 /**
  * Lays out `{provider-label}/{version}/{components, metadata.yaml}` for core, kubeadm
@@ -144,9 +156,9 @@ export async function buildProviderRepository(
     join(certManager, "cert-manager.yaml"),
     stream([
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "cert-manager" } },
-      crd("issuers", "Issuer", "cert-manager.io", "v1"),
-      crd("clusterissuers", "ClusterIssuer", "cert-manager.io", "v1", "Cluster"),
-      crd("certificates", "Certificate", "cert-manager.io", "v1"),
+      looseCrd("issuers", "Issuer", "cert-manager.io", "v1"),
+      looseCrd("clusterissuers", "ClusterIssuer", "cert-manager.io", "v1", { scope: "Cluster" }),
+      looseCrd("certificates", "Certificate", "cert-manager.io", "v1"),
     ]),
   );
   const infra = options.infrastructure;
@@ -169,13 +181,11 @@ export async function buildProviderRepository(
         { apiVersion: "v1", kind: "Namespace", metadata: { name: infra.namespace } },
         ...Object.entries(
           infra.crds ?? { [`${infra.name[0]?.toUpperCase()}${infra.name.slice(1)}Cluster`]: `${infra.name}clusters` },
-        ).map(([kind, plural]) => ({
-          ...crd(plural, kind, "infrastructure.cluster.x-k8s.io", "v1beta1"),
-          metadata: {
-            name: `${plural}.infrastructure.cluster.x-k8s.io`,
+        ).map(([kind, plural]) =>
+          looseCrd(plural, kind, "infrastructure.cluster.x-k8s.io", "v1beta1", {
             labels: { "cluster.x-k8s.io/v1beta2": "v1beta1" },
-          },
-        })),
+          }),
+        ),
         {
           apiVersion: "apps/v1",
           kind: "Deployment",

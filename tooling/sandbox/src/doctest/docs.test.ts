@@ -71,48 +71,36 @@ test("docs/auth.md grants exactly the RBAC the sandbox gives its operator, and s
   );
 });
 
-test("./run demo walks the commands of docs/first-cluster.md", () => {
-  const guide = runBlocks("docs/first-cluster.md")
+/** Every line of every step's command stands in the guide's run blocks. */
+function expectStepsIn(doc: string, steps: ReadonlyArray<{ title: string; command: string }>): void {
+  const guide = runBlocks(doc)
     .map((block) => block.code)
     .join("\n");
-  for (const step of operatorFlow()) {
+  for (const step of steps) {
     for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
   }
+}
+
+test("./run demo walks the commands of docs/first-cluster.md", () => {
+  expectStepsIn("docs/first-cluster.md", operatorFlow());
 });
 
 test("./run demo's nr steps are the commands of docs/registration.md's sandbox section", () => {
-  const guide = runBlocks("docs/registration.md")
-    .map((block) => block.code)
-    .join("\n");
-  for (const step of registrationFlow()) {
-    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
-  }
+  expectStepsIn("docs/registration.md", registrationFlow());
 });
 
 test("./run demo's install, upgrade and uninstall steps are the commands of docs/install.md's sandbox sections", () => {
-  const guide = runBlocks("docs/install.md")
-    .map((block) => block.code)
-    .join("\n");
   const taken = new Set(releaseExecutableFlow().map((step) => step.title));
-  for (const step of [...installFlow(), ...upgradeFlow(), ...uninstallFlow()].filter((s) => !taken.has(s.title))) {
-    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
-  }
+  expectStepsIn(
+    "docs/install.md",
+    [...installFlow(), ...upgradeFlow(), ...uninstallFlow()].filter((s) => !taken.has(s.title)),
+  );
 });
 
 test("./run demo's steps taking nvkectl from the release are the commands of docs/release-artifacts.md's sandbox section", () => {
-  const guide = runBlocks("docs/release-artifacts.md")
-    .map((block) => block.code)
-    .join("\n");
-  for (const step of releaseExecutableFlow()) {
-    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
-  }
+  expectStepsIn("docs/release-artifacts.md", releaseExecutableFlow());
 });
 
 test("./run demo's Ansible steps are the commands of docs/fleets.md's sandbox section", () => {
-  const guide = runBlocks("docs/fleets.md")
-    .map((block) => block.code)
-    .join("\n");
-  for (const step of fleetFlow()) {
-    for (const line of step.command.split("\n")) expect(guide, step.title).toContain(line);
-  }
+  expectStepsIn("docs/fleets.md", fleetFlow());
 });
