@@ -23,6 +23,8 @@ describe("checkSyntax", () => {
           "./run sandbox kubeconfig --user alice --group g",
           "pnpm sandbox status -o json; pnpm testenv up; pnpm exec vitest run",
           "kubectl get pods --made-up-flag   # not ours: not checked",
+          // bash's descriptor redirections: the 2 is no argument
+          "nvkectl delete cluster capd-demo 2> err.log && nvkectl get cluster capd-demo 2>&1 | cat",
         ].join("\n"),
       ),
     ).toEqual([]);
@@ -40,6 +42,7 @@ describe("checkSyntax", () => {
           "  && ./run sandbox upp",
           "./run deploy",
           "pnpm sandboxes",
+          "nvkectl delete cluster a 2 > out.log",
         ].join("\n"),
       ),
     ).toEqual([
@@ -50,6 +53,7 @@ describe("checkSyntax", () => {
       "14: ./run sandbox upp: no such command; it has up, status, env, kubeconfig, pins, flux-reconcile, down, help",
       "16: ./run deploy: no such task (./run --help lists them)",
       "17: pnpm sandboxes: the root package.json has no such script",
+      "18: nvkectl delete cluster: takes at most 1 argument, got 2",
     ]);
   });
 

@@ -158,8 +158,10 @@ type Token = ReturnType<typeof parse>[number];
 
 /** Simple commands (argv) of one line: split at pipes, lists and subshells; `$(…)` looked into. */
 function simpleCommands(text: string): string[][] {
-  // Keep $VAR as written: a placeholder is as good as a value for the check.
-  const tokens: Token[] = parse(text, (name) => `$${name}`);
+  // Keep $VAR as written: a placeholder is as good as a value for the check. A descriptor number
+  // written against its redirection (`2> file`, `2>&1`) is bash's, not an argument: shell-quote
+  // would give it as a word of its own.
+  const tokens: Token[] = parse(text.replace(/(^|[\s;|&(])\d+(?=[<>])/g, "$1"), (name) => `$${name}`);
   const commands: string[][] = [];
   let current: string[] = [];
   const end = () => {
