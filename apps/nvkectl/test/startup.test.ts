@@ -82,10 +82,10 @@ interface Loads {
   files: string[];
 }
 
-async function loadsOf(argv: string[]): Promise<Loads> {
+async function loadsOf(argv: string[], env: Record<string, string> = {}): Promise<Loads> {
   const log = join(home.path, `loads-${argv.join("-")}.log`);
   await writeFile(log, "");
-  const result = await home.nvkectl(argv, { env: { NODE_OPTIONS: `--require=${hook}`, LOADS_LOG: log } });
+  const result = await home.nvkectl(argv, { env: { ...env, NODE_OPTIONS: `--require=${hook}`, LOADS_LOG: log } });
   expect(result.exitCode, result.stderr).toBe(0);
   const lines = (await readFile(log, "utf8")).split("\n").filter(Boolean);
   const files = [...new Set(lines.filter((line) => line.startsWith("file:")).map((url) => fileURLToPath(url)))];
@@ -243,8 +243,24 @@ describe("what the hot paths load", () => {
     ]);
   });
 
+  it("--help and a command's --help print the page made at build time: the launcher and nothing of oclif", async () => {
+    // tooling/tsup/help-pages.ts; apps/nvkectl/test/help-pages.test.ts compares the pages with oclif's rendering.
+    for (const argv of [["--help"], ["get", "clusters", "--help"]]) {
+      const { packages, files } = await loadsOf(argv);
+      expect(packages, argv.join(" ")).toEqual(["@nodekit/cli-kit", "@nodekit/nvkectl"]);
+      expect(
+        files
+          .map((file) => relative(join(distDir, ".."), file))
+          .map((file) => file.replace(/-[\w-]{8}\.js$/, ".js"))
+          .sort(),
+        argv.join(" "),
+      ).toEqual(["bin/run.js", "dist/launch.js", "dist/run-imports.js", "dist/run.js"]);
+    }
+  });
+
   it("the full start, a plugin command and --help reach oclif's heavy half when they need it", async () => {
-    const help = await loadsOf(["--help"]);
+    // Help oclif renders (another width than the pages'): its help renderer and ejs.
+    const help = await loadsOf(["--help"], { OCLIF_COLUMNS: "120" });
     expect(help.packages).toContain("ejs");
     const full = await home.nvkectl(["get", "clusters", "-o", "json"], { env: { NVKECTL_FULL_START: "1" } });
     expect(full.exitCode, full.stderr).toBe(0);

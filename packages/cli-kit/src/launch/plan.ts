@@ -25,7 +25,8 @@ export type StartPlan =
   | { kind: "help"; argv: string[] }
   | { kind: "command"; command: ManifestCommand; argv: string[] }
   | { kind: "topic"; topic: string; argv: string[] }
-  | { kind: "full"; reason: string };
+  /** `help`: the full start shows that help (the root's, "", or a topic's), which a page made at build time may hold. */
+  | { kind: "full"; reason: string; help?: string };
 
 /**
  * What the package.json (the CLI's and its plugins') alone decides, before the manifest is
@@ -70,19 +71,30 @@ export function planCommand(cli: ShippedCli, argv: readonly string[], plugins: r
   if (asksForHelp(arranged.argv, ["--help", ...(oclif.additionalHelpFlags ?? [])])) {
     // oclif's help reads `help` as no subject (`help --help` is the root help, with the topics
     // the launch index leaves out): that one is oclif's too.
-    return command === undefined || arranged.id === "help" || extendsCommand(plugins, command.id)
-      ? { kind: "full", reason: "help of no command of the CLI's own" }
-      : {
-          kind: "help",
-          argv: arranged.argv.slice(0, arranged.words),
-        };
+    if (command === undefined || arranged.id === "help" || extendsCommand(plugins, command.id)) {
+      // The root's help or a topic's, with every plugin's commands: made at build time with none installed.
+      const subject = command === undefined && arranged.unknown === undefined ? (arranged.topic ?? "") : undefined;
+      return {
+        kind: "full",
+        reason: "help of no command of the CLI's own",
+        ...(subject !== undefined && plugins.length === 0 ? { help: subject } : {}),
+      };
+    }
+    return { kind: "help", argv: arranged.argv.slice(0, arranged.words) };
   }
   if (command === undefined) {
     // Only the CLI's own commands are known here, so a topic is one when no plugin is installed.
     if (arranged.topic !== undefined && plugins.length === 0) {
       return { kind: "topic", topic: arranged.topic, argv: arranged.argv };
     }
-    return { kind: "full", reason: "no command of the CLI's own" };
+    // The CLI's name alone (or with global flags only) shows the root help.
+    const bare =
+      arranged.words === 0 && arranged.unknown === undefined && arranged.argv.length === arranged.moved.length;
+    return {
+      kind: "full",
+      reason: "no command of the CLI's own",
+      ...(bare && plugins.length === 0 ? { help: "" } : {}),
+    };
   }
   if (command.pluginName !== cli.pjson.name || command.relativePath === undefined) {
     return { kind: "full", reason: "a plugin's command" };

@@ -1,6 +1,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { codeCacheDir, codeCacheName, enableCompileCacheIn, requireWithCodeCache } from "./code-cache.ts";
+import { helpPage } from "./help-page.ts";
 import { planCommand, planEarly, type StartPlan } from "./plan.ts";
 import { readShippedCli, readShippedPackage } from "./shipped.ts";
 
@@ -30,9 +31,6 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
   // The package.json first: `--version` needs nothing else (the manifest is ≈ 130 KB of JSON).
   const pkg = readShippedPackage(root);
   const early = pkg === undefined ? undefined : planEarly(pkg, argv, process.env);
-  // Node's compile cache for what loads from here on (`--version` loads nothing more): in the
-  // user's own private cache directory only (launch/code-cache.ts), never in Node's default.
-  if (pkg !== undefined && early?.kind !== "version") compileCache(codeCacheDir(pkg.dirname));
   // The launch index plans the start, runs a command and lists a topic's commands; help shows
   // what only the manifest holds (without one, oclif's full start shows it).
   const indexed = early?.kind === "manifest" ? readShippedCli(root, pkg, "index") : undefined;
@@ -44,6 +42,26 @@ export async function run(binUrl: string, argv: string[] = process.argv.slice(2)
         : indexed === undefined
           ? { kind: "full", reason: "no manifest" }
           : planCommand(indexed, argv, early.plugins);
+  // Help as oclif rendered it at build time, when this start's would render the same (launch/help-page.ts).
+  const subject = planned.kind === "help" ? planned.argv.join(":") : planned.kind === "full" ? planned.help : undefined;
+  if (subject !== undefined && indexed !== undefined) {
+    const { pjson } = indexed;
+    const arch = process.arch === "ia32" ? "x86" : process.arch;
+    const page = helpPage(root, indexed.help, subject, {
+      env: process.env,
+      argv: process.argv,
+      userAgent: `${pjson.name}/${pjson.version} ${process.platform}-${arch} node-${process.version}`,
+      stdoutIsTTY: process.stdout.isTTY,
+    });
+    traceStartup(`help page: ${page === undefined ? "none" : "printed"}`);
+    if (page !== undefined) {
+      process.stdout.write(page);
+      return;
+    }
+  }
+  // Node's compile cache for what loads from here on (`--version` and a help page load nothing more):
+  // in the user's own private cache directory only (launch/code-cache.ts), never in Node's default.
+  if (pkg !== undefined && planned.kind !== "version") compileCache(codeCacheDir(pkg.dirname));
   const cli = planned.kind === "help" ? readShippedCli(root, pkg) : indexed;
   const plan: StartPlan =
     planned.kind === "help" && cli === undefined ? { kind: "full", reason: "no manifest" } : planned;

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import type { CommandTable, GlobalFlag } from "./argv.ts";
+import type { HelpPages } from "./help-page.ts";
 
 /** A flag as oclif's manifest describes it (the part the launcher reads). */
 interface ManifestFlag {
@@ -58,6 +59,8 @@ export interface ShippedCli {
   table: CommandTable;
   /** The bundle's hot file (`dist/hot-<hash>.js`, from the launch index): what a command's start loads. */
   hot?: string;
+  /** The help pages rendered at build time (dist/help/, launch/help-page.ts), from the launch index. */
+  help?: HelpPages;
 }
 
 /** Hooks that run around every command; a CLI that declares one takes oclif's full start. */
@@ -94,10 +97,12 @@ const INDEXED_FLAG = ["name", "char", "type", "allowNo", "helpGroup"];
 export function launchIndexOf(
   manifest: { version: string; commands: Record<string, ManifestCommand> },
   hot?: string,
+  help?: HelpPages,
 ): {
   version: string;
   commands: Record<string, ManifestCommand>;
   hot?: string;
+  help?: HelpPages;
 } {
   const pick = <T extends object>(value: T, keys: readonly string[]) =>
     Object.fromEntries(Object.entries(value).filter(([key, v]) => keys.includes(key) && v !== undefined));
@@ -108,7 +113,12 @@ export function launchIndexOf(
     );
     commands[id] = { ...pick(command, INDEXED), flags } as ManifestCommand;
   }
-  return { version: manifest.version, commands, ...(hot === undefined ? {} : { hot }) };
+  return {
+    version: manifest.version,
+    commands,
+    ...(hot === undefined ? {} : { hot }),
+    ...(help === undefined ? {} : { help }),
+  };
 }
 
 /**
@@ -124,7 +134,9 @@ export function readShippedCli(
 ): ShippedCli | undefined {
   if (pkg === undefined) return undefined;
   const { pjson } = pkg;
-  let manifest: { version: string; commands: Record<string, ManifestCommand>; hot?: unknown } | undefined;
+  let manifest:
+    | { version: string; commands: Record<string, ManifestCommand>; hot?: unknown; help?: HelpPages }
+    | undefined;
   if (from === "index") {
     try {
       manifest = JSON.parse(readFileSync(join(root, LAUNCH_INDEX), "utf8"));
@@ -151,6 +163,7 @@ export function readShippedCli(
   return {
     ...pkg,
     ...(typeof manifest.hot === "string" ? { hot: manifest.hot } : {}),
+    ...(typeof manifest.help?.userAgent === "string" ? { help: manifest.help } : {}),
     commands,
     topics,
     table: {
