@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eagerModuleBodies, planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
+import { asciiOnly, eagerModuleBodies, planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
 import { rewriteBuiltinImports } from "../../../tooling/tsup/node-builtins.ts";
 
 // The build's rewrite of Node.js built-in imports (tooling/tsup/node-builtins.ts), on the
@@ -28,6 +28,25 @@ describe("rewriteBuiltinImports", () => {
         'import yaml from "js-yaml";',
       ].join("\n"),
     );
+  });
+
+  it("binds node:crypto's functions to load it on their first call: a start that never hashes never loads it", () => {
+    const code = rewriteBuiltinImports('import { createHash, randomBytes as bytes, KeyObject } from "node:crypto";');
+    expect(code).toBe(
+      [
+        'function createHash() { return globalThis.process.getBuiltinModule("node:crypto").createHash.apply(this, arguments); }',
+        'function bytes() { return globalThis.process.getBuiltinModule("node:crypto").randomBytes.apply(this, arguments); }',
+        'const KeyObject = globalThis.process.getBuiltinModule("node:crypto").KeyObject;',
+      ].join("\n"),
+    );
+    const { createHash, bytes } = new Function(`${code}\nreturn { createHash, bytes };`)() as {
+      createHash: typeof import("node:crypto").createHash;
+      bytes: typeof import("node:crypto").randomBytes;
+    };
+    expect(createHash("sha256").update("a").digest("hex")).toBe(
+      "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+    );
+    expect(bytes(6)).toHaveLength(6);
   });
 
   it("fails the build on a form of built-in import it does not rewrite", () => {
@@ -132,5 +151,29 @@ describe("eagerModuleBodies", () => {
     expect(code).toContain("method(x) { return x; }");
     const module = (await import(`data:text/javascript,${encodeURIComponent(code)}`)) as { value: number };
     expect(module.value).toBe(2);
+  });
+});
+
+// The hot file is written in ASCII (the launcher reads it as Latin-1): the same program.
+describe("asciiOnly", () => {
+  it("writes each character past ASCII as its escape, which means the same in strings, templates and patterns", () => {
+    const code =
+      'const a = "2 \u2026 3 \u00d7";\nconst b = `\u2014` + a;\nconst c = /[\u2026]/;\n// \u2248 5 ms\nmodule.exports = { a, b, c };\n';
+    const escaped = asciiOnly(code);
+    expect(escaped).not.toMatch(/[\u0080-\uffff]/);
+    const run = (source: string) => {
+      const module = { exports: {} as { a: string; b: string; c: RegExp } };
+      new Function("module", source)(module);
+      return module.exports;
+    };
+    const [before, after] = [run(code), run(escaped)];
+    expect(after.a).toBe(before.a);
+    expect(after.b).toBe(before.b);
+    expect(after.c.test("\u2026")).toBe(true);
+    expect(asciiOnly("const x = 1;\n")).toBe("const x = 1;\n");
+    expect(() => asciiOnly("String.raw`\u2026`")).toThrow(/String\.raw/);
+    expect(asciiOnly('new RegExp(String.raw`(?<!\\\\)x`); "\u2026"')).toBe(
+      'new RegExp(String.raw`(?<!\\\\)x`); "\\u2026"',
+    );
   });
 });

@@ -129,7 +129,11 @@ export function requireWithCodeCache(hotFile: string, dir: string | undefined, n
   // Until this process exits, its marker says that a run with this cache has not finished.
   const marker = join(dir, `.${name}.${process.pid}.run`);
   if (cachedData !== undefined && !create(fs, marker)) cachedData = undefined;
-  const source = fs.readFileSync(filename, "utf8");
+  // The build writes the hot file in ASCII (tooling/tsup/hot-chunk.ts): read as Latin-1, one byte a character.
+  const bytes = fs.readFileSync(filename);
+  const source = process.getBuiltinModule("node:buffer").isAscii(bytes)
+    ? bytes.toString("latin1")
+    : bytes.toString("utf8");
   // The wrapper Node puts around a CommonJS module, on the first line (line numbers stay).
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename,
