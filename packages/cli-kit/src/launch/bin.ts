@@ -25,7 +25,7 @@ export function engineProblem(version: string): string | undefined {
 
 /** A CLI's bundled entry (its dist/run.js), which re-exports @nodekit/cli-kit's `run`. */
 export interface CliEntry {
-  run(binUrl: string): Promise<void>;
+  run(binUrl: string, argv?: string[], options?: { ownProcess?: boolean }): Promise<void>;
 }
 
 /**
@@ -48,5 +48,6 @@ export async function launch(binUrl: string, load: () => Promise<CliEntry>): Pro
   }
   process.env.OCLIF_DISABLE_ENGINE_WARNING ??= "1";
   const { run } = await load();
-  await run(binUrl);
+  // The bin's process is the CLI's own (a test may run `run` in a process of its own instead).
+  await run(binUrl, process.argv.slice(2), { ownProcess: true });
 }
