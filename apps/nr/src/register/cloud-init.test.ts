@@ -44,6 +44,8 @@ interface UserData {
   runcmd: string[];
 }
 const parse = (text: string) => load(text) as UserData;
+/** The unit's command up to the token file's path (nr, then --resume and --break-lock first). */
+const UNIT_COMMAND = ["/usr/local/bin/nr", "cluster", "register", "--resume", "--break-lock", "--api-token-file"];
 const execStartOf = (unit: string) =>
   unit
     .split("\n")
@@ -114,12 +116,7 @@ describe("the user-data nr cluster register --print-cloud-init writes", () => {
     expect(unit?.content).toContain("RestartSec=30s\n");
     expect(unit?.content).toContain("StartLimitIntervalSec=0\n");
     expect(systemdWords(execStartOf(unit?.content ?? ""))).toEqual([
-      "/usr/local/bin/nr",
-      "cluster",
-      "register",
-      "--resume",
-      "--break-lock",
-      "--api-token-file",
+      ...UNIT_COMMAND,
       "/etc/nodekit/api-token",
       ...request().registerArgs,
     ]);
@@ -234,16 +231,7 @@ describe("the user-data nr cluster register --print-cloud-init writes", () => {
   it("the unit's command is nr cluster register --resume with the token file first", () => {
     expect(
       cloudInitRegisterArgv({ nrUrl: "", nrSha256: SHA, apiTokenFile: "/t", registerArgs: ["--offline"] }),
-    ).toEqual([
-      "/usr/local/bin/nr",
-      "cluster",
-      "register",
-      "--resume",
-      "--break-lock",
-      "--api-token-file",
-      "/t",
-      "--offline",
-    ]);
+    ).toEqual([...UNIT_COMMAND, "/t", "--offline"]);
   });
 });
 
