@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import json
 
+from ansible.module_utils.basic import AnsibleModule
+
 # The options every module takes, to find nr and the state it keeps.
 COMMON_ARGUMENT_SPEC = dict(
     nr_path=dict(type="path", default="nr"),
@@ -21,6 +23,16 @@ COMMON_ARGUMENT_SPEC = dict(
     api_url=dict(type="str"),
     api_token=dict(type="str", no_log=True),
 )
+
+
+def nr_module(options, **kwargs):
+    """The task's AnsibleModule: the options every module takes and these; check mode supported.
+
+    kwargs go on to AnsibleModule (mutually_exclusive, for one).
+    """
+    argument_spec = dict(COMMON_ARGUMENT_SPEC)
+    argument_spec.update(options)
+    return AnsibleModule(argument_spec=argument_spec, supports_check_mode=True, **kwargs)
 
 
 def json_records(text):

@@ -173,11 +173,10 @@ nr_next:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
-    COMMON_ARGUMENT_SPEC,
     fail_from_nr,
     flag_args,
+    nr_module,
     phases_ran,
     read_status,
     run_nr,
@@ -233,39 +232,36 @@ def planned_phases(plan):
 
 
 def main():
-    argument_spec = dict(COMMON_ARGUMENT_SPEC)
-    argument_spec.update(
-        name=dict(type="str"),
-        api_token_file=dict(type="path"),
-        agent_id=dict(type="str"),
-        kubeconfig=dict(type="path"),
-        pod_cidr=dict(type="str"),
-        service_cidr=dict(type="str"),
-        api_server_url=dict(type="str"),
-        offload_namespaces=dict(type="list", elements="str", default=[]),
-        skip_prechecks=dict(type="bool", default=False),
-        ignore_prechecks=dict(type="list", elements="str", default=[]),
-        offline=dict(type="bool", default=False),
-        skip_operator_install=dict(type="bool", default=False),
-        proxmox_credentials=dict(type="path"),
-        proxmox_url=dict(type="str"),
-        proxmox_token_id=dict(type="str"),
-        proxmox_token_secret=dict(type="str", no_log=True),
-        operator_chart=dict(type="str"),
-        calico_manifests=dict(type="str"),
-        timeout=dict(type="str"),
-        break_lock=dict(type="bool", default=False),
-        host_root=dict(type="path"),
-        poll_interval=dict(type="str"),
-    )
-    module = AnsibleModule(
-        argument_spec=argument_spec,
+    module = nr_module(
+        dict(
+            name=dict(type="str"),
+            api_token_file=dict(type="path"),
+            agent_id=dict(type="str"),
+            kubeconfig=dict(type="path"),
+            pod_cidr=dict(type="str"),
+            service_cidr=dict(type="str"),
+            api_server_url=dict(type="str"),
+            offload_namespaces=dict(type="list", elements="str", default=[]),
+            skip_prechecks=dict(type="bool", default=False),
+            ignore_prechecks=dict(type="list", elements="str", default=[]),
+            offline=dict(type="bool", default=False),
+            skip_operator_install=dict(type="bool", default=False),
+            proxmox_credentials=dict(type="path"),
+            proxmox_url=dict(type="str"),
+            proxmox_token_id=dict(type="str"),
+            proxmox_token_secret=dict(type="str", no_log=True),
+            operator_chart=dict(type="str"),
+            calico_manifests=dict(type="str"),
+            timeout=dict(type="str"),
+            break_lock=dict(type="bool", default=False),
+            host_root=dict(type="path"),
+            poll_interval=dict(type="str"),
+        ),
         mutually_exclusive=[
             ("name", "agent_id"),
             ("api_token", "api_token_file"),
             ("proxmox_credentials", "proxmox_token_secret"),
         ],
-        supports_check_mode=True,
     )
     params = module.params
     environ = {}

@@ -72,11 +72,10 @@ nr_message:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
-    COMMON_ARGUMENT_SPEC,
     fail_from_nr,
     flag_args,
+    nr_module,
     read_status,
     run_nr,
     run_plan,
@@ -84,13 +83,13 @@ from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
 
 
 def main():
-    argument_spec = dict(COMMON_ARGUMENT_SPEC)
-    argument_spec.update(
-        force=dict(type="bool", default=False),
-        calico_manifests=dict(type="str"),
-        timeout=dict(type="str"),
+    module = nr_module(
+        dict(
+            force=dict(type="bool", default=False),
+            calico_manifests=dict(type="str"),
+            timeout=dict(type="str"),
+        )
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if read_status(module).get("status") == "none":
         module.exit_json(changed=False, msg="no registration on this host")
     args = ["cluster", "reset"] + flag_args(

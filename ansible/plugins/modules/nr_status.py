@@ -66,22 +66,21 @@ registered:
 
 import json
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.nodekit.nr.plugins.module_utils.nr import (
-    COMMON_ARGUMENT_SPEC,
     fail_from_nr,
+    nr_module,
     read_status,
     run_nr,
 )
 
 
 def main():
-    argument_spec = dict(COMMON_ARGUMENT_SPEC)
-    argument_spec.update(
-        live=dict(type="bool", default=False),
-        fail_on_live=dict(type="bool", default=False),
+    module = nr_module(
+        dict(
+            live=dict(type="bool", default=False),
+            fail_on_live=dict(type="bool", default=False),
+        )
     )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not module.params["live"]:
         status = read_status(module)
     else:
