@@ -45,9 +45,18 @@ async function inventory(hosts: Record<string, Record<string, unknown>>): Promis
   return path;
 }
 
-async function play(name: string, text: string): Promise<string> {
+/** A task of nodekit.nr.<module> with the checkout's nr and the host's own nr home, and these options (YAML values). */
+function task(name: string, module: string, options: Record<string, string> = {}): string {
+  const lines = Object.entries({ nr_path: nr, nr_home: `${dir.path}/{{ inventory_hostname }}/nr`, ...options });
+  return `    - name: ${name}
+      nodekit.nr.${module}:
+${lines.map(([option, value]) => `        ${option}: ${value}\n`).join("")}`;
+}
+
+/** Writes a play of these tasks on every host (no facts gathered); returns its path. */
+async function play(name: string, ...tasks: string[]): Promise<string> {
   const path = join(dir.path, `${name}.yml`);
-  await writeFile(path, text);
+  await writeFile(path, `- hosts: all\n  gather_facts: false\n  tasks:\n${tasks.join("")}`);
   return path;
 }
 
@@ -94,17 +103,11 @@ describe("the nodekit.nr collection", () => {
     const hosts = await inventory({ "check-1": {}, "check-2": {} });
     const path = await play(
       "check",
-      `- hosts: all
-  gather_facts: false
-  tasks:
-    - name: register
-      nodekit.nr.nr_register:
-        nr_path: ${nr}
-        nr_home: ${dir.path}/{{ inventory_hostname }}/nr
-        name: "{{ inventory_hostname }}"
-        api_url: ${emulator.url}
-        api_token: ${TOKEN}
-`,
+      task("register", "nr_register", {
+        name: '"{{ inventory_hostname }}"',
+        api_url: emulator.url,
+        api_token: TOKEN,
+      }),
     );
     const result = await playbook(ansible, ["-i", hosts, path, "--check", "-vv"], { cwd: dir.path });
     expect(result.exitCode, result.stderr).toBe(0);
@@ -127,22 +130,13 @@ describe("the nodekit.nr collection", () => {
     const hosts = await inventory({ "fails-1": { token_file: tokenFile }, "fine-1": {} });
     const path = await play(
       "failure",
-      `- hosts: all
-  gather_facts: false
-  tasks:
-    - name: register
-      nodekit.nr.nr_register:
-        nr_path: ${nr}
-        nr_home: ${dir.path}/{{ inventory_hostname }}/nr
-        name: "{{ inventory_hostname }}"
-        api_url: ${emulator.url}
-        api_token: "{{ omit if token_file is defined else '${TOKEN}' }}"
-        api_token_file: "{{ token_file | default(omit) }}"
-    - name: status
-      nodekit.nr.nr_status:
-        nr_path: ${nr}
-        nr_home: ${dir.path}/{{ inventory_hostname }}/nr
-`,
+      task("register", "nr_register", {
+        name: '"{{ inventory_hostname }}"',
+        api_url: emulator.url,
+        api_token: `"{{ omit if token_file is defined else '${TOKEN}' }}"`,
+        api_token_file: '"{{ token_file | default(omit) }}"',
+      }),
+      task("status", "nr_status"),
     );
     const result = await playbook(ansible, ["-i", hosts, path, "--check"], { cwd: dir.path });
     expect(result.exitCode).toBe(2);
@@ -172,17 +166,7 @@ describe("the nodekit.nr collection", () => {
 
   it("nr_reset on a host with no registration changes nothing", async () => {
     const hosts = await inventory({ "never-1": {} });
-    const path = await play(
-      "reset",
-      `- hosts: all
-  gather_facts: false
-  tasks:
-    - name: reset
-      nodekit.nr.nr_reset:
-        nr_path: ${nr}
-        nr_home: ${dir.path}/{{ inventory_hostname }}/nr
-`,
-    );
+    const path = await play("reset", task("reset", "nr_reset"));
     const result = await playbook(ansible, ["-i", hosts, path], { cwd: dir.path });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.report.stats["never-1"]).toMatchObject({ changed: 0, failed: 0 });
