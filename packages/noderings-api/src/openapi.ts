@@ -91,6 +91,10 @@ function operation(
   };
 }
 
+/** A change to one agent with a JSON body (a peering step, the offloading report): 400, 404, 409, 415 and 422 besides the common errors. */
+const agentChange = (id: string, summary: string, response: [number, string], body: string, params: object[] = []) =>
+  operation(id, summary, response, { params: [agentId, ...params], body, errors: [400, 404, 409, 415, 422] });
+
 /** The OpenAPI 3.1 document of the NodeRings API, built from the zod schemas (served at `GET /api/docs`). */
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
@@ -165,55 +169,46 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
         ),
       },
       "/api/v1/agents/{id}/peering/outbound": {
-        post: operation(
+        post: agentChange(
           "startOutboundPeering",
           "Start outbound peering: issues a one-time peering user",
           [201, "OutboundPeering"],
-          {
-            params: [agentId, idempotencyKey],
-            body: "StartOutboundPeeringRequest",
-            errors: [400, 404, 409, 415, 422],
-          },
+          "StartOutboundPeeringRequest",
+          [idempotencyKey],
         ),
       },
       "/api/v1/agents/{id}/peering/inbound": {
-        post: operation(
+        post: agentChange(
           "requestInboundPeering",
           "Outbound is established: issues a one-time consumer credential for the reverse peering the agent runs",
           [201, "InboundPeering"],
-          {
-            params: [agentId, idempotencyKey],
-            body: "RequestInboundPeeringRequest",
-            errors: [400, 404, 409, 415, 422],
-          },
+          "RequestInboundPeeringRequest",
+          [idempotencyKey],
         ),
       },
       "/api/v1/agents/{id}/peering/inbound/complete": {
-        post: operation(
+        post: agentChange(
           "completeInboundPeering",
           "The agent ran the reverse peering: the platform checks it, asynchronously",
           [202, "PeeringStatus"],
-          {
-            params: [agentId, idempotencyKey],
-            body: "CompleteInboundPeeringRequest",
-            errors: [400, 404, 409, 415, 422],
-          },
+          "CompleteInboundPeeringRequest",
+          [idempotencyKey],
         ),
       },
       "/api/v1/agents/{id}/peering/teardown": {
-        post: operation(
+        post: agentChange(
           "startPeeringTeardown",
           "Start tearing the peering down: issues a one-time peering user and consumer credential for the two liqoctl unpeer calls",
           [201, "PeeringTeardown"],
-          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
+          "TeardownPeeringRequest",
         ),
       },
       "/api/v1/agents/{id}/peering/teardown/complete": {
-        post: operation(
+        post: agentChange(
           "completePeeringTeardown",
           "The agent ran both liqoctl unpeer calls: both directions are None, nothing is offloaded",
           [200, "PeeringStatus"],
-          { params: [agentId], body: "TeardownPeeringRequest", errors: [400, 404, 409, 415, 422] },
+          "TeardownPeeringRequest",
         ),
       },
       "/api/v1/agents/{id}/peering": {
@@ -227,11 +222,12 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
           params: [agentId],
           errors: [404],
         }),
-        put: operation("reportOffloading", "Every namespace now offloaded", [200, "OffloadingTargets"], {
-          params: [agentId],
-          body: "ReportOffloadingRequest",
-          errors: [400, 404, 409, 415, 422],
-        }),
+        put: agentChange(
+          "reportOffloading",
+          "Every namespace now offloaded",
+          [200, "OffloadingTargets"],
+          "ReportOffloadingRequest",
+        ),
       },
       "/api/v1/agents/{id}/health-reports": {
         post: operation("createHealthReport", "The verify phase's pass/fail result", [201, "HealthReport"], {
