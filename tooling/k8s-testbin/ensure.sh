@@ -13,18 +13,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+testbin=k8s-testbin
+# shellcheck source=go-testbin.sh
+. "$here/go-testbin.sh"
 root=${NODEKIT_TESTBIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit/k8s-testbin}
 # Bump when the build flags below change, so existing caches are rebuilt.
 recipe=1
 
-sha() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi | cut -c1-12; }
-log() { printf 'k8s-testbin: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# modver DIR MODULE: the version DIR/go.mod requires of MODULE.
-modver() {
-  awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$here/$1/go.mod"
-}
 k8s=$(modver kube-apiserver k8s.io/kubernetes)
 etcd=$(modver etcd go.etcd.io/etcd/server/v3)
 helm=$(modver helm helm.sh/helm/v3)
@@ -81,15 +76,7 @@ bin="$root/$k8s-$gover-$modhash/bin"
 if [[ -z $assets ]] && complete "$bin"; then echo "$bin"; exit 0; fi
 if [[ -n $assets && -x $bin/helm && -x $bin/clusterctl ]]; then link_assets "$bin" "$bin"; exit 0; fi
 
-mkdir -p "$bin"
-# One builder per cache dir; a temp file found while holding the lock is left from a killed run.
-if command -v flock >/dev/null; then exec 9>"$bin/../.lock" && flock 9 && rm -f "$bin"/.*.tmp.*; fi
-trap 'rm -f "$bin"/.*.tmp.$$' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-measure=()
-[[ ${NODEKIT_TESTBIN_MEASURE-} == 1 ]] && measure=(/usr/bin/time -v)
+lock_bin
 
 # meta DIR MODULE: "<commit>|<release time>" of a required module, as the module proxy reports them
 # (the commit only where the proxy knows it).
@@ -99,16 +86,6 @@ meta() {
   cd "$here/$1" && printf '%s|%s\n' \
     "$(go mod download -json "$2@$ver" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]*\)".*/\1/p' | head -1)" \
     "$(go list -m -f '{{with .Time}}{{.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$2")"
-}
-
-# build NAME VERSION DIR PACKAGE LDFLAGS: go build into a temp name, then rename into place.
-build() {
-  local start=$SECONDS tmp="$bin/.$1.tmp.$$"
-  [[ -x $bin/$1 ]] && return 0
-  log "building $1 $2 with $gover…"
-  (cd "$here/$3" && ${measure[@]+"${measure[@]}"} go build -mod=readonly -trimpath -ldflags "-s -w $5" -o "$tmp" "$4")
-  mv -f "$tmp" "$bin/$1"
-  log "built $1 in $((SECONDS - start))s"
 }
 
 if [[ -z $assets ]]; then

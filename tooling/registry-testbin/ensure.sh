@@ -15,18 +15,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+testbin=registry-testbin
+# shellcheck source=../k8s-testbin/go-testbin.sh
+. "$here/../k8s-testbin/go-testbin.sh"
 root=${NODEKIT_REGISTRY_TESTBIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit/registry-testbin}
 # Bump when the build flags below change, so existing caches are rebuilt.
 recipe=1
 
-sha() { if command -v sha256sum >/dev/null; then sha256sum; else shasum -a 256; fi | cut -c1-12; }
-log() { printf 'registry-testbin: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# modver DIR MODULE: the version DIR/go.mod requires of MODULE.
-modver() {
-  awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$here/$1/go.mod"
-}
 distribution=$(modver distribution github.com/distribution/distribution/v3)
 ggcr=$(modver ggcr github.com/google/go-containerregistry)
 cosign=$(modver cosign github.com/sigstore/cosign/v3)
@@ -61,22 +56,7 @@ bin="$root/$gover-$modhash/bin"
 
 if complete "$bin"; then echo "$bin"; exit 0; fi
 
-mkdir -p "$bin"
-# One builder per cache dir; a temp file found while holding the lock is left from a killed run.
-if command -v flock >/dev/null; then exec 9>"$bin/../.lock" && flock 9 && rm -f "$bin"/.*.tmp.*; fi
-trap 'rm -f "$bin"/.*.tmp.$$' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# build NAME VERSION DIR PACKAGE LDFLAGS: go build into a temp name, then rename into place.
-build() {
-  local start=$SECONDS tmp="$bin/.$1.tmp.$$"
-  [[ -x $bin/$1 ]] && return 0
-  log "building $1 $2…"
-  (cd "$here/$3" && go build -mod=readonly -trimpath -ldflags "-s -w $5" -o "$tmp" "$4")
-  mv -f "$tmp" "$bin/$1"
-  log "built $1 in $((SECONDS - start))s"
-}
+lock_bin
 
 build registry "$distribution" distribution github.com/distribution/distribution/v3/cmd/registry \
   "-X github.com/distribution/distribution/v3/version.version=$distribution"

@@ -307,6 +307,7 @@ describe("@nodekit/testing, installed into a plugin's project with npm", () => {
     const tarball = packed.find((pkg) => pkg.name === "@nodekit/testing")?.tarball ?? "";
     const files = (await execa("tar", ["-tzf", tarball])).stdout.split("\n");
     expect(files).toContain("package/k8s-testbin/ensure.sh");
+    expect(files).toContain("package/k8s-testbin/go-testbin.sh");
     expect(files).toContain("package/k8s-testbin/kube-apiserver/go.mod");
     expect(files.filter((file) => /\/(kube-apiserver|etcd|helm|clusterctl)$/.test(file))).toEqual([]);
     const project = join(work, "project-testing");
