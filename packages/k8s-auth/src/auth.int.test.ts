@@ -19,7 +19,7 @@ import { CLIENT_SERVICE_ACCOUNT, type ObjectRef } from "./constants.ts";
 import { discoverAudience } from "./discover.ts";
 import type { AuthEvent } from "./events.ts";
 import { mintToken } from "./mint.ts";
-import { createTokenProvider } from "./provider.ts";
+import { recordingProvider } from "./test-support.ts";
 
 // Every NV-9 case against a real kube-apiserver with real RBAC, on this file's own control
 // plane: the namespaces are the fixed ones the product searches (cluster-scoped, and the
@@ -152,19 +152,8 @@ function recording(user: string): RecordingKubeConfig {
   return kc;
 }
 
-function providerFor(kubeconfig: string | KubeConfig, overrides: { now?: () => Date } = {}) {
-  const events: AuthEvent[] = [];
-  const handed: string[] = [];
-  const tokens = createTokenProvider({
-    site: "lab",
-    kubeconfig,
-    cacheDir: join(dir, "tokens"),
-    log: (event) => events.push(event),
-    onToken: (token) => handed.push(token),
-    ...overrides,
-  });
-  return { tokens, events, handed };
-}
+const providerFor = (kubeconfig: string | KubeConfig, overrides: { now?: () => Date } = {}) =>
+  recordingProvider({ kubeconfig, cacheDir: join(dir, "tokens"), ...overrides });
 
 async function review(token: string, audience: string) {
   const result = await authn.createTokenReview({ body: { spec: { token, audiences: [audience] } } });

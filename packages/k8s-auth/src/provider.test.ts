@@ -8,8 +8,8 @@ import { tempDir } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type CacheEntry, type CacheKey, cacheFilePath, writeCache } from "./cache.ts";
 import { CLIENT_SERVICE_ACCOUNT } from "./constants.ts";
-import type { AuthEvent } from "./events.ts";
-import { createTokenProvider, type TokenProviderOptions } from "./provider.ts";
+import type { TokenProviderOptions } from "./provider.ts";
+import { recordingProvider } from "./test-support.ts";
 
 const TOKEN = "eyJhbGciOiJSUzI1NiJ9.cHJvdmlkZXItdGVzdA.c2lnbmF0dXJl";
 const issuedAt = new Date("2030-01-01T12:00:00Z");
@@ -39,20 +39,8 @@ const cachedToken: CacheEntry = {
 };
 
 /** A provider on a fake clock that records its events and the tokens it hands out. */
-function provider(now: Date, overrides: Partial<TokenProviderOptions> = {}) {
-  const events: AuthEvent[] = [];
-  const handed: string[] = [];
-  const tokens = createTokenProvider({
-    site: "lab",
-    kubeconfig,
-    cacheDir: join(dir, "tokens"),
-    now: () => now,
-    log: (event) => events.push(event),
-    onToken: (token) => handed.push(token),
-    ...overrides,
-  });
-  return { tokens, events, handed, types: () => events.map((e) => e.type) };
-}
+const provider = (now: Date, overrides: Partial<TokenProviderOptions> = {}) =>
+  recordingProvider({ kubeconfig, cacheDir: join(dir, "tokens"), now: () => now, ...overrides });
 
 async function askedTheCluster(promise: Promise<unknown>): Promise<boolean> {
   const error = await promise.then(
