@@ -6,6 +6,7 @@ import {
   CreateMachineImageRequestSchema,
   CreateNodePoolRequestSchema,
 } from "./schemas.ts";
+import { cluster as returnedCluster } from "./test-support.ts";
 import { parseRequest, problemsToDetails } from "./validate.ts";
 
 const cluster = {
@@ -161,20 +162,9 @@ describe("parseRequest", () => {
   });
 
   test("objects keep working when a newer controller adds fields", () => {
-    const now = new Date().toISOString();
     const parsed = ClusterSchema.parse({
-      id: "7d8c6a3e-8f7e-4c1b-9a55-2b6f0f3d2c11",
-      name: "c1",
-      provider: "capd",
-      clusterReleaseID: "7d8c6a3e-8f7e-4c1b-9a55-2b6f0f3d2c12",
-      clusterReleaseName: "r1",
-      kubernetesVersion: "v1.31.4",
-      controlPlaneConfig: { replicas: 1, nodeNamePrefix: "c1-cp" },
-      network: { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", nodeCIDRMaskSize: 24 },
-      labels: {},
+      ...returnedCluster("c1"),
       status: { phase: "Ready", controlPlaneReady: true, somethingNew: 1 },
-      createdAt: now,
-      updatedAt: now,
       newField: true,
     });
     expect(parsed.name).toBe("c1");
