@@ -16,6 +16,7 @@ import { fetchPins, requireArtifact, versionPinsErrorCodes } from "@nodekit/vers
 import { x as extract } from "tar";
 import { afterEach, describe, expect, test } from "vitest";
 import { type NodeRingsEmulatorOptions, type RunningNodeRingsEmulator, startNodeRingsEmulator } from "./index.ts";
+import { outboundRequest } from "./test-support.ts";
 
 const TOKEN = "nrt_CANARY_7f3a9c1e5b";
 const running: RunningNodeRingsEmulator[] = [];
@@ -317,12 +318,7 @@ describe("peering, offloading and health", () => {
       liqoVersion: "v1.0.1",
       gateway: { serverLocation: "Provider" },
     });
-    const outbound = await api.startOutboundPeering(agent.id, {
-      clusterId: "nr-vm-5",
-      liqoVersion: "v1.0.1",
-      podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
-    });
+    const outbound = await api.startOutboundPeering(agent.id, outboundRequest("nr-vm-5"));
     expect(outbound.status.outbound.state).toBe("Pending");
     const kubeconfig = JSON.parse(renderPeeringKubeconfig(outbound.peeringUser)) as {
       users: Array<{ user: { token: string } }>;
@@ -418,12 +414,7 @@ describe("peering, offloading and health", () => {
     const emulator = await start();
     const api = client(emulator);
     const { agent } = await api.ensureAgent({ name: "vm-abort" });
-    await api.startOutboundPeering(agent.id, {
-      clusterId: "vm-abort",
-      liqoVersion: "v1.0.1",
-      podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
-    });
+    await api.startOutboundPeering(agent.id, outboundRequest("vm-abort"));
     await api.requestInboundPeering(agent.id, { clusterId: "vm-abort", outbound: "Established" });
     const controller = new AbortController();
     const started = Date.now();
@@ -452,12 +443,7 @@ describe("peering, offloading and health", () => {
     ]);
     const early = await userErrorOf(api.reportOffloading(agent.id, { namespaces: ["nr-vnc-gateway"] }));
     expect(early.code).toBe("NODERINGS_CONFLICT");
-    await api.startOutboundPeering(agent.id, {
-      clusterId: "vm-8",
-      liqoVersion: "v1.0.1",
-      podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
-    });
+    await api.startOutboundPeering(agent.id, outboundRequest("vm-8"));
     const missing = await userErrorOf(api.reportOffloading(agent.id, { namespaces: ["kube-system"] }));
     expect(missing.problems.map((p) => p.message)).toEqual([
       "must include nr-vnc-gateway, which the platform needs for the vnc-gateway",
@@ -480,12 +466,7 @@ describe("teardown and deregistration (nr cluster reset)", () => {
     const emulator = await start({ timing: { inboundMs: 0 } });
     const api = client(emulator);
     const { agent } = await api.ensureAgent({ name: "vm-reset", architecture: "amd64" });
-    await api.startOutboundPeering(agent.id, {
-      clusterId: "vm-reset",
-      liqoVersion: "v1.0.1",
-      podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
-    });
+    await api.startOutboundPeering(agent.id, outboundRequest("vm-reset"));
     await api.reportOffloading(agent.id, { namespaces: ["nr-vnc-gateway"] });
     await api.requestInboundPeering(agent.id, { clusterId: "vm-reset", outbound: "Established" });
     await api.completeInboundPeering(agent.id, { clusterId: "vm-reset", reversePeering: "Done" });

@@ -9,6 +9,7 @@ import { createNodeRingsClient } from "@nodekit/noderings-api";
 import { eventually, repoRoot, tempDir } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
 import { DEV_TOKEN, StateFileError, startNodeRingsEmulator } from "./index.ts";
+import { outboundRequest } from "./test-support.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -29,12 +30,7 @@ describe("the state file", () => {
     const first = await startNodeRingsEmulator({ stateFile, clock: () => clock, timing: { inboundMs: 1_000 } });
     const api = createNodeRingsClient({ baseUrl: first.url, token: DEV_TOKEN });
     const agent = await api.createAgent({ name: "kept" }, { idempotencyKey: "key-1" });
-    await api.startOutboundPeering(agent.id, {
-      clusterId: "kept",
-      liqoVersion: "v1.0.1",
-      podCIDR: "10.42.0.0/16",
-      serviceCIDR: "10.43.0.0/16",
-    });
+    await api.startOutboundPeering(agent.id, outboundRequest("kept"));
     await api.requestInboundPeering(agent.id, { clusterId: "kept", outbound: "Established" });
     await api.completeInboundPeering(agent.id, { clusterId: "kept", reversePeering: "Done" });
     await first.stop();
