@@ -514,11 +514,16 @@ export const ReleaseChartSchema = z.strictObject({
 });
 export type ReleaseChart = z.infer<typeof ReleaseChartSchema>;
 
-export const CreateClusterReleaseRequestSchema = z.strictObject({
+/** The fields both release requests begin with; the MachineImage they are built on follows. */
+const releaseRequestFields = {
   name: NameSchema,
   version: VersionSchema,
   description: z.string().max(1024).optional(),
   kubernetesVersion: KubernetesVersionSchema,
+};
+
+export const CreateClusterReleaseRequestSchema = z.strictObject({
+  ...releaseRequestFields,
   /** The control-plane MachineImage; its kubernetesVersion must match. */
   machineImageName: NameSchema,
   components: z.array(ReleaseComponentSchema).min(1, "must list at least one component"),
@@ -547,10 +552,7 @@ export const ClusterReleaseSchema = z.object({
 export type ClusterRelease = z.infer<typeof ClusterReleaseSchema>;
 
 export const CreateNodePoolReleaseRequestSchema = z.strictObject({
-  name: NameSchema,
-  version: VersionSchema,
-  description: z.string().max(1024).optional(),
-  kubernetesVersion: KubernetesVersionSchema,
+  ...releaseRequestFields,
   /** The worker MachineImage; its kubernetesVersion must match. */
   machineImageName: NameSchema,
   /** The ClusterRelease these nodes are built to join, when restricted to one. */
