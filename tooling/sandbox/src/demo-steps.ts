@@ -653,6 +653,7 @@ export function fleetFlow(): Step[] {
 }
 
 const FLUX_TREE = '"$NVKE_SANDBOX_DIR/flux-tree"';
+const ARGOCD_TREE = '"$NVKE_SANDBOX_DIR/argocd-tree"';
 const LOOK_AT_FLUX = "docs/gitops.md, ./run sandbox status";
 
 /**
@@ -685,6 +686,29 @@ export function fluxFlow(): Step[] {
               : /pushed \S+@sha256:[0-9a-f]{64}, signed/.test(stderr)
                 ? undefined
                 : "no artifact was pushed and signed",
+        lookAt: LOOK_AT_FLUX,
+        timeoutMs: 15 * 60_000,
+      },
+    ),
+    step(
+      "Emit the same install for Argo CD: an Application per item, pushed by digest",
+      [
+        `export NVKE_NICO_API_KEY=${NICO_KEY}`,
+        INSTALL_ARGS[0],
+        `${INSTALL_ARGS[1]} --release ${RELEASE_FILE} --plain-http \\`,
+        `  --emit argocd ${ARGOCD_TREE} --argocd-repository "oci://$NVKE_SANDBOX_REGISTRY/nvke/argocd" --argocd-push`,
+      ].join("\n"),
+      {
+        note: "the same rendered items as Argo CD Applications, each pinned by its artifact's digest, sync waves for the deploy path's order, and the app of apps to apply; Argo CD checks no signature on an OCI source, so the digest is the guarantee (docs/gitops.md)",
+        check: ({ stdout, stderr }) =>
+          `${stdout}${stderr}`.includes(NICO_KEY)
+            ? "the NICo API key shows in the output"
+            : !/^nvke-cluster-api\s+sha256:[0-9a-f]{64}\s+\d+$/m.test(stdout) ||
+                !/^nvke-app-of-apps\s+sha256:[0-9a-f]{64}\s+-$/m.test(stdout)
+              ? "the Applications are not listed with their digests and sync waves"
+              : /pushed \S+\/nvke\/argocd\/app-of-apps@sha256:[0-9a-f]{64}/.test(stderr)
+                ? undefined
+                : "the app of apps was not pushed by digest",
         lookAt: LOOK_AT_FLUX,
         timeoutMs: 15 * 60_000,
       },
