@@ -2,7 +2,7 @@ import { arch as osArch } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Command, Config, Interfaces } from "@oclif/core";
-import { envPrefix, type ManifestCommand, type ShippedCli } from "./shipped.ts";
+import { envPrefix, type ManifestCommand, type ShippedCli, userAgentOf } from "./shipped.ts";
 
 type Cached = Command.Cached & { load(): Promise<Command.Class> };
 
@@ -70,7 +70,7 @@ export function manifestConfig(cli: ShippedCli): Config {
     arch,
     windows: platform === "win32",
     shell: "",
-    userAgent: `${pjson.name}/${version} ${platform}-${arch} node-${process.version}`,
+    userAgent: userAgentOf(pjson),
     topicSeparator: " ",
     flexibleTaxonomy: false,
     isSingleCommandCLI: false,

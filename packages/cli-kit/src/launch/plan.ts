@@ -8,6 +8,7 @@ import {
   type QuietPlugin,
   type ShippedCli,
   type ShippedPackage,
+  userAgentOf,
   userPlugins,
 } from "./shipped.ts";
 
@@ -51,11 +52,7 @@ export function planEarly(
   if ("full" in installed) return { kind: "full", reason: installed.full };
   const { oclif } = cli.pjson;
   if ([...(oclif.additionalVersionFlags ?? []), "--version"].includes(argv[0] ?? "")) {
-    const arch = process.arch === "ia32" ? "x86" : process.arch;
-    return {
-      kind: "version",
-      userAgent: `${cli.pjson.name}/${cli.pjson.version} ${process.platform}-${arch} node-${process.version}`,
-    };
+    return { kind: "version", userAgent: userAgentOf(cli.pjson) };
   }
   return { kind: "manifest", plugins: installed.plugins };
 }

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { codeCacheDir, codeCacheName, enableCompileCacheIn, requireWithCodeCache } from "./code-cache.ts";
 import { helpPage } from "./help-page.ts";
 import { planCommand, planEarly, type StartPlan } from "./plan.ts";
-import { readShippedCli, readShippedPackage } from "./shipped.ts";
+import { readShippedCli, readShippedPackage, userAgentOf } from "./shipped.ts";
 
 // `--version` loads this module and the launcher's own (plan.ts, argv.ts, shipped.ts) only: each module
 // more is one more file to resolve, read and compile on every start, so the exit status and
@@ -56,12 +56,10 @@ export async function run(
   // Help as oclif rendered it at build time, when this start's would render the same (launch/help-page.ts).
   const subject = planned.kind === "help" ? planned.argv.join(":") : planned.kind === "full" ? planned.help : undefined;
   if (subject !== undefined && indexed !== undefined) {
-    const { pjson } = indexed;
-    const arch = process.arch === "ia32" ? "x86" : process.arch;
     const page = helpPage(root, indexed.help, subject, {
       env: process.env,
       argv: process.argv,
-      userAgent: `${pjson.name}/${pjson.version} ${process.platform}-${arch} node-${process.version}`,
+      userAgent: userAgentOf(indexed.pjson),
       stdoutIsTTY: process.stdout.isTTY,
     });
     traceStartup(`help page: ${page === undefined ? "none" : "printed"}`);

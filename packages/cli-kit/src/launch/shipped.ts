@@ -189,6 +189,12 @@ export function globalFlagsOf(
 }
 
 /** oclif's environment-variable prefix for a CLI: `nvkectl` → `NVKECTL_`. */
+/** oclif's user agent for a CLI's package.json on this machine: `name/version platform-arch node-vX` (what `--version` prints). */
+export function userAgentOf(pjson: { name: string; version: string }): string {
+  const arch = process.arch === "ia32" ? "x86" : process.arch;
+  return `${pjson.name}/${pjson.version} ${process.platform}-${arch} node-${process.version}`;
+}
+
 export const envPrefix = (bin: string) => `${bin.replace(/-/g, "_").toUpperCase()}_`;
 
 /** Where oclif keeps user-installed and linked plugins: `<dataDir>/package.json`. */
