@@ -40,9 +40,14 @@ async function rsaKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: stri
   return { privateKeyPem: privateKey, publicKeyPem: publicKey };
 }
 
-function serialNumber(): string {
+/**
+ * A random positive serial whose DER INTEGER is minimal: first byte 0x01–0x7f. A first byte of 0x00
+ * followed by one below 0x80 is a non-minimal encoding, which Go's x509 (kube-apiserver, etcd) refuses
+ * with "x509: malformed serial number": one certificate in 256 made the control plane fail to start.
+ */
+export function serialNumber(): string {
   const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f; // positive, as RFC 5280 requires
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
   return bytes.toString("hex");
 }
 
