@@ -42,7 +42,7 @@ function tokenize(source: string): Token[] {
       break;
     }
     if (open > i) tokens.push({ kind: "text", text: source.slice(i, open) });
-    const close = findClose(source, open);
+    const close = closingIndex(source, open, "}");
     if (close === -1) throw new TemplateError(`has an unclosed action at character ${open + 1}: a "{" without its "}"`);
     tokens.push({ kind: "action", text: source.slice(open + 1, close).trim() });
     i = close + 1;
@@ -50,8 +50,8 @@ function tokenize(source: string): Token[] {
   return tokens;
 }
 
-/** The "}" that closes the action opened at `open`, skipping quoted strings. */
-function findClose(source: string, open: number): number {
+/** The first `closer` after `open` outside quoted strings; -1 when it never closes. */
+function closingIndex(source: string, open: number, closer: "}" | "]"): number {
   let quote: string | undefined;
   for (let i = open + 1; i < source.length; i++) {
     const char = source[i];
@@ -59,7 +59,7 @@ function findClose(source: string, open: number): number {
       if (char === "\\") i++;
       else if (char === quote) quote = undefined;
     } else if (char === '"' || char === "'") quote = char;
-    else if (char === "}") return i;
+    else if (char === closer) return i;
   }
   return -1;
 }
@@ -120,20 +120,6 @@ function fieldStep(name: string, expression: string): string {
   return `['${name}']`;
 }
 
-/** `[…]` from `start` (the "["), up to its "]" outside quotes; -1 when it never closes. */
-function bracketEnd(path: string, start: number): number {
-  let quote: string | undefined;
-  for (let i = start + 1; i < path.length; i++) {
-    const char = path[i];
-    if (quote !== undefined) {
-      if (char === "\\") i++;
-      else if (char === quote) quote = undefined;
-    } else if (char === "'" || char === '"') quote = char;
-    else if (char === "]") return i;
-  }
-  return -1;
-}
-
 /**
  * A kubectl expression as jsonpath-plus takes it: `.a.b`, `@.a`, `$.a` and `a.b` all start
  * at `$`; field names read as kubectl's parser reads them (escaped dots, `/`, `-`); `[-1]`
@@ -167,7 +153,7 @@ function toJsonPath(expression: string): string {
       continue;
     }
     if (char === "[") {
-      const end = bracketEnd(path, i);
+      const end = closingIndex(path, i, "]");
       if (end === -1) {
         out += path.slice(i);
         break;
