@@ -133,6 +133,9 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_MANIFEST = 4 * 1024 * 1024;
 const DEFAULT_MAX_BLOB = 512 * 1024 * 1024;
 
+const referenceOf = (reference: Reference | string): Reference =>
+  typeof reference === "string" ? parseReference(reference) : reference;
+
 /** A registry's `{"errors":[{code,message}]}` body as one line, or the start of whatever else it sent. */
 function registrySaid(text: string): string {
   try {
@@ -212,18 +215,8 @@ export class OciClient {
 
   /** The descriptor a tag or digest points at (`HEAD` of the manifest), without reading it. */
   async resolve(reference: Reference | string): Promise<Descriptor> {
-    const ref = typeof reference === "string" ? parseReference(reference) : reference;
-    const what = `manifest ${formatReference(ref)}`;
-    const response = await this.#exchange({
-      registry: ref.registry,
-      method: "HEAD",
-      target: `/v2/${ref.repository}/manifests/${manifestIdentifier(ref)}`,
-      headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
-      scope: { repository: ref.repository, actions: "pull" },
-      what,
-    });
-    if (response.status === 404) throw notFound(what);
-    if (response.status !== 200) throw registryError(response.status, "", what);
+    const ref = referenceOf(reference);
+    const { response, what } = await this.#manifest(ref, "HEAD");
     const digest = response.headers["docker-content-digest"];
     const mediaType = response.headers["content-type"]?.split(";")[0]?.trim();
     const size = Number(response.headers["content-length"]);
@@ -283,19 +276,8 @@ export class OciClient {
 
   /** Read a manifest (image manifest, index or artifact manifest) and check it hashes to its digest. */
   async getManifest(reference: Reference | string): Promise<FetchedManifest> {
-    const ref = typeof reference === "string" ? parseReference(reference) : reference;
-    const what = `manifest ${formatReference(ref)}`;
-    const response = await this.#exchange({
-      registry: ref.registry,
-      method: "GET",
-      target: `/v2/${ref.repository}/manifests/${manifestIdentifier(ref)}`,
-      headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
-      scope: { repository: ref.repository, actions: "pull" },
-      what,
-      maxBytes: this.#maxManifest,
-    });
-    if (response.status === 404) throw notFound(what);
-    if (response.status !== 200) throw registryError(response.status, response.text(), what);
+    const ref = referenceOf(reference);
+    const { response, what } = await this.#manifest(ref, "GET");
     const bytes = response.body;
     const claimed = response.headers["docker-content-digest"];
     const expected = ref.digest ?? (claimed !== undefined && isDigest(claimed) ? claimed : undefined);
@@ -322,7 +304,7 @@ export class OciClient {
     manifest: Uint8Array | Readonly<Record<string, unknown>>,
     options: { mediaType?: string; tag?: string } = {},
   ): Promise<PushedManifest> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const bytes = manifest instanceof Uint8Array ? manifest : new TextEncoder().encode(JSON.stringify(manifest));
     const parsed = manifest instanceof Uint8Array ? this.#json(bytes, "manifest") : manifest;
     const mediaType =
@@ -352,7 +334,7 @@ export class OciClient {
 
   /** `HEAD` of a blob: its descriptor, or undefined when the registry does not have it. */
   async headBlob(repository: Reference | string, digest: string): Promise<Descriptor | undefined> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
     const response = await this.#exchange({
       registry: ref.registry,
@@ -379,7 +361,7 @@ export class OciClient {
     digest: string,
     options: { size?: number } = {},
   ): Promise<{ size: number }> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
     if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
     const algorithm = digest.slice(0, digest.indexOf(":"));
@@ -432,7 +414,7 @@ export class OciClient {
     digest: string,
     options: { maxBytes?: number } = {},
   ): Promise<Uint8Array> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
     if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
     const response = await this.#exchange({
@@ -457,7 +439,7 @@ export class OciClient {
     bytes: Uint8Array,
     mediaType = "application/octet-stream",
   ): Promise<Descriptor> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const digest = digestOf(bytes);
     const descriptor: Descriptor = { mediaType, digest, size: bytes.length };
     if ((await this.headBlob(ref, digest)) !== undefined) return descriptor;
@@ -501,7 +483,7 @@ export class OciClient {
     subject: string,
     options: { artifactType?: string } = {},
   ): Promise<Referrers> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const filter = async (descriptors: Descriptor[]): Promise<Descriptor[]> => {
       const wanted = options.artifactType;
       if (wanted === undefined) return descriptors;
@@ -543,7 +525,7 @@ export class OciClient {
     repository: Reference | string,
     manifest: Readonly<Record<string, unknown>> & { subject: Descriptor },
   ): Promise<{ descriptor: Descriptor; via: "api" | "tag" }> {
-    const ref = typeof repository === "string" ? parseReference(repository) : repository;
+    const ref = referenceOf(repository);
     const pushed = await this.putManifest(ref, manifest);
     const subject = manifest.subject.digest;
     const annotations = manifest.annotations as Record<string, string> | undefined;
@@ -610,6 +592,23 @@ export class OciClient {
       target = new URL(next, response.url).href;
     }
     return descriptors;
+  }
+
+  /** `HEAD` or `GET` (its body capped) of a manifest by tag or digest: its 200 answer; 404 is OCI_NOT_FOUND. */
+  async #manifest(ref: Reference, method: "HEAD" | "GET"): Promise<{ response: HttpResponse; what: string }> {
+    const what = `manifest ${formatReference(ref)}`;
+    const response = await this.#exchange({
+      registry: ref.registry,
+      method,
+      target: `/v2/${ref.repository}/manifests/${manifestIdentifier(ref)}`,
+      headers: { accept: MANIFEST_MEDIA_TYPES.join(", ") },
+      scope: { repository: ref.repository, actions: "pull" },
+      what,
+      ...(method === "GET" ? { maxBytes: this.#maxManifest } : {}),
+    });
+    if (response.status === 404) throw notFound(what);
+    if (response.status !== 200) throw registryError(response.status, method === "GET" ? response.text() : "", what);
+    return { response, what };
   }
 
   #base(registry: string): URL {
