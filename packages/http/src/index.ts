@@ -10,6 +10,7 @@ export { errorCodes as httpErrorCodes } from "./errors.ts";
 export { excerpt } from "./excerpt.ts";
 export {
   type AnswerHead,
+  abortableSleep,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_ERROR_BODY_BYTES,
   DEFAULT_TIMEOUT_MS,

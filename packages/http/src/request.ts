@@ -165,7 +165,8 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts (at once when it already has). */
+export function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
@@ -223,7 +224,7 @@ export async function request(options: RequestOptions): Promise<HttpResponse> {
   }
   const transport = options.transport ?? createTransport();
   const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? sleepFor;
+  const sleep = options.sleep ?? abortableSleep;
   const policy = options.retry === false ? undefined : (options.retry ?? {});
   const idempotent = method === "GET" || method === "HEAD" || options.idempotent === true;
   const attempts = policy === undefined || !idempotent ? 0 : (policy.attempts ?? 3);

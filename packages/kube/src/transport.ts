@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
 import type { HttpLibrary, RequestContext, ResponseContext } from "@kubernetes/client-node";
+import { abortableSleep } from "@nodekit/http";
 import type { Dispatcher } from "undici";
 
 /** The two libraries {@link kubeHttpLibrary} works with, loaded by `connect` on first use. */
@@ -95,23 +96,5 @@ async function sendOnce(modules: TransportModules, request: RequestContext): Pro
     text: () => answer.body.text(),
     binary: async () => Buffer.from(await answer.body.arrayBuffer()),
     stream: () => Readable.toWeb(answer.body) as ReadableStream<Uint8Array>,
-  });
-}
-
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

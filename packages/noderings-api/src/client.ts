@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Problem, UserError } from "@nodekit/errors";
 import {
+  abortableSleep,
   classifyTransportError,
   createTransport,
   DEFAULT_MAX_BODY_BYTES,
@@ -360,20 +361,7 @@ export function createNodeRingsClient(options: NodeRingsClientOptions): NodeRing
     async waitForInboundPeering(id, o = {}) {
       const now = o.now ?? Date.now;
       const { signal } = o;
-      const sleep =
-        o.sleep ??
-        ((ms: number) =>
-          new Promise<void>((resolve, reject) => {
-            const stop = () => {
-              clearTimeout(timer);
-              reject(signal?.reason);
-            };
-            const timer = setTimeout(() => {
-              signal?.removeEventListener("abort", stop);
-              resolve();
-            }, ms);
-            signal?.addEventListener("abort", stop, { once: true });
-          }));
+      const sleep = o.sleep ?? ((ms: number) => abortableSleep(ms, signal));
       const intervalMs = o.intervalMs ?? 2_000;
       const waitMs = o.timeoutMs ?? 600_000;
       const deadline = now() + waitMs;
