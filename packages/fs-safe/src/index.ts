@@ -19,6 +19,7 @@ export {
 export {
   checkWriteTarget,
   type NewFileWrite,
+  processAlive,
   restrictFile,
   STALE_TEMP_MS,
   type WriteFileSafeOptions,

@@ -153,14 +153,15 @@ async function removeStaleTemps(dir: string, base: string, uid: number | undefin
       const info = await lstat(path);
       if (uid !== undefined && info.uid !== uid) continue;
       const old = now() - info.mtimeMs > STALE_TEMP_MS;
-      if (old || (pid !== process.pid && !isAlive(pid))) await unlink(path);
+      if (old || (pid !== process.pid && !processAlive(pid))) await unlink(path);
     } catch {
       // Gone already, or not ours to remove.
     }
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether process `pid` runs (another user's answers EPERM: it runs too), as whoever left a temp file or a lock. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -3,7 +3,7 @@ import { lstat, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { UserError } from "@nodekit/errors";
-import { assertTrustedDir, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
+import { assertTrustedDir, ensurePrivateDir, processAlive, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
 import * as z from "zod";
 import { errorCodes } from "./errors.ts";
 
@@ -67,16 +67,6 @@ export type LockInspection =
 export const lockPathOf = (file: string) => `${file}.lock`;
 const ownerPathOf = (lock: string) => `${lock}-owner.json`;
 const lockOf = (file: string, options: Pick<LockOptions, "path">) => options.path ?? lockPathOf(file);
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * When process `pid` started: field 22 (starttime, clock ticks after boot) of
