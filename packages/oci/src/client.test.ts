@@ -1,10 +1,8 @@
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { type RegistryAuth, type RunningRegistry, startRegistry } from "@nodekit/registry-harness";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { testdir, userErrorOf } from "@nodekit/test-utils";
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
 import { OciClient, type OciClientOptions } from "./client.ts";
 import { configFileCredentials, envCredentials } from "./credentials.ts";
 import { digestOf } from "./digest.ts";
@@ -21,6 +19,13 @@ function clientFor(registry: RunningRegistry, options: OciClientOptions = {}): O
     credentials: envCredentials(aliceEnv),
     ...options,
   });
+}
+
+/** A registry of its own for one test, stopped when the test finishes. */
+async function registryForTest(options: Parameters<typeof startRegistry>[0]): Promise<RunningRegistry> {
+  const registry = await startRegistry(options);
+  onTestFinished(() => registry.stop());
+  return registry;
 }
 
 /** Push a one-layer artifact under `tag`; returns its manifest's descriptor and the layer. */
@@ -325,62 +330,46 @@ describe("transport", () => {
   });
 
   test("TLS: an untrusted certificate is refused; the registry's CA makes it work", async () => {
-    const registry = await startRegistry({ kind: "distribution", tls: true, auth: { type: "basic", users } });
-    try {
-      const repo = `${registry.host}/nodekit/tls`;
-      const untrusting = new OciClient({ credentials: envCredentials(aliceEnv) });
-      expect((await userErrorOf(untrusting.ping(registry.host))).code).toBe("OCI_TLS_UNTRUSTED");
-      const client = clientFor(registry);
-      const { manifest } = await pushArtifact(client, repo, "v1", "over tls");
-      expect((await client.resolve(`${repo}:v1`)).digest).toBe(manifest.digest);
-    } finally {
-      await registry.stop();
-    }
+    const registry = await registryForTest({ kind: "distribution", tls: true, auth: { type: "basic", users } });
+    const repo = `${registry.host}/nodekit/tls`;
+    const untrusting = new OciClient({ credentials: envCredentials(aliceEnv) });
+    expect((await userErrorOf(untrusting.ping(registry.host))).code).toBe("OCI_TLS_UNTRUSTED");
+    const client = clientFor(registry);
+    const { manifest } = await pushArtifact(client, repo, "v1", "over tls");
+    expect((await client.resolve(`${repo}:v1`)).digest).toBe(manifest.digest);
   });
 
   test("verifyBlob follows a blob redirect to storage, and a body longer than the blob's size is a mismatch", async () => {
-    const registry = await startRegistry({ kind: "ggcr", blobRedirect: true, auth: { type: "basic", users } });
-    try {
-      const client = clientFor(registry);
-      const repo = `${registry.host}/nodekit/redirected-verify`;
-      const { layer } = await pushArtifact(client, repo, "v1", "stored elsewhere, hashed here");
-      expect(await client.verifyBlob(repo, layer.digest, { size: layer.size })).toEqual({ size: layer.size });
-      await registry.tamperBlob(layer.digest, encode("stored elsewhere, hashed here, and more"));
-      const error = await userErrorOf(client.verifyBlob(repo, layer.digest, { size: layer.size }));
-      expect(error.code).toBe("OCI_DIGEST_MISMATCH");
-      expect(error.why).toContain(`is longer than its ${layer.size} bytes`);
-    } finally {
-      await registry.stop();
-    }
+    const registry = await registryForTest({ kind: "ggcr", blobRedirect: true, auth: { type: "basic", users } });
+    const client = clientFor(registry);
+    const repo = `${registry.host}/nodekit/redirected-verify`;
+    const { layer } = await pushArtifact(client, repo, "v1", "stored elsewhere, hashed here");
+    expect(await client.verifyBlob(repo, layer.digest, { size: layer.size })).toEqual({ size: layer.size });
+    await registry.tamperBlob(layer.digest, encode("stored elsewhere, hashed here, and more"));
+    const error = await userErrorOf(client.verifyBlob(repo, layer.digest, { size: layer.size }));
+    expect(error.code).toBe("OCI_DIGEST_MISMATCH");
+    expect(error.why).toContain(`is longer than its ${layer.size} bytes`);
   });
 
   test("follows a blob redirect to another origin without the Authorization header", async () => {
     // The storage origin refuses any request that carries the registry's Authorization header.
-    const registry = await startRegistry({ kind: "ggcr", blobRedirect: true, auth: { type: "basic", users } });
-    try {
-      const client = clientFor(registry);
-      const repo = `${registry.host}/nodekit/redirected`;
-      const { layer } = await pushArtifact(client, repo, "v1", "stored elsewhere");
-      expect(new TextDecoder().decode(await client.getBlob(repo, layer.digest))).toBe("stored elsewhere");
-    } finally {
-      await registry.stop();
-    }
+    const registry = await registryForTest({ kind: "ggcr", blobRedirect: true, auth: { type: "basic", users } });
+    const client = clientFor(registry);
+    const repo = `${registry.host}/nodekit/redirected`;
+    const { layer } = await pushArtifact(client, repo, "v1", "stored elsewhere");
+    expect(new TextDecoder().decode(await client.getBlob(repo, layer.digest))).toBe("stored elsewhere");
   });
 
   test("a manifest over the size cap is not read", async () => {
-    const registry = await startRegistry({ kind: "ggcr" });
-    try {
-      const repo = `${registry.host}/nodekit/big`;
-      await pushArtifact(clientFor(registry), repo, "v1", "x");
-      const error = await userErrorOf(clientFor(registry, { maxManifestBytes: 100 }).getManifest(`${repo}:v1`));
-      expect(error.code).toBe("OCI_TOO_LARGE");
-    } finally {
-      await registry.stop();
-    }
+    const registry = await registryForTest({ kind: "ggcr" });
+    const repo = `${registry.host}/nodekit/big`;
+    await pushArtifact(clientFor(registry), repo, "v1", "x");
+    const error = await userErrorOf(clientFor(registry, { maxManifestBytes: 100 }).getManifest(`${repo}:v1`));
+    expect(error.code).toBe("OCI_TOO_LARGE");
   });
 
   test("a manifest altered in transit is refused by digest, and by the registry's own digest header for a tag", async () => {
-    const registry = await startRegistry({ kind: "ggcr" });
+    const registry = await registryForTest({ kind: "ggcr" });
     // A loopback proxy that changes one byte of every manifest body it relays.
     const proxy = createServer((req, res) => {
       const upstream = new URL(registry.url);
@@ -412,31 +401,20 @@ describe("transport", () => {
     } finally {
       proxy.closeAllConnections();
       await new Promise<void>((r) => proxy.close(() => r()));
-      await registry.stop();
     }
   });
 
   test("reads a docker config.json login (DOCKER_CONFIG) for a Basic-auth registry", async () => {
-    const registry = await startRegistry({ kind: "ggcr", auth: { type: "basic", users } });
-    const dir = await tempDir();
-    try {
-      await mkdir(join(dir.path, "docker"));
-      const auth = Buffer.from(`alice:${users.alice}`).toString("base64");
-      await writeFile(
-        join(dir.path, "docker", "config.json"),
-        JSON.stringify({ auths: { [`http://${registry.host}`]: { auth } } }),
-      );
-      const client = new OciClient({
-        plainHttp: true,
-        credentials: configFileCredentials({ env: { DOCKER_CONFIG: join(dir.path, "docker") }, homedir: dir.path }),
-      });
-      await pushArtifact(client, `${registry.host}/nodekit/config-login`, "v1", "logged in");
-      expect((await client.resolve(`${registry.host}/nodekit/config-login:v1`)).mediaType).toBe(
-        MediaType.ImageManifest,
-      );
-    } finally {
-      await dir.cleanup();
-      await registry.stop();
-    }
+    const registry = await registryForTest({ kind: "ggcr", auth: { type: "basic", users } });
+    const auth = Buffer.from(`alice:${users.alice}`).toString("base64");
+    const dir = await testdir({
+      "docker/config.json": JSON.stringify({ auths: { [`http://${registry.host}`]: { auth } } }),
+    });
+    const client = new OciClient({
+      plainHttp: true,
+      credentials: configFileCredentials({ env: { DOCKER_CONFIG: dir.path("docker") }, homedir: dir.root }),
+    });
+    await pushArtifact(client, `${registry.host}/nodekit/config-login`, "v1", "logged in");
+    expect((await client.resolve(`${registry.host}/nodekit/config-login:v1`)).mediaType).toBe(MediaType.ImageManifest);
   });
 });
