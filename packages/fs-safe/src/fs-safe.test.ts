@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { chmod, chown, lstat, readdir, readFile, readlink, stat, symlink, utimes } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
+import { holdingChild, otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { assertTrustedDir, dirLookups, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
@@ -386,21 +386,10 @@ describe("withFileLock", () => {
 /** A child process that takes the lock on `file` and holds it until killed. */
 async function holdLock(file: string) {
   const lockModule = fileURLToPath(new URL("./lock.ts", import.meta.url));
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=source",
-      "--input-type=module",
-      "-e",
-      `const { withFileLock } = await import(${JSON.stringify(lockModule)});
-       await withFileLock(${JSON.stringify(file)}, () => { process.stdout.write("locked\\n"); setInterval(() => {}, 1000); return new Promise(() => {}); });`,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
+  const { child } = await holdingChild(
+    `const { withFileLock } = await import(${JSON.stringify(lockModule)});
+     await withFileLock(${JSON.stringify(file)}, () => { process.stdout.write("locked\\n"); setInterval(() => {}, 1000); return new Promise(() => {}); });`,
   );
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`the lock holder exited with ${code}`)));
-  });
   return child;
 }
 

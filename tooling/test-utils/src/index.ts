@@ -21,7 +21,15 @@ export {
   summarize,
 } from "./input-faults.ts";
 export { tokenKubeconfig } from "./kubeconfig.ts";
-export { modulesLoadedAfter, type ProcessResult, portOpen, processAlive, runProcess } from "./processes.ts";
+export {
+  type HoldingChild,
+  holdingChild,
+  modulesLoadedAfter,
+  type ProcessResult,
+  portOpen,
+  processAlive,
+  runProcess,
+} from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { sink } from "./sink.ts";
 export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";

@@ -1,5 +1,6 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
+import type { Readable } from "node:stream";
 
 /** A finished process: its exit code (null when a signal ended it), what it wrote, how long it took. */
 export interface ProcessResult {
@@ -86,4 +87,29 @@ export function modulesLoadedAfter(script: string): string[] {
   );
   if (result.status !== 0) throw new Error(`the script exited ${result.status}: ${result.stderr}`);
   return JSON.parse(result.stdout) as string[];
+}
+
+/** A child {@link holdingChild} started, and how it ends: its signal, else its exit code. */
+export interface HoldingChild {
+  child: ChildProcessByStdio<null, Readable, null>;
+  exited: Promise<NodeJS.Signals | number | null>;
+}
+
+/**
+ * A Node.js child running `script` (an ES module; the workspace's sources resolve), for a test
+ * of what a process leaves while it holds something (a lock, a file) or when it is killed:
+ * resolves once the script writes its first output, rejects when the child ends before.
+ */
+export async function holdingChild(script: string): Promise<HoldingChild> {
+  const child = spawn(process.execPath, ["--conditions=source", "--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal ?? code)),
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once("data", () => resolve());
+    void exited.then((how) => reject(new Error(`the child ended (${how}) before its first output`)));
+  });
+  return { child, exited };
 }

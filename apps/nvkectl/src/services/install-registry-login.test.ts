@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAuthsFile } from "@nodekit/oci";
 import { Redactor } from "@nodekit/process";
-import { tempDir } from "@nodekit/test-utils";
+import { holdingChild, tempDir } from "@nodekit/test-utils";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   type HelmRegistryLogin,
@@ -150,28 +149,14 @@ describe("the generated config", () => {
     const workDir = join(await scratch(), "state");
     const login = loginIn(workDir);
     const module = fileURLToPath(new URL("./install-registry-login.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=source",
-        "--input-type=module",
-        "-e",
-        `const { withHelmRegistryConfig } = await import(${JSON.stringify(module)});
-         await withHelmRegistryConfig(${JSON.stringify(login)}, () => {
-           process.stdout.write("written\\n");
-           setInterval(() => {}, 1000);
-           return new Promise(() => {});
-         });`,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
+    const { child, exited } = await holdingChild(
+      `const { withHelmRegistryConfig } = await import(${JSON.stringify(module)});
+       await withHelmRegistryConfig(${JSON.stringify(login)}, () => {
+         process.stdout.write("written\\n");
+         setInterval(() => {}, 1000);
+         return new Promise(() => {});
+       });`,
     );
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-      child.once("exit", (code, signal) => resolve(signal ?? code)),
-    );
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.once("data", () => resolve());
-      void exited.then((how) => reject(new Error(`the child ended (${how}) before writing the config`)));
-    });
     expect((await stat(login.path)).mode & 0o777).toBe(0o600);
     child.kill("SIGINT");
     expect(await exited).toBe("SIGINT");
