@@ -12,6 +12,14 @@ NODEKIT_CACHE=${NODEKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit}
 
 nodekit_log() { printf '%s\n' "$*" >&2; }
 
+# nodekit_npm_fetch SPEC DIR: installs SPEC from the npm registry into DIR, whole or not at all.
+nodekit_npm_fetch() {
+  local tmp="$2.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "$1" >&2
+  rm -rf "$2" && mv "$tmp" "$2"
+}
+
 nodekit_node_ok() {
   command -v node >/dev/null 2>&1 || return 1
   node -e '
@@ -41,10 +49,7 @@ nodekit_ensure_node() {
   fi
   if [ ! -x "$bin/node" ] || ! PATH="$bin:$PATH" nodekit_node_ok; then
     nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MIN; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
-    local tmp="$dir.tmp.$$"
-    rm -rf "$tmp" && mkdir -p "$tmp"
-    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "$pkg@$NODEKIT_NODE_MAJOR" >&2
-    rm -rf "$dir" && mv "$tmp" "$dir"
+    nodekit_npm_fetch "$pkg@$NODEKIT_NODE_MAJOR" "$dir"
   fi
   export PATH="$bin:$PATH"
   nodekit_node_ok || { nodekit_log "error: fetched Node.js in $bin does not run"; return 1; }
@@ -55,10 +60,7 @@ nodekit_ensure_pnpm() {
   local dir="$NODEKIT_CACHE/toolchain/pnpm-$NODEKIT_PNPM_VERSION"
   if [ ! -x "$dir/node_modules/.bin/pnpm" ]; then
     nodekit_log "fetching pnpm@$NODEKIT_PNPM_VERSION from the npm registry into $dir"
-    local tmp="$dir.tmp.$$"
-    rm -rf "$tmp" && mkdir -p "$tmp"
-    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp" "pnpm@$NODEKIT_PNPM_VERSION" >&2
-    rm -rf "$dir" && mv "$tmp" "$dir"
+    nodekit_npm_fetch "pnpm@$NODEKIT_PNPM_VERSION" "$dir"
   fi
   export PATH="$dir/node_modules/.bin:$PATH"
 }
