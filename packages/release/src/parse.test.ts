@@ -8,17 +8,19 @@ import { loadReleasePolicy, parseReleasePolicy } from "./policy.ts";
 
 const sha = (c: string) => `sha256:${c.repeat(64)}`;
 
+/** The policy in the YAML block `example` captures from `file`; a public key in it (illustrative) is replaced by a real one. */
+async function documentedPolicy(file: string, example: RegExp) {
+  const yaml = example.exec(await readFile(join(repoRoot, file), "utf8"))?.[1] ?? "";
+  const text = yaml.replace(
+    /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/,
+    generateSigningKeyPair().publicKeyPem.trim().split("\n").join("\n      "),
+  );
+  return parseReleasePolicy(text, { source: file });
+}
+
 describe("the policy file", () => {
   test("the README's example is a valid policy", async () => {
-    const readme = await readFile(join(repoRoot, "packages/release/README.md"), "utf8");
-    const example = /## The policy file\n\n```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
-    const key = generateSigningKeyPair();
-    // The README's key is illustrative; put a real one in its place.
-    const text = example.replace(
-      /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/,
-      key.publicKeyPem.trim().split("\n").join("\n      "),
-    );
-    const parsed = parseReleasePolicy(text, { source: "README.md" });
+    const parsed = await documentedPolicy("packages/release/README.md", /## The policy file\n\n```yaml\n([\s\S]*?)```/);
     expect(parsed.problems).toEqual([]);
     expect(parsed.value).toMatchObject({
       transparencyLog: "none",
@@ -28,14 +30,10 @@ describe("the policy file", () => {
   });
 
   test("docs/release-policy.md's complete example with keys is a valid policy", async () => {
-    const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
-    const example = /## A complete example: keys\n\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
-    const key = generateSigningKeyPair();
-    const text = example.replace(
-      /-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/,
-      key.publicKeyPem.trim().split("\n").join("\n      "),
+    const parsed = await documentedPolicy(
+      "docs/release-policy.md",
+      /## A complete example: keys\n\n```yaml\n([\s\S]*?)```/,
     );
-    const parsed = parseReleasePolicy(text, { source: "docs/release-policy.md" });
     expect(parsed.problems).toEqual([]);
     expect(parsed.value).toMatchObject({
       transparencyLog: "none",
@@ -46,10 +44,10 @@ describe("the policy file", () => {
   });
 
   test("docs/release-policy.md's complete example with certificate identities is a valid policy", async () => {
-    const doc = await readFile(join(repoRoot, "docs/release-policy.md"), "utf8");
-    const example =
-      /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
-    const parsed = parseReleasePolicy(example, { source: "docs/release-policy.md" });
+    const parsed = await documentedPolicy(
+      "docs/release-policy.md",
+      /## A complete example: certificate identities\n[\s\S]*?```yaml\n([\s\S]*?)```/,
+    );
     expect(parsed.problems).toEqual([]);
     expect(parsed.value).toMatchObject({
       trustedKeys: [],
