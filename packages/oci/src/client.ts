@@ -136,6 +136,15 @@ const DEFAULT_MAX_BLOB = 512 * 1024 * 1024;
 const referenceOf = (reference: Reference | string): Reference =>
   typeof reference === "string" ? parseReference(reference) : reference;
 
+/** The request that reads blob `digest` of `ref`'s repository, with pull access. */
+const blobRead = (ref: Reference, digest: string, method: "HEAD" | "GET"): Exchange => ({
+  registry: ref.registry,
+  method,
+  target: `/v2/${ref.repository}/blobs/${digest}`,
+  scope: { repository: ref.repository, actions: "pull" },
+  what: `blob ${ref.registry}/${ref.repository}@${digest}`,
+});
+
 /** A registry's `{"errors":[{code,message}]}` body as one line, or the start of whatever else it sent. */
 function registrySaid(text: string): string {
   try {
@@ -334,17 +343,10 @@ export class OciClient {
 
   /** `HEAD` of a blob: its descriptor, or undefined when the registry does not have it. */
   async headBlob(repository: Reference | string, digest: string): Promise<Descriptor | undefined> {
-    const ref = referenceOf(repository);
-    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
-    const response = await this.#exchange({
-      registry: ref.registry,
-      method: "HEAD",
-      target: `/v2/${ref.repository}/blobs/${digest}`,
-      scope: { repository: ref.repository, actions: "pull" },
-      what,
-    });
+    const blob = blobRead(referenceOf(repository), digest, "HEAD");
+    const response = await this.#exchange(blob);
     if (response.status === 404) return undefined;
-    if (response.status !== 200) throw registryError(response.status, "", what);
+    if (response.status !== 200) throw registryError(response.status, "", blob.what);
     const size = Number(response.headers["content-length"] ?? Number.NaN);
     return { mediaType: "application/octet-stream", digest, size };
   }
@@ -361,8 +363,8 @@ export class OciClient {
     digest: string,
     options: { size?: number } = {},
   ): Promise<{ size: number }> {
-    const ref = referenceOf(repository);
-    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
+    const blob = blobRead(referenceOf(repository), digest, "GET");
+    const { what } = blob;
     if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
     const algorithm = digest.slice(0, digest.indexOf(":"));
     let hash: Hash | undefined;
@@ -370,11 +372,7 @@ export class OciClient {
     let response: HttpResponse;
     try {
       response = await this.#exchange({
-        registry: ref.registry,
-        method: "GET",
-        target: `/v2/${ref.repository}/blobs/${digest}`,
-        scope: { repository: ref.repository, actions: "pull" },
-        what,
+        ...blob,
         // A body longer than the size it should have is not read to its end.
         maxBytes: options.size ?? Number.POSITIVE_INFINITY,
         timeoutMs: 3_600_000,
@@ -414,17 +412,10 @@ export class OciClient {
     digest: string,
     options: { maxBytes?: number } = {},
   ): Promise<Uint8Array> {
-    const ref = referenceOf(repository);
-    const what = `blob ${ref.registry}/${ref.repository}@${digest}`;
+    const blob = blobRead(referenceOf(repository), digest, "GET");
+    const { what } = blob;
     if (!isDigest(digest)) throw registryError(0, "", what, `${JSON.stringify(digest)} is not a digest`);
-    const response = await this.#exchange({
-      registry: ref.registry,
-      method: "GET",
-      target: `/v2/${ref.repository}/blobs/${digest}`,
-      scope: { repository: ref.repository, actions: "pull" },
-      what,
-      maxBytes: options.maxBytes ?? this.#maxBlob,
-    });
+    const response = await this.#exchange({ ...blob, maxBytes: options.maxBytes ?? this.#maxBlob });
     if (response.status === 404) throw notFound(what);
     if (response.status !== 200) throw registryError(response.status, response.text(), what);
     const bytes = response.body;
