@@ -125,8 +125,9 @@ afterAll(async () => {
   await home?.cleanup();
 });
 
-const verify = (ref: string, policy = "policy.yaml", env: Record<string, string> = {}) =>
-  home.nvkectl(["release", "verify", ref, "--policy", policy, "--plain-http", "--json-logs"], { env });
+/** `nvkectl release verify REF --policy POLICY --plain-http`, then `flags` (--json-logs unless given, for failureCode). */
+const verify = (ref: string, policy = "policy.yaml", env: Record<string, string> = {}, flags = ["--json-logs"]) =>
+  home.nvkectl(["release", "verify", ref, "--policy", policy, "--plain-http", ...flags], { env });
 
 /** The code of the failure a --json-logs run reported. */
 const failureCode = (stderr: string) => {
@@ -140,15 +141,7 @@ const failureCode = (stderr: string) => {
 
 describe("nvkectl release verify", () => {
   test("prints the verified reference, with credentials from docker's config; the password appears nowhere", async () => {
-    const result = await home.nvkectl([
-      "release",
-      "verify",
-      published.tagReference,
-      "--policy",
-      "policy.yaml",
-      "--plain-http",
-      "-v",
-    ]);
+    const result = await verify(published.tagReference, "policy.yaml", {}, ["-v"]);
     expect(result.stderr).toContain("signed by key nvkr-release");
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(`${registry.host}/nvke/release@${published.digest}\n`);
@@ -159,25 +152,15 @@ describe("nvkectl release verify", () => {
   });
 
   test("-o json, credentials from the environment (no config file), pinned by digest", async () => {
-    const result = await home.nvkectl(
-      [
-        "release",
-        "verify",
-        `${registry.host}/nvke/release@${published.digest}`,
-        "--policy",
-        "policy.yaml",
-        "--plain-http",
-        "-o",
-        "json",
-      ],
-      {
-        env: {
-          HOME: join(home.path, "elsewhere"),
-          NODEKIT_REGISTRY_USERNAME: "publisher",
-          NODEKIT_REGISTRY_PASSWORD: PASSWORD,
-        },
-      },
-    );
+    const env = {
+      HOME: join(home.path, "elsewhere"),
+      NODEKIT_REGISTRY_USERNAME: "publisher",
+      NODEKIT_REGISTRY_PASSWORD: PASSWORD,
+    };
+    const result = await verify(`${registry.host}/nvke/release@${published.digest}`, "policy.yaml", env, [
+      "-o",
+      "json",
+    ]);
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       reference: `${registry.host}/nvke/release@${published.digest}`,
@@ -211,14 +194,7 @@ describe("nvkectl release verify", () => {
   });
 
   test("a malformed policy names its lines and fields", async () => {
-    const result = await home.nvkectl([
-      "release",
-      "verify",
-      published.tagReference,
-      "--policy",
-      "bad-policy.yaml",
-      "--plain-http",
-    ]);
+    const result = await verify(published.tagReference, "bad-policy.yaml", {}, []);
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain("bad-policy.yaml:4: field transparencyLog");
     expect(result.stderr).toMatch(/bad-policy.yaml(:\d+)?: field timestamps/);
@@ -254,15 +230,7 @@ describe("nvkectl release verify, keyless: certificate identities and a trusted 
   };
 
   test("docs/release-policy.md's example accepts a release the named identity signed, and prints its digest", async () => {
-    const result = await home.nvkectl([
-      "release",
-      "verify",
-      keyless.tagReference,
-      "--policy",
-      await docPolicy(),
-      "--plain-http",
-      "-v",
-    ]);
+    const result = await verify(keyless.tagReference, await docPolicy(), {}, ["-v"]);
     expect(result.stderr).toContain(`signed by ${SUBJECT} (issuer ${ISSUER})`);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(`${registry.host}/keyless/release@${keyless.digest}\n`);
