@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type CliResult, otherUser, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
+import { type CliResult, deadPid, otherUser, repoRoot, runCli, tempDir } from "@nodekit/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 // Issue 9, from the outside: the built CLI as a subprocess, against files a second local user
@@ -617,10 +617,4 @@ async function snapshot(dir: string): Promise<string[]> {
     described.push(`${entry} ${info.uid} ${(info.mode & 0o7777).toString(8)} ${content}`);
   }
   return [...entries, ...described];
-}
-
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
-  await new Promise((resolve) => child.once("exit", resolve));
-  return child.pid ?? 999_999;
 }

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { chmod, chown, lstat, readdir, readFile, readlink, stat, symlink, utimes } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { holdingChild, otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
+import { deadPid, holdingChild, otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { assertTrustedDir, dirLookups, ensurePrivateDir } from "./dirs.ts";
 import { lockPathOf, withFileLock } from "./lock.ts";
@@ -391,11 +390,4 @@ async function holdLock(file: string) {
      await withFileLock(${JSON.stringify(file)}, () => { process.stdout.write("locked\\n"); setInterval(() => {}, 1000); return new Promise(() => {}); });`,
   );
   return child;
-}
-
-/** The pid of a process that has exited. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
-  await new Promise((resolve) => child.once("exit", resolve));
-  return child.pid ?? 999_999;
 }

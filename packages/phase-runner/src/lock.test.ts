@@ -1,24 +1,29 @@
-import { spawn } from "node:child_process";
-import { access, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { action } from "@nodekit/plan";
 import { createRecordingRunner } from "@nodekit/process";
-import { testdir, userErrorOf } from "@nodekit/test-utils";
+import { deadPid, exists, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { acquireLock, breakStaleLock, createStateStore, inspectLock, lockPathOf, phase, runPhases } from "./index.ts";
 
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
+/** A lock on a fresh state file, taken by "killed run" and left with its owner record changed by `edit`. */
+async function killedRunLock(edit: (owner: { pid: number; startTime?: string }) => void | Promise<void>) {
+  const dir = await testdir({});
+  const file = dir.path("state.json");
+  const held = await acquireLock({ file, name: "killed run", runId: "r1" });
+  const owner = JSON.parse(await readFile(`${file}.lock-owner.json`, "utf8")) as { pid: number; startTime?: string };
+  await edit(owner);
+  await writeFile(`${file}.lock-owner.json`, JSON.stringify(owner));
+  return { file, held, owner };
+}
 
-/** A pid that was a process a moment ago and is none now: a run that was killed. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-  const pid = child.pid ?? 0;
-  await new Promise((resolve) => child.on("exit", resolve));
-  return pid;
+/** breakStaleLock removes the stale lock, and the next run takes the lock. */
+async function breakAndTakeOver(file: string, held: { release(): Promise<void> }) {
+  expect(await breakStaleLock(file)).toMatchObject({ state: "stale" });
+  expect(await exists(lockPathOf(file))).toBe(false);
+  const next = await acquireLock({ file, name: "next run", runId: "r2" });
+  await next.release();
+  await held.release().catch(() => {});
 }
 
 describe("the run lock", () => {
@@ -65,13 +70,10 @@ describe("the run lock", () => {
   });
 
   it("a lock left by a killed run is reported as stale with how to clear it, and never taken over", async () => {
-    const dir = await testdir({});
-    const file = dir.path("state.json");
-    const held = await acquireLock({ file, name: "killed run", runId: "r1" });
     // What a kill -9 leaves: the lock directory, and the owner record naming a process now gone.
-    const owner = JSON.parse(await readFile(`${file}.lock-owner.json`, "utf8")) as { pid: number };
-    owner.pid = await deadPid();
-    await writeFile(`${file}.lock-owner.json`, JSON.stringify(owner));
+    const { file, held, owner } = await killedRunLock(async (owner) => {
+      owner.pid = await deadPid();
+    });
 
     const inspection = await inspectLock(file);
     expect(inspection).toMatchObject({ state: "stale", owner: { pid: owner.pid } });
@@ -83,31 +85,21 @@ describe("the run lock", () => {
     expect(error.facts).toMatchObject({ lock: lockPathOf(file), ownerPid: owner.pid });
     expect(await exists(lockPathOf(file))).toBe(true);
 
-    expect(await breakStaleLock(file)).toMatchObject({ state: "stale" });
-    expect(await exists(lockPathOf(file))).toBe(false);
-    const next = await acquireLock({ file, name: "next run", runId: "r2" });
-    await next.release();
-    await held.release().catch(() => {});
+    await breakAndTakeOver(file, held);
   });
 
   it("a lock whose pid another process took since (pid + start time) is stale, and is broken", async () => {
-    const dir = await testdir({});
-    const file = dir.path("state.json");
-    const held = await acquireLock({ file, name: "killed run", runId: "r1" });
     // What a kill -9 and a reboot-free pid reuse leave: the owner's pid is a live process (this
     // one), but not the process that took the lock: it started at another time.
-    const owner = JSON.parse(await readFile(`${file}.lock-owner.json`, "utf8")) as { pid: number; startTime?: string };
-    expect(owner.startTime).toMatch(/^\d+$/);
-    owner.startTime = "1";
-    await writeFile(`${file}.lock-owner.json`, JSON.stringify(owner));
+    const { file, held } = await killedRunLock((owner) => {
+      expect(owner.startTime).toMatch(/^\d+$/);
+      owner.startTime = "1";
+    });
     const inspection = await inspectLock(file);
     expect(inspection).toMatchObject({ state: "stale", owner: { pid: process.pid } });
     expect(inspection.state === "stale" && inspection.why).toContain("that pid is another process now");
     expect((await userErrorOf(acquireLock({ file, name: "next run", runId: "r2" }))).code).toBe("RUN_LOCK_STALE");
-    expect(await breakStaleLock(file)).toMatchObject({ state: "stale" });
-    const next = await acquireLock({ file, name: "next run", runId: "r2" });
-    await next.release();
-    await held.release().catch(() => {});
+    await breakAndTakeOver(file, held);
   });
 
   it("one lock at a path of its own guards every state: two states on one machine never run at once", async () => {

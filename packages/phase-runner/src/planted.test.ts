@@ -1,7 +1,7 @@
-import { access, chmod, chown, mkdir, readFile, symlink } from "node:fs/promises";
+import { chmod, chown, mkdir, readFile, symlink } from "node:fs/promises";
 import { action } from "@nodekit/plan";
 import { createRecordingRunner } from "@nodekit/process";
-import { otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
+import { exists, otherUser, testdir, userErrorOf } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
 import { acquireLock, createStateStore, lockPathOf, phase, runPhases } from "./index.ts";
 import { emptyState } from "./state.ts";
@@ -11,12 +11,6 @@ import { emptyState } from "./state.ts";
 // as done, and the next checkpoint is written where its name leads.
 
 const other = otherUser();
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
-
 const done = phase<object>()({
   id: "only",
   title: "Only",

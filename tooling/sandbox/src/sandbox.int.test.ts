@@ -1,12 +1,12 @@
 // @runs-long (sandbox up, twice): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { access, readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { generateSigningKeyPair } from "@nodekit/release";
-import { runCli, tempDir } from "@nodekit/test-utils";
+import { exists, runCli, tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { isAlive } from "@nodekit/testenv/supervisor";
 import { useControlPlane } from "@nodekit/testenv/vitest";
@@ -27,12 +27,6 @@ let info: SandboxInfo;
 let running: SandboxStatus;
 const lines: string[] = [];
 const log = (line: string) => lines.push(line);
-
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
 
 const listening = (host: string) =>
   new Promise<boolean>((resolve) => {

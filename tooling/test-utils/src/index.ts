@@ -22,6 +22,7 @@ export {
 } from "./input-faults.ts";
 export { tokenKubeconfig } from "./kubeconfig.ts";
 export {
+  deadPid,
   type HoldingChild,
   holdingChild,
   modulesLoadedAfter,

@@ -46,6 +46,13 @@ export function runProcess(
   });
 }
 
+/** A pid that was a process a moment ago and is none now: what a killed run leaves in its records. */
+export async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid ?? 999_999;
+}
+
 /** Whether a process with this pid exists (signal 0 checks without sending anything). */
 export function processAlive(pid: number): boolean {
   try {

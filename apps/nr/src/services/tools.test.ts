@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { access, chmod, mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { createExecaRunner } from "@nodekit/process";
-import { FUZZ_RUNS, fuzzText, testdir, userErrorOf } from "@nodekit/test-utils";
+import { exists, FUZZ_RUNS, fuzzText, testdir, userErrorOf } from "@nodekit/test-utils";
 import { pinSetHash, type ResolvedPins } from "@nodekit/version-pins";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,12 +43,6 @@ async function home() {
   const paths = nrPaths({ NR_HOME: dir.path(".nr") });
   return { dir, paths, env: { PATH: dir.path("empty-path") } };
 }
-
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
 
 describe("companion tools", () => {
   it("downloads a missing tool, checks its digest, installs it into ~/.nr/bin and finds it there next time", async () => {
