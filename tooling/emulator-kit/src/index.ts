@@ -1,4 +1,5 @@
 export { EmulatorApiError, type Refuse, type ShellRefusal } from "./api-error.ts";
+export { cidrsOverlap, podCidrCapacity } from "./cidr.ts";
 export {
   ADMIN_TOKEN_REQUIRED,
   answerChaos,

@@ -1,4 +1,5 @@
 import { readableMessage } from "@nodekit/documents";
+import { cidrsOverlap } from "@nodekit/emulator-kit";
 import { formatPath } from "@nodekit/errors";
 import {
   type Agent,
@@ -21,7 +22,6 @@ import {
 } from "@nodekit/noderings-api";
 import type * as z from "zod";
 import { ApiError, conflict, invalid, notFound } from "./api-error.ts";
-import { cidrsOverlap } from "./cidr.ts";
 import { type AgentRecord, type EmulatorState, iso, type Platform, type Timing } from "./state.ts";
 
 // The emulated platform's rules, as pure functions over the state: each takes the state,

@@ -1,6 +1,5 @@
 export { ApiError } from "./api-error.ts";
 export { artifactUrl, buildArtifacts, type ServedArtifact, servedPins } from "./artifacts.ts";
-export { cidrsOverlap } from "./cidr.ts";
 export {
   type ArtifactFault,
   CHAOS_MODES,

@@ -1,3 +1,4 @@
+import { cidrsOverlap, podCidrCapacity } from "@nodekit/emulator-kit";
 import {
   applyMergePatch,
   CLUSTER_IMMUTABLE_FIELDS,
@@ -24,7 +25,6 @@ import {
 } from "@nodekit/nvke-api";
 import type * as z from "zod";
 import { conflict, invalid, notFound } from "./api-error.ts";
-import { cidrsOverlap, podCidrCapacity } from "./cidr.ts";
 import {
   type ClusterRecord,
   type EmulatorState,

@@ -1,6 +1,5 @@
 export { ApiError } from "./api-error.ts";
 export { AUDIENCE_KEY, AUTH_CONFIGMAP_CANDIDATES, type AuthConfig, Authenticator } from "./auth.ts";
-export { cidrsOverlap, podCidrCapacity } from "./cidr.ts";
 export { CONTROL_PLANE_POOL } from "./controller.ts";
 export {
   type ChaosMode,
