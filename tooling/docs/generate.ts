@@ -18,7 +18,7 @@ import { ExitCode, type ExitCodeName, exitCodeDescriptions } from "@nodekit/erro
 import { stackConfigKeys } from "@nodekit/stack-config";
 import { allErrorCodes } from "./catalogue.ts";
 import { troubleshootingReference } from "./troubleshooting.ts";
-import { answerChecks } from "./validators.ts";
+import { answerChecks, siteConfigCheck, tokenCacheCheck } from "./validators.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const run = promisify(execFile);
@@ -188,6 +188,8 @@ async function main(): Promise<void> {
     ["docs/troubleshooting.md", troubleshootingReference(allErrorCodes())],
     ["deploy/README.md", deployReadme()],
     answerChecks(),
+    siteConfigCheck(),
+    tokenCacheCheck(),
     ...(await readmeExamples()),
     ...(await Promise.all(
       ["nr", "nvkectl"].map(

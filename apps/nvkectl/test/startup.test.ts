@@ -165,15 +165,28 @@ describe("what the hot paths load", () => {
     expect(files.map((file) => relative(repoRoot, file)).every((file) => file.startsWith("apps/nvkectl/"))).toBe(true);
   });
 
-  it("get clusters -o json with a cached token: no ky, undici, execa, client-node or API schemas; exactly these packages", async () => {
+  it("get clusters -o json with a cached token: no ky, undici, execa, client-node, zod or API schemas; exactly these packages", async () => {
     const { packages, internal, files, sources } = await loadsOf(["get", "clusters", "-o", "json"]);
-    for (const slow of ["ky", "execa", "@kubernetes/client-node", "write-file-atomic", "log-update", "js-yaml"]) {
+    for (const slow of [
+      "ky",
+      "execa",
+      "@kubernetes/client-node",
+      "write-file-atomic",
+      "log-update",
+      "js-yaml",
+      "zod",
+    ]) {
       expect(packages, slow).not.toContain(slow);
     }
     // The controller's answer is checked by the code generated from its zod schemas
     // (nvke-api/src/answers.generated.ts): building the ~150 schemas costs more than the request.
     expect(sources).toContain("packages/nvke-api/src/answers.generated.ts");
     expect(sources).not.toContain("packages/nvke-api/src/schemas.ts");
+    // So are the site config and the token cache file (issue 25): no zod at all on a read.
+    expect(sources).toContain("packages/site-config/src/config.generated.ts");
+    expect(sources).toContain("packages/k8s-auth/src/cache.generated.ts");
+    expect(sources).not.toContain("packages/site-config/src/schema.ts");
+    expect(sources).not.toContain("packages/k8s-auth/src/cache-schema.ts");
     // Node's fetch (undici) is ≈ 30 ms a short-lived process never needs; node:http taken
     // with process.getBuiltinModule does not load it, `import "node:http"` does.
     expect(internal.filter((m) => m.includes("undici"))).toEqual([]);
@@ -216,8 +229,6 @@ describe("what the hot paths load", () => {
       "@nodekit/process",
       "@nodekit/site-config",
       "@oclif/core",
-      // The site config's and the token cache's own schemas (a few small ones).
-      "zod",
     ]);
     // None of what oclif's core depends on: the plugin loader (minimatch, picomatch, tinyglobby,
     // lilconfig), the help renderer (ejs), the spinners, debug are in dist/oclif-heavy.js's half

@@ -1,10 +1,12 @@
 import * as z from "zod";
+import { toInstant } from "./instant.ts";
 
-// The token cache file's schema: readCache checks every file with it (a file it does not
-// accept is replaced; the reason names its fields, never its contents).
+// The token cache file's schema: readCache checks every file with the check generated from it
+// (cache.generated.ts) and loads it only for a file that check does not accept (a file it does
+// not accept either is replaced; the reason names its fields, never its contents).
 
 const ref = z.object({ namespace: z.string().min(1), name: z.string().min(1) });
-const instant = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+const instant = z.iso.datetime({ offset: true }).transform(toInstant);
 const entrySchema = z.discriminatedUnion("auth", [
   z.object({
     auth: z.literal("on"),
@@ -30,6 +32,10 @@ export const cacheFileSchema = z.object({
   serviceAccount: ref,
   state: entrySchema,
 });
+
+/** The file as JSON has it (instants as text), and as the schema returns it. */
+export type CacheFileJson = z.input<typeof cacheFileSchema>;
+export type CacheFile = z.output<typeof cacheFileSchema>;
 
 /** A cached answer: a token (auth on), or that no auth ConfigMap existed (auth off). */
 export type CacheEntry = Readonly<z.output<typeof entrySchema>>;

@@ -4,8 +4,10 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { isUserError } from "@nodekit/errors";
 import { assertTrustedDir, type DirLookups, ensurePrivateDir, readPrivateFile, writeFileSafe } from "@nodekit/fs-safe";
-import { type CacheEntry, cacheFileSchema } from "./cache-schema.ts";
+import { isCacheFileJson } from "./cache.generated.ts";
+import type { CacheEntry, CacheFile } from "./cache-schema.ts";
 import type { ObjectRef } from "./constants.ts";
+import { toInstant } from "./instant.ts";
 
 export type { CacheEntry } from "./cache-schema.ts";
 
@@ -120,11 +122,11 @@ export async function readCache(cacheDir: string, key: CacheKey): Promise<CacheL
     }
     return { kind: "unsafe", reason: `${read.reason}; it is not used` };
   }
-  return parseCacheFile(read.data, path, key);
+  return await parseCacheFile(read.data, path, key);
 }
 
 /** A token cache file's bytes as a lookup for `key`; `path` names it in reasons. Never throws, never quotes the bytes. */
-export function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): CacheLookup {
+export async function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): Promise<CacheLookup> {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   let json: unknown;
   try {
@@ -133,12 +135,20 @@ export function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): 
     // JSON.parse's message quotes the text, which holds a token: say only that it is not JSON.
     return { kind: "ignored", reason: `${path} is not valid JSON; it will be replaced` };
   }
-  const parsed = cacheFileSchema.safeParse(json);
-  if (!parsed.success) {
-    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
-    return { kind: "ignored", reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced` };
+  let file = acceptedCacheFile(json);
+  if (file === undefined) {
+    // zod loads only for a file the generated check does not accept: it names the faulty fields.
+    const { cacheFileSchema } = await import("./cache-schema.ts");
+    const parsed = cacheFileSchema.safeParse(json);
+    if (!parsed.success) {
+      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
+      return {
+        kind: "ignored",
+        reason: `${path} is not a token cache file (${fields.join(", ")}); it will be replaced`,
+      };
+    }
+    file = parsed.data;
   }
-  const file = parsed.data;
   if (
     file.site !== key.site ||
     file.serviceAccount.namespace !== key.serviceAccount.namespace ||
@@ -150,6 +160,23 @@ export function parseCacheFile(bytes: Uint8Array, path: string, key: CacheKey): 
     return { kind: "ignored", reason: `${path} was written for other cluster credentials; it will be replaced` };
   }
   return { kind: "hit", entry: file.state };
+}
+
+/**
+ * What the schema (cache-schema.ts) returns for `value`, when the check generated from it
+ * (cache.generated.ts) accepts it: the same file with its instants turned into Dates by the
+ * schema's own transform. Undefined when the check declines: the schema then decides.
+ */
+export function acceptedCacheFile(value: unknown): CacheFile | undefined {
+  if (!isCacheFileJson(value)) return undefined;
+  const { state } = value;
+  return {
+    ...value,
+    state:
+      state.auth === "on"
+        ? { ...state, issuedAt: toInstant(state.issuedAt), expiresAt: toInstant(state.expiresAt) }
+        : { ...state, checkedAt: toInstant(state.checkedAt), expiresAt: toInstant(state.expiresAt) },
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ export {
   KIND,
   type Site,
   type SiteConfig,
-} from "./schema.ts";
+} from "./rules.ts";
 export {
   assertValidSite,
   checkSite,

@@ -4,7 +4,7 @@ import { FUZZ_RUNS, fuzzBytes, problemsAreLocated } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { formatConfig, parseConfig } from "./parse.ts";
-import { API_VERSION, KIND } from "./schema.ts";
+import { API_VERSION, KIND } from "./rules.ts";
 
 // Issue 9, "done when": 10,000 generated config files through the reader loadConfig uses
 // (bytes → UTF-8 check → YAML → schema), with no crash and every problem located.

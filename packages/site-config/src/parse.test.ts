@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatConfig, parseConfig } from "./parse.ts";
-import { API_VERSION, KIND } from "./schema.ts";
+import { API_VERSION, KIND } from "./rules.ts";
 import { configsOf } from "./test-support.ts";
 
 const source = "/home/op/.config/nvkectl/config.yaml";

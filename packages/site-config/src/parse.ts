@@ -1,6 +1,7 @@
 import { parseYamlWith, validateDocument } from "@nodekit/documents";
 import type { Problem } from "@nodekit/errors";
-import { emptyConfig, type SiteConfig, siteConfigSchema } from "./schema.ts";
+import { emptyConfig, orderedConfig, type SiteConfig } from "./rules.ts";
+import { siteConfigSchema } from "./schema.ts";
 
 export interface ParseOptions {
   /** How problems name the input: the file path as the user would recognise it. */
@@ -42,8 +43,5 @@ export function validateConfig(value: unknown, options: ParseOptions): Problem[]
  * same fields in a fixed order. A person may rewrite it as YAML: it is read either way.
  */
 export function formatConfig(config: SiteConfig): string {
-  const ordered: Record<string, unknown> = { apiVersion: config.apiVersion, kind: config.kind };
-  if (config.activeSite !== undefined) ordered.activeSite = config.activeSite;
-  ordered.sites = config.sites.map((site) => ({ name: site.name, url: site.url, kubeconfig: site.kubeconfig }));
-  return `${JSON.stringify(ordered, null, 2)}\n`;
+  return `${JSON.stringify(orderedConfig(config), null, 2)}\n`;
 }

@@ -1,6 +1,6 @@
 import { ExitCode, UserError } from "@nodekit/errors";
 import { describe, expect, it } from "vitest";
-import { emptyConfig, type Site, type SiteConfig } from "./schema.ts";
+import { emptyConfig, type Site, type SiteConfig } from "./rules.ts";
 import { deleteSite, listSites, resolveSite, setSite, useSite } from "./sites.ts";
 
 const lab: Site = { name: "lab", url: "http://127.0.0.1:30080", kubeconfig: "/k/lab.kubeconfig" };

@@ -1,6 +1,6 @@
 import { type Problem, UserError } from "@nodekit/errors";
 import { errorCodes } from "./errors.ts";
-import { checkKubeconfigPath, checkSiteName, checkSiteUrl, type Site, type SiteConfig } from "./schema.ts";
+import { checkKubeconfigPath, checkSiteName, checkSiteUrl, type Site, type SiteConfig } from "./rules.ts";
 
 /** A site as `get-sites` shows it. */
 export interface SiteListing extends Site {

@@ -5,7 +5,7 @@ import { tempDir, userErrorOf } from "@nodekit/test-utils";
 import { load } from "js-yaml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatConfig, parseConfig } from "./parse.ts";
-import { emptyConfig, type SiteConfig } from "./schema.ts";
+import { emptyConfig, type SiteConfig } from "./rules.ts";
 import { setSite } from "./sites.ts";
 import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
 

@@ -4,12 +4,15 @@ import { decodeUtf8, readInputFile } from "@nodekit/documents";
 import { invalidInput, UserError } from "@nodekit/errors";
 import { assertTrustedFile, ensurePrivateDir, type LockOptions, withFileLock, writeFileSafe } from "@nodekit/fs-safe";
 import { assertKubeconfig } from "@nodekit/kube-calls";
+import { isSiteConfigShape } from "./config.generated.ts";
 import { errorCodes } from "./errors.ts";
-import { emptyConfig, type SiteConfig, siteConfigSchema } from "./schema.ts";
+import { crossFieldIssues, emptyConfig, orderedConfig, SITE_FIELD_RULES, type Site, type SiteConfig } from "./rules.ts";
 
 // The YAML reader (js-yaml, with every problem's line) loads only for a file that is not the
-// JSON nvkectl writes: one a person wrote or edited as YAML, or one with a problem to report.
+// JSON nvkectl writes: one a person wrote or edited as YAML, or one with a problem to report;
+// the zod schema only for JSON the check generated from it does not accept (config.generated.ts).
 const parsing = () => import("./parse.ts");
+const schema = () => import("./schema.ts");
 
 /**
  * Where the config file is, from the environment. Everything has a real default, so
@@ -85,7 +88,9 @@ export async function loadConfig(location: ConfigLocation = {}): Promise<LoadedC
   const text = decoded.text;
   const json = parseJson(text);
   if (json !== undefined) {
-    const checked = siteConfigSchema.safeParse(json.value);
+    const accepted = acceptedConfig(json.value);
+    if (accepted !== undefined) return { path, config: accepted, exists: true };
+    const checked = (await schema()).siteConfigSchema.safeParse(json.value);
     if (checked.success) return { path, config: checked.data as SiteConfig, exists: true };
   }
   const { parseConfig } = await parsing();
@@ -150,6 +155,21 @@ export async function resolveKubeconfig(file: string, options: { cwd?: string } 
   const path = resolve(options.cwd ?? process.cwd(), file);
   await assertKubeconfig(path);
   return path;
+}
+
+/**
+ * What the schema (schema.ts) returns for `value`, when the check generated from it
+ * (config.generated.ts) accepts its shape and it keeps the rules the schema refines it with
+ * (rules.ts, the same functions): the same configuration, its fields in the schema's order.
+ * Undefined otherwise: the schema then decides, and names every problem.
+ */
+export function acceptedConfig(value: unknown): SiteConfig | undefined {
+  if (!isSiteConfigShape(value)) return undefined;
+  const rules = Object.entries(SITE_FIELD_RULES) as Array<[keyof Site, (value: string) => string | undefined]>;
+  for (const site of value.sites) {
+    if (rules.some(([field, rule]) => rule(site[field]) !== undefined)) return undefined;
+  }
+  return crossFieldIssues(value).length === 0 ? orderedConfig(value) : undefined;
 }
 
 /** The value of a JSON text, or undefined when it is not JSON (YAML, or empty). */

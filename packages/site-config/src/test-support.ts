@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { API_VERSION, KIND, type SiteConfig } from "./schema.ts";
+import { API_VERSION, KIND, type SiteConfig } from "./rules.ts";
 
 /**
  * Site configurations for property tests: up to six sites from `site` with unique names, and

@@ -130,3 +130,68 @@ export function problemsAreLocated(
       !/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(format(problem as never)),
   );
 }
+
+/** A JSON value, as JSON.parse makes it. */
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Every object and array in `value`, as paths from the root. */
+function containers(value: Json, path: Array<string | number> = []): Array<Array<string | number>> {
+  if (typeof value !== "object" || value === null) return [];
+  const entries: Array<[string | number, Json]> = Array.isArray(value)
+    ? value.map((item, index) => [index, item])
+    : Object.entries(value);
+  return [path, ...entries.flatMap(([key, item]) => containers(item, [...path, key]))];
+}
+
+/** Sets an own enumerable key, as JSON.parse does (`__proto__` too). */
+function setOwn(target: Record<string, Json>, key: string, value: Json): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * For a checker's property tests: `value` (what `values` makes) with `edits` changes, each in one
+ * of its objects or arrays: a key or an item dropped, a value replaced by one of `replacements`,
+ * a key of `keys` added (`__proto__` as JSON.parse makes it: an own key) or an item appended,
+ * or an object's keys put in reverse order. The result is a fresh value, as JSON.parse makes it.
+ */
+export function mutatedJson(
+  value: unknown,
+  replacements: fc.Arbitrary<unknown>,
+  keys: readonly string[],
+  edits = 1,
+): fc.Arbitrary<unknown> {
+  const edit = (current: unknown): fc.Arbitrary<unknown> =>
+    fc
+      .record({
+        at: fc.constantFrom(...containers(current as Json)),
+        how: fc.constantFrom("drop", "set", "add", "reorder"),
+        pick: fc.nat(),
+        key: fc.constantFrom(...keys),
+        with: replacements,
+      })
+      .map(({ at, how, pick, key, with: replacement }) => {
+        const next = replacement as Json;
+        const copy = JSON.parse(JSON.stringify(current)) as Json;
+        const target = at.reduce<Json>((node, step) => (node as Record<string, Json>)[step] as Json, copy) as
+          | Json[]
+          | Record<string, Json>;
+        const names = Object.keys(target);
+        const chosen = names.length > 0 ? names[pick % names.length] : undefined;
+        if (Array.isArray(target)) {
+          if (how === "drop" && chosen !== undefined) target.splice(Number(chosen), 1);
+          else if (how === "set" && chosen !== undefined) target[Number(chosen)] = next;
+          else if (how === "add") target.push(next);
+        } else if (how === "drop" && chosen !== undefined) delete target[chosen];
+        else if (how === "set" && chosen !== undefined) setOwn(target, chosen, next);
+        else if (how === "add") setOwn(target, key, next);
+        else if (how === "reorder") {
+          const entries = Object.entries(target).reverse();
+          for (const [name] of entries) delete target[name];
+          for (const [name, item] of entries) setOwn(target, name, item);
+        }
+        return copy;
+      });
+  let result = edit(value);
+  for (let more = 1; more < edits; more++) result = result.chain(edit);
+  return result;
+}

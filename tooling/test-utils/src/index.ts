@@ -6,7 +6,7 @@ import { UserError } from "@nodekit/errors";
 import { inProcessBusy, runInProcess } from "./in-process.ts";
 import { runProcess } from "./processes.ts";
 
-export { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated } from "./fuzz.ts";
+export { FUZZ_RUNS, fuzzBytes, fuzzText, mutatedJson, problemsAreLocated } from "./fuzz.ts";
 export { inProcessBusy, runInProcess } from "./in-process.ts";
 export {
   type BoundedRun,
