@@ -56,7 +56,7 @@ function changesInput(schema: z.core.$ZodType): boolean {
   );
 }
 
-/** A JSON Schema path as the generated module's header names it: "#/properties/sites/items". */
+/** Where in the JSON Schema a zod schema is: "#/properties/sites/items". */
 const pointer = (path: Array<string | number>): string => ["#", ...path].join("/");
 
 interface JsonSchemaOptions {
@@ -67,7 +67,10 @@ interface JsonSchemaOptions {
    * with the schema's own transform function at each of `transforms` (nothing else may change the value).
    */
   io?: "input" | "output";
-  /** Where the schema's transforms are (JSON Schema paths; io "input" only). */
+  /**
+   * Where the schema's transforms are (JSON Schema paths; io "input" only). zod converts a
+   * schema used in several places once, so one used again is named where it is first used.
+   */
   transforms?: readonly string[];
   /**
    * Where the schema runs a refinement that its reader runs too, as the plain function the
@@ -76,7 +79,7 @@ interface JsonSchemaOptions {
   refinements?: readonly string[];
 }
 
-/** The JSON Schema of a zod schema as it returns values (output mode), without annotations. */
+/** The JSON Schema of a zod schema as it returns values (or takes them: `io`), without annotations. */
 function jsonSchemaOf(schema: z.ZodType, options: JsonSchemaOptions = {}): Record<string, unknown> {
   const io = options.io ?? "output";
   const found = { transforms: new Set<string>(), refinements: new Set<string>() };
