@@ -1,4 +1,4 @@
-// @runs-long (seven whole registrations): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 280 s (seven whole registrations): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { access, chown, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";

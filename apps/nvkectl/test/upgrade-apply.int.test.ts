@@ -1,4 +1,4 @@
-// @runs-long (installs, then upgrades): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 80 s (installs, then upgrades): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { cp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatPlan } from "@nodekit/plan";

@@ -1,4 +1,4 @@
-// @runs-long (ansible-playbook over ten agent clusters): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 310 s (ansible-playbook over ten agent clusters): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { createHash } from "node:crypto";
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";

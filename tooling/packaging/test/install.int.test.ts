@@ -1,4 +1,4 @@
-// @runs-long (a registry, installs from it, the executables): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 190 s (a registry, installs from it, the executables): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { startNodeRingsEmulator } from "@nodekit/noderings-emulator";

@@ -45,7 +45,12 @@ export async function fluxReconcile(options: FluxReconcileOptions): Promise<{ se
     runProcess("kubectl", ["--kubeconfig", options.kubeconfig, "apply", "--filename=-"], { input: yaml }),
   );
   options.log(`starting source-controller and kustomize-controller from ${binDir}`);
-  const controllers = await startFluxControllers({ kubeconfig: options.kubeconfig, binDir });
+  // A Kustomization whose dependencies are not Ready yet is looked at again after 2 s, not
+  // Flux's default 30 s: the tree's items depend on each other in a chain, and the stand-in
+  // controller manager makes a Deployment available within a second, so the default left the
+  // reconcile waiting most of its time (67 s; 20 s with this, side by side at load 4-9;
+  // the result is the same).
+  const controllers = await startFluxControllers({ kubeconfig: options.kubeconfig, binDir, requeueDependency: "2s" });
   try {
     const started = performance.now();
     await kubectl("apply", "--server-side", "--kustomize", join(options.tree, "flux"));

@@ -1,4 +1,4 @@
-// @runs-long (sandbox up, twice): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 110 s (sandbox up, twice): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile, stat, writeFile } from "node:fs/promises";

@@ -1,4 +1,4 @@
-// @runs-long (a fresh sandbox for each guide): started before the other files, see tooling/testenv/src/sequencer.ts.
+// @runs-long 560 s (a fresh sandbox for each guide): started before the other files, see tooling/testenv/src/sequencer.ts.
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
