@@ -8,7 +8,7 @@
 
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { access, copyFile, cp, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { access, copyFile, cp, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -268,14 +268,13 @@ const EXECUTABLE_PLATFORMS = [
 /**
  * nvkectl's real single-file executables for the release (tooling/packaging's `pnpm package`,
  * both platforms), built from this checkout's built CLIs once for each content of them and
- * cached under ~/.cache/nodekit/sea, with their digests (its SHA256SUMS); the SHA256SUMS is
- * copied to the release directory, where the demo checks the file it takes from the release
- * against it.
+ * cached under ~/.cache/nodekit/sea; their SHA256SUMS is copied to the release directory,
+ * where the demo checks the file it takes from the release against it.
  */
 async function nvkectlExecutables(
   layout: SandboxLayout,
   log: (line: string) => void,
-): Promise<Array<{ platform: string; file: string; sha256: string }>> {
+): Promise<Array<{ platform: string; file: string }>> {
   log("release: nvkectl's single-file executables (pnpm package, built once per build of the CLIs)");
   let dir: string;
   try {
@@ -293,55 +292,13 @@ async function nvkectlExecutables(
   }
   await mkdir(layout.releaseDir, { recursive: true, mode: 0o700 });
   await copyFile(join(dir, "SHA256SUMS"), join(layout.releaseDir, "SHA256SUMS"));
-  const sums = new Map(
-    (await readFile(join(dir, "SHA256SUMS"), "utf8"))
-      .trim()
-      .split("\n")
-      .map((line) => line.split(/\s+/).reverse() as [string, string]),
-  );
-  return EXECUTABLE_PLATFORMS.map(({ platform, file }) => ({
-    platform,
-    file: join(dir, file),
-    sha256: sums.get(file) ?? "",
-  }));
-}
-
-/**
- * Puts the executables into the registry's storage as blobs of `repository` before the push,
- * as a registry that had them from an earlier push would hold them (distribution's filesystem
- * layout: the blob's data, and the repository's link to it). They are the same for every
- * sandbox of one build, so each is a hard link to the cached file (a copy where no link can be
- * made): the push still goes through publishTestRelease, which reads and hashes each file and
- * asks the registry (HEAD) before it uploads, and finds it there instead of sending ~115 MB;
- * `release verify` still reads every byte back. A blob whose digest is unknown is not seeded
- * (it is uploaded), and neither is anything if the publisher's repository moved: both only cost time.
- */
-async function seedBlobs(
-  storageDir: string,
-  repository: string,
-  blobs: ReadonlyArray<{ file: string; sha256: string }>,
-): Promise<void> {
-  const v2 = join(storageDir, "docker", "registry", "v2");
-  for (const { file, sha256 } of blobs) {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) continue;
-    const data = join(v2, "blobs", "sha256", sha256.slice(0, 2), sha256, "data");
-    await mkdir(dirname(data), { recursive: true });
-    await link(file, data).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code === "EEXIST") return;
-      await copyFile(file, data);
-    });
-    const layerLink = join(v2, "repositories", repository, "_layers", "sha256", sha256, "link");
-    await mkdir(dirname(layerLink), { recursive: true });
-    await writeFile(layerLink, `sha256:${sha256}`);
-  }
+  return EXECUTABLE_PLATFORMS.map(({ platform, file }) => ({ platform, file: join(dir, file) }));
 }
 
 interface PublishOptions {
   layout: SandboxLayout;
   /** `127.0.0.1:PORT`. */
   registry: string;
-  /** The registry's storage (distribution's filesystem driver), where the executables are seeded. */
-  storageDir: string;
   servePid: number;
   password: string;
   /** Holds helm (tooling/k8s-testbin). */
@@ -453,8 +410,6 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
       ...(await componentsOf(label, version, type)),
     })),
   );
-  const executables = await nvkectlExecutables(layout, options.log);
-  await seedBlobs(options.storageDir, `${SANDBOX_RELEASE.prefix}/nvkectl`, executables);
   const published = await publishTestRelease({
     ...(await publishingTools(options)),
     registry,
@@ -464,7 +419,7 @@ export async function ensureRelease(options: PublishOptions): Promise<PublishedR
     charts: [join(repoRoot, "deploy/nico/nvke-controller/chart"), ...(await writeStandInCharts(layout))],
     images: ["nvke-controller"],
     providers,
-    executables: executables.map(({ platform, file }) => ({ platform, file })),
+    executables: await nvkectlExecutables(layout, options.log),
     signer: localKeySigner(privateKeyPem),
   }).catch(publishFailed("the sandbox's release", registry));
   return recordPublished(layout.publishedRelease, options, published);

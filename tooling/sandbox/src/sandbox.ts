@@ -644,17 +644,7 @@ export async function up(options: UpOptions): Promise<SandboxInfo> {
   await writeDockerConfig(layout, registry.host, password);
   await ensureSigningKey(layout);
   const providers = await providersReady;
-  const publishing = {
-    layout,
-    registry: registry.host,
-    storageDir: registry.storageDir,
-    servePid: emulator.pid,
-    password,
-    binDir,
-    providers,
-    env,
-    log,
-  };
+  const publishing = { layout, registry: registry.host, servePid: emulator.pid, password, binDir, providers, env, log };
   const published = await ensureRelease(publishing);
   const next = await ensureNextRelease(publishing);
 
