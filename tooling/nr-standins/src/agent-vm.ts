@@ -26,7 +26,7 @@ export interface AgentVmOptions extends Omit<StandInsOptions, "platformClusterId
   binDir: string;
   /** NodeRings' Liqo cluster id (default the NodeRings emulator's, `noderings-emulator`). */
   platformClusterId?: string;
-  /** How often Calico's operator stand-in reconciles (its default unless told). */
+  /** How soon Calico's operator stand-in retries a watch or reconcile that failed (its default unless told). */
   calicoIntervalMs?: number;
 }
 

@@ -1,4 +1,4 @@
-import type { AppsV1Api, ConfigurationOptions, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import type { AppsV1Api, ConfigurationOptions, CoreV1Api, CustomObjectsApi, Watch } from "@kubernetes/client-node";
 
 // A stand-in for Calico's tigera operator and calico-node, for apps/nr's tests and the
 // sandbox's agent cluster: nothing runs pods there (a kube-apiserver with no kubelet). It
@@ -32,9 +32,10 @@ interface Clients {
   apps: AppsV1Api;
   mergePatch: ConfigurationOptions;
   strategicPatch: ConfigurationOptions;
+  watch: Watch;
 }
 
-/** The API clients for the kubeconfig (client-node is loaded on the first tick, in this process: no kubectl per poll). */
+/** The API clients for the kubeconfig (client-node is loaded when the stand-in starts, in this process: no kubectl per reconcile). */
 async function clientsFor(kubeconfig: string): Promise<Clients> {
   const k8s = await import("@kubernetes/client-node");
   const config = new k8s.KubeConfig();
@@ -45,16 +46,35 @@ async function clientsFor(kubeconfig: string): Promise<Clients> {
     apps: config.makeApiClient(k8s.AppsV1Api),
     mergePatch: k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     strategicPatch: k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.StrategicMergePatch),
+    watch: new k8s.Watch(config),
   };
 }
 
+/**
+ * What the operator and calico-node watch (as their informers do): a change to any of them
+ * is reconciled at once. The Installation's and TigeraStatus's are there once the tigera
+ * operator's CRDs are.
+ */
+const WATCHED = [
+  "/api/v1/nodes",
+  "/apis/apps/v1/namespaces/tigera-operator/deployments",
+  `/apis/${TIGERA.group}/${TIGERA.version}/installations`,
+  `/apis/${TIGERA.group}/${TIGERA.version}/tigerastatuses`,
+];
+
 export interface CalicoOperatorOptions {
-  /** How often it reconciles (default 300 ms, as a test wants it; the sandbox polls less often). */
+  /**
+   * How soon a failed reconcile, or a watch that could not start or broke (the tigera CRDs not
+   * there yet), is tried again (default 300 ms, as a test wants it; the sandbox waits longer).
+   */
   intervalMs?: number;
 }
 
 /**
- * A stand-in for Calico's tigera operator and calico-node, polling every `intervalMs`.
+ * A stand-in for Calico's tigera operator and calico-node, reconciling on each change it
+ * watches (nodes, the operator's Deployment, the Installation, the TigeraStatus) as a
+ * controller's informers do: an idle cluster costs it nothing, and no change waits for a
+ * timer.
  * TigeraStatus `calico` is Available while the Installation `default` exists and the
  * operator's Deployment `tigera-operator/tigera-operator` is there (Calico's documented
  * readiness signal, docs.tigera.io "Install Calico" / the k3s quickstart's `kubectl wait …
@@ -64,17 +84,26 @@ export interface CalicoOperatorOptions {
  * CNI config. Stops when the returned function is called.
  */
 export function calicoOperator(kubeconfig: string, options: CalicoOperatorOptions = {}): () => void {
+  const intervalMs = options.intervalMs ?? 300;
   let stopped = false;
-  let busy = false;
-  let clients: Promise<Clients> | undefined;
-  const tick = async () => {
-    if (stopped || busy) return;
-    busy = true;
+  const clients = clientsFor(kubeconfig);
+  // Avoids an unhandled rejection before the first reconcile awaits it (that one reports it).
+  clients.catch(() => undefined);
+  const watches = new Set<AbortController>();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (fn: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+  /** One reconcile; false when it failed (it is tried again, as a controller requeues). */
+  const reconcile = async (): Promise<boolean> => {
     try {
-      clients ??= clientsFor(kubeconfig);
       const { core, custom, apps, mergePatch, strategicPatch } = await clients;
       if (!(await found(custom.getClusterCustomObject({ ...TIGERA, plural: "installations", name: "default" }))))
-        return;
+        return true;
       const available = await found(
         apps.readNamespacedDeployment({ name: "tigera-operator", namespace: "tigera-operator" }),
       );
@@ -131,7 +160,7 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
           mergePatch,
         );
       }
-      if (!available) return;
+      if (!available) return true;
       const nodes = await core.listNode();
       for (const node of nodes.items) {
         const ready = node.status?.conditions?.find((c) => c.type === "Ready");
@@ -161,14 +190,61 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
         );
       }
     } catch {
-      // The next tick tries again, as a controller's next reconcile would.
-    } finally {
-      busy = false;
+      return false;
     }
+    return true;
   };
-  const timer = setInterval(() => void tick(), options.intervalMs ?? 300);
+  // Changes that arrive during a reconcile are reconciled once more after it.
+  let running = false;
+  let again = false;
+  const schedule = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void (async () => {
+      let ok = true;
+      do {
+        again = false;
+        ok = await reconcile();
+      } while (again && !stopped);
+      running = false;
+      if (!ok) later(schedule, intervalMs);
+    })();
+  };
+  /** Watches `path` for as long as the stand-in runs, reconciling on each event; restarted when it ends. */
+  const follow = async (path: string): Promise<void> => {
+    if (stopped) return;
+    const started = performance.now();
+    let ended = false;
+    let controller: AbortController | undefined;
+    const restart = (error: unknown) => {
+      ended = true;
+      if (controller !== undefined) watches.delete(controller);
+      if (stopped) return;
+      // What changed while nothing watched is reconciled; a watch that failed (its CRD not
+      // there yet) or lasted under a second is tried again after the interval.
+      schedule();
+      later(() => void follow(path), error || performance.now() - started < 1_000 ? intervalMs : 0);
+    };
+    try {
+      controller = await (await clients).watch.watch(path, {}, schedule, restart);
+    } catch (error) {
+      restart(error);
+      return;
+    }
+    if (ended || stopped) controller.abort();
+    else watches.add(controller);
+  };
+  schedule();
+  for (const path of WATCHED) void follow(path);
   return () => {
     stopped = true;
-    clearInterval(timer);
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    for (const controller of watches) controller.abort();
+    watches.clear();
   };
 }
