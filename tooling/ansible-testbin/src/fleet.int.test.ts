@@ -78,8 +78,8 @@ async function startHost(name: string, index: number, nrUrl: string, sha256: str
     // Five starting at once on a shared 2-core machine can take longer than the default minute.
     host.plane = await startControlPlane({ readyTimeoutMs: 300_000 });
     kubeconfig = host.plane.adminKubeconfigPath;
-    // Calico's operator stand-in retries a watch its CRDs do not serve yet every second, as the
-    // sandbox runs it: ten of them share the machine.
+    // Calico's operator stand-in retries a failed watch after a second, as the sandbox runs it:
+    // ten of them share the machine.
     host.vm = await agentVm(hostDir, {
       kubeconfig,
       binDir: host.plane.binDir,

@@ -50,12 +50,15 @@ async function clientsFor(kubeconfig: string): Promise<Clients> {
   };
 }
 
+/** The CRDs: the Installation's and TigeraStatus's watches start once the tigera operator's are served. */
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
 /**
  * What the operator and calico-node watch (as their informers do): a change to any of them
- * is reconciled at once. The Installation's and TigeraStatus's are there once the tigera
- * operator's CRDs are.
+ * is reconciled at once.
  */
 const WATCHED = [
+  CRDS,
   "/api/v1/nodes",
   "/apis/apps/v1/namespaces/tigera-operator/deployments",
   `/apis/${TIGERA.group}/${TIGERA.version}/installations`,
@@ -64,8 +67,7 @@ const WATCHED = [
 
 export interface CalicoOperatorOptions {
   /**
-   * How soon a failed reconcile, or a watch that could not start or broke (the tigera CRDs not
-   * there yet), is tried again (default 300 ms, as a test wants it; the sandbox waits longer).
+   * How soon a failed reconcile, or a watch that could not start or broke, is tried again (default 300 ms, as a test wants it; the sandbox waits longer).
    */
   intervalMs?: number;
 }
@@ -214,6 +216,16 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
       if (!ok) later(schedule, intervalMs);
     })();
   };
+  /** Paths whose watch the API refused with 404 (their CRD not served yet): started again on a CRD event. */
+  const unserved = new Set<string>();
+  const onEvent = (path: string) => () => {
+    schedule();
+    if (path !== CRDS) return;
+    for (const waiting of unserved) {
+      unserved.delete(waiting);
+      void follow(waiting);
+    }
+  };
   /** Watches `path` for as long as the stand-in runs, reconciling on each event; restarted when it ends. */
   const follow = async (path: string): Promise<void> => {
     if (stopped) return;
@@ -224,13 +236,20 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
       ended = true;
       if (controller !== undefined) watches.delete(controller);
       if (stopped) return;
-      // What changed while nothing watched is reconciled; a watch that failed (its CRD not
-      // there yet) or lasted under a second is tried again after the interval.
+      // What changed while nothing watched is reconciled.
       schedule();
-      later(() => void follow(path), error || performance.now() - started < 1_000 ? intervalMs : 0);
+      // A resource type not served yet waits for the CRD watch; a watch that failed otherwise,
+      // or lasted under a second, is tried again after the interval; one that ended, at once.
+      // (A CRD event that beat the 404 here is covered by a retry ten intervals on.)
+      if ((error as { statusCode?: number } | null)?.statusCode === 404) {
+        unserved.add(path);
+        later(() => {
+          if (unserved.delete(path)) void follow(path);
+        }, 10 * intervalMs);
+      } else later(() => void follow(path), error || performance.now() - started < 1_000 ? intervalMs : 0);
     };
     try {
-      controller = await (await clients).watch.watch(path, {}, schedule, restart);
+      controller = await (await clients).watch.watch(path, {}, onEvent(path), restart);
     } catch (error) {
       restart(error);
       return;
