@@ -907,7 +907,7 @@ export interface ServeOptions {
 
 /** How often the controller stand-in reconciles: quick enough for helm --wait, light on a shared machine. */
 const STAND_IN_INTERVAL_MS = 500;
-/** How often the agent's Calico stand-in looks (it runs kubectl): light on a shared machine, quick beside nr's waits. */
+/** How soon the agent's Calico stand-in retries after a failed reconcile or watch (it reconciles on watch events): light on a shared machine. */
 const CALICO_STAND_IN_INTERVAL_MS = 1_000;
 /** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
 const AGENT_SERVICE_CIDR = "10.43.0.0/16";
