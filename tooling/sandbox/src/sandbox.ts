@@ -14,6 +14,7 @@ import {
   terminate,
   untilStopped,
 } from "@nodekit/testenv/supervisor";
+import { answers } from "./answers.ts";
 import { SandboxError } from "./errors.ts";
 import { fleetNames, fleetVmLayout, repoRoot, type SandboxLayout, sandboxLayout } from "./layout.ts";
 import {
@@ -272,25 +273,13 @@ async function readJson<T>(path: string): Promise<T | undefined> {
 
 const writeJson = (path: string, value: unknown) => writePrivate(path, `${JSON.stringify(value, null, 2)}\n`);
 
-async function healthy(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
+const ok = (status: number) => status >= 200 && status < 300;
+
+/** An emulator's `/healthz` says ok. */
+const healthy = (url: string) => answers(`${url}/healthz`, ok);
 
 /** The registry answers its API root (401 without credentials: Basic auth is on). */
-async function registryAnswers(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(2_000) });
-    await response.body?.cancel();
-    return response.status === 401 || response.ok;
-  } catch {
-    return false;
-  }
-}
+const registryAnswers = (url: string) => answers(`${url}/v2/`, (status) => status === 401 || ok(status));
 
 /** The emulator supervisor, if it is alive, and which of its two emulators answer. */
 async function emulatorHealth(
