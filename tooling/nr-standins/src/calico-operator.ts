@@ -4,6 +4,11 @@ import type { AppsV1Api, ConfigurationOptions, CoreV1Api, CustomObjectsApi, Watc
 // sandbox's agent cluster: nothing runs pods there (a kube-apiserver with no kubelet). It
 // does to the API what they would, and no more, so that nr's Calico phase and the k3s
 // stand-in's NotReady node (k3s-install.ts) meet the same signals as on a VM.
+// What it models, with sources (../shared/UPSTREAM.md, "Calico (tigera operator)"): the node
+// stays NotReady until a CNI runs (kubernetes/kubeadm#212, "cni config uninitialized"); the
+// TigeraStatus `calico` Available is the documented readiness signal (tigera/docs:
+// calico_versioned_docs/version-3.30/getting-started/kubernetes/k3s/quickstart.mdx); and, like
+// the operator's informers, it reconciles on watch events rather than on a timer.
 
 interface Condition {
   type: string;
