@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import type { Socket } from "node:net";
 
 // The one supervisor of the test tier's background processes: `testenv up`'s control plane,
 // the sandbox's emulator supervisor, the emulators' own processes, the registries and the
@@ -231,16 +232,13 @@ export class NotReadyError extends Error {
 
 // Kills the processes listed in DIR/pids (SIGTERM, then SIGKILL after 5 s) and removes DIR
 // once the process that started it is gone, however it went (SIGKILL included): a detached sh
-// that checks once a second whether it has been orphaned. `kill -0` alone is not enough: a
-// parent whose own parent never reaps it stays a zombie.
+// whose stdin is a pipe from that process. `read` waits without running anything and ends at
+// the pipe's end-of-file, which comes when the process exits: the kernel closes a process's
+// files when it exits, before anyone reaps it, so a parent left a zombie counts as gone too.
+// (It polled `kill -0` and ps once a second before: ~8,000 ps, sh and sleep processes a test run.)
 const watchdogScript = `
-parent=$1 dir=$2
-orphaned() {
-  kill -0 "$parent" 2>/dev/null || return 0
-  ppid=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
-  [ -n "$ppid" ] && [ "$ppid" != "$parent" ]
-}
-while ! orphaned; do sleep 1; done
+dir=$1
+while read -r _; do :; done
 pids=$(cut -d' ' -f1 "$dir/pids" 2>/dev/null)
 if [ -n "$pids" ]; then
   kill -TERM $pids 2>/dev/null
@@ -262,11 +260,15 @@ export interface Watchdog {
 
 /** The watchdog of `dir` (see above); `name` shows in ps. */
 export function spawnWatchdog(dir: string, name: string): Watchdog {
-  const child = spawn("sh", ["-c", watchdogScript, name, String(process.pid), dir], {
+  const child = spawn("sh", ["-c", watchdogScript, name, dir], {
     detached: true,
-    stdio: "ignore",
+    // Its stdin: the pipe whose end is this process's exit. Node opens it close-on-exec, so
+    // no other child of this process holds it open.
+    stdio: ["pipe", "ignore", "ignore"],
   });
   child.unref();
+  // Neither the pipe nor the child keeps this process's event loop alive.
+  (child.stdin as Socket | null)?.unref();
   return {
     dismiss() {
       if (child.pid === undefined) return;
@@ -275,6 +277,7 @@ export function spawnWatchdog(dir: string, name: string): Watchdog {
       } catch {
         // already gone
       }
+      child.stdin?.destroy();
     },
   };
 }

@@ -1,0 +1,94 @@
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { holdingChild, processAlive, tempDir } from "@nodekit/test-utils";
+import { afterEach, describe, expect, it } from "vitest";
+
+const supervisor = new URL("./supervisor.ts", import.meta.url).href;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** `dir` with a `pids` file naming a sleeping process; the sleeper. */
+async function guarded() {
+  const dir = await tempDir("testenv-watchdog-");
+  cleanups.push(dir.cleanup);
+  const guardedDir = join(dir.path, "data");
+  await mkdir(guardedDir);
+  const sleeper = spawn("sleep", ["300"], { stdio: "ignore", detached: true });
+  cleanups.push(async () => void (processAlive(sleeper.pid ?? 0) && process.kill(sleeper.pid ?? 0, "SIGKILL")));
+  await writeFile(join(guardedDir, "pids"), `${sleeper.pid} sleep\n`);
+  return { guardedDir, sleeper };
+}
+
+/** A child that starts a watchdog of `dir`, says so, and stays. */
+async function watching(dir: string) {
+  const started = await holdingChild(`
+    import { spawnWatchdog } from ${JSON.stringify(supervisor)};
+    spawnWatchdog(${JSON.stringify(dir)}, "test-watchdog");
+    process.stdout.write("watching\\n");
+    setInterval(() => {}, 60_000);
+  `);
+  cleanups.push(async () => void started.child.kill("SIGKILL"));
+  return started;
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return condition();
+}
+
+/** The pids of a process's children (Linux /proc). */
+const childrenOf = (pid: number) =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+
+describe("spawnWatchdog", () => {
+  it("kill -9 of the process that started it: what `pids` names is stopped and the directory removed", async () => {
+    const { guardedDir, sleeper } = await guarded();
+    const { child, exited } = await watching(guardedDir);
+    child.kill("SIGKILL");
+    await exited;
+    expect(await until(() => !existsSync(guardedDir), 5_000)).toBe(true);
+    expect(await until(() => !processAlive(sleeper.pid ?? 0), 5_000)).toBe(true);
+  });
+
+  it("waits without starting a process (no ps, sleep or subshell a second while its starter lives)", async () => {
+    const { guardedDir } = await guarded();
+    const started = await watching(guardedDir);
+    const watchdogPid = Number(execFileSync("pgrep", ["-P", String(started.child.pid)], { encoding: "utf8" }).trim());
+    expect(watchdogPid).toBeGreaterThan(0);
+    const seen: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      seen.push(...childrenOf(watchdogPid));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(seen).toEqual([]);
+    expect(existsSync(guardedDir)).toBe(true);
+    started.child.kill("SIGKILL");
+    await started.exited;
+    expect(await until(() => !existsSync(guardedDir), 5_000)).toBe(true);
+  });
+
+  it("a starter that exits but is never reaped (a zombie) counts as gone", async () => {
+    const { guardedDir } = await guarded();
+    // sh starts the node child in the background and then becomes `sleep`, which never reaps:
+    // once the child exits it stays a zombie, and still answers signal 0.
+    const script = `
+      import { spawnWatchdog } from ${JSON.stringify(supervisor)};
+      spawnWatchdog(${JSON.stringify(guardedDir)}, "test-watchdog");
+      setTimeout(() => process.exit(0), 200);
+    `;
+    const shell = spawn("sh", ["-c", 'node --input-type=module -e "$1" & exec sleep 30', "sh", script], {
+      stdio: "ignore",
+      env: { ...process.env, PATH: `${join(process.execPath, "..")}:${process.env.PATH ?? ""}` },
+    });
+    cleanups.push(async () => void shell.kill("SIGKILL"));
+    expect(await until(() => !existsSync(guardedDir), 10_000)).toBe(true);
+  });
+});
