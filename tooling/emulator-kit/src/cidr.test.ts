@@ -23,20 +23,20 @@ describe("podCidrCapacity", () => {
 });
 
 describe("cidrsOverlap", () => {
-  test("finds containment either way and keeps disjoint ranges apart", () => {
-    expect(cidrsOverlap("10.244.0.0/16", "10.96.0.0/12")).toBe(false);
-    expect(cidrsOverlap("10.96.0.0/16", "10.96.0.0/12")).toBe(true);
-    expect(cidrsOverlap("10.96.0.0/12", "10.100.0.0/16")).toBe(true);
-    expect(cidrsOverlap("10.0.0.0/8", "192.168.0.0/16")).toBe(false);
-    expect(cidrsOverlap("fd00::/64", "fd00::/48")).toBe(true);
-    expect(cidrsOverlap("fd00::/64", "10.0.0.0/8")).toBe(false);
-  });
-
-  test("CIDRs overlap when one contains the other or they are the same, not when they are side by side", () => {
-    expect(cidrsOverlap("10.42.0.0/16", "10.42.128.0/17")).toBe(true);
-    expect(cidrsOverlap("10.0.0.0/8", "10.70.0.0/16")).toBe(true);
-    expect(cidrsOverlap("10.42.0.0/16", "10.43.0.0/16")).toBe(false);
-    expect(cidrsOverlap("192.168.0.0/24", "192.168.1.0/24")).toBe(false);
-    expect(cidrsOverlap("0.0.0.0/0", "172.16.0.0/12")).toBe(true);
+  // Containment either way and the same range overlap; side by side or disjoint do not.
+  test.each([
+    ["10.244.0.0/16", "10.96.0.0/12", false],
+    ["10.96.0.0/16", "10.96.0.0/12", true],
+    ["10.96.0.0/12", "10.100.0.0/16", true],
+    ["10.0.0.0/8", "192.168.0.0/16", false],
+    ["fd00::/64", "fd00::/48", true],
+    ["fd00::/64", "10.0.0.0/8", false],
+    ["10.42.0.0/16", "10.42.128.0/17", true],
+    ["10.0.0.0/8", "10.70.0.0/16", true],
+    ["10.42.0.0/16", "10.43.0.0/16", false],
+    ["192.168.0.0/24", "192.168.1.0/24", false],
+    ["0.0.0.0/0", "172.16.0.0/12", true],
+  ])("%s and %s overlap: %s", (a, b, overlap) => {
+    expect(cidrsOverlap(a, b)).toBe(overlap);
   });
 });

@@ -38,6 +38,13 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.stop());
 
+type ResolveOptions = Parameters<typeof resolveTool>[1];
+/** resolveTool as most cases ask it: on amd64, with the emulator's pins (unless given) and this runner. */
+const resolve = (
+  tool: Parameters<typeof resolveTool>[0],
+  options: Pick<ResolveOptions, "paths" | "env"> & Partial<ResolveOptions>,
+) => resolveTool(tool, { pins, arch: "amd64", runner, ...options });
+
 async function home() {
   const dir = await testdir({});
   const paths = nrPaths({ NR_HOME: dir.path(".nr") });
@@ -47,12 +54,12 @@ async function home() {
 describe("companion tools", () => {
   it("downloads a missing tool, checks its digest, installs it into ~/.nr/bin and finds it there next time", async () => {
     const { paths, env } = await home();
-    const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
+    const decision = await resolve("helm", { paths, env });
     expect(decision).toMatchObject({ action: "install", path: join(paths.bin, "helm"), found: "not found" });
     if (decision.action !== "install") throw new Error("expected an install");
     await installTool(decision, { runner, paths });
     expect(await readdir(paths.bin)).toEqual(["helm"]);
-    expect(await resolveTool("helm", { pins, arch: "amd64", paths, runner, env })).toEqual({
+    expect(await resolve("helm", { paths, env })).toEqual({
       tool: "helm",
       version: "v3.18.6",
       action: "use",
@@ -64,47 +71,41 @@ describe("companion tools", () => {
     const { dir, paths } = await home();
     await dir.write({ "path/liqoctl": { content: "#!/bin/sh\necho 'Client version: v1.0.1'\n", mode: 0o755 } });
     const env = { PATH: dir.path("path") };
-    expect(await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env })).toMatchObject({
+    expect(await resolve("liqoctl", { paths, env })).toMatchObject({
       action: "use",
       path: dir.path("path/liqoctl"),
     });
     await writeFile(dir.path("path/liqoctl"), "#!/bin/sh\necho 'Client version: v0.10.3'\n");
     await chmod(dir.path("path/liqoctl"), 0o755);
-    expect(await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env })).toMatchObject({
+    expect(await resolve("liqoctl", { paths, env })).toMatchObject({
       action: "install",
       found: `liqoctl v0.10.3 at ${dir.path("path/liqoctl")}`,
     });
   });
 
-  it("a tampered download installs nothing and fails closed", async () => {
-    const { paths, env } = await home();
-    const decision = await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env });
-    if (decision.action !== "install") throw new Error("expected an install");
-    emulator.artifactFault("tamper", { tool: "liqoctl" });
-    const error = await userErrorOf(installTool(decision, { runner, paths }));
-    expect(error.code).toBe("DOWNLOAD_DIGEST_MISMATCH");
-    expect(error.exitCode).toBe(1);
-    expect(await readdir(paths.bin)).toEqual([]);
-  });
-
-  it("a truncated download installs nothing", async () => {
-    const { paths, env } = await home();
-    const decision = await resolveTool("helm", { pins, arch: "arm64", paths, runner, env });
-    if (decision.action !== "install") throw new Error("expected an install");
-    emulator.artifactFault("truncate", { tool: "helm" });
-    const error = await userErrorOf(installTool(decision, { runner, paths }));
-    expect(error.code).toBe("DOWNLOAD_TRUNCATED");
-    expect(await readdir(paths.bin)).toEqual([]);
-  });
+  it.each([
+    { fault: "tamper", tool: "liqoctl", arch: "amd64", code: "DOWNLOAD_DIGEST_MISMATCH", exitCode: 1 },
+    { fault: "truncate", tool: "helm", arch: "arm64", code: "DOWNLOAD_TRUNCATED", exitCode: 6 },
+  ] as const)(
+    "a download that fails ($fault) installs nothing and fails closed",
+    async ({ fault, tool, arch, code, exitCode }) => {
+      const { paths, env } = await home();
+      const decision = await resolve(tool, { arch, paths, env });
+      if (decision.action !== "install") throw new Error("expected an install");
+      emulator.artifactFault(fault, { tool });
+      const error = await userErrorOf(installTool(decision, { runner, paths }));
+      expect(error.code).toBe(code);
+      expect(error.exitCode).toBe(exitCode);
+      expect(await readdir(paths.bin)).toEqual([]);
+    },
+  );
 
   it("a pin without a digest for this architecture is an error before any download", async () => {
     const { paths, env } = await home();
     const edited = structuredClone(emulator.pins);
     delete edited.tools.helm.artifacts?.amd64?.sha256;
     const before = emulator.requests.length;
-    const error = await userErrorOf(
-      resolveTool("helm", { pins: { ...pins, pins: edited }, arch: "amd64", paths, runner, env }),
-    );
+    const error = await userErrorOf(resolve("helm", { pins: { ...pins, pins: edited }, paths, env }));
     expect(error.code).toBe("PINS_DIGEST_MISSING");
     expect(error.exitCode).toBe(3);
     expect(error.problems[0]?.path).toEqual(["tools", "helm", "artifacts", "amd64", "sha256"]);
@@ -142,7 +143,7 @@ describe("companion tools", () => {
 
   it("a tool in ~/.nr/bin is used only with the digest nr installed it with; a planted one is never run, not even for its version", async () => {
     const { dir, paths, env } = await home();
-    const first = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
+    const first = await resolve("helm", { paths, env });
     if (first.action !== "install") throw new Error("expected an install");
     await installTool(first, { runner, paths });
     // Given a helm that answers with the pinned version put in its place (a script that leaves a mark when run)
@@ -152,7 +153,7 @@ describe("companion tools", () => {
     await chmod(join(paths.bin, "helm"), 0o755);
     // When nr decides where helm comes from, with ~/.nr/bin on PATH too (as nr advises)
     for (const path of [env.PATH, paths.bin]) {
-      const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env: { PATH: path } });
+      const decision = await resolve("helm", { paths, env: { PATH: path } });
       // Then it is not used, and it never ran
       expect(decision).toMatchObject({
         action: "install",
@@ -166,7 +167,7 @@ describe("companion tools", () => {
     await writeFile(join(fresh.paths.bin, "liqoctl"), `#!/bin/sh\ntouch ${marker}\necho 'Client version: v1.0.1'\n`, {
       mode: 0o755,
     });
-    expect(await resolveTool("liqoctl", { pins, arch: "amd64", paths: fresh.paths, runner, env })).toMatchObject({
+    expect(await resolve("liqoctl", { paths: fresh.paths, env })).toMatchObject({
       action: "install",
       found: `liqoctl at ${join(fresh.paths.bin, "liqoctl")} (not used: not recorded in ${fresh.paths.tools} as installed by nr)`,
     });
@@ -175,7 +176,7 @@ describe("companion tools", () => {
     await installTool({ ...first, path: join(fresh.paths.bin, "helm") }, { runner, paths: fresh.paths });
     await rename(join(fresh.paths.bin, "helm"), dir.path("elsewhere"));
     await symlink(dir.path("elsewhere"), join(fresh.paths.bin, "helm"));
-    expect(await resolveTool("helm", { pins, arch: "amd64", paths: fresh.paths, runner, env })).toMatchObject({
+    expect(await resolve("helm", { paths: fresh.paths, env })).toMatchObject({
       action: "install",
       found: `helm at ${join(fresh.paths.bin, "helm")} (not used: ${join(fresh.paths.bin, "helm")} is a symbolic link)`,
     });
@@ -183,7 +184,7 @@ describe("companion tools", () => {
 
   it("the installed tool is kept while the pins name the download it came from, and replaced when they name another", async () => {
     const { paths, env } = await home();
-    const first = await resolveTool("liqoctl", { pins, arch: "amd64", paths, runner, env });
+    const first = await resolve("liqoctl", { paths, env });
     if (first.action !== "install") throw new Error("expected an install");
     await installTool(first, { runner, paths });
     const record = JSON.parse(await readFile(paths.tools, "utf8"));
@@ -196,9 +197,7 @@ describe("companion tools", () => {
     const artifact = edited.tools.liqoctl.artifacts?.amd64;
     if (artifact === undefined) throw new Error("no amd64 liqoctl");
     artifact.sha256 = "0".repeat(64);
-    expect(
-      await resolveTool("liqoctl", { pins: { ...pins, pins: edited }, arch: "amd64", paths, runner, env }),
-    ).toMatchObject({
+    expect(await resolve("liqoctl", { pins: { ...pins, pins: edited }, paths, env })).toMatchObject({
       action: "install",
       found: expect.stringContaining("installed from another download than the pins name"),
     });
@@ -209,13 +208,7 @@ describe("companion tools", () => {
     const marker = dir.path("ran");
     await dir.write({ "shared/helm": { content: `#!/bin/sh\ntouch ${marker}\necho v3.18.6\n`, mode: 0o755 } });
     await chmod(dir.path("shared"), 0o777);
-    const decision = await resolveTool("helm", {
-      pins,
-      arch: "amd64",
-      paths,
-      runner,
-      env: { PATH: dir.path("shared") },
-    });
+    const decision = await resolve("helm", { paths, env: { PATH: dir.path("shared") } });
     expect(decision).toMatchObject({ action: "install" });
     expect(decision.action === "install" && decision.found).toContain(`helm at ${dir.path("shared/helm")} (not run: `);
     expect(decision.action === "install" && decision.found).toContain("every user may write to it (mode 0777)");
@@ -265,13 +258,7 @@ describe("companion tools", () => {
       artifact.sha256 = createHash("sha256").update(archive).digest("hex");
       delete artifact.size;
       const env = { PATH: dir.path("empty-path") };
-      const decision = await resolveTool("liqoctl", {
-        pins: { ...pins, pins: wrong },
-        arch: "amd64",
-        paths,
-        runner,
-        env,
-      });
+      const decision = await resolve("liqoctl", { pins: { ...pins, pins: wrong }, paths, env });
       if (decision.action !== "install") throw new Error("expected an install");
       const error = await userErrorOf(installTool(decision, { runner, paths }));
       expect(error.code).toBe("TOOL_INSTALL_FAILED");
@@ -280,13 +267,7 @@ describe("companion tools", () => {
       );
       expect(await readdir(paths.bin)).toEqual([]);
       // The same program on PATH: not run, and named for what it is.
-      const onPath = await resolveTool("liqoctl", {
-        pins,
-        arch: "amd64",
-        paths,
-        runner,
-        env: { PATH: dir.path("pack") },
-      });
+      const onPath = await resolve("liqoctl", { paths, env: { PATH: dir.path("pack") } });
       expect(onPath).toMatchObject({
         action: "install",
         found: `liqoctl at ${dir.path("pack/liqoctl")} (a linux/arm64 program, not linux/amd64)`,
@@ -310,7 +291,7 @@ describe("companion tools", () => {
       if (artifact === undefined) throw new Error("no amd64 helm");
       artifact.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/helm.tar.gz`;
       delete artifact.size;
-      const decision = await resolveTool("helm", { pins: { ...pins, pins: slow }, arch: "amd64", paths, runner, env });
+      const decision = await resolve("helm", { pins: { ...pins, pins: slow }, paths, env });
       if (decision.action !== "install") throw new Error("expected an install");
       const controller = new AbortController();
       const error = await userErrorOf(
@@ -337,7 +318,7 @@ describe("companion tools", () => {
 
   it(`fuzz: a tools.json that is not nr's record never throws and records nothing it does not say (${FUZZ_RUNS} inputs)`, async () => {
     const { paths, env } = await home();
-    const decision = await resolveTool("helm", { pins, arch: "amd64", paths, runner, env });
+    const decision = await resolve("helm", { paths, env });
     if (decision.action !== "install") throw new Error("expected an install");
     await installTool(decision, { runner, paths });
     const valid = await readFile(paths.tools, "utf8");
