@@ -1,27 +1,21 @@
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
+import { configHome, userErrorOf } from "@nodekit/test-utils";
 import { load } from "js-yaml";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { formatConfig, parseConfig } from "./parse.ts";
 import { emptyConfig, type SiteConfig } from "./rules.ts";
 import { setSite } from "./sites.ts";
 import { type ConfigLocation, configPath, loadConfig, saveConfig, updateConfig } from "./store.ts";
 
 let root: string;
-let cleanup: () => Promise<void>;
 let location: ConfigLocation;
 let file: string;
 
 beforeEach(async () => {
-  ({ path: root, cleanup } = await tempDir("site-config-"));
-  location = { env: { HOME: root, XDG_CONFIG_HOME: join(root, "xdg") }, cwd: root };
-  file = join(root, "xdg", "nvkectl", "config.yaml");
-  await writeFile(join(root, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+  ({ root, location, file } = await configHome("site-config-"));
 });
-
-afterEach(() => cleanup());
 
 const mode = async (path: string) => (await stat(path)).mode & 0o777;
 

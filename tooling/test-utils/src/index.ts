@@ -6,7 +6,16 @@ import { UserError } from "@nodekit/errors";
 import { inProcessBusy, runInProcess } from "./in-process.ts";
 import { runProcess } from "./processes.ts";
 
-export { FUZZ_RUNS, fuzzBytes, fuzzText, mutatedJson, problemsAreLocated } from "./fuzz.ts";
+export {
+  everyFuzzRun,
+  FUZZ_RUNS,
+  fuzzBytes,
+  fuzzText,
+  mostly,
+  mutatedJson,
+  mutatedValues,
+  problemsAreLocated,
+} from "./fuzz.ts";
 export { inProcessBusy, runInProcess } from "./in-process.ts";
 export {
   type BoundedRun,
@@ -33,7 +42,15 @@ export {
 } from "./processes.ts";
 export { loopbackServers } from "./servers.ts";
 export { sink } from "./sink.ts";
-export { type FileEntry, type FileTree, type TestDir, type TestDirOptions, testdir } from "./testdir.ts";
+export {
+  type ConfigHome,
+  configHome,
+  type FileEntry,
+  type FileTree,
+  type TestDir,
+  type TestDirOptions,
+  testdir,
+} from "./testdir.ts";
 export { type OtherUser, type OtherUserLookup, otherUser } from "./users.ts";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -89,3 +89,24 @@ export async function testdir(tree: FileTree = {}, options: TestDirOptions = {})
     remove,
   };
 }
+
+/** Where a config-file test's HOME is (root), what to pass as the config's location, and the file nvkectl's config is. */
+export interface ConfigHome {
+  readonly root: string;
+  readonly location: { env: Record<string, string>; cwd: string };
+  readonly file: string;
+}
+
+/**
+ * A fresh HOME for a test of nvkectl's config file, removed when the test finishes: its
+ * XDG_CONFIG_HOME is under it (the file is xdg/nvkectl/config.yaml) and it holds a kubeconfig,
+ * lab.kubeconfig, that a site can name.
+ */
+export async function configHome(prefix: string): Promise<ConfigHome> {
+  const { root } = await testdir({ "lab.kubeconfig": "apiVersion: v1\nkind: Config\n" }, { prefix });
+  return {
+    root,
+    location: { env: { HOME: root, XDG_CONFIG_HOME: join(root, "xdg") }, cwd: root },
+    file: join(root, "xdg", "nvkectl", "config.yaml"),
+  };
+}

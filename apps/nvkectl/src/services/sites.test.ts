@@ -1,33 +1,26 @@
-import { stat, writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
 import { type ConfigLocation, loadConfig } from "@nodekit/site-config";
-import { tempDir, userErrorOf } from "@nodekit/test-utils";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { configHome, userErrorOf } from "@nodekit/test-utils";
+import { beforeEach, describe, expect, it } from "vitest";
 import { activateSite, configureSite, currentSite, readSites, removeSite } from "./sites.ts";
 
 let root: string;
-let cleanup: () => Promise<void>;
 let location: ConfigLocation;
 let file: string;
 
 beforeEach(async () => {
-  ({ path: root, cleanup } = await tempDir("nvkectl-sites-"));
-  location = { env: { HOME: root, XDG_CONFIG_HOME: join(root, "xdg") }, cwd: root };
-  file = join(root, "xdg", "nvkectl", "config.yaml");
-  await writeFile(join(root, "lab.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+  ({ root, location, file } = await configHome("nvkectl-sites-"));
 });
 
-afterEach(() => cleanup());
+/** configureSite in this test's home, naming lab.kubeconfig unless told another. */
+const configure = (name: string, url: string, kubeconfig = "lab.kubeconfig") =>
+  configureSite({ ...location, name, url, kubeconfig });
 
 describe("the command services", () => {
   it("configureSite stores a relative kubeconfig as an absolute path and activates the first site", async () => {
-    const result = await configureSite({
-      ...location,
-      name: "lab",
-      url: "https://lab.example",
-      kubeconfig: "lab.kubeconfig",
-    });
+    const result = await configure("lab", "https://lab.example");
 
     expect(result).toEqual({
       path: file,
@@ -39,19 +32,12 @@ describe("the command services", () => {
   });
 
   it("configureSite warns about plain HTTP to a non-loopback address", async () => {
-    const result = await configureSite({
-      ...location,
-      name: "lab",
-      url: "http://10.0.0.5:30080",
-      kubeconfig: "lab.kubeconfig",
-    });
+    const result = await configure("lab", "http://10.0.0.5:30080");
     expect(result.warning).toContain("a bearer token will be sent in clear text to 10.0.0.5:30080");
   });
 
   it("configureSite writes nothing when the kubeconfig does not exist", async () => {
-    const error = await userErrorOf(
-      configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "missing.kubeconfig" }),
-    );
+    const error = await userErrorOf(configure("lab", "https://lab.example", "missing.kubeconfig"));
 
     expect(error.code).toBe("KUBECONFIG_NOT_FOUND");
     expect(error.exitCode).toBe(ExitCode.NotFound);
@@ -60,8 +46,8 @@ describe("the command services", () => {
   });
 
   it("activateSite, removeSite, readSites and currentSite work on the file", async () => {
-    await configureSite({ ...location, name: "lab", url: "https://lab.example", kubeconfig: "lab.kubeconfig" });
-    await configureSite({ ...location, name: "edge", url: "https://edge.example", kubeconfig: "lab.kubeconfig" });
+    await configure("lab", "https://lab.example");
+    await configure("edge", "https://edge.example");
 
     expect((await currentSite(location)).site.name).toBe("lab");
     expect((await currentSite({ ...location, site: "edge" })).site.name).toBe("edge");
