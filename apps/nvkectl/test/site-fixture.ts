@@ -4,6 +4,7 @@ import { type EmulatorOptions, type RunningEmulator, startEmulator } from "@node
 import { tempDir } from "@nodekit/test-utils";
 import { type DedicatedControlPlane, useControlPlane } from "@nodekit/testenv/vitest";
 import { expect } from "vitest";
+import { recordConfigMap } from "../src/services/install-record.ts";
 import { apply, type CliHome, cliHome } from "./helpers.ts";
 
 // The set-up nvkectl's integration tests against a site share: a control plane of the test
@@ -98,5 +99,25 @@ export function closedPort(): Promise<number> {
       const port = typeof address === "object" && address ? address.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/**
+ * The install record an install of release nvke `release` (its controller chart `chart`) by
+ * deploy path nico leaves on the site, as the ConfigMap to apply; the digests are made up.
+ */
+export function installRecord(versions: { release: string; chart: string }, namespaces: string[] = []) {
+  return recordConfigMap({
+    installedAt: "2026-12-03T10:00:00.000Z",
+    site: "lab",
+    deployPath: "nico",
+    release: { name: "nvke", version: versions.release, digest: `sha256:${"a".repeat(64)}`, file: "release.json" },
+    items: [{ id: "nvke-controller", kind: "chart", version: versions.chart, digest: `sha256:${"b".repeat(64)}` }],
+    providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
+    certManager: "v1.19.1",
+    namespaces,
+    crds: [],
+    stackConfigSha256: `sha256:${"c".repeat(64)}`,
+    objects: [],
   });
 }

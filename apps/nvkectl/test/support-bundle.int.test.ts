@@ -5,9 +5,8 @@ import type { RunningEmulator } from "@nodekit/nvke-emulator";
 import { repoRoot } from "@nodekit/test-utils";
 import { dump, load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { recordConfigMap } from "../src/services/install-record.ts";
 import { type CliHome, kubectl } from "./helpers.ts";
-import { closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
+import { closedPort, installRecord, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // `nvkectl support-bundle` (issue 26 §2) against the real kube-apiserver tier and the NVKE
 // controller emulator with auth on: distinct canary strings in every secret input (the NICo
@@ -104,19 +103,7 @@ beforeAll(async () => {
         message: `NICo refused the key ${CANARY.nicoKey}`,
         type: "Warning",
       },
-      recordConfigMap({
-        installedAt: "2026-12-03T10:00:00.000Z",
-        site: "lab",
-        deployPath: "nico",
-        release: { name: "nvke", version: "0.9.0", digest: `sha256:${"a".repeat(64)}`, file: "release.json" },
-        items: [{ id: "nvke-controller", kind: "chart", version: "0.9.0", digest: `sha256:${"b".repeat(64)}` }],
-        providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
-        certManager: "v1.19.1",
-        namespaces: ["nke-controller", "nico-system"],
-        crds: [],
-        stackConfigSha256: `sha256:${"c".repeat(64)}`,
-        objects: [],
-      }),
+      installRecord({ release: "0.9.0", chart: "0.9.0" }, ["nke-controller", "nico-system"]),
     ],
   });
   ({ admin, home } = site);

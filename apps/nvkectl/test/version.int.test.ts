@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import type { RunningEmulator } from "@nodekit/nvke-emulator";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { recordConfigMap } from "../src/services/install-record.ts";
 import { apply, type CliHome, kubectl } from "./helpers.ts";
-import { closedPort, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
+import { closedPort, installRecord, type SiteFixture, setSite, siteFixture } from "./site-fixture.ts";
 
 // `nvkectl version` (issue 26 §2): the built CLI against the NVKE controller emulator and a
 // real kube-apiserver; the installed release read from the install record on the site.
@@ -41,22 +40,7 @@ describe("nvkectl version", () => {
   });
 
   test("-o json names the installed release the install record holds", async () => {
-    await apply(
-      admin,
-      recordConfigMap({
-        installedAt: "2026-12-03T10:00:00.000Z",
-        site: "lab",
-        deployPath: "nico",
-        release: { name: "nvke", version: "1.2.0", digest: `sha256:${"a".repeat(64)}`, file: "release.json" },
-        items: [{ id: "nvke-controller", kind: "chart", version: "0.4.0", digest: `sha256:${"b".repeat(64)}` }],
-        providers: [{ type: "CoreProvider", name: "cluster-api", version: "v1.11.7" }],
-        certManager: "v1.19.1",
-        namespaces: [],
-        crds: [],
-        stackConfigSha256: `sha256:${"c".repeat(64)}`,
-        objects: [],
-      }),
-    );
+    await apply(admin, installRecord({ release: "1.2.0", chart: "0.4.0" }));
     const result = await home.nvkectl(["version", "-o", "json"]);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
