@@ -1,4 +1,4 @@
-import { mutatedJson } from "@nodekit/test-utils";
+import { mostly, mutatedValues } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { acceptedCacheFile, type CacheKey, parseCacheFile } from "./cache.ts";
@@ -13,10 +13,6 @@ import { CLIENT_SERVICE_ACCOUNT } from "./constants.ts";
 
 const key: CacheKey = { site: "lab", serviceAccount: CLIENT_SERVICE_ACCOUNT, source: "file:/home/op/lab.kubeconfig" };
 const PATH = "/c/lab/nke-clients_nke-client.json";
-
-/** Mostly what the schema accepts, sometimes what it does not. */
-const mostly = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<T>) =>
-  fc.oneof({ arbitrary: good, weight: 12 }, { arbitrary: bad, weight: 1 });
 
 const OFFSETS = ["Z", "+00:00", "+05:30", "-08:00", "+23:59"];
 /** RFC 3339 instants as a writer might put them (with or without fractions, any offset), and some that are not. */
@@ -68,14 +64,9 @@ const replacement = fc.oneof(
 const KEYS = ["extra", "__proto__", "token", "auth", "issuedAt", "checkedAt", "expiresAt", "version"];
 
 /** What the reader sees: the file's JSON text, as bytes. */
-const files = fc
-  .oneof(
-    { arbitrary: file, weight: 2 },
-    { arbitrary: file.chain((value) => mutatedJson(value, replacement, KEYS)), weight: 4 },
-    { arbitrary: file.chain((value) => mutatedJson(value, replacement, KEYS, 2)), weight: 2 },
-    { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
-  )
-  .map((value) => new Uint8Array(Buffer.from(JSON.stringify(value), "utf8")));
+const files = mutatedValues(file, replacement, KEYS).map(
+  (value) => new Uint8Array(Buffer.from(JSON.stringify(value), "utf8")),
+);
 
 /** The parsed JSON of `bytes`. */
 const jsonOf = (bytes: Uint8Array): unknown => JSON.parse(Buffer.from(bytes).toString("utf8"));

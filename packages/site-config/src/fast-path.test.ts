@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ExitCode } from "@nodekit/errors";
-import { mutatedJson, testdir, userErrorOf } from "@nodekit/test-utils";
+import { mostly, mutatedValues, testdir, userErrorOf } from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { parseConfig } from "./parse.ts";
@@ -17,9 +17,6 @@ import { acceptedConfig, loadConfig } from "./store.ts";
 // CONFIG_INVALID with the problems parseConfig names).
 
 const NAMES = ["lab", "edge", "x"];
-/** Mostly what the rules accept, sometimes what they do not. */
-const mostly = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<T>) =>
-  fc.oneof({ arbitrary: good, weight: 12 }, { arbitrary: bad, weight: 1 });
 const site = fc.record({
   name: mostly(
     fc.oneof(fc.constantFrom(...NAMES), fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?$/)),
@@ -66,16 +63,13 @@ const replacement = fc.oneof(
 const KEYS = ["extra", "token", "__proto__", "sites", "activeSite", "name", "url", "kubeconfig"];
 
 /** What the reader sees: the value as JSON text, parsed again. */
-const values = fc
-  .oneof(
-    { arbitrary: config, weight: 2 },
-    { arbitrary: config.chain((value) => mutatedJson(value, replacement, KEYS)), weight: 4 },
-    { arbitrary: config.chain((value) => mutatedJson(value, replacement, KEYS, 2)), weight: 2 },
-    { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
-    // No sites: the schema fills them in (an empty list), the fast path leaves that to it.
-    { arbitrary: config.map(({ sites: _, ...rest }) => rest), weight: 1 },
-  )
-  .map((value) => JSON.stringify(value));
+const values = mutatedValues(
+  config,
+  replacement,
+  KEYS,
+  // No sites: the schema fills them in (an empty list), the fast path leaves that to it.
+  { arbitrary: config.map(({ sites: _, ...rest }) => rest), weight: 1 },
+).map((value) => JSON.stringify(value));
 
 test("what the fast path accepts, the schema accepts, returning the same value in the same order", () => {
   const taken = { accepted: 0, declined: 0 };

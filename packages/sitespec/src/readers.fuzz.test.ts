@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatProblem } from "@nodekit/errors";
-import { FUZZ_RUNS, fuzzText, problemsAreLocated, repoRoot } from "@nodekit/test-utils";
-import fc from "fast-check";
+import { everyFuzzRun, FUZZ_RUNS, fuzzText, problemsAreLocated, repoRoot } from "@nodekit/test-utils";
 import { expect, test } from "vitest";
 import { generateSiteSpec } from "./index.ts";
 import { parseSiteSpec } from "./parse-site-spec.ts";
@@ -26,30 +25,21 @@ const csvTokens = [
   "node-1",
 ];
 
-test(`the hosts CSV reader takes ${FUZZ_RUNS} generated files without a crash, each problem located`, () => {
-  let runs = 0;
-  fc.assert(
-    fc.property(fuzzText([hostsCsv, "name,ip\nnode-1,10.0.0.1\n"], csvTokens), (csvText) => {
-      runs += 1;
-      const result = generateSiteSpec({ csvText, source: "hosts.csv", siteName: "lab" });
-      expect(result.yaml === undefined).toBe(result.problems.some((p) => p.severity === "error"));
-      expect(problemsAreLocated(result.problems, "hosts.csv", csvText, formatProblem)).toBe(true);
-    }),
-    { numRuns: FUZZ_RUNS },
-  );
-  expect(runs).toBe(FUZZ_RUNS);
+test(`the hosts CSV reader takes ${FUZZ_RUNS} generated files without a crash, each problem located`, async () => {
+  await everyFuzzRun(fuzzText([hostsCsv, "name,ip\nnode-1,10.0.0.1\n"], csvTokens), (csvText) => {
+    const result = generateSiteSpec({ csvText, source: "hosts.csv", siteName: "lab" });
+    expect(result.yaml === undefined).toBe(result.problems.some((p) => p.severity === "error"));
+    expect(problemsAreLocated(result.problems, "hosts.csv", csvText, formatProblem)).toBe(true);
+  });
 }, 300_000);
 
-test(`the site spec reader takes ${FUZZ_RUNS} generated files without a crash, each problem located`, () => {
-  let runs = 0;
-  fc.assert(
-    fc.property(fuzzText([siteSpec], ["hosts:", "agentPort:", "ekThumbprint:", "attestation:", "tpm:"]), (text) => {
-      runs += 1;
+test(`the site spec reader takes ${FUZZ_RUNS} generated files without a crash, each problem located`, async () => {
+  await everyFuzzRun(
+    fuzzText([siteSpec], ["hosts:", "agentPort:", "ekThumbprint:", "attestation:", "tpm:"]),
+    (text) => {
       const result = parseSiteSpec(text, { source: "sitespec.yaml" });
       expect(result.spec === undefined).toBe(result.problems.length > 0);
       expect(problemsAreLocated(result.problems, "sitespec.yaml", text, formatProblem)).toBe(true);
-    }),
-    { numRuns: FUZZ_RUNS },
+    },
   );
-  expect(runs).toBe(FUZZ_RUNS);
 }, 300_000);

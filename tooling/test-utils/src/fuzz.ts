@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { expect } from "vitest";
 
 /** How many generated inputs every document reader's fuzz test drives through it (issue 9: at least 10,000). */
 export const FUZZ_RUNS = 10_000;
@@ -194,4 +195,46 @@ export function mutatedJson(
   let result = edit(value);
   for (let more = 1; more < edits; more++) result = result.chain(edit);
   return result;
+}
+
+/**
+ * The fuzz tests' loop: `check` on FUZZ_RUNS inputs `inputs` makes, and then that it ran on
+ * every one (an input fast-check skipped would not count).
+ */
+export async function everyFuzzRun<T>(
+  inputs: fc.Arbitrary<T>,
+  check: (input: T) => void | Promise<void>,
+): Promise<void> {
+  let runs = 0;
+  await fc.assert(
+    fc.asyncProperty(inputs, async (input) => {
+      runs += 1;
+      await check(input);
+    }),
+    { numRuns: FUZZ_RUNS },
+  );
+  expect(runs).toBe(FUZZ_RUNS);
+}
+
+/** Mostly `good` (12 times in 13), sometimes `bad`: what a checker's property tests put in a field. */
+export const mostly = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<T>): fc.Arbitrary<T> =>
+  fc.oneof({ arbitrary: good, weight: 12 }, { arbitrary: bad, weight: 1 });
+
+/**
+ * What a checker's property tests read: a value of `values` as it is (weight 2), with one edit
+ * of mutatedJson (4) or two (2), or any JSON at all (1); `more` adds arms of its own.
+ */
+export function mutatedValues(
+  values: fc.Arbitrary<unknown>,
+  replacements: fc.Arbitrary<unknown>,
+  keys: readonly string[],
+  ...more: { arbitrary: fc.Arbitrary<unknown>; weight: number }[]
+): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { arbitrary: values, weight: 2 },
+    { arbitrary: values.chain((value) => mutatedJson(value, replacements, keys)), weight: 4 },
+    { arbitrary: values.chain((value) => mutatedJson(value, replacements, keys, 2)), weight: 2 },
+    { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
+    ...more,
+  );
 }

@@ -9,7 +9,15 @@ import {
   CreateClusterRequestSchema,
   CreateNodePoolRequestSchema,
 } from "@nodekit/nvke-api";
-import { FUZZ_RUNS, fuzzBytes, fuzzText, problemsAreLocated, repoRoot, testdir } from "@nodekit/test-utils";
+import {
+  everyFuzzRun,
+  FUZZ_RUNS,
+  fuzzBytes,
+  fuzzText,
+  problemsAreLocated,
+  repoRoot,
+  testdir,
+} from "@nodekit/test-utils";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { errorCodes } from "../errors.ts";
@@ -42,26 +50,20 @@ function expectUserError(error: unknown, source: string, text: string): void {
 
 const requests = [example("capd-cluster.yaml"), example("nico-mock-nodepool.yaml"), JSON.stringify({ name: "a" })];
 
-test(`create requests: ${FUZZ_RUNS} generated files through the -f reader without a crash`, () => {
-  let runs = 0;
-  fc.assert(
-    fc.property(fuzzBytes(requests, requestTokens), fc.boolean(), (bytes, cluster) => {
-      runs += 1;
-      const source = "request.yaml";
-      // readRequestFile without the disk: the same decoding, reading and checks, in the same order.
-      try {
-        const text = textOf(bytes, source, (problems) =>
-          Object.assign(new UserError(errorCodes.INPUT_INVALID, "x", { problems })),
-        );
-        const schema = cluster ? CreateClusterRequestSchema : CreateNodePoolRequestSchema;
-        validateRequest(schema, singleObject(text, source, "request"), source);
-      } catch (error) {
-        expectUserError(error, source, Buffer.from(bytes).toString("latin1"));
-      }
-    }),
-    { numRuns: FUZZ_RUNS },
-  );
-  expect(runs).toBe(FUZZ_RUNS);
+test(`create requests: ${FUZZ_RUNS} generated files through the -f reader without a crash`, async () => {
+  await everyFuzzRun(fc.tuple(fuzzBytes(requests, requestTokens), fc.boolean()), ([bytes, cluster]) => {
+    const source = "request.yaml";
+    // readRequestFile without the disk: the same decoding, reading and checks, in the same order.
+    try {
+      const text = textOf(bytes, source, (problems) =>
+        Object.assign(new UserError(errorCodes.INPUT_INVALID, "x", { problems })),
+      );
+      const schema = cluster ? CreateClusterRequestSchema : CreateNodePoolRequestSchema;
+      validateRequest(schema, singleObject(text, source, "request"), source);
+    } catch (error) {
+      expectUserError(error, source, Buffer.from(bytes).toString("latin1"));
+    }
+  });
 }, 300_000);
 
 test("create requests from disk, through readRequestFile itself", async () => {
@@ -81,24 +83,18 @@ test("create requests from disk, through readRequestFile itself", async () => {
 }, 300_000);
 
 test(`merge patches: ${FUZZ_RUNS} generated --patch values without a crash`, async () => {
-  let runs = 0;
   const patches = ['{"labels": {"team": "a"}}', '{"description": "x", "labels": {"a": null}}', '{"name": "b"}', "{}"];
-  await fc.assert(
-    fc.asyncProperty(fuzzText(patches, ['"labels"', '"status"', '"id"', "null", '"network"']), async (patch) => {
-      runs += 1;
-      try {
-        await readPatch({
-          schema: ClusterPatchSchema,
-          patch,
-          immutable: CLUSTER_IMMUTABLE_FIELDS,
-          readOnly: CLUSTER_READ_ONLY_FIELDS,
-          kind: "cluster",
-        });
-      } catch (error) {
-        expectUserError(error, "--patch", patch);
-      }
-    }),
-    { numRuns: FUZZ_RUNS },
-  );
-  expect(runs).toBe(FUZZ_RUNS);
+  await everyFuzzRun(fuzzText(patches, ['"labels"', '"status"', '"id"', "null", '"network"']), async (patch) => {
+    try {
+      await readPatch({
+        schema: ClusterPatchSchema,
+        patch,
+        immutable: CLUSTER_IMMUTABLE_FIELDS,
+        readOnly: CLUSTER_READ_ONLY_FIELDS,
+        kind: "cluster",
+      });
+    } catch (error) {
+      expectUserError(error, "--patch", patch);
+    }
+  });
 }, 300_000);
