@@ -123,6 +123,11 @@ async function providers(): Promise<
   return Object.fromEntries(list.map((p) => [p.name, p]));
 }
 
+/** What get providers says of nico now matches `expected`. */
+async function expectNico(expected: Record<string, string>): Promise<void> {
+  expect((await providers()).nico).toMatchObject(expected);
+}
+
 async function establishedAll(names: string[]): Promise<void> {
   await eventually(async () => {
     for (const name of names) {
@@ -179,17 +184,12 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
     // When the conflict goes, every CRD is Established, and the controller is the first thing missing
     await kubectl(admin, ["delete", "crd", `decoys.${GROUP}`, "--wait=true"]);
     await establishedAll(["nicomachines"]);
-    seen = await providers();
-    expect(seen.nico).toMatchObject({
-      state: "NO-CONTROLLER",
-      reason: "Deployment nico-system/nico-controller-manager not found",
-    });
+    await expectNico({ state: "NO-CONTROLLER", reason: "Deployment nico-system/nico-controller-manager not found" });
 
     // When the Deployment exists but is not Available (no controller-manager runs here)
     await apply(admin, namespace("nico-system"));
     await apply(admin, deployment("nico-system", "nico-controller-manager"));
-    seen = await providers();
-    expect(seen.nico).toMatchObject({
+    await expectNico({
       state: "CONTROLLER-UNAVAILABLE",
       reason: "Deployment nico-system/nico-controller-manager not Available (0/1 ready)",
     });
@@ -223,11 +223,7 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
       }),
     ]);
     // Then the credentials Secret is what is missing: misconfigured, not uninstalled
-    seen = await providers();
-    expect(seen.nico).toMatchObject({
-      state: "NO-CREDENTIALS",
-      reason: "Secret nico-system/nico-credentials not found",
-    });
+    await expectNico({ state: "NO-CREDENTIALS", reason: "Secret nico-system/nico-credentials not found" });
 
     // When the Secret exists
     await kubectl(admin, [
@@ -240,8 +236,7 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
       "--from-literal=apiKey=not-a-real-key",
     ]);
     // Then nico is CONFIGURED, but nothing checks the credentials yet
-    seen = await providers();
-    expect(seen.nico).toMatchObject({ state: "CONFIGURED", reason: "", credentials: "NO-IDENTITY" });
+    await expectNico({ state: "CONFIGURED", reason: "", credentials: "NO-IDENTITY" });
 
     // When a NicoIdentity names another Secret, it is not the one
     const identity = (name: string, secretName: string) => ({
@@ -255,8 +250,7 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
 
     // When one names nico's Secret but has not checked it yet
     await apply(admin, identity("default", "nico-credentials"));
-    seen = await providers();
-    expect(seen.nico).toMatchObject({ credentials: "UNKNOWN", identity: "nico-system/default" });
+    await expectNico({ credentials: "UNKNOWN", identity: "nico-system/default" });
 
     // When the provider records a successful check half an hour ago
     const checkedAt = new Date(Date.now() - 30 * 60_000).toISOString().replace(/\.\d+Z$/, "Z");
@@ -273,8 +267,7 @@ describe("nvkectl get providers (real kube-apiserver)", () => {
         JSON.stringify({ status: { credentials: { state, lastCheckTime: checkedAt, message } } }),
       ]);
     await setCheck("HEALTHY", "authenticated as org nvke-lab");
-    seen = await providers();
-    expect(seen.nico).toMatchObject({ state: "CONFIGURED", credentials: "HEALTHY", lastCheckTime: checkedAt });
+    await expectNico({ state: "CONFIGURED", credentials: "HEALTHY", lastCheckTime: checkedAt });
 
     // Then the table reads CONFIGURED with HEALTHY, checked 30m ago
     const table = await home.nvkectl(["get", "providers"]);
