@@ -25,17 +25,13 @@ const command: ManifestCommand = {
 
 describe("launchIndexOf", () => {
   it("keeps what a start reads and drops the help texts", () => {
+    // What a start reads is kept as it is: everything but the help texts (and the flags' own).
+    const { summary: _summary, description: _description, examples: _examples, args: _args, ...kept } = command;
     expect(launchIndexOf({ version: "1.2.3", commands: { "get:clusters": command } })).toEqual({
       version: "1.2.3",
       commands: {
         "get:clusters": {
-          id: "get:clusters",
-          aliases: ["get:cluster"],
-          hiddenAliases: [],
-          pluginName: "demo",
-          pluginType: "core",
-          relativePath: ["dist", "commands", "get", "clusters.js"],
-          strict: false,
+          ...kept,
           flags: {
             site: { name: "site", type: "option", helpGroup: "GLOBAL" },
             output: { name: "output", char: "o", type: "option" },
