@@ -1,6 +1,5 @@
 import { createHash, generateKeyPairSync, verify } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { packFluxArtifact } from "./flux-artifact.ts";
 import {
   COSIGN_SIGNATURE_ANNOTATION,
   COSIGN_SIMPLE_SIGNING_MEDIA_TYPE,
@@ -8,6 +7,7 @@ import {
   publicKeyOf,
   pushFluxArtifacts,
 } from "./flux-push.ts";
+import { packedManifests } from "./test-support.ts";
 
 const key = () =>
   generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
@@ -46,13 +46,7 @@ describe("cosignSignature", () => {
 
 describe("pushFluxArtifacts", () => {
   test("blobs before manifests, each artifact by digest at <repository>/<item>, its signature under cosign's tag", async () => {
-    const artifact = await packFluxArtifact({
-      item: "widgets",
-      files: { "manifests.yaml": "kind: ConfigMap\n" },
-      source: "s",
-      revision: "r",
-      created: "1970-01-01T00:00:00Z",
-    });
+    const artifact = await packedManifests("widgets", "kind: ConfigMap\n");
     const calls: string[] = [];
     const pusher = {
       pushBlob: async (repository: string, bytes: Uint8Array) => {

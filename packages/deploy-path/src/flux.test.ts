@@ -16,6 +16,7 @@ import {
   secretsIn,
 } from "./flux.ts";
 import { ociLayoutFiles, packFluxArtifact } from "./flux-artifact.ts";
+import { packedManifests } from "./test-support.ts";
 
 const deployment = (name: string, namespace?: string): RenderedObject => ({
   apiVersion: "apps/v1",
@@ -199,13 +200,7 @@ describe("packFluxArtifact", () => {
   });
 
   test("the OCI layout names each artifact by its item and holds every blob", async () => {
-    const a = await packFluxArtifact({
-      item: "spire",
-      files: { "manifests.yaml": "a: 1\n" },
-      source: "s",
-      revision: "r",
-      created: "1970-01-01T00:00:00Z",
-    });
+    const a = await packedManifests("spire", "a: 1\n");
     const files = ociLayoutFiles([a]);
     const index = JSON.parse(new TextDecoder().decode(files.get("index.json")));
     expect(index.manifests).toEqual([

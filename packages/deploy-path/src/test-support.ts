@@ -1,6 +1,7 @@
+import { packFluxArtifact } from "./flux-artifact.ts";
 import type { DeployPathFs } from "./load.ts";
 
-// For this package's tests: a deploy path read from memory.
+// For this package's tests: a deploy path read from memory, and a Flux artifact to push or lay out.
 
 /** A DeployPathFs over `files` (absolute path → text): what is not there reads as missing. */
 export function memoryFs(files: Record<string, string>): DeployPathFs {
@@ -18,3 +19,13 @@ export function memoryFs(files: Record<string, string>): DeployPathFs {
     },
   };
 }
+
+/** The Flux artifact of `item` whose one file manifests.yaml is `manifests`: source "s", revision "r", at the epoch. */
+export const packedManifests = (item: string, manifests: string) =>
+  packFluxArtifact({
+    item,
+    files: { "manifests.yaml": manifests },
+    source: "s",
+    revision: "r",
+    created: "1970-01-01T00:00:00Z",
+  });
