@@ -107,20 +107,13 @@ describe("the k3s installer stand-in", () => {
   }, 180_000);
 
   it("writes k3s-uninstall.sh, and a re-run with other server flags changes the running config", async () => {
-    const first = await call("k3s-install.sh", [
-      "server",
-      "--flannel-backend=none",
-      "--cluster-cidr=10.42.0.0/16",
-      "--node-name=rerun",
-    ]);
+    // The install script as register runs it, for node "rerun" with this pod CIDR.
+    const serverWithPods = (cidr: string) =>
+      call("k3s-install.sh", ["server", "--flannel-backend=none", `--cluster-cidr=${cidr}`, "--node-name=rerun"]);
+    const first = await serverWithPods("10.42.0.0/16");
     expect(first.code, first.stderr).toBe(0);
     await access(join(stand.bin, "k3s-uninstall.sh"));
-    const second = await call("k3s-install.sh", [
-      "server",
-      "--flannel-backend=none",
-      "--cluster-cidr=10.50.0.0/16",
-      "--node-name=rerun",
-    ]);
+    const second = await serverWithPods("10.50.0.0/16");
     expect(second.code, second.stderr).toBe(0);
     const config = await stand.k3sConfig();
     expect(config?.exec).toContain("--cluster-cidr=10.50.0.0/16");
