@@ -15,6 +15,9 @@ const TOKEN = "nr-cli-test-token";
 const fx = useEmulatorHome("nr-cli-", TOKEN);
 
 const base = (extra: string[] = []) => registerArgv(fx.emulator.url, fx.root, extra);
+/** The dry run of register with `extra`, the operator's install left out. */
+const dryRun = (env: Record<string, string | undefined>, extra: string[]) =>
+  fx.home.nr(base([...extra, "--skip-operator-install", "--dry-run"]), { env });
 
 const AT = "2025-10-01T12:00:00.000Z";
 
@@ -184,12 +187,7 @@ describe("nr cluster register refuses bad input before it changes anything", () 
     // is taken on --resume without --restart (issue 23, item 10).
     const status = await fx.home.nr(["cluster", "status", "-o", "json"], { env });
     expect(JSON.parse(status.stdout).agent).toEqual({});
-    const other = await fx.home.nr(
-      base(["--name", "vm-accepted", "--resume", "--skip-operator-install", "--dry-run"]),
-      {
-        env,
-      },
-    );
+    const other = await dryRun(env, ["--name", "vm-accepted", "--resume"]);
     expect(other.exitCode, other.stderr).toBe(0);
     expect(other.stdout).toContain("# create agent vm-accepted (amd64");
   });
@@ -287,22 +285,17 @@ describe("the network plan (issue 23, item 4)", () => {
   it("a range not given is the one recorded; before k3s ran, another one may still be chosen", async () => {
     const env = await fresh("network-recorded");
     await stateWith(env, "vm-net-2", { podCidr: "10.44.0.0/16", serviceCidr: "10.45.0.0/16" }, false);
-    const recordedPlan = await fx.home.nr(base(["--resume", "--skip-operator-install", "--dry-run"]), { env });
+    const recordedPlan = await dryRun(env, ["--resume"]);
     expect(recordedPlan.exitCode, recordedPlan.stderr).toBe(0);
     expect(recordedPlan.stdout).toContain("--cluster-cidr=10.44.0.0/16 --service-cidr=10.45.0.0/16");
-    const other = await fx.home.nr(
-      base(["--resume", "--pod-cidr", "10.46.0.0/16", "--skip-operator-install", "--dry-run"]),
-      {
-        env,
-      },
-    );
+    const other = await dryRun(env, ["--resume", "--pod-cidr", "10.46.0.0/16"]);
     expect(other.exitCode, other.stderr).toBe(0);
     expect(other.stdout).toContain("--cluster-cidr=10.46.0.0/16 --service-cidr=10.45.0.0/16");
   });
 
   it("Liqo gets the API server URL NodeRings reaches and the node subnet reserved; without a default route, say so first", async () => {
     const env = await fresh("api-server-url");
-    const plan = await fx.home.nr(base(["--name", "vm-url", "--skip-operator-install", "--dry-run"]), { env });
+    const plan = await dryRun(env, ["--name", "vm-url"]);
     expect(plan.exitCode, plan.stderr).toBe(0);
     expect(plan.stdout).toContain(
       "--api-server-url https://10.20.0.11:6443 --reserved-subnets '10.20.0.0/24,<reserved CIDRs from NodeRings>'",
@@ -471,7 +464,7 @@ describe("the API's failures", () => {
     const env = await fresh("html500");
     // The first request and its three retries.
     fx.emulator.chaos("html500", { count: 4 });
-    const result = await fx.home.nr(base(["--name", "vm-x", "--skip-operator-install", "--dry-run"]), { env });
+    const result = await dryRun(env, ["--name", "vm-x"]);
     expect(result.exitCode).toBe(6);
     expect(result.stderr).toContain("HTTP 500, text/html");
   });
@@ -566,7 +559,7 @@ describe("the API's failures", () => {
 describe("dry run", () => {
   it("prints every call in order, creates no agent and writes no state", async () => {
     const env = await fresh("dry-run");
-    const result = await fx.home.nr(base(["--name", "vm-dry", "--skip-operator-install", "--dry-run"]), { env });
+    const result = await dryRun(env, ["--name", "vm-dry"]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(
       result.stdout
@@ -816,7 +809,7 @@ describe("the lock", () => {
       }),
       { mode: 0o600 },
     );
-    const refused = await fx.home.nr(base(["--name", "vm-reused", "--skip-operator-install", "--dry-run"]), { env });
+    const refused = await dryRun(env, ["--name", "vm-reused"]);
     expect(refused.exitCode, refused.stderr).toBe(0); // a dry run takes no lock
     const run = await fx.home.nr(base(["--name", "admin", "--skip-operator-install"]), { env });
     expect(run.exitCode).toBe(5);
