@@ -38,8 +38,8 @@ const requiring = (
     ...options,
   });
 
-const publish = (prefix: string, witnesses = [transparencyLogWitness(log)]) =>
-  publishTestRelease({ client, registry: registry.host, prefix, signer, witnesses });
+const publish = (prefix: string, witnesses = [transparencyLogWitness(log)], by = signer) =>
+  publishTestRelease({ client, registry: registry.host, prefix, signer: by, witnesses });
 
 /** The release's one bundle's log entries, as published. */
 const entriesOf = (release: Awaited<ReturnType<typeof publish>>) =>
@@ -256,13 +256,11 @@ describe("transparencyLog: none, and a bundle that carries an entry anyway", () 
 
   test("the signature is still checked: another key's bundle with a genuine entry is RELEASE_UNTRUSTED_SIGNER", async () => {
     const stranger = generateSigningKeyPair();
-    const release = await publishTestRelease({
-      client,
-      registry: registry.host,
-      prefix: "ignored-stranger",
-      signer: localKeySigner(stranger.privateKeyPem),
-      witnesses: [transparencyLogWitness(log)],
-    });
+    const release = await publish(
+      "ignored-stranger",
+      [transparencyLogWitness(log)],
+      localKeySigner(stranger.privateKeyPem),
+    );
     const error = await userErrorOf(verifyRelease({ client, reference: release.tagReference, policy: keyOnly() }));
     expect(error.code).toBe("RELEASE_UNTRUSTED_SIGNER");
   });
