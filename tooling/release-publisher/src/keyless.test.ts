@@ -36,15 +36,13 @@ let signed: PublishedTestRelease;
 const trusting = (identity: ReleasePolicy["identities"][number], root = trustedRootJson) =>
   policyFrom({ identities: [identity], trustedRootJson: root });
 
+/** verifyRelease of `release` (by its tag) under `policy`. */
+const verifiedUnder = (release: PublishedTestRelease, policy: ReleasePolicy) =>
+  verifyRelease({ client, reference: release.tagReference, policy });
+
 /** The user error verifying `release` fails with, under a policy trusting the test identity (and `root`). */
 const refusal = (release: PublishedTestRelease, root = trustedRootJson) =>
-  userErrorOf(
-    verifyRelease({
-      client,
-      reference: release.tagReference,
-      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
-    }),
-  );
+  userErrorOf(verifiedUnder(release, trusting({ subject: SUBJECT, issuer: ISSUER }, root)));
 
 async function publish(prefix: string, options: Partial<Parameters<typeof publishTestRelease>[0]> = {}) {
   return publishTestRelease({
@@ -139,11 +137,10 @@ describe("transparencyLog: required", () => {
       });
     const authorities = { certificateAuthorities: [fulcio], timestampAuthorities: [tsa] };
     // When the trusted root names both logs, Then it verifies
-    const verified = await verifyRelease({
-      client,
-      reference: release.tagReference,
-      policy: requiring(trustedRootFor({ ...authorities, transparencyLogs: [log], ctLogs: [ctLog] })),
-    });
+    const verified = await verifiedUnder(
+      release,
+      requiring(trustedRootFor({ ...authorities, transparencyLogs: [log], ctLogs: [ctLog] })),
+    );
     expect(verified.signer).toBe(`${SUBJECT} (issuer ${ISSUER})`);
     // And without the CT log, or without the transparency log, the requirement is unmet
     for (const [root, why] of [
@@ -156,9 +153,7 @@ describe("transparencyLog: required", () => {
         "its transparency-log entry does not verify against the logs",
       ],
     ] as const) {
-      const error = await userErrorOf(
-        verifyRelease({ client, reference: release.tagReference, policy: requiring(root) }),
-      );
+      const error = await userErrorOf(verifiedUnder(release, requiring(root)));
       expect(error.code).toBe("RELEASE_POLICY_UNMET");
       expect(error.why).toContain(why);
       expect(error.why).toContain("(transparencyLog: required;");
@@ -177,11 +172,7 @@ describe("rejected", () => {
     expect(error.why).toContain("does not chain to a certificate authority in the policy's trusted root");
     // The same release verifies once the policy's root names that CA: the chain was the only fault.
     const widened = trustedRootFor({ certificateAuthorities: [ca, rogue], timestampAuthorities: [tsa] });
-    const verified = await verifyRelease({
-      client,
-      reference: release.tagReference,
-      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, widened),
-    });
+    const verified = await verifiedUnder(release, trusting({ subject: SUBJECT, issuer: ISSUER }, widened));
     expect(verified.digest).toBe(release.digest);
   });
 
@@ -209,26 +200,21 @@ describe("rejected", () => {
     const root = trustedRootFor({ certificateAuthorities: [ca], timestampAuthorities: [tsa], transparencyLogs: [log] });
     // When the policy requires the log
     const error = await userErrorOf(
-      verifyRelease({
-        client,
-        reference: release.tagReference,
-        policy: policyFrom({
+      verifiedUnder(
+        release,
+        policyFrom({
           identities: [{ subject: SUBJECT, issuer: ISSUER }],
           trustedRootJson: root,
           transparencyLog: "required",
         }),
-      }),
+      ),
     );
     // Then the missing SCT is named as the unmet requirement, not as an untrusted CA
     expect(error.code).toBe("RELEASE_POLICY_UNMET");
     expect(error.why).toContain("its certificate carries no signed certificate timestamp");
     expect(error.why).toContain("(transparencyLog: required; expected 1 SCTs, got 0)");
     // And without the log requirement the same release verifies (its entry is checked all the same)
-    const verified = await verifyRelease({
-      client,
-      reference: release.tagReference,
-      policy: trusting({ subject: SUBJECT, issuer: ISSUER }, root),
-    });
+    const verified = await verifiedUnder(release, trusting({ subject: SUBJECT, issuer: ISSUER }, root));
     expect(verified.digest).toBe(release.digest);
   });
 
@@ -250,11 +236,7 @@ describe("transparencyLog: none", () => {
     const release = await publish("keyless-logged", {
       witnesses: [timestampWitness(tsa), transparencyLogWitness(createTransparencyLog())],
     });
-    const verified = await verifyRelease({
-      client,
-      reference: release.tagReference,
-      policy: trusting({ subject: SUBJECT, issuer: ISSUER }),
-    });
+    const verified = await verifiedUnder(release, trusting({ subject: SUBJECT, issuer: ISSUER }));
     expect(verified.signer).toBe(`${SUBJECT} (issuer ${ISSUER})`);
   });
 });
