@@ -93,17 +93,21 @@ describe("the install as Flux items", () => {
 });
 
 test("a chart item's helm upgrade --install renders with helm template: same chart, namespace, values and registry", () => {
+  // The release, chart, version and namespace, which both calls name the same.
+  const chart = [
+    "spire",
+    "oci://127.0.0.1:5000/charts/spire@sha256:ab",
+    "--version",
+    "0.24.1",
+    "--namespace",
+    "spire-system",
+  ];
   const call = helmCall(
     { kubeconfig: "/k" },
     [
       "upgrade",
       "--install",
-      "spire",
-      "oci://127.0.0.1:5000/charts/spire@sha256:ab",
-      "--version",
-      "0.24.1",
-      "--namespace",
-      "spire-system",
+      ...chart,
       "--create-namespace",
       "--values",
       "/v.yaml",
@@ -116,12 +120,7 @@ test("a chart item's helm upgrade --install renders with helm template: same cha
   );
   expect(templateCall(call).args).toEqual([
     "template",
-    "spire",
-    "oci://127.0.0.1:5000/charts/spire@sha256:ab",
-    "--version",
-    "0.24.1",
-    "--namespace",
-    "spire-system",
+    ...chart,
     "--values",
     "/v.yaml",
     "--plain-http",
