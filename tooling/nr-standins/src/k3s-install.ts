@@ -4,11 +4,12 @@ import {
   apply,
   fail,
   getJson,
-  kubectl,
   parseFlags,
   patchStatus,
   readState,
   record,
+  remove,
+  resource,
   type World,
   world,
 } from "./world.ts";
@@ -16,8 +17,8 @@ import {
 // A stand-in for the k3s installer (`sh install.sh server …`, get.k3s.io) and the k3s server
 // it starts, for apps/nr's tests and the sandbox's demo shell only: no k3s can run on these
 // machines. It does to the agent cluster (a real kube-apiserver with no kubelet: the test
-// tier's, or the sandbox's agent cluster) what k3s leaves there for nr to see, and no
-// friendlier:
+// tier's, or the sandbox's agent cluster; through its API in this process, world.ts) what
+// k3s leaves there for nr to see, and no friendlier:
 //
 // - The Node registers NotReady while no CNI runs: with --flannel-backend=none "the node is
 //   'not ready' due to no CNI Plugin … a bit of a chicken and egg situation" (k3s-io/k3s#12583;
@@ -66,15 +67,15 @@ export interface K3sConfig {
 const NOT_READY_MESSAGE =
   "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized";
 
-function uninstall(w: World): void {
+async function uninstall(w: World): Promise<void> {
   const config = readState<K3sConfig | undefined>(w, "k3s-config.json", undefined);
   record(w, { tool: "k3s-uninstall", argv: process.argv.slice(3), env: {} });
-  if (config !== undefined) kubectl(w, ["delete", `node/${config.nodeName}`, "--ignore-not-found"]);
+  if (config !== undefined) await remove(w, resource("v1", "nodes", config.nodeName));
   rmSync(join(w.state, "k3s-config.json"), { force: true });
   rmSync(join(w.bin, "k3s-uninstall.sh"), { force: true });
 }
 
-function install(w: World, argv: string[]): void {
+async function install(w: World, argv: string[]): Promise<void> {
   // install.sh's setup_env: the first argument is the command when it is not a flag.
   const command = argv[0] !== undefined && !argv[0].startsWith("-") ? argv[0] : "server";
   const rest = argv[0] === command ? argv.slice(1) : argv;
@@ -108,7 +109,7 @@ function install(w: World, argv: string[]): void {
   chmodSync(uninstallScript, 0o755);
 
   const nodeIp = one("node-ip") ?? w.nodeIp;
-  apply(w, {
+  await apply(w, {
     apiVersion: "v1",
     kind: "Node",
     metadata: {
@@ -122,14 +123,14 @@ function install(w: World, argv: string[]): void {
     },
   });
   const flannel = one("flannel-backend") !== "none";
-  const tigera = getJson(w, ["tigerastatus/calico"]);
+  const tigera = await getJson(w, resource("operator.tigera.io/v1", "tigerastatuses", "calico"));
   const cni =
     flannel ||
     ((tigera?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
       (c) => c.type === "Available" && c.status === "True",
     );
   const now = new Date().toISOString();
-  patchStatus(w, `node/${nodeName}`, {
+  await patchStatus(w, resource("v1", "nodes", nodeName), {
     addresses: [
       { type: "InternalIP", address: nodeIp },
       { type: "Hostname", address: nodeName },
@@ -159,12 +160,12 @@ function install(w: World, argv: string[]): void {
 
 const w = world();
 const argv = process.argv.slice(2);
-if (argv[0] === "--uninstall") uninstall(w);
+if (argv[0] === "--uninstall") await uninstall(w);
 else {
   record(w, {
     tool: "k3s-install",
     argv,
     env: { INSTALL_K3S_VERSION: process.env.INSTALL_K3S_VERSION, INSTALL_K3S_EXEC: process.env.INSTALL_K3S_EXEC },
   });
-  install(w, argv);
+  await install(w, argv);
 }

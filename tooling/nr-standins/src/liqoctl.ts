@@ -8,20 +8,24 @@ import {
   getJson,
   isGoDuration,
   type KubeconfigSeen,
-  kubectl,
+  list,
   parseCidr,
   parseFlags,
   patchStatus,
   readKubeconfig,
   record,
+  remove,
+  resource,
+  waitEstablished,
   world,
 } from "./world.ts";
 
 // A stand-in for liqoctl v1.0.1 and the Liqo it installs, for apps/nr's tests and the
 // sandbox's demo shell only: no Liqo can run on these machines. It acts on the agent cluster
 // (a real kube-apiserver: the test tier's, or the sandbox's agent cluster) as liqoctl
-// and Liqo's controllers would, and on NodeRings' side only through the kubeconfig nr gives
-// it (whose server is the emulator's, which nothing can reach). It models the documented
+// and Liqo's controllers would, through its API in this process (world.ts), and on NodeRings'
+// side only through the kubeconfig nr gives it (whose server is the emulator's, which nothing
+// can reach). It models the documented
 // behaviour of liqotech/liqo@v1.0.1, the unfriendly parts first:
 //
 // - `install k3s` (docs/usage/liqoctl/liqoctl_install.md, pkg/liqoctl/install): `--cluster-id`
@@ -116,19 +120,19 @@ const argv = process.argv.slice(2);
 const { flags, args } = parseFlags(argv, BOOLEANS);
 const one = (name: string) => flags.get(name)?.at(-1);
 
-function installed(): Installed | undefined {
-  const cm = getJson(w, ["configmap", INSTALL_CONFIGMAP, "-n", "liqo"]);
+async function installed(): Promise<Installed | undefined> {
+  const cm = await getJson(w, resource("v1", "configmaps", INSTALL_CONFIGMAP, "liqo"));
   const data = (cm?.data as Record<string, string> | undefined)?.install;
   return data === undefined ? undefined : (JSON.parse(data) as Installed);
 }
 
-function requireInstalled(): Installed {
-  const found = installed();
+async function requireInstalled(): Promise<Installed> {
+  const found = await installed();
   if (found === undefined) fail("ERROR  Liqo is not installed in namespace liqo (liqoctl install first)");
   return found;
 }
 
-function crd(group: string, kind: string, plural: string, scope: string): object {
+function crd(group: string, kind: string, plural: string, scope: string) {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -150,7 +154,7 @@ function crd(group: string, kind: string, plural: string, scope: string): object
   };
 }
 
-function install(): void {
+async function install(): Promise<void> {
   const provider = args[1];
   if (provider !== undefined && provider !== "k3s")
     fail(`ERROR  stand-in: only 'install k3s' is modelled, not ${provider}`);
@@ -190,10 +194,11 @@ function install(): void {
   }
   const timeout = one("timeout");
   if (timeout !== undefined && !isGoDuration(timeout)) fail(`ERROR  invalid argument "${timeout}" for "--timeout"`);
-  const services = JSON.parse(kubectl(w, ["get", "services", "-A", "-o", "json"])) as {
-    items: Array<{ metadata: { name: string }; spec: { clusterIP?: string } }>;
-  };
-  for (const service of services.items) {
+  const services = await list<{ metadata: { name: string }; spec: { clusterIP?: string } }>(
+    w,
+    resource("v1", "services"),
+  );
+  for (const service of services) {
     const ip = service.spec.clusterIP;
     if (ip !== undefined && ip !== "" && ip !== "None" && !cidrContains(serviceCIDR, ip)) {
       fail(
@@ -215,18 +220,17 @@ function install(): void {
     reservedSubnets,
     values,
   };
-  apply(
+  await apply(
     w,
     { apiVersion: "v1", kind: "Namespace", metadata: { name: "liqo" } },
     ...CRDS.map(([group, kind, plural, scope]) => crd(group, kind, plural, scope)),
   );
-  kubectl(w, [
-    "wait",
-    "--for=condition=Established",
-    ...CRDS.map(([group, , plural]) => `crd/${plural}.${group}`),
-    "--timeout=60s",
-  ]);
-  apply(w, {
+  await waitEstablished(
+    w,
+    CRDS.map(([group, , plural]) => `${plural}.${group}`),
+    60_000,
+  );
+  await apply(w, {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: INSTALL_CONFIGMAP, namespace: "liqo" },
@@ -252,19 +256,21 @@ function side(path: string | undefined, which: "local" | "remote"): KubeconfigSe
   return seen;
 }
 
-function foreignCluster(): ForeignClusterStatus | undefined {
-  const fc = getJson(w, [`foreignclusters.core.liqo.io/${w.platformClusterId}`]);
+const FOREIGN_CLUSTER = resource("core.liqo.io/v1beta1", "foreignclusters", w.platformClusterId);
+
+async function foreignCluster(): Promise<ForeignClusterStatus | undefined> {
+  const fc = await getJson(w, FOREIGN_CLUSTER);
   return fc?.status as ForeignClusterStatus | undefined;
 }
 
-function writeForeignCluster(status: ForeignClusterStatus): void {
-  apply(w, {
+async function writeForeignCluster(status: ForeignClusterStatus): Promise<void> {
+  await apply(w, {
     apiVersion: "core.liqo.io/v1beta1",
     kind: "ForeignCluster",
     metadata: { name: w.platformClusterId, labels: { "liqo.io/remote-cluster-id": w.platformClusterId } },
     spec: { clusterID: w.platformClusterId },
   });
-  patchStatus(w, `foreignclusters.core.liqo.io/${w.platformClusterId}`, status);
+  await patchStatus(w, FOREIGN_CLUSTER, status);
 }
 
 const roleOf = (outbound: boolean, inbound: boolean) =>
@@ -320,9 +326,9 @@ function peeringSides(): { local: KubeconfigSeen; remote: KubeconfigSeen; agentI
   return { local, remote, agentIs };
 }
 
-function peer(): void {
+async function peer(): Promise<void> {
   const sides = peeringSides();
-  const liqo = requireInstalled();
+  const liqo = await requireInstalled();
   const location = one("gw-server-service-location");
   if (location !== undefined && location !== "Consumer" && location !== "Provider")
     fail(`ERROR  invalid argument "${location}" for "--gw-server-service-location": must be Consumer or Provider`);
@@ -331,10 +337,10 @@ function peer(): void {
     fail(`ERROR  invalid argument "${type}" for "--gw-server-service-type"`);
   const timeout = one("timeout");
   if (timeout !== undefined && !isGoDuration(timeout)) fail(`ERROR  invalid argument "${timeout}" for "--timeout"`);
-  const now = directions(foreignCluster());
+  const now = directions(await foreignCluster());
   if (sides.agentIs === "consumer") {
-    writeForeignCluster(statusFor(true, now.inbound));
-    apply(w, {
+    await writeForeignCluster(statusFor(true, now.inbound));
+    await apply(w, {
       apiVersion: "v1",
       kind: "Node",
       metadata: {
@@ -355,28 +361,27 @@ function peer(): void {
       );
     }
     const tenantNs = `liqo-tenant-${w.platformClusterId}`;
-    apply(w, { apiVersion: "v1", kind: "Namespace", metadata: { name: tenantNs } });
-    apply(w, {
+    await apply(w, { apiVersion: "v1", kind: "Namespace", metadata: { name: tenantNs } });
+    await apply(w, {
       apiVersion: "authentication.liqo.io/v1beta1",
       kind: "Tenant",
       metadata: { name: w.platformClusterId, namespace: tenantNs },
       spec: { clusterID: w.platformClusterId },
     });
-    writeForeignCluster(statusFor(now.outbound, true));
+    await writeForeignCluster(statusFor(now.outbound, true));
   }
 }
 
-function unpeer(): void {
+async function unpeer(): Promise<void> {
   const sides = peeringSides();
-  requireInstalled();
-  const now = directions(foreignCluster());
+  await requireInstalled();
+  const now = directions(await foreignCluster());
   const outbound = sides.agentIs === "consumer" ? false : now.outbound;
   const inbound = sides.agentIs === "provider" ? false : now.inbound;
-  if (sides.agentIs === "consumer") kubectl(w, ["delete", `node/${w.platformClusterId}`, "--ignore-not-found"]);
-  else kubectl(w, ["delete", "namespace", `liqo-tenant-${w.platformClusterId}`, "--ignore-not-found", "--wait=false"]);
-  if (!outbound && !inbound) {
-    kubectl(w, ["delete", `foreignclusters.core.liqo.io/${w.platformClusterId}`, "--ignore-not-found"]);
-  } else writeForeignCluster(statusFor(outbound, inbound));
+  if (sides.agentIs === "consumer") await remove(w, resource("v1", "nodes", w.platformClusterId));
+  else await remove(w, resource("v1", "namespaces", `liqo-tenant-${w.platformClusterId}`), { wait: false });
+  if (!outbound && !inbound) await remove(w, FOREIGN_CLUSTER);
+  else await writeForeignCluster(statusFor(outbound, inbound));
 }
 
 interface Reflected {
@@ -390,42 +395,39 @@ function value(liqo: Installed, key: string): string | undefined {
   return liqo.values.filter(([k]) => k === key).at(-1)?.[1];
 }
 
-function offload(): void {
+async function offload(): Promise<void> {
   const namespace = args[2];
   if (args[1] !== "namespace" || namespace === undefined)
     fail("Error: accepts 1 arg(s): liqoctl offload namespace NAME");
-  const liqo = requireInstalled();
-  if (getJson(w, ["namespace", namespace]) === undefined) fail(`ERROR  namespace "${namespace}" not found`);
+  const liqo = await requireInstalled();
+  if ((await getJson(w, resource("v1", "namespaces", namespace))) === undefined)
+    fail(`ERROR  namespace "${namespace}" not found`);
   const pod = one("pod-offloading-strategy") ?? "LocalAndRemote";
   const mapping = one("namespace-mapping-strategy") ?? "DefaultName";
   if (!["Local", "Remote", "LocalAndRemote"].includes(pod)) fail(`ERROR  invalid pod offloading strategy ${pod}`);
   if (!["EnforceSameName", "DefaultName", "SelectedName"].includes(mapping))
     fail(`ERROR  invalid namespace mapping strategy ${mapping}`);
-  apply(w, {
+  await apply(w, {
     apiVersion: "offloading.liqo.io/v1beta1",
     kind: "NamespaceOffloading",
     metadata: { name: "offloading", namespace },
     spec: { podOffloadingStrategy: pod, namespaceMappingStrategy: mapping },
   });
-  const peered = directions(foreignCluster()).outbound;
-  patchStatus(
-    w,
-    "namespaceoffloadings.offloading.liqo.io/offloading",
-    {
-      offloadingPhase: peered ? "Ready" : "NoClusterSelected",
-      remoteNamespaceName: mapping === "EnforceSameName" ? namespace : `${namespace}-${liqo.clusterID}`,
-    },
-    namespace,
-  );
+  const peered = directions(await foreignCluster()).outbound;
+  await patchStatus(w, resource("offloading.liqo.io/v1beta1", "namespaceoffloadings", "offloading", namespace), {
+    offloadingPhase: peered ? "Ready" : "NoClusterSelected",
+    remoteNamespaceName: mapping === "EnforceSameName" ? namespace : `${namespace}-${liqo.clusterID}`,
+  });
   if (!peered) return;
   const reflected: Reflected[] = [];
   const allowList = value(liqo, "offloading.reflection.secret.type") === "AllowList";
   const secretWorkers = value(liqo, "offloading.reflection.secret.workers");
-  const secrets = JSON.parse(kubectl(w, ["get", "secrets", "-n", namespace, "-o", "json"])) as {
-    items: Array<{ metadata: { name: string; annotations?: Record<string, string> }; data?: Record<string, string> }>;
-  };
+  const secrets = await list<{
+    metadata: { name: string; annotations?: Record<string, string> };
+    data?: Record<string, string>;
+  }>(w, resource("v1", "secrets", undefined, namespace));
   if (secretWorkers !== "0") {
-    for (const secret of secrets.items) {
+    for (const secret of secrets) {
       const annotations = secret.metadata.annotations ?? {};
       const reflect = allowList
         ? annotations["liqo.io/allow-reflection"] !== undefined
@@ -436,52 +438,56 @@ function offload(): void {
   const vkArgs = value(liqo, "virtualKubelet.extra.args") ?? "";
   const apiServerSupport = !vkArgs.includes("--enable-apiserver-support=false");
   if (apiServerSupport && value(liqo, "offloading.reflection.serviceaccount.workers") !== "0") {
-    const accounts = JSON.parse(kubectl(w, ["get", "serviceaccounts", "-n", namespace, "-o", "json"])) as {
-      items: Array<{ metadata: { name: string } }>;
-    };
-    for (const account of accounts.items) {
+    const accounts = await list<{ metadata: { name: string } }>(
+      w,
+      resource("v1", "serviceaccounts", undefined, namespace),
+    );
+    for (const account of accounts) {
       reflected.push({ namespace, kind: "ServiceAccountToken", name: account.metadata.name });
     }
   }
   for (const entry of reflected) appendFileSync(join(w.state, "noderings-cluster.jsonl"), `${JSON.stringify(entry)}\n`);
 }
 
-function unoffload(): void {
+async function unoffload(): Promise<void> {
   const namespace = args[2];
   if (args[1] !== "namespace" || namespace === undefined) fail("Error: requires at least 1 arg(s)");
-  requireInstalled();
-  kubectl(w, ["delete", "namespaceoffloadings.offloading.liqo.io/offloading", "-n", namespace, "--ignore-not-found"]);
+  await requireInstalled();
+  await remove(w, resource("offloading.liqo.io/v1beta1", "namespaceoffloadings", "offloading", namespace));
   appendFileSync(join(w.state, "noderings-cluster.jsonl"), `${JSON.stringify({ namespace, kind: "Unoffloaded" })}\n`);
 }
 
-function uninstall(): void {
-  requireInstalled();
-  const peerings = foreignCluster() !== undefined;
-  const offloadings = JSON.parse(
-    kubectl(w, ["get", "namespaceoffloadings.offloading.liqo.io", "-A", "-o", "json"]),
-  ) as { items: unknown[] };
+async function uninstall(): Promise<void> {
+  await requireInstalled();
+  const peerings = (await foreignCluster()) !== undefined;
+  const offloadings = await list(w, resource("offloading.liqo.io/v1beta1", "namespaceoffloadings"));
   if (peerings) {
     fail(
       "ERROR  Pre-uninstall checks failed: You must remove all the active peerings with other clusters before uninstalling Liqo.\nYou can disable the active peerings via the 'liqoctl unpeer' command.",
     );
   }
-  if (offloadings.items.length > 0) {
+  if (offloadings.length > 0) {
     fail(
       "ERROR  Pre-uninstall checks failed: You must remove all the offloaded namespaces before uninstalling Liqo.\nYou can disable the namespace offloading 'liqoctl unoffload' command.",
     );
   }
-  kubectl(w, ["delete", "namespace", "liqo", "--ignore-not-found", "--wait=false"]);
+  await remove(w, resource("v1", "namespaces", "liqo"), { wait: false });
   if (one("purge") !== undefined) {
-    kubectl(w, ["delete", "crd", ...CRDS.map(([group, , plural]) => `${plural}.${group}`), "--ignore-not-found"]);
+    await Promise.all(
+      CRDS.map(([group, , plural]) =>
+        remove(w, resource("apiextensions.k8s.io/v1", "customresourcedefinitions", `${plural}.${group}`)),
+      ),
+    );
   }
 }
 
-function info(): void {
-  const liqo = requireInstalled();
+async function info(): Promise<void> {
+  const liqo = await requireInstalled();
   const output = one("output") ?? (flags.has("o") ? one("o") : undefined);
-  const fcs = JSON.parse(kubectl(w, ["get", "foreignclusters.core.liqo.io", "-o", "json"])) as {
-    items: Array<{ metadata: { name: string }; status?: ForeignClusterStatus }>;
-  };
+  const fcs = await list<{ metadata: { name: string }; status?: ForeignClusterStatus }>(
+    w,
+    resource("core.liqo.io/v1beta1", "foreignclusters"),
+  );
   const moduleStatus = (module: { enabled: boolean; conditions: Condition[] } | undefined) =>
     module === undefined || !module.enabled
       ? "Disabled"
@@ -489,13 +495,11 @@ function info(): void {
         ? "Healthy"
         : "Unhealthy";
   // Healthy while every pod in the liqo namespace is Ready (pkg/liqoctl/info/localstatus/health.go).
-  const pods = JSON.parse(kubectl(w, ["get", "pods", "-n", "liqo", "-o", "json"])) as {
-    items: Array<{
-      metadata: { name: string };
-      status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
-    }>;
-  };
-  const unready = pods.items.filter(
+  const pods = await list<{
+    metadata: { name: string };
+    status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };
+  }>(w, resource("v1", "pods", undefined, "liqo"));
+  const unready = pods.filter(
     (pod) => !(pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
   );
   const data = {
@@ -520,7 +524,7 @@ function info(): void {
       internalCIDR: "10.80.0.0/16",
     },
     peerings: {
-      peers: fcs.items.map((fc) => ({
+      peers: fcs.map((fc) => ({
         clusterID: fc.metadata.name,
         role: fc.status?.role ?? "Unknown",
         networkingStatus: moduleStatus(fc.status?.modules.networking),
@@ -551,28 +555,29 @@ if (command !== "version") {
 switch (command) {
   case "version":
     process.stdout.write(`Client version: ${VERSION}\n`);
-    if (one("client") === undefined) process.stdout.write(`Server version: ${installed()?.version ?? "Unknown"}\n`);
+    if (one("client") === undefined)
+      process.stdout.write(`Server version: ${(await installed())?.version ?? "Unknown"}\n`);
     break;
   case "install":
-    install();
+    await install();
     break;
   case "peer":
-    peer();
+    await peer();
     break;
   case "unpeer":
-    unpeer();
+    await unpeer();
     break;
   case "offload":
-    offload();
+    await offload();
     break;
   case "unoffload":
-    unoffload();
+    await unoffload();
     break;
   case "uninstall":
-    uninstall();
+    await uninstall();
     break;
   case "info":
-    info();
+    await info();
     break;
   default:
     fail(`Error: unknown command "${command ?? ""}" for "liqoctl"`);

@@ -1,13 +1,23 @@
-import { execFileSync } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { Agent, request as httpsRequest } from "node:https";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { load } from "js-yaml";
 
 // What the recording stand-ins (k3s-install.ts, liqoctl.ts) share: the world they act on
 // — the agent cluster (a real kube-apiserver: the test tier's, or the sandbox's agent
 // cluster), NodeRings' side (the emulator's peering server, which no program can reach) and
 // the files they keep — and how they record each call for the tests. For apps/nr's tests and
 // the sandbox's demo shell only, never a user's PATH. Run by node as they are: node's
-// built-ins, no workspace package.
+// built-ins and js-yaml (to read the kubeconfig), no workspace package.
+//
+// They reach the agent cluster's API in their own process, over HTTPS to the server of the
+// kubeconfig they are given (node:https with its CA and credential; `call` below), and never
+// spawn kubectl: each stand-in run is a fresh short-lived process making a handful of
+// requests, where a kubectl per request cost ~0.1 CPU-s and loading @kubernetes/client-node
+// (what calico-operator.ts, one long-lived watcher, uses) ~0.5 CPU-s (issue 25). The helpers
+// below keep kubectl's semantics: get-or-undefined on 404, apply, status patches, delete
+// --ignore-not-found, wait for a CRD's Established condition, the API's message in errors.
 
 /** What a shim on PATH tells its stand-in (nr passes none of its own environment through). */
 export interface World {
@@ -60,42 +70,234 @@ export function record(w: World, entry: Recorded): void {
   appendFileSync(join(w.state, "records.jsonl"), `${JSON.stringify(entry)}\n`);
 }
 
-/** `kubectl --kubeconfig <agent> …args` (stdin optional): stdout, or throws with kubectl's stderr. */
-export function kubectl(w: World, args: string[], input?: string): string {
-  return execFileSync("kubectl", ["--kubeconfig", w.kubeconfig, ...args], {
-    input,
-    encoding: "utf8",
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+/** The agent cluster's API server as its kubeconfig names it: the current context's cluster and user. */
+interface Connection {
+  server: URL;
+  agent: Agent;
+  headers: Record<string, string>;
 }
 
-/** `kubectl get … -o json`, or undefined when it is not there. */
-export function getJson(w: World, args: string[]): Record<string, unknown> | undefined {
+interface KubeconfigFile {
+  "current-context"?: string;
+  clusters?: Array<{ name: string; cluster: Record<string, string | boolean | undefined> }>;
+  users?: Array<{ name: string; user: Record<string, unknown> }>;
+  contexts?: Array<{ name: string; context: { cluster: string; user: string } }>;
+}
+
+const connections = new Map<string, Connection>();
+
+/**
+ * The connection for `w.kubeconfig` (read once per process): its server, its CA (or
+ * insecure-skip-tls-verify), and its credential — a client certificate and key, or a bearer
+ * token — each as `*-data` or as a file relative to the kubeconfig, as kubectl takes them.
+ * The agent keeps its TLS connection between the calls of one stand-in run, and lets the
+ * process exit when it is idle (node's https.Agent unrefs a free socket).
+ */
+function connection(w: World): Connection {
+  const known = connections.get(w.kubeconfig);
+  if (known !== undefined) return known;
+  const config = load(readFileSync(w.kubeconfig, "utf8")) as KubeconfigFile;
+  const context = config.contexts?.find((c) => c.name === config["current-context"])?.context;
+  const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster;
+  const user = config.users?.find((u) => u.name === context?.user)?.user ?? {};
+  if (cluster === undefined || typeof cluster.server !== "string")
+    throw new Error(`stand-in: ${w.kubeconfig} names no cluster for its current context`);
+  const pem = (data: unknown, file: unknown): Buffer | undefined =>
+    typeof data === "string"
+      ? Buffer.from(data, "base64")
+      : typeof file === "string"
+        ? readFileSync(resolve(dirname(w.kubeconfig), file))
+        : undefined;
+  const token =
+    typeof user.token === "string"
+      ? user.token
+      : typeof user.tokenFile === "string"
+        ? readFileSync(resolve(dirname(w.kubeconfig), user.tokenFile), "utf8").trim()
+        : undefined;
+  const made: Connection = {
+    server: new URL(cluster.server),
+    agent: new Agent({
+      keepAlive: true,
+      ca: pem(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+      rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
+      cert: pem(user["client-certificate-data"], user["client-certificate"]),
+      key: pem(user["client-key-data"], user["client-key"]),
+    }),
+    headers: { Accept: "application/json", ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) },
+  };
+  connections.set(w.kubeconfig, made);
+  return made;
+}
+
+/** An answer of the API server other than 2xx: its Status's reason and message, as kubectl prints them. */
+class ApiError extends Error {
+  readonly code: number;
+  readonly reason: string;
+  constructor(code: number, reason: string, message: string) {
+    super(`Error from server (${reason}): ${message}`);
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** How many times a call is sent again when the API server asks for it (429, or 5xx with Retry-After), as kubectl does. */
+const RETRIES = 5;
+
+/**
+ * One request to the agent cluster's API server, in this process: the decoded JSON answer,
+ * or an {@link ApiError} with the API's reason and message. An answer 429 (the API server's
+ * "storage is (re)initializing" for a CRD just Established) or 5xx with `Retry-After` is
+ * sent again after that many seconds, as client-go does.
+ */
+async function call(
+  w: World,
+  method: "GET" | "PATCH" | "DELETE",
+  path: string,
+  body?: { type: string; value: object },
+): Promise<Record<string, unknown>> {
+  const { server, agent, headers } = connection(w);
+  const url = new URL(server.pathname.replace(/\/$/, "") + path, server);
+  const payload = body === undefined ? undefined : JSON.stringify(body.value);
+  for (let attempt = 0; ; attempt++) {
+    const answer = await new Promise<{ status: number; retryAfter: string | undefined; text: string }>(
+      (done, failed) => {
+        const request = httpsRequest(
+          url,
+          {
+            method,
+            agent,
+            headers: { ...headers, ...(body === undefined ? {} : { "Content-Type": body.type }) },
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on("data", (chunk: Buffer) => chunks.push(chunk));
+            response.on("end", () =>
+              done({
+                status: response.statusCode ?? 0,
+                retryAfter: response.headers["retry-after"],
+                text: Buffer.concat(chunks).toString("utf8"),
+              }),
+            );
+            response.on("error", failed);
+          },
+        );
+        request.on("error", failed);
+        request.end(payload);
+      },
+    );
+    const decoded = (() => {
+      try {
+        return JSON.parse(answer.text) as Record<string, unknown>;
+      } catch {
+        return { message: answer.text };
+      }
+    })();
+    if (answer.status >= 200 && answer.status < 300) return decoded;
+    const wait = Number(answer.retryAfter);
+    if ((answer.status === 429 || (answer.status >= 500 && answer.retryAfter !== undefined)) && attempt < RETRIES) {
+      await sleep((Number.isFinite(wait) && wait > 0 ? wait : 1) * 1000);
+      continue;
+    }
+    throw new ApiError(
+      answer.status,
+      typeof decoded.reason === "string" ? decoded.reason : String(answer.status),
+      typeof decoded.message === "string" ? decoded.message : `${method} ${path}: ${answer.status}`,
+    );
+  }
+}
+
+/**
+ * The REST path of a resource collection (no `name`) or object: `/api/v1/…` for the core
+ * group, `/apis/<group>/<version>/…` for the others; `namespace` for a namespaced one.
+ */
+export function resource(apiVersion: string, plural: string, name?: string, namespace?: string): string {
+  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  return `${base}${namespace === undefined ? "" : `/namespaces/${namespace}`}/${plural}${name === undefined ? "" : `/${name}`}`;
+}
+
+/** The answer, or undefined when it is a 404 (the object, or its resource type, is not there). */
+async function unless404<T>(answer: Promise<T>): Promise<T | undefined> {
   try {
-    return JSON.parse(kubectl(w, ["get", ...args, "-o", "json"])) as Record<string, unknown>;
+    return await answer;
   } catch (error) {
-    if (
-      /NotFound|not found|the server doesn't have a resource type/.test(String((error as { stderr?: string }).stderr))
-    )
-      return undefined;
+    if (error instanceof ApiError && error.code === 404) return undefined;
     throw error;
   }
 }
 
-export function apply(w: World, ...items: object[]): void {
-  kubectl(w, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items }));
+/** A GET of one object (`kubectl get … -o json`), or undefined when it (or its resource type) is not there. */
+export function getJson(w: World, path: string): Promise<Record<string, unknown> | undefined> {
+  return unless404(call(w, "GET", path));
 }
 
-export function patchStatus(w: World, what: string, status: object, namespace?: string): void {
-  kubectl(w, [
-    "patch",
-    what,
-    ...(namespace === undefined ? [] : ["-n", namespace]),
-    "--subresource=status",
-    "--type=merge",
-    "-p",
-    JSON.stringify({ status }),
-  ]);
+/** The items of a collection (`kubectl get <plural> [-A | -n ns] -o json`). */
+export async function list<T>(w: World, path: string): Promise<T[]> {
+  return ((await call(w, "GET", path)).items ?? []) as T[];
+}
+
+/** An object as the stand-ins apply it. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+/** The field manager the stand-ins apply as (kubectl's own is `kubectl`). */
+const FIELD_MANAGER = "nr-stand-in";
+
+/**
+ * Server-side apply of each object in order (`kubectl apply --server-side --force-conflicts`):
+ * created when missing, otherwise the fields given are set and the ones this manager set
+ * before and no longer gives are removed, as a client-side `kubectl apply` would; fields
+ * other managers own are taken over rather than refused, as a client-side apply never
+ * refuses. The plural is the kind's lowercase plus "s", which holds for every kind the
+ * stand-ins apply (Namespace, Node, ConfigMap, CustomResourceDefinition, Liqo's kinds).
+ */
+export async function apply(w: World, ...items: Manifest[]): Promise<void> {
+  for (const item of items) {
+    const path = resource(item.apiVersion, `${item.kind.toLowerCase()}s`, item.metadata.name, item.metadata.namespace);
+    await call(w, "PATCH", `${path}?fieldManager=${FIELD_MANAGER}&force=true`, {
+      type: "application/apply-patch+yaml",
+      value: item,
+    });
+  }
+}
+
+/** A merge patch of an object's status subresource (`kubectl patch … --subresource=status --type=merge`). */
+export async function patchStatus(w: World, path: string, status: object): Promise<void> {
+  await call(w, "PATCH", `${path}/status`, { type: "application/merge-patch+json", value: { status } });
+}
+
+/**
+ * `kubectl delete … --ignore-not-found`: a 404 is no error; unless `wait` is false
+ * (`--wait=false`), it returns once the object is gone (its finalizers done), as kubectl
+ * waits by default.
+ */
+export async function remove(w: World, path: string, options: { wait: boolean } = { wait: true }): Promise<void> {
+  if ((await unless404(call(w, "DELETE", path))) === undefined || !options.wait) return;
+  await until(`${path} to be deleted`, 60_000, async () => (await getJson(w, path)) === undefined);
+}
+
+/** `kubectl wait --for=condition=Established crd/<name>… --timeout=<ms>`. */
+export async function waitEstablished(w: World, names: readonly string[], timeoutMs: number): Promise<void> {
+  for (const name of names) {
+    await until(`the condition on customresourcedefinitions/${name}`, timeoutMs, async () => {
+      const crd = await getJson(w, resource("apiextensions.k8s.io/v1", "customresourcedefinitions", name));
+      const conditions = (crd?.status as { conditions?: Array<{ type: string; status: string }> } | undefined)
+        ?.conditions;
+      return (conditions ?? []).some((c) => c.type === "Established" && c.status === "True");
+    });
+  }
+}
+
+/** Polls `done` every 100 ms until it holds, or fails as kubectl wait does when `timeoutMs` passes. */
+async function until(what: string, timeoutMs: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() >= deadline) throw new Error(`error: timed out waiting for ${what}`);
+    await sleep(100);
+  }
 }
 
 /** A JSON file of the stand-in's own, or `fallback` when it is not there. */
