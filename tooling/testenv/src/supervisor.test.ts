@@ -2,8 +2,9 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { holdingChild, processAlive, tempDir } from "@nodekit/test-utils";
+import { deadPid, holdingChild, processAlive, tempDir } from "@nodekit/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
+import { isAlive, terminate, waitForExit } from "./supervisor.ts";
 
 const supervisor = new URL("./supervisor.ts", import.meta.url).href;
 const cleanups: Array<() => Promise<void>> = [];
@@ -90,5 +91,77 @@ describe("spawnWatchdog", () => {
     });
     cleanups.push(async () => void shell.kill("SIGKILL"));
     expect(await until(() => !existsSync(guardedDir), 10_000)).toBe(true);
+  });
+});
+
+// A process whose parent never reaps it, as the sandbox's detached supervisors are once they
+// exit (orphans, adopted by an init that may reap seconds late): `sh` starts `command` in the
+// background, prints its pid, and becomes a `sleep` that never waits for it.
+const parents: Array<ReturnType<typeof spawn>> = [];
+const children: number[] = [];
+afterEach(() => {
+  for (const pid of children.splice(0)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  // The parent's end hands a zombie to init, which reaps it.
+  for (const parent of parents.splice(0)) parent.kill("SIGKILL");
+});
+
+async function unreapedChild(command: string): Promise<number> {
+  const parent = spawn("sh", ["-c", `${command} & echo $!; exec sleep 60`], { stdio: ["ignore", "pipe", "ignore"] });
+  parents.push(parent);
+  const line = await new Promise<string>((resolve) =>
+    parent.stdout.once("data", (chunk: Buffer) => resolve(`${chunk}`)),
+  );
+  const pid = Number(line.trim());
+  children.push(pid);
+  return pid;
+}
+
+/** Signal 0 still reaches it: the process exited but is not reaped. */
+const answersSignal0 = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("isAlive", () => {
+  it("a running process is alive; a reaped one and an unreaped zombie are not", async () => {
+    const running = await unreapedChild("sleep 60");
+    expect(isAlive(running)).toBe(true);
+    expect(isAlive(await deadPid())).toBe(false);
+
+    const zombie = await unreapedChild("sleep 0.1");
+    expect(await waitForExit(zombie, 10_000)).toBe(true);
+    expect(answersSignal0(zombie)).toBe(true);
+    expect(isAlive(zombie)).toBe(false);
+  });
+});
+
+describe("waitForExit and terminate", () => {
+  it("waitForExit returns as soon as the process exited, though nobody reaps it", async () => {
+    const zombie = await unreapedChild("sleep 0.2");
+    const started = Date.now();
+
+    const exited = await waitForExit(zombie, 20_000);
+
+    expect(exited).toBe(true);
+    expect(answersSignal0(zombie)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("terminate does not wait out its grace for a process that exited on SIGTERM but is not reaped", async () => {
+    const pid = await unreapedChild("sleep 60");
+    const lines: string[] = [];
+    const started = Date.now();
+
+    const wasRunning = await terminate(pid, { graceMs: 20_000, what: "the test's sleep", log: (l) => lines.push(l) });
+
+    expect(wasRunning).toBe(true);
+    expect(lines).toEqual([]);
+    expect(answersSignal0(pid)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await terminate(pid, { graceMs: 20_000, what: "the test's sleep" })).toBe(false);
   });
 });

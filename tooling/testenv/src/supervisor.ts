@@ -57,14 +57,19 @@ export function runProcess(command: string, args: readonly string[], options: Ru
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Whether a process exists (one of another user counts: signal 0 is refused with EPERM). */
+/**
+ * Whether a process runs: it exists (one of another user counts: signal 0 is refused with
+ * EPERM) and is no zombie. A process that exited but that nobody has reaped yet still
+ * answers signal 0: the detached supervisors are orphans, and the init that adopts them may
+ * reap seconds late, or never.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  return !isZombie(pid);
 }
 
 /** A process's state letter and parent, from /proc (Linux); undefined elsewhere, or when it is gone. */
@@ -79,12 +84,8 @@ function statOf(pid: number): { state: string; ppid: number } | undefined {
   }
 }
 
-/**
- * Gone, or a zombie nobody reaps: a killed process whose parent never reaps it (an orphan
- * under an init that does not) still answers signal 0.
- */
-function isGone(pid: number): boolean {
-  if (!isAlive(pid)) return true;
+/** Whether an existing process is a zombie: from /proc (Linux), else from ps. */
+function isZombie(pid: number): boolean {
   const stat = statOf(pid);
   if (stat !== undefined) return stat.state === "Z";
   try {
@@ -105,7 +106,7 @@ export function commandOf(pid: number): string {
   }
 }
 
-/** Waits until the process is gone for good: exited, and reaped. */
+/** Waits until the process has exited (reaped or not: see isAlive). */
 export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -236,15 +237,17 @@ export class NotReadyError extends Error {
 // the pipe's end-of-file, which comes when the process exits: the kernel closes a process's
 // files when it exits, before anyone reaps it, so a parent left a zombie counts as gone too.
 // (It polled `kill -0` and ps once a second before: ~8,000 ps, sh and sleep processes a test run.)
+// The daemons it stops are then orphans, which an init may reap late: a zombie counts as stopped.
 const watchdogScript = `
 dir=$1
+running() { kill -0 "$1" 2>/dev/null && ! ps -o stat= -p "$1" 2>/dev/null | grep -q Z; }
 while read -r _; do :; done
 pids=$(cut -d' ' -f1 "$dir/pids" 2>/dev/null)
 if [ -n "$pids" ]; then
   kill -TERM $pids 2>/dev/null
   i=0
   while [ $i -lt 50 ]; do
-    up=; for p in $pids; do kill -0 "$p" 2>/dev/null && up=1; done
+    up=; for p in $pids; do running "$p" && up=1; done
     [ -z "$up" ] && break
     sleep 0.1; i=$((i + 1))
   done
@@ -330,10 +333,10 @@ export function untilStopped(options: UntilStoppedOptions = {}): Promise<string>
     const parent = process.ppid;
     const grandparent = options.watchParents ? statOf(parent)?.ppid : undefined;
     const timer = setInterval(() => {
-      if (options.owner !== undefined && isGone(options.owner)) finish(`owner process ${options.owner} is gone`);
+      if (options.owner !== undefined && !isAlive(options.owner)) finish(`owner process ${options.owner} is gone`);
       if (!options.watchParents) return;
       if (process.ppid !== parent) finish(`the parent process ${parent} is gone`);
-      else if (grandparent !== undefined && grandparent > 1 && isGone(grandparent))
+      else if (grandparent !== undefined && grandparent > 1 && !isAlive(grandparent))
         finish(`the process that started it (${grandparent}) is gone`);
     }, options.intervalMs ?? 1_000);
   });
