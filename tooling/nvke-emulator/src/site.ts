@@ -1,4 +1,5 @@
-import { AuthenticationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AuthenticationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { PooledKubeConfig } from "@nodekit/testenv/pooled-kubeconfig";
 
 /** One read of an auth ConfigMap candidate. */
 export type ConfigMapRead =
@@ -36,7 +37,7 @@ export function kubeconfigSecretName(clusterName: string): string {
 }
 
 export function connectSite(kubeconfigPath: string): SiteCluster {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) throw new Error(`kubeconfig ${kubeconfigPath} has no current cluster`);

@@ -2,11 +2,11 @@ import {
   AppsV1Api,
   BatchV1Api,
   CoreV1Api,
-  KubeConfig,
   type V1Deployment,
   type V1Job,
   type V1ReplicaSet,
 } from "@kubernetes/client-node";
+import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
 import { reconcileLoop } from "./reconcile-loop.ts";
 
 // A test-only stand-in for kube-controller-manager (and a kubelet that starts every pod at
@@ -189,7 +189,7 @@ export function startControllerStandIn(
   kubeconfigPath: string,
   options: { intervalMs?: number } = {},
 ): ControllerStandIn {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);

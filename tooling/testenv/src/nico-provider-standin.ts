@@ -1,4 +1,5 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
 import { reconcileLoop } from "./reconcile-loop.ts";
 
 // A test-only stand-in for the one thing the NICo Cluster API provider's controller does that
@@ -54,7 +55,7 @@ export function startNicoProviderStandIn(
   kubeconfigPath: string,
   options: NicoProviderStandInOptions,
 ): NicoProviderStandIn {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
