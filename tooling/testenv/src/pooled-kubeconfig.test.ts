@@ -1,4 +1,4 @@
-import { createServer } from "node:https";
+import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -10,7 +10,7 @@ import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
 // connections it accepted (a handshake each).
 let connections = 0;
 let kubeconfig = "";
-const server = createServer();
+let server: Server;
 
 beforeAll(async () => {
   const ca = await createCertificateAuthority();
@@ -18,7 +18,7 @@ beforeAll(async () => {
     issueServingCertificate(ca),
     issueClientCertificate(ca, { user: "admin", groups: ["system:masters"] }),
   ]);
-  server.setSecureContext({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true });
+  server = createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true });
   server.on("secureConnection", () => connections++);
   server.on("request", (_request, response) => {
     response.setHeader("content-type", "application/json");
