@@ -43,7 +43,9 @@ interface Clients {
 /** The API clients for the kubeconfig (client-node is loaded when the stand-in starts, in this process: no kubectl per reconcile). */
 async function clientsFor(kubeconfig: string): Promise<Clients> {
   const k8s = await import("@kubernetes/client-node");
-  const config = new k8s.KubeConfig();
+  // One connection per cluster, not a TLS handshake per request (testenv/pooled-kubeconfig.ts).
+  const { PooledKubeConfig } = await import("@nodekit/testenv/pooled-kubeconfig");
+  const config = new PooledKubeConfig();
   config.loadFromFile(kubeconfig);
   return {
     core: config.makeApiClient(k8s.CoreV1Api),
