@@ -41,6 +41,9 @@ const record: InstallRecord = {
   objects: [],
 };
 
+/** The record's release (the fixture names one): the targets below edit it. */
+const recordRelease = record.release ?? expect.unreachable("the record names a release");
+
 const target = (edit: (t: RecordContent) => RecordContent): RecordContent => {
   const { installedAt: _time, ...content } = structuredClone(record);
   return edit(content);
@@ -72,7 +75,7 @@ describe("upgrade plan: the record against the target, under clusterctl's rules"
       record,
       target((t) => ({
         ...t,
-        release: { ...t.release!, version: "0.10.0", digest: digest("b") },
+        release: { ...recordRelease, version: "0.10.0", digest: digest("b") },
         items: t.items.map((i) => (i.id === "nvke-controller" ? { ...i, version: "0.10.0", digest: digest("9") } : i)),
         providers: t.providers.map((p) => (p.name === "nico" ? { ...p, version: "v0.4.0" } : p)),
       })),
@@ -99,7 +102,7 @@ describe("upgrade plan: the record against the target, under clusterctl's rules"
       record,
       target((t) => ({
         ...t,
-        release: { ...t.release!, version: "0.8.1" },
+        release: { ...recordRelease, version: "0.8.1" },
         items: t.items.map((i) => (i.id === "spire" ? { ...i, version: "0.4.9" } : i)),
         providers: [
           { type: "CoreProvider", name: "cluster-api", version: "v1.10.4" },
