@@ -40,7 +40,7 @@ beforeAll(async () => {
     () => proxyDown,
   );
   // Namespaces deleted by the reset are finalized, as kube-controller-manager would.
-  controllers = startControllerStandIn(kubeconfig, { intervalMs: 300 });
+  controllers = startControllerStandIn(kubeconfig);
 });
 
 afterAll(async () => {

@@ -346,7 +346,7 @@ describe("the nodekit.nr.register role over ten hosts", () => {
     const kubeconfig = host?.plane?.adminKubeconfigPath ?? "";
     // Its namespaces phase waits for the namespace controller, which a bare kube-apiserver lacks:
     // the controller manager's stand-in finalizes deleted namespaces, as apps/nr's day-2 test runs it.
-    const controllers = startControllerStandIn(kubeconfig, { intervalMs: 300 });
+    const controllers = startControllerStandIn(kubeconfig);
     const calls = (await host?.vm?.stand.records())?.length ?? 0;
     try {
       const result = await playbook(ansible, ["-i", inventory, reset, "--limit", "pve-10"], {

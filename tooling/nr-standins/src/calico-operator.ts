@@ -93,20 +93,9 @@ export interface CalicoOperatorOptions {
  * CNI config. Stops when the returned function is called.
  */
 export function calicoOperator(kubeconfig: string, options: CalicoOperatorOptions = {}): () => void {
-  const intervalMs = options.intervalMs ?? 300;
-  let stopped = false;
   const clients = clientsFor(kubeconfig);
   // Avoids an unhandled rejection before the first reconcile awaits it (that one reports it).
   clients.catch(() => undefined);
-  const watches = new Set<AbortController>();
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (fn: () => void, ms: number) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  };
   /** One reconcile; false when it failed (it is tried again, as a controller requeues). */
   const reconcile = async (): Promise<boolean> => {
     try {
@@ -203,74 +192,15 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
     }
     return true;
   };
-  // Changes that arrive during a reconcile are reconciled once more after it.
-  let running = false;
-  let again = false;
-  const schedule = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    void (async () => {
-      let ok = true;
-      do {
-        again = false;
-        ok = await reconcile();
-      } while (again && !stopped);
-      running = false;
-      if (!ok) later(schedule, intervalMs);
-    })();
-  };
-  /** Paths whose watch the API refused with 404 (their CRD not served yet): started again on a CRD event. */
-  const unserved = new Set<string>();
-  const onEvent = (path: string) => () => {
-    schedule();
-    if (path !== CRDS) return;
-    for (const waiting of unserved) {
-      unserved.delete(waiting);
-      void follow(waiting);
-    }
-  };
-  /** Watches `path` for as long as the stand-in runs, reconciling on each event; restarted when it ends. */
-  const follow = async (path: string): Promise<void> => {
-    if (stopped) return;
-    const started = performance.now();
-    let ended = false;
-    let controller: AbortController | undefined;
-    const restart = (error: unknown) => {
-      ended = true;
-      if (controller !== undefined) watches.delete(controller);
-      if (stopped) return;
-      // What changed while nothing watched is reconciled.
-      schedule();
-      // A resource type not served yet waits for the CRD watch; a watch that failed otherwise,
-      // or lasted under a second, is tried again after the interval; one that ended, at once.
-      // (A CRD event that beat the 404 here is covered by a retry ten intervals on.)
-      if ((error as { statusCode?: number } | null)?.statusCode === 404) {
-        unserved.add(path);
-        later(() => {
-          if (unserved.delete(path)) void follow(path);
-        }, 10 * intervalMs);
-      } else later(() => void follow(path), error || performance.now() - started < 1_000 ? intervalMs : 0);
-    };
-    try {
-      controller = await (await clients).watch.watch(path, {}, onEvent(path), restart);
-    } catch (error) {
-      restart(error);
-      return;
-    }
-    if (ended || stopped) controller.abort();
-    else watches.add(controller);
-  };
-  schedule();
-  for (const path of WATCHED) void follow(path);
+  const reconciler = import("@nodekit/testenv/reconcile-on-change").then(({ reconcileOnChange }) =>
+    reconcileOnChange({
+      watch: clients.then((c) => c.watch),
+      paths: WATCHED,
+      reconcile,
+      ...(options.intervalMs === undefined ? {} : { retryMs: options.intervalMs }),
+    }),
+  );
   return () => {
-    stopped = true;
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
-    for (const controller of watches) controller.abort();
-    watches.clear();
+    void reconciler.then((r) => r.stop());
   };
 }

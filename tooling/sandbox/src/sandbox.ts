@@ -119,7 +119,7 @@ interface EmulatorRecord {
   /** The distribution registry the same supervisor runs (absent: a sandbox from before it). */
   registry?: { url: string; host: string; storageDir: string };
   /** The stand-in for kube-controller-manager the same supervisor runs (absent: a sandbox from before it). */
-  controllerStandIn?: { intervalMs: number };
+  controllerStandIn?: { retryMs: number };
   /** The agent cluster the same supervisor runs, with its controller and Calico stand-ins (absent: a sandbox from before it). */
   agent?: { server: string; pids: readonly number[] };
   /** The fleet's pretend VMs' clusters the same supervisor runs (`up --fleet N`; absent: none). */
@@ -707,7 +707,7 @@ export interface SandboxStatus {
   registry?: { url: string; host: string; pid: number; user: string; dockerConfig: string; storageDir: string };
   release?: SandboxInfo["release"];
   /** The stand-in for kube-controller-manager (the same supervisor): no pod runs, workloads are marked ready. */
-  controllerStandIn?: { pid: number; intervalMs: number; note: string };
+  controllerStandIn?: { pid: number; retryMs: number; note: string };
   /** The agent's pretend VM for nr (the same supervisor): its cluster, and where its kubeconfig is. */
   agent?: { server: string; pids: readonly number[]; kubeconfig: string };
   tenants: TenantRecord[];
@@ -830,7 +830,7 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
       : {
           controllerStandIn: {
             pid: health.record.pid,
-            intervalMs: standIn.intervalMs,
+            retryMs: standIn.retryMs,
             note: "a stand-in for kube-controller-manager: Deployments get their ReplicaSet and both, and Jobs, a ready status; no pod runs",
           },
         }),
@@ -894,8 +894,10 @@ export interface ServeOptions {
   log: (line: string) => void;
 }
 
-/** How often the controller stand-in reconciles: quick enough for helm --wait, light on a shared machine. */
-const STAND_IN_INTERVAL_MS = 500;
+/** How soon the controller stand-in retries after a failed pass or watch (it reconciles on watch events): light on a shared machine. */
+const STAND_IN_RETRY_MS = 500;
+/** How often the NICo provider stand-in looks at the identities: quick enough for a guide, light on a shared machine. */
+const NICO_STAND_IN_INTERVAL_MS = 500;
 /** How soon the agent's Calico stand-in retries after a failed reconcile or watch (it reconciles on watch events): light on a shared machine. */
 const CALICO_STAND_IN_INTERVAL_MS = 1_000;
 /** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
@@ -935,7 +937,7 @@ async function startAgentCluster(
   });
   try {
     await writePrivate(vm.kubeconfig, await readFile(plane.adminKubeconfigPath, "utf8"));
-    const controllers = startControllerStandIn(vm.kubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+    const controllers = startControllerStandIn(vm.kubeconfig, { retryMs: STAND_IN_RETRY_MS });
     const stopCalico = calicoOperator(vm.kubeconfig, { intervalMs: CALICO_STAND_IN_INTERVAL_MS });
     return {
       server: plane.server,
@@ -992,12 +994,12 @@ export async function serve(options: ServeOptions): Promise<void> {
     binDir: options.registryBinDir,
   });
   const { startControllerStandIn } = await import("@nodekit/testenv/controller-standin");
-  const standIn = startControllerStandIn(options.kubeconfig, { intervalMs: STAND_IN_INTERVAL_MS });
+  const standIn = startControllerStandIn(options.kubeconfig, { retryMs: STAND_IN_RETRY_MS });
   // The NICo provider's credential check, once an install has put the provider there: NICo
   // is not reachable here, so the stand-in accepts the one key the sandbox's guides use.
   const { startNicoProviderStandIn } = await import("@nodekit/testenv/nico-provider-standin");
   const nicoProvider = startNicoProviderStandIn(options.kubeconfig, {
-    intervalMs: STAND_IN_INTERVAL_MS,
+    intervalMs: NICO_STAND_IN_INTERVAL_MS,
     check: (key) =>
       key === SANDBOX_NICO_API_KEY
         ? { state: "HEALTHY", message: "the sandbox's NICo stand-in accepted the API key" }
@@ -1062,7 +1064,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     siteServer: options.siteServer,
     startedAt: new Date().toISOString(),
     registry: { url: registry.url, host: registry.host, storageDir: registry.storageDir },
-    controllerStandIn: { intervalMs: STAND_IN_INTERVAL_MS },
+    controllerStandIn: { retryMs: STAND_IN_RETRY_MS },
     agent: { server: agent.server, pids: agent.pids },
     ...(fleet.length === 0
       ? {}
@@ -1071,7 +1073,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   await writeJson(layout.emulatorInfo, record);
   options.log(`serving at ${emulator.url}; the NodeRings API at ${noderings.url} (its log: ${layout.noderingsLog})`);
   options.log(
-    `the registry at ${registry.url} (Basic auth); the controller manager's stand-in every ${STAND_IN_INTERVAL_MS} ms`,
+    `the registry at ${registry.url} (Basic auth); the controller manager's stand-in, reconciling on each change`,
   );
   options.log(
     `the agent cluster at ${agent.server} (its kubeconfig: ${layout.agentKubeconfig}), with Calico's stand-in`,

@@ -5,9 +5,10 @@ import {
   type V1Deployment,
   type V1Job,
   type V1ReplicaSet,
+  Watch,
 } from "@kubernetes/client-node";
 import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
-import { reconcileLoop } from "./reconcile-loop.ts";
+import { reconcileOnChange } from "./reconcile-on-change.ts";
 
 // A test-only stand-in for kube-controller-manager (and a kubelet that starts every pod at
 // once), for `helm --wait`, helm hooks, `clusterctl init --wait-providers` and
@@ -17,7 +18,7 @@ import { reconcileLoop } from "./reconcile-loop.ts";
 // namespace is finalized. It never stands in for helm, clusterctl or the product.
 
 export interface ControllerStandIn {
-  /** Stops the loop; resolves when the last pass has finished. */
+  /** Stops watching; resolves when the last pass has finished. */
   stop(): Promise<void>;
   /** Runs one pass now (tests that want a deterministic step). */
   reconcile(): Promise<void>;
@@ -35,7 +36,11 @@ const conflictOrGone = (error: unknown) => {
   throw error;
 };
 
-async function reconcileDeployment(apps: AppsV1Api, deployment: V1Deployment): Promise<void> {
+async function reconcileDeployment(
+  apps: AppsV1Api,
+  deployment: V1Deployment,
+  replicaSets: ReadonlyMap<string, V1ReplicaSet>,
+): Promise<void> {
   const { metadata, spec } = deployment;
   if (metadata?.name === undefined || metadata.namespace === undefined || spec === undefined) return;
   const replicas = spec.replicas ?? 1;
@@ -50,12 +55,7 @@ async function reconcileDeployment(apps: AppsV1Api, deployment: V1Deployment): P
     status.updatedReplicas === replicas &&
     status.availableReplicas === replicas &&
     (status.conditions ?? []).some((c) => c.type === "Available" && c.status === "True");
-  let rs: V1ReplicaSet | undefined;
-  try {
-    rs = await apps.readNamespacedReplicaSet({ name: rsName, namespace });
-  } catch (error) {
-    if ((error as { code?: number }).code !== 404) throw error;
-  }
+  let rs = replicaSets.get(`${namespace}/${rsName}`);
   if (ready && rs?.status?.readyReplicas === replicas) return;
   if (rs === undefined) {
     const template = structuredClone(spec.template);
@@ -181,26 +181,31 @@ async function reconcileJob(batch: BatchV1Api, job: V1Job): Promise<void> {
     .catch(conflictOrGone);
 }
 
+/** What the stand-in follows: a change to any of them is reconciled at once. */
+const WATCHED = ["/apis/apps/v1/deployments", "/apis/apps/v1/replicasets", "/apis/batch/v1/jobs", "/api/v1/namespaces"];
+
 /**
- * Starts the stand-in against the cluster of `kubeconfigPath` (an admin), reconciling every
- * `intervalMs` until stopped.
+ * Starts the stand-in against the cluster of `kubeconfigPath` (an admin). It reconciles once,
+ * then whenever a Deployment, ReplicaSet, Job or Namespace changes (watches, as the
+ * controllers' informers); a failed pass or a broken watch is tried again after `retryMs`.
  */
-export function startControllerStandIn(
-  kubeconfigPath: string,
-  options: { intervalMs?: number } = {},
-): ControllerStandIn {
+export function startControllerStandIn(kubeconfigPath: string, options: { retryMs?: number } = {}): ControllerStandIn {
   const kc = new PooledKubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const reconcile = async () => {
-    const [deployments, jobs, namespaces] = await Promise.all([
+    const [deployments, replicaSets, jobs, namespaces] = await Promise.all([
       apps.listDeploymentForAllNamespaces(),
+      apps.listReplicaSetForAllNamespaces(),
       batch.listJobForAllNamespaces(),
       core.listNamespace(),
     ]);
-    await Promise.all(deployments.items.map((deployment) => reconcileDeployment(apps, deployment)));
+    const byName = new Map(
+      replicaSets.items.map((rs) => [`${rs.metadata?.namespace ?? ""}/${rs.metadata?.name ?? ""}`, rs] as const),
+    );
+    await Promise.all(deployments.items.map((deployment) => reconcileDeployment(apps, deployment, byName)));
     await Promise.all(jobs.items.map((job) => reconcileJob(batch, job)));
     // The namespace controller's last step, without deleting the contents: enough for a
     // namespace that is deleted and created again (clusterctl's cert-manager-test).
@@ -216,6 +221,12 @@ export function startControllerStandIn(
             .catch(conflictOrGone),
         ),
     );
+    return true;
   };
-  return reconcileLoop(reconcile, options.intervalMs ?? 150);
+  return reconcileOnChange({
+    watch: new Watch(kc),
+    paths: WATCHED,
+    reconcile,
+    ...(options.retryMs === undefined ? {} : { retryMs: options.retryMs }),
+  });
 }

@@ -1,0 +1,137 @@
+import type { Watch } from "@kubernetes/client-node";
+
+// How a test-only controller stand-in follows the cluster the way a controller's informers do:
+// it watches the collections it cares about and reconciles when one of them changes, so an
+// idle cluster costs it (and its kube-apiserver) nothing and no change waits for a timer. A
+// stand-in that listed everything every few hundred milliseconds instead kept a kube-apiserver
+// and a node process busy for as long as a test ran (issue 25).
+
+/** The CRDs' collection: a resource type that is not served yet is watched again once a CRD changes. */
+const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+export interface ReconcileOnChangeOptions {
+  /** The cluster's watch (client-node's Watch over the stand-in's kubeconfig). */
+  watch: Watch | Promise<Watch>;
+  /** The collections (API paths) whose every event is reconciled, as a controller's informers. */
+  paths: readonly string[];
+  /** One pass over everything the stand-in keeps: true when done; thrown or false, it failed and is tried again. */
+  reconcile: () => Promise<boolean>;
+  /**
+   * How soon a failed pass, or a watch that could not start or broke, is tried again
+   * (default 300 ms, as a test wants it; the sandbox waits longer).
+   */
+  retryMs?: number;
+}
+
+export interface Reconciler {
+  /** Runs one pass now (tests that want a deterministic step); its failure is the caller's. */
+  reconcile(): Promise<void>;
+  /** Stops watching; resolves when the pass under way has finished, so nothing writes after it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a stand-in's reconciliation: one pass at once, then one after each change to
+ * `paths` (changes that arrive during a pass are reconciled once more after it). A watch
+ * that ends is started again at once, and what changed while nothing watched is reconciled;
+ * a watch the API refuses with 404 (its CRD not served yet) starts again when a CRD changes.
+ */
+export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler {
+  const retryMs = options.retryMs ?? 300;
+  let stopped = false;
+  const watches = new Set<AbortController>();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (fn: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+  const pass = async (): Promise<boolean> => {
+    try {
+      return await options.reconcile();
+    } catch {
+      return false;
+    }
+  };
+
+  let running: Promise<void> | undefined;
+  let again = false;
+  const schedule = () => {
+    if (stopped) return;
+    if (running !== undefined) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      let ok = true;
+      do {
+        again = false;
+        ok = await pass();
+      } while (again && !stopped);
+      running = undefined;
+      if (!ok && !stopped) later(schedule, retryMs);
+    })();
+  };
+
+  /** Paths whose watch the API refused with 404: started again on a CRD event. */
+  const unserved = new Set<string>();
+  let watchingCrds = false;
+  const onEvent = (path: string) => () => {
+    schedule();
+    if (path !== CRDS) return;
+    for (const waiting of unserved) {
+      unserved.delete(waiting);
+      void follow(waiting);
+    }
+  };
+  /** Watches `path` for as long as the stand-in runs, reconciling on each event; started again when it ends. */
+  const follow = async (path: string): Promise<void> => {
+    if (stopped) return;
+    if (path === CRDS) watchingCrds = true;
+    const started = performance.now();
+    let ended = false;
+    let controller: AbortController | undefined;
+    const restart = (error: unknown) => {
+      ended = true;
+      if (controller !== undefined) watches.delete(controller);
+      if (stopped) return;
+      schedule();
+      // A type not served yet waits for a CRD event (and a retry ten intervals on, for a CRD
+      // event that beat the 404 here); a watch that failed, or lasted under a second, is tried
+      // again after the interval; one that ended (the server's timeout), at once.
+      if ((error as { statusCode?: number } | null)?.statusCode === 404) {
+        unserved.add(path);
+        if (!watchingCrds) void follow(CRDS);
+        later(() => {
+          if (unserved.delete(path)) void follow(path);
+        }, 10 * retryMs);
+      } else later(() => void follow(path), error || performance.now() - started < 1_000 ? retryMs : 0);
+    };
+    try {
+      controller = await (await options.watch).watch(path, {}, onEvent(path), restart);
+    } catch (error) {
+      restart(error);
+      return;
+    }
+    if (ended || stopped) controller.abort();
+    else watches.add(controller);
+  };
+
+  schedule();
+  for (const path of options.paths) void follow(path);
+  return {
+    reconcile: async () => {
+      await options.reconcile();
+    },
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      for (const controller of watches) controller.abort();
+      watches.clear();
+      await running;
+    },
+  };
+}
