@@ -1,19 +1,22 @@
 import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Method, type RetryPolicy, request, type Transport } from "@nodekit/http";
 import { load } from "js-yaml";
 
 // What the recording stand-ins (k3s-install.ts, liqoctl.ts) share: the world they act on
 // — the agent cluster (a real kube-apiserver: the test tier's, or the sandbox's agent
 // cluster), NodeRings' side (the emulator's peering server, which no program can reach) and
 // the files they keep — and how they record each call for the tests. For apps/nr's tests and
-// the sandbox's demo shell only, never a user's PATH. Run by node as they are: node's
-// built-ins and js-yaml (to read the kubeconfig), no workspace package.
+// the sandbox's demo shell only, never a user's PATH. Run by node as they are, from their
+// shims: node's built-ins, js-yaml (to read the kubeconfig) and @nodekit/http from its build
+// (dist/, which `./run setup` builds with the nr they serve; its sources would cost each run
+// ~50 ms more CPU in type stripping).
 //
-// They reach the agent cluster's API in their own process, over HTTPS to the server of the
-// kubeconfig they are given (node:https with its CA and credential; `call` below), and never
-// spawn kubectl: each stand-in run is a fresh short-lived process making a handful of
+// They reach the agent cluster's API in their own process, through @nodekit/http's
+// `request()` over an https.Agent with the kubeconfig's CA and credential (`call` below), and
+// never spawn kubectl: each stand-in run is a fresh short-lived process making a handful of
 // requests, where a kubectl per request cost ~0.1 CPU-s and loading @kubernetes/client-node
 // (what calico-operator.ts, one long-lived watcher, uses) ~0.5 CPU-s (issue 25). The helpers
 // below keep kubectl's semantics: get-or-undefined on 404, apply, status patches, delete
@@ -73,7 +76,7 @@ export function record(w: World, entry: Recorded): void {
 /** The agent cluster's API server as its kubeconfig names it: the current context's cluster and user. */
 interface Connection {
   server: URL;
-  agent: Agent;
+  transport: Transport;
   headers: Record<string, string>;
 }
 
@@ -90,8 +93,9 @@ const connections = new Map<string, Connection>();
  * The connection for `w.kubeconfig` (read once per process): its server, its CA (or
  * insecure-skip-tls-verify), and its credential — a client certificate and key, or a bearer
  * token — each as `*-data` or as a file relative to the kubeconfig, as kubectl takes them.
- * The agent keeps its TLS connection between the calls of one stand-in run, and lets the
- * process exit when it is idle (node's https.Agent unrefs a free socket).
+ * `request()`'s transport is one https.Agent with them, which keeps its TLS connection between
+ * the calls of one stand-in run and lets the process exit when it is idle (node's https.Agent
+ * unrefs a free socket).
  */
 function connection(w: World): Connection {
   const known = connections.get(w.kubeconfig);
@@ -114,15 +118,16 @@ function connection(w: World): Connection {
       : typeof user.tokenFile === "string"
         ? readFileSync(resolve(dirname(w.kubeconfig), user.tokenFile), "utf8").trim()
         : undefined;
+  const agent = new Agent({
+    keepAlive: true,
+    ca: pem(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+    rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
+    cert: pem(user["client-certificate-data"], user["client-certificate"]),
+    key: pem(user["client-key-data"], user["client-key"]),
+  });
   const made: Connection = {
     server: new URL(cluster.server),
-    agent: new Agent({
-      keepAlive: true,
-      ca: pem(cluster["certificate-authority-data"], cluster["certificate-authority"]),
-      rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
-      cert: pem(user["client-certificate-data"], user["client-certificate"]),
-      key: pem(user["client-key-data"], user["client-key"]),
-    }),
+    transport: { agentFor: async () => agent, close: () => agent.destroy() },
     headers: { Accept: "application/json", ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) },
   };
   connections.set(w.kubeconfig, made);
@@ -140,14 +145,23 @@ class ApiError extends Error {
   }
 }
 
-/** How many times a call is sent again when the API server asks for it (429, or 5xx with Retry-After), as kubectl does. */
-const RETRIES = 5;
+/**
+ * When client-go sends a call again (rest/with_retry.go, checkWait): an answer 429 (the API
+ * server's "storage is (re)initializing" for a CRD just Established) or 5xx with a
+ * whole-seconds Retry-After, after that many seconds, up to 5 times, whatever the method; a
+ * lost connection only for a GET. Without a Retry-After, a 429 waits 1 s, then twice as long.
+ */
+const retry = (method: Method): RetryPolicy => ({
+  attempts: 5,
+  statuses: [429],
+  retryIf: (answer) => answer.status >= 500 && /^\d+$/.test(answer.headers["retry-after"]?.trim() ?? ""),
+  failures: method === "GET" ? ["connection-lost"] : [],
+  backoffMs: 1000,
+});
 
 /**
- * One request to the agent cluster's API server, in this process: the decoded JSON answer,
- * or an {@link ApiError} with the API's reason and message. An answer 429 (the API server's
- * "storage is (re)initializing" for a CRD just Established) or 5xx with `Retry-After` is
- * sent again after that many seconds, as client-go does.
+ * One request to the agent cluster's API server, in this process (`@nodekit/http`'s
+ * `request()`): the decoded JSON answer, or an {@link ApiError} with the API's reason and message.
  */
 async function call(
   w: World,
@@ -155,55 +169,30 @@ async function call(
   path: string,
   body?: { type: string; value: object },
 ): Promise<Record<string, unknown>> {
-  const { server, agent, headers } = connection(w);
-  const url = new URL(server.pathname.replace(/\/$/, "") + path, server);
-  const payload = body === undefined ? undefined : JSON.stringify(body.value);
-  for (let attempt = 0; ; attempt++) {
-    const answer = await new Promise<{ status: number; retryAfter: string | undefined; text: string }>(
-      (done, failed) => {
-        const request = httpsRequest(
-          url,
-          {
-            method,
-            agent,
-            headers: { ...headers, ...(body === undefined ? {} : { "Content-Type": body.type }) },
-          },
-          (response) => {
-            const chunks: Buffer[] = [];
-            response.on("data", (chunk: Buffer) => chunks.push(chunk));
-            response.on("end", () =>
-              done({
-                status: response.statusCode ?? 0,
-                retryAfter: response.headers["retry-after"],
-                text: Buffer.concat(chunks).toString("utf8"),
-              }),
-            );
-            response.on("error", failed);
-          },
-        );
-        request.on("error", failed);
-        request.end(payload);
-      },
-    );
-    const decoded = (() => {
-      try {
-        return JSON.parse(answer.text) as Record<string, unknown>;
-      } catch {
-        return { message: answer.text };
-      }
-    })();
-    if (answer.status >= 200 && answer.status < 300) return decoded;
-    const wait = Number(answer.retryAfter);
-    if ((answer.status === 429 || (answer.status >= 500 && answer.retryAfter !== undefined)) && attempt < RETRIES) {
-      await sleep((Number.isFinite(wait) && wait > 0 ? wait : 1) * 1000);
-      continue;
+  const { server, transport, headers } = connection(w);
+  const answer = await request({
+    url: new URL(server.pathname.replace(/\/$/, "") + path, server),
+    method,
+    headers: body === undefined ? headers : { ...headers, "Content-Type": body.type },
+    ...(body === undefined ? {} : { body: JSON.stringify(body.value) }),
+    transport,
+    retry: retry(method),
+    // Apply (forced), a status merge patch and a delete are sent again as client-go does.
+    idempotent: true,
+  });
+  const decoded = (() => {
+    try {
+      return JSON.parse(answer.text()) as Record<string, unknown>;
+    } catch {
+      return { message: answer.text() };
     }
-    throw new ApiError(
-      answer.status,
-      typeof decoded.reason === "string" ? decoded.reason : String(answer.status),
-      typeof decoded.message === "string" ? decoded.message : `${method} ${path}: ${answer.status}`,
-    );
-  }
+  })();
+  if (answer.status >= 200 && answer.status < 300) return decoded;
+  throw new ApiError(
+    answer.status,
+    typeof decoded.reason === "string" ? decoded.reason : String(answer.status),
+    typeof decoded.message === "string" ? decoded.message : `${method} ${path}: ${answer.status}`,
+  );
 }
 
 /**
