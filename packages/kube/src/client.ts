@@ -12,6 +12,7 @@ import { UserError } from "@nodekit/errors";
 import { assertKubeconfig, kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
+import { keepConnections } from "./pool.ts";
 import { kubeHttpLibrary } from "./transport.ts";
 
 /**
@@ -155,10 +156,14 @@ export async function loadKubeconfig(
  * never pay for it (≈ 0.3 s). Calls made with the client's `requestOptions` (or
  * `metadataOnly`) are sent by undici's `Dispatcher.request` ({@link kubeHttpLibrary}): an
  * answer 429 with Retry-After is asked again within `requestTimeoutMs`, as kubectl does.
+ * The client's requests keep their connections ({@link keepConnections}, applied to a
+ * KubeConfig given too): a wait that polls the API pays one TLS handshake, not one a poll.
  */
 export async function connect(source: KubeconfigSource, options: ConnectOptions): Promise<KubeClient> {
   const [k8s, undici] = await Promise.all([import("@kubernetes/client-node"), import("undici")]);
-  const { config: kc, files } = await loadKubeconfig(source, options);
+  const loaded = await loadKubeconfig(source, options);
+  const kc = keepConnections(loaded.config);
+  const files = loaded.files;
   const kubeconfigPath = files.length === 0 ? undefined : files.join(delimiter);
   const cluster = kc.getCurrentCluster() as NonNullable<ReturnType<KubeConfig["getCurrentCluster"]>>;
   const timeoutMs = options.requestTimeoutMs;

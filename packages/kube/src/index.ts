@@ -27,6 +27,7 @@ export {
   whereOf,
 } from "./client.ts";
 export { type KubeWhere, kubectlFor, kubeError } from "./error.ts";
+export { type KeepConnectionsOptions, keepConnections } from "./pool.ts";
 export {
   type KubeAnswer,
   kubeToolError,

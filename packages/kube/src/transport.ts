@@ -28,7 +28,8 @@ const DEFAULT_RETRIES = 5;
 /**
  * The HTTP library the client-node API clients of `connect` send with: undici's
  * `Dispatcher.request` over the dispatcher client-node prepared for the kubeconfig (its TLS
- * settings and client certificate), or undici's global one when it needs none. Two habits
+ * settings and client certificate; one for all the requests of a cluster and user, kept by
+ * `keepConnections`), or undici's global one when it needs none. Two habits
  * of kubectl's (client-go's) that client-node's own fetch-based library lacks:
  *
  * - An answer 429, or 5xx, with `Retry-After: N` seconds is sent again after N seconds, a few
