@@ -12,7 +12,6 @@ import { UserError } from "@nodekit/errors";
 import { assertKubeconfig, kubeErrorCodes as errorCodes } from "@nodekit/kube-calls";
 import { INHERITED_ENV, matchesEnvName } from "@nodekit/process";
 import type { KubeWhere } from "./error.ts";
-import { keepConnections } from "./pool.ts";
 import { kubeHttpLibrary } from "./transport.ts";
 
 /**
@@ -156,11 +155,16 @@ export async function loadKubeconfig(
  * never pay for it (≈ 0.3 s). Calls made with the client's `requestOptions` (or
  * `metadataOnly`) are sent by undici's `Dispatcher.request` ({@link kubeHttpLibrary}): an
  * answer 429 with Retry-After is asked again within `requestTimeoutMs`, as kubectl does.
- * The client's requests keep their connections ({@link keepConnections}, applied to a
- * KubeConfig given too): a wait that polls the API pays one TLS handshake, not one a poll.
+ * The client's requests keep their connections (`keepConnections` of
+ * @nodekit/kube-connections, applied to a KubeConfig given too): a wait that polls the API pays one TLS handshake, not one a poll.
  */
 export async function connect(source: KubeconfigSource, options: ConnectOptions): Promise<KubeClient> {
-  const [k8s, undici] = await Promise.all([import("@kubernetes/client-node"), import("undici")]);
+  const [k8s, undici, { keepConnections }] = await Promise.all([
+    import("@kubernetes/client-node"),
+    import("undici"),
+    // Loaded with the client (not by a start whose command never asks the cluster).
+    import("@nodekit/kube-connections"),
+  ]);
   const loaded = await loadKubeconfig(source, options);
   const kc = keepConnections(loaded.config);
   const files = loaded.files;

@@ -16,6 +16,7 @@ export {
   kubeErrorCodes,
   kubeTarget,
 } from "@nodekit/kube-calls";
+export { type KeepConnectionsOptions, keepConnections } from "@nodekit/kube-connections";
 export { classifyApiError, classifyToolStderr, type KubeFailure, type KubeFailureKind } from "./classify.ts";
 export {
   type ConnectOptions,
@@ -27,7 +28,6 @@ export {
   whereOf,
 } from "./client.ts";
 export { type KubeWhere, kubectlFor, kubeError } from "./error.ts";
-export { type KeepConnectionsOptions, keepConnections } from "./pool.ts";
 export {
   type KubeAnswer,
   kubeToolError,

@@ -15,7 +15,7 @@ import {
 } from "@nodekit/testenv/pki";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connect } from "./client.ts";
-import { keepConnections } from "./pool.ts";
+import { keepConnections } from "./index.ts";
 
 // An HTTPS server on loopback that asks for a client certificate, answers every request with
 // an empty NamespaceList, and notes each TLS connection it accepted (a handshake each): the

@@ -37,12 +37,12 @@ export interface KeepConnectionsOptions {
  * dispatcher, while the TLS options its credentials give (CA, client certificate and key,
  * server name, proxy) stay the same. When they change (an exec plugin's new client
  * certificate, a certificate file replaced) the next request gets a new dispatcher, and so a
- * new connection with the new certificate; the old dispatcher is closed a little later,
+ * new connection with the new certificate; the old dispatcher is closed a minute later,
  * gracefully. A bearer token is a header: it changes nothing here.
  *
  * The idle connections kept hold no process open (undici unrefs an idle socket). What is
  * replaced is one method of this instance (client-node's `createDispatcher`); a client-node
- * without it gets no pooling, and packages/kube's pool test fails.
+ * without it gets no pooling, and packages/kube's connections test fails.
  */
 export function keepConnections<T extends KubeConfig>(kc: T, options: KeepConnectionsOptions = {}): T {
   const target = kc as unknown as MakesDispatchers & { [KEPT]?: true };
