@@ -42,10 +42,9 @@ interface Clients {
 
 /** The API clients for the kubeconfig (client-node is loaded when the stand-in starts, in this process: no kubectl per reconcile). */
 async function clientsFor(kubeconfig: string): Promise<Clients> {
-  const k8s = await import("@kubernetes/client-node");
-  // One connection per cluster, not a TLS handshake per request (testenv/pooled-kubeconfig.ts).
-  const { PooledKubeConfig } = await import("@nodekit/testenv/pooled-kubeconfig");
-  const config = new PooledKubeConfig();
+  const [k8s, { keepConnections }] = await Promise.all([import("@kubernetes/client-node"), import("@nodekit/kube")]);
+  // One connection per cluster, not a TLS handshake per request (what nr's clients do too).
+  const config = keepConnections(new k8s.KubeConfig());
   config.loadFromFile(kubeconfig);
   return {
     core: config.makeApiClient(k8s.CoreV1Api),

@@ -1,5 +1,5 @@
-import { AuthenticationV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { PooledKubeConfig } from "@nodekit/testenv/pooled-kubeconfig";
+import { AuthenticationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { keepConnections } from "@nodekit/kube";
 
 /** One read of an auth ConfigMap candidate. */
 export type ConfigMapRead =
@@ -37,7 +37,8 @@ export function kubeconfigSecretName(clusterName: string): string {
 }
 
 export function connectSite(kubeconfigPath: string): SiteCluster {
-  const kc = new PooledKubeConfig();
+  // One connection per cluster, not a TLS handshake per request (what nvkectl's clients do too).
+  const kc = keepConnections(new KubeConfig());
   kc.loadFromFile(kubeconfigPath);
   const server = kc.getCurrentCluster()?.server;
   if (server === undefined) throw new Error(`kubeconfig ${kubeconfigPath} has no current cluster`);

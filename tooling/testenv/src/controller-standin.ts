@@ -2,12 +2,13 @@ import {
   AppsV1Api,
   BatchV1Api,
   CoreV1Api,
+  KubeConfig,
   type V1Deployment,
   type V1Job,
   type V1ReplicaSet,
   Watch,
 } from "@kubernetes/client-node";
-import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
+import { keepConnections } from "@nodekit/kube-connections";
 import { reconcileOnChange } from "./reconcile-on-change.ts";
 
 // A test-only stand-in for kube-controller-manager (and a kubelet that starts every pod at
@@ -190,7 +191,8 @@ const WATCHED = ["/apis/apps/v1/deployments", "/apis/apps/v1/replicasets", "/api
  * controllers' informers); a failed pass or a broken watch is tried again after `retryMs`.
  */
 export function startControllerStandIn(kubeconfigPath: string, options: { retryMs?: number } = {}): ControllerStandIn {
-  const kc = new PooledKubeConfig();
+  // One connection per cluster, not a TLS handshake per request (what nvkectl's clients do too).
+  const kc = keepConnections(new KubeConfig());
   kc.loadFromFile(kubeconfigPath);
   const apps = kc.makeApiClient(AppsV1Api);
   const batch = kc.makeApiClient(BatchV1Api);

@@ -4,19 +4,20 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  KubeConfig,
   RbacAuthorizationV1Api,
   type V1PolicyRule,
   type V1ResourceAttributes,
 } from "@kubernetes/client-node";
+import { keepConnections } from "@nodekit/kube-connections";
 import { eventually } from "@nodekit/test-utils";
-import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
 
 // Kubernetes helpers for integration tests (`@nodekit/testenv/kube`), kept out of the
 // package's main entry so that only tests load @kubernetes/client-node through it.
 
-/** API clients for one kubeconfig (one identity). */
+/** API clients for one kubeconfig (one identity), keeping their connections as nvkectl's and nr's do. */
 export function clientsFor(kubeconfigPath: string) {
-  const kc = new PooledKubeConfig();
+  const kc = keepConnections(new KubeConfig());
   kc.loadFromFile(kubeconfigPath);
   return {
     core: kc.makeApiClient(CoreV1Api),

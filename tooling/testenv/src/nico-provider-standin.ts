@@ -1,5 +1,5 @@
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { PooledKubeConfig } from "./pooled-kubeconfig.ts";
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { keepConnections } from "@nodekit/kube-connections";
 import { reconcileLoop } from "./reconcile-loop.ts";
 
 // A test-only stand-in for the one thing the NICo Cluster API provider's controller does that
@@ -55,7 +55,8 @@ export function startNicoProviderStandIn(
   kubeconfigPath: string,
   options: NicoProviderStandInOptions,
 ): NicoProviderStandIn {
-  const kc = new PooledKubeConfig();
+  // One connection per cluster, not a TLS handshake per request (what nvkectl's clients do too).
+  const kc = keepConnections(new KubeConfig());
   kc.loadFromFile(kubeconfigPath);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
