@@ -19,6 +19,10 @@ async function get(url: string, authorization?: string): Promise<Answer> {
   return { status: response.status, body: (await response.json()) as Answer["body"] };
 }
 
+// The auth ConfigMaps live in fixed namespaces (nke-controller and its fallbacks): state every
+// emulator on the cluster reads. This file turns auth on and off, so it has a control plane of
+// its own; on the shared one, the other files' emulators (auth off) got 401s whenever they ran
+// at the same time as it.
 describe("auth exactly like the controller: the auth ConfigMap, then a TokenReview for its audience", () => {
   let emulator: RunningEmulator;
   let core: CoreV1Api;
@@ -26,7 +30,7 @@ describe("auth exactly like the controller: the auth ConfigMap, then a TokenRevi
   const logs: string[] = [];
 
   beforeAll(async () => {
-    const plane = await useControlPlane();
+    const plane = await useControlPlane({ dedicated: true });
     ({ core } = clientsFor(plane.adminKubeconfigPath));
     await authOff(core);
     emulator = await startEmulator({
@@ -116,7 +120,7 @@ describe("the auth configuration is served from what is known, like a controller
   const audience = `nvke-cache-${randomSuffix()}`;
 
   beforeAll(async () => {
-    const plane = await useControlPlane();
+    const plane = await useControlPlane({ dedicated: true });
     kubeconfigPath = plane.adminKubeconfigPath;
     ({ core } = clientsFor(kubeconfigPath));
   });
