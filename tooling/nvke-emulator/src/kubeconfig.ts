@@ -47,7 +47,7 @@ export async function renderTenantKubeconfig(input: TenantKubeconfigInput): Prom
 
 /** A fresh self-signed CA certificate (PEM), made the way the test control plane makes its own. */
 async function selfSignedCa(commonName: string): Promise<string> {
-  // Loaded on first use: most emulator runs write few kubeconfigs, and node-forge costs to import.
+  // Loaded on first use: most emulator runs write few kubeconfigs, and the X.509 library (pkijs) costs to import.
   const { createCertificateAuthority } = await import("@nodekit/testenv/pki");
   return (await createCertificateAuthority({ commonName })).certPem;
 }

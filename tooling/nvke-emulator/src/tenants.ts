@@ -41,7 +41,7 @@ export interface TestenvTenantApiServersOptions {
 export function testenvTenantApiServers(options: TestenvTenantApiServersOptions = {}): TenantApiServers {
   return {
     async start(cluster) {
-      // Loaded on first use: an emulator without tenants never pays for node-forge and the spawner.
+      // Loaded on first use: an emulator without tenants never pays for testenv and its spawner.
       const { startControlPlane } = await import("@nodekit/testenv");
       const plane = await startControlPlane({
         ...(options.binDir === undefined ? {} : { binDir: options.binDir }),

@@ -148,7 +148,7 @@ const FIRST_BUILD =
  * tooling/k8s-testbin/ensure.sh's), saying how long a cold build takes and how far it is.
  */
 async function ensureBinaries(options: UpOptions): Promise<string> {
-  // Loaded here: status, env and down never need testenv's start-up code (node-forge, …).
+  // Loaded here: status, env and down never need testenv's start-up code (the spawner, certificates, …).
   const { binaries } = await import("@nodekit/testenv");
   const env = options.env === undefined ? {} : { env: options.env };
   if (options.binDir !== undefined) return binaries("kubernetes", { binDir: options.binDir });

@@ -1,6 +1,12 @@
-import { generateKeyPair, randomBytes } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  generateKeyPair,
+  type KeyObject,
+  randomBytes,
+  X509Certificate,
+} from "node:crypto";
 import { promisify } from "node:util";
-import forge from "node-forge";
 
 /** A PEM certificate and its PKCS#8 PEM private key. */
 export interface KeyPairPem {
@@ -10,8 +16,8 @@ export interface KeyPairPem {
 
 /** A throwaway certificate authority: signs the serving and client certificates. */
 export interface CertificateAuthority extends KeyPairPem {
-  readonly cert: forge.pki.Certificate;
-  readonly key: forge.pki.rsa.PrivateKey;
+  readonly cert: X509Certificate;
+  readonly key: KeyObject;
 }
 
 export interface ClientIdentity {
@@ -29,16 +35,51 @@ export interface PkiOptions {
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
-// Keys come from node:crypto (native, ~0.2 s per RSA-2048 key off the main thread);
-// node-forge only assembles and signs the certificates.
-async function rsaKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
-  const { privateKey, publicKey } = await generateKeyPairAsync("rsa", {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-  });
-  return { privateKeyPem: privateKey, publicKeyPem: publicKey };
+// ECDSA P-256 throughout: a key costs well under a millisecond (RSA-2048 took ~0.2 s), and so does
+// each TLS handshake's signature, which kube-apiserver pays for every kubectl and new connection.
+const P256 = { name: "ECDSA", namedCurve: "P-256" } as const;
+
+const OID = {
+  commonName: "2.5.4.3",
+  organization: "2.5.4.10",
+  basicConstraints: "2.5.29.19",
+  keyUsage: "2.5.29.15",
+  extKeyUsage: "2.5.29.37",
+  subjectAltName: "2.5.29.17",
+  subjectKeyIdentifier: "2.5.29.14",
+  authorityKeyIdentifier: "2.5.29.35",
+  serverAuth: "1.3.6.1.5.5.7.3.1",
+  clientAuth: "1.3.6.1.5.5.7.3.2",
+} as const;
+
+/** KeyUsage bits (RFC 5280 §4.2.1.3), most significant first. */
+const KEY_USAGE = { digitalSignature: 0, keyCertSign: 5, cRLSign: 6 } as const;
+
+// pkijs (the X.509 library tooling/release-publisher uses too) is loaded on first use: most processes
+// that import this module (test workers through client.ts) never issue a certificate.
+let libraries: Promise<[typeof import("asn1js"), typeof import("pkijs")]> | undefined;
+const load = () => {
+  libraries ??= Promise.all([import("asn1js"), import("pkijs")]);
+  return libraries;
+};
+type Asn1 = typeof import("asn1js");
+type Pkijs = typeof import("pkijs");
+type Extension = import("pkijs").Extension;
+
+interface EcKeyPair {
+  privateKey: KeyObject;
+  publicKeyDer: Buffer;
 }
+
+async function ecKeyPair(): Promise<EcKeyPair> {
+  const { privateKey, publicKey } = await generateKeyPairAsync("ec", { namedCurve: "prime256v1" });
+  return { privateKey, publicKeyDer: publicKey.export({ type: "spki", format: "der" }) };
+}
+
+const pkcs8Pem = (key: KeyObject): string => key.export({ type: "pkcs8", format: "pem" }).toString();
+
+const arrayBuffer = (view: Uint8Array): ArrayBuffer =>
+  view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength) as ArrayBuffer;
 
 /**
  * A random positive serial whose DER INTEGER is minimal: first byte 0x01–0x7f. A first byte of 0x00
@@ -51,74 +92,174 @@ export function serialNumber(): string {
   return bytes.toString("hex");
 }
 
-// UTF8String, not forge's default PrintableString, so names like `alice@example.com` survive.
-function attribute(shortName: "CN" | "O", value: string): forge.pki.CertificateField {
-  return { shortName, value, valueTagClass: forge.asn1.Type.UTF8 as unknown as forge.asn1.Class };
+/**
+ * A distinguished name with one attribute per RDN, each a UTF8String (so names like
+ * `alice@example.com` survive). Made as DER and read back, so pkijs writes it as given rather
+ * than folding every attribute into one multi-valued RDN.
+ */
+function distinguishedName(
+  asn1: Asn1,
+  pkijs: Pkijs,
+  attributes: readonly [oid: string, value: string][],
+): import("pkijs").RelativeDistinguishedNames {
+  const der = new asn1.Sequence({
+    value: attributes.map(
+      ([type, value]) =>
+        new asn1.Set({
+          value: [new pkijs.AttributeTypeAndValue({ type, value: new asn1.Utf8String({ value }) }).toSchema()],
+        }),
+    ),
+  }).toBER(false);
+  return new pkijs.RelativeDistinguishedNames({ schema: asn1.fromBER(der).result });
 }
 
-function newCertificate(publicKeyPem: string, now: Date): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
-  cert.serialNumber = serialNumber();
+/** RFC 5280's method 1: the SHA-1 of the subjectPublicKey bits. */
+const keyIdentifier = (spki: import("pkijs").PublicKeyInfo): ArrayBuffer =>
+  arrayBuffer(createHash("sha1").update(spki.subjectPublicKey.valueBlock.valueHexView).digest());
+
+function keyUsage(asn1: Asn1, bits: readonly number[]): import("asn1js").BitString {
+  let value = 0;
+  for (const bit of bits) value |= 0x80 >> bit;
+  // DER drops trailing zero bits of a named bit list.
+  return new asn1.BitString({ valueHex: new Uint8Array([value]).buffer, unusedBits: 7 - Math.max(...bits) });
+}
+
+/** What builds a certificate's extensions: the loaded libraries and a helper that wraps a DER value. */
+interface Builder {
+  asn1: Asn1;
+  pkijs: Pkijs;
+  extension(extnID: string, critical: boolean, value: import("asn1js").AsnType): Extension;
+}
+
+interface Request {
+  subject: readonly [oid: string, value: string][];
+  /** The issuer's certificate (DER), or none for a self-signed one. */
+  issuerDer?: Uint8Array;
+  publicKeyDer: Uint8Array;
+  signingKey: KeyObject;
+  now: Date;
+  extensions: (builder: Builder) => Extension[];
+}
+
+async function sign(request: Request): Promise<string> {
+  const [asn1, pkijs] = await load();
+  const extension: Builder["extension"] = (extnID, critical, value) =>
+    new pkijs.Extension({ extnID, critical, extnValue: value.toBER(false) });
+  const issuer =
+    request.issuerDer === undefined
+      ? undefined
+      : new pkijs.Certificate({ schema: asn1.fromBER(arrayBuffer(request.issuerDer)).result });
+
+  const cert = new pkijs.Certificate();
+  cert.version = 2;
+  cert.serialNumber = new asn1.Integer({ valueHex: arrayBuffer(Buffer.from(serialNumber(), "hex")) });
+  cert.subject = distinguishedName(asn1, pkijs, request.subject);
+  // The CA's subject as its certificate holds it, byte for byte: Go matches issuer to subject by their DER.
+  cert.issuer = issuer?.subject ?? cert.subject;
   // An hour of slack before now for clock skew; a year after, so a sandbox left running survives.
-  cert.validity.notBefore = new Date(now.getTime() - 3_600_000);
-  cert.validity.notAfter = new Date(now.getTime() + 365 * 86_400_000);
-  return cert;
+  cert.notBefore.value = new Date(request.now.getTime() - 3_600_000);
+  cert.notAfter.value = new Date(request.now.getTime() + 365 * 86_400_000);
+  cert.subjectPublicKeyInfo = new pkijs.PublicKeyInfo({
+    schema: asn1.fromBER(arrayBuffer(request.publicKeyDer)).result,
+  });
+  cert.extensions = [
+    ...request.extensions({ asn1, pkijs, extension }),
+    extension(
+      OID.subjectKeyIdentifier,
+      false,
+      new asn1.OctetString({ valueHex: keyIdentifier(cert.subjectPublicKeyInfo) }),
+    ),
+    // An issued certificate names its CA's key (a self-signed CA needs no such pointer to itself).
+    ...(issuer === undefined
+      ? []
+      : [
+          extension(
+            OID.authorityKeyIdentifier,
+            false,
+            new pkijs.AuthorityKeyIdentifier({
+              keyIdentifier: new asn1.OctetString({ valueHex: keyIdentifier(issuer.subjectPublicKeyInfo) }),
+            }).toSchema(),
+          ),
+        ]),
+  ];
+  const signingKey = await globalThis.crypto.subtle.importKey(
+    "pkcs8",
+    request.signingKey.export({ type: "pkcs8", format: "der" }),
+    P256,
+    false,
+    ["sign"],
+  );
+  await cert.sign(signingKey, "SHA-256");
+  return new X509Certificate(Buffer.from(cert.toSchema(true).toBER(false))).toString();
 }
 
 export async function createCertificateAuthority(options: PkiOptions = {}): Promise<CertificateAuthority> {
-  const keys = await rsaKeyPair();
-  const key = forge.pki.privateKeyFromPem(keys.privateKeyPem) as forge.pki.rsa.PrivateKey;
-  const cert = newCertificate(keys.publicKeyPem, options.now ?? new Date());
-  const name = [attribute("CN", options.commonName ?? "nodekit-testenv-ca")];
-  cert.setSubject(name);
-  cert.setIssuer(name);
-  cert.setExtensions([
-    { name: "basicConstraints", cA: true, critical: true },
-    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: "subjectKeyIdentifier" },
-  ]);
-  cert.sign(key, forge.md.sha256.create());
-  return { cert, key, certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+  const keys = await ecKeyPair();
+  const certPem = await sign({
+    subject: [[OID.commonName, options.commonName ?? "nodekit-testenv-ca"]],
+    publicKeyDer: keys.publicKeyDer,
+    signingKey: keys.privateKey,
+    now: options.now ?? new Date(),
+    extensions: ({ asn1, pkijs, extension }) => [
+      extension(OID.basicConstraints, true, new pkijs.BasicConstraints({ cA: true }).toSchema()),
+      extension(
+        OID.keyUsage,
+        true,
+        keyUsage(asn1, [KEY_USAGE.digitalSignature, KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]),
+      ),
+    ],
+  });
+  return { cert: new X509Certificate(certPem), key: keys.privateKey, certPem, keyPem: pkcs8Pem(keys.privateKey) };
 }
 
 async function issue(
   ca: CertificateAuthority,
-  subject: forge.pki.CertificateField[],
-  extensions: object[],
+  subject: readonly [oid: string, value: string][],
+  extensions: (builder: Builder) => Extension[],
   options: PkiOptions,
 ): Promise<KeyPairPem> {
-  const keys = await rsaKeyPair();
-  const cert = newCertificate(keys.publicKeyPem, options.now ?? new Date());
-  cert.setSubject(subject);
-  cert.setIssuer(ca.cert.subject.attributes);
-  cert.setExtensions([
-    { name: "basicConstraints", cA: false, critical: true },
-    { name: "authorityKeyIdentifier", keyIdentifier: ca.cert.generateSubjectKeyIdentifier().getBytes() },
-    ...extensions,
-  ]);
-  cert.sign(ca.key, forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
+  const keys = await ecKeyPair();
+  const certPem = await sign({
+    subject,
+    issuerDer: ca.cert.raw,
+    publicKeyDer: keys.publicKeyDer,
+    signingKey: ca.key,
+    now: options.now ?? new Date(),
+    extensions: (builder) => [
+      builder.extension(OID.basicConstraints, true, new builder.pkijs.BasicConstraints({ cA: false }).toSchema()),
+      // An ECDSA key only signs: digitalSignature, and no keyEncipherment (RSA key transport).
+      builder.extension(OID.keyUsage, true, keyUsage(builder.asn1, [KEY_USAGE.digitalSignature])),
+      ...extensions(builder),
+    ],
+  });
+  return { certPem, keyPem: pkcs8Pem(keys.privateKey) };
 }
+
+const extendedKeyUsage = ({ pkijs, extension }: Builder, purpose: string): Extension =>
+  extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [purpose] }).toSchema());
+
+const ipv4Bytes = (ip: string): ArrayBuffer => new Uint8Array(ip.split(".").map(Number)).buffer;
 
 /** A serving certificate for kube-apiserver on loopback (and its in-cluster names). */
 export function issueServingCertificate(ca: CertificateAuthority, options: PkiOptions = {}): Promise<KeyPairPem> {
+  const ips = ["127.0.0.1", "10.0.0.1"]; // 10.0.0.1: the `kubernetes` Service's cluster IP in 10.0.0.0/24
   const dnsNames = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"];
   return issue(
     ca,
-    [attribute("CN", "kube-apiserver")],
-    [
-      { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: "extKeyUsage", serverAuth: true },
-      {
-        name: "subjectAltName",
-        altNames: [
-          { type: 7, ip: "127.0.0.1" },
-          { type: 7, ip: "10.0.0.1" }, // the `kubernetes` Service's cluster IP in 10.0.0.0/24
-          ...dnsNames.map((value) => ({ type: 2, value })),
+    [[OID.commonName, "kube-apiserver"]],
+    (builder) => {
+      const { asn1, pkijs, extension } = builder;
+      const names = new pkijs.GeneralNames({
+        names: [
+          // GeneralName 7: iPAddress (4 octets); 2: dNSName.
+          ...ips.map(
+            (ip) => new pkijs.GeneralName({ type: 7, value: new asn1.OctetString({ valueHex: ipv4Bytes(ip) }) }),
+          ),
+          ...dnsNames.map((value) => new pkijs.GeneralName({ type: 2, value })),
         ],
-      },
-    ],
+      });
+      return [extendedKeyUsage(builder, OID.serverAuth), extension(OID.subjectAltName, false, names.toSchema())];
+    },
     options,
   );
 }
@@ -131,11 +272,11 @@ export function issueClientCertificate(
 ): Promise<KeyPairPem> {
   return issue(
     ca,
-    [attribute("CN", identity.user), ...(identity.groups ?? []).map((group) => attribute("O", group))],
     [
-      { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: "extKeyUsage", clientAuth: true },
+      [OID.commonName, identity.user],
+      ...(identity.groups ?? []).map((group): [string, string] => [OID.organization, group]),
     ],
+    (builder) => [extendedKeyUsage(builder, OID.clientAuth)],
     options,
   );
 }
@@ -143,14 +284,21 @@ export function issueClientCertificate(
 /** Reads back a CA written by {@link createCertificateAuthority}, so another process can issue client certificates. */
 export function loadCertificateAuthority(pem: KeyPairPem): CertificateAuthority {
   return {
-    cert: forge.pki.certificateFromPem(pem.certPem),
-    key: forge.pki.privateKeyFromPem(pem.keyPem) as forge.pki.rsa.PrivateKey,
+    cert: new X509Certificate(pem.certPem),
+    key: createPrivateKey(pem.keyPem),
     certPem: pem.certPem,
     keyPem: pem.keyPem,
   };
 }
 
-/** The service-account token signing key pair (PKCS#8 private key, SPKI public key): tokens are RS256. */
-export function createSigningKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
-  return rsaKeyPair();
+/**
+ * The service-account token signing key pair (PKCS#8 private key, SPKI public key), ECDSA P-256:
+ * kube-apiserver signs the tokens ES256, and every reader checks them through a TokenReview.
+ */
+export async function createSigningKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
+  const { privateKey, publicKey } = await generateKeyPairAsync("ec", { namedCurve: "prime256v1" });
+  return {
+    privateKeyPem: pkcs8Pem(privateKey),
+    publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
+  };
 }
