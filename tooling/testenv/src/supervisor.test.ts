@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { deadPid, holdingChild, processAlive, tempDir } from "@nodekit/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 import { isAlive, terminate, waitForExit } from "./supervisor.ts";
@@ -113,6 +114,9 @@ async function unreapedChild(command: string): Promise<number> {
   );
   const pid = Number(line.trim());
   children.push(pid);
+  // Until it has become `sleep`, the shell still reaps its children: a child that exits in
+  // that window (a test's SIGTERM, on a loaded machine) would be gone, not a zombie.
+  while (readFileSync(`/proc/${parent.pid}/comm`, "utf8").trim() !== "sleep") await sleep(10);
   return pid;
 }
 
