@@ -6,22 +6,20 @@
  * releases the way a CI identity would and verify them with no network.
  */
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, webcrypto } from "node:crypto";
+import {
+  KEY_USAGE,
+  keyUsageBits,
+  minimalPositiveInteger,
+  X509_OID,
+  keyIdentifier as x509KeyIdentifier,
+} from "@nodekit/testenv/x509";
 import { json } from "@sigstore/core";
 import type { Signer, Witness } from "@sigstore/sign";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 
 const OID = {
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  basicConstraints: "2.5.29.19",
-  keyUsage: "2.5.29.15",
-  extKeyUsage: "2.5.29.37",
-  subjectAltName: "2.5.29.17",
-  subjectKeyIdentifier: "2.5.29.14",
-  authorityKeyIdentifier: "2.5.29.35",
-  codeSigning: "1.3.6.1.5.5.7.3.3",
-  timeStamping: "1.3.6.1.5.5.7.3.8",
+  ...X509_OID,
   /** Fulcio's OIDC issuer extension: v1 holds the raw string, v2 a DER UTF8String. */
   fulcioIssuerV1: "1.3.6.1.4.1.57264.1.1",
   fulcioIssuerV2: "1.3.6.1.4.1.57264.1.8",
@@ -82,11 +80,9 @@ function spki(der: Uint8Array): pkijs.PublicKeyInfo {
   return new pkijs.PublicKeyInfo({ schema: asn1js.fromBER(bytes(der)).result });
 }
 
-/** RFC 5280's method 1: the SHA-1 of the subjectPublicKey bits. */
-function keyIdentifier(publicKeyDer: Uint8Array): ArrayBuffer {
-  const bits = spki(publicKeyDer).subjectPublicKey.valueBlock.valueHexView;
-  return bytes(createHash("sha1").update(bits).digest());
-}
+/** The key identifier (RFC 5280's method 1) of an SPKI's key. */
+const keyIdentifier = (publicKeyDer: Uint8Array): ArrayBuffer =>
+  x509KeyIdentifier(spki(publicKeyDer).subjectPublicKey.valueBlock.valueHexView);
 
 function extension(extnID: string, critical: boolean, value: asn1js.AsnType | ArrayBuffer): pkijs.Extension {
   return new pkijs.Extension({
@@ -96,20 +92,11 @@ function extension(extnID: string, critical: boolean, value: asn1js.AsnType | Ar
   });
 }
 
-/** KeyUsage bits, most significant first: digitalSignature is bit 0, keyCertSign 5, cRLSign 6. */
-function keyUsage(bits: number[]): asn1js.BitString {
-  let value = 0;
-  for (const bit of bits) value |= 0x80 >> bit;
-  const lowest = Math.max(...bits);
-  return new asn1js.BitString({ valueHex: new Uint8Array([value]).buffer, unusedBits: 7 - lowest });
-}
+const keyUsage = (bits: readonly number[]): asn1js.BitString => new asn1js.BitString(keyUsageBits(bits));
 
-/** A random positive INTEGER in minimal DER (first byte 0x01–0x7f): Go's x509 and asn1 reject any other encoding. */
-function randomInteger(length: number): asn1js.Integer {
-  const value = randomBytes(length);
-  value[0] = ((value[0] ?? 0) & 0x7f) | 0x01;
-  return new asn1js.Integer({ valueHex: bytes(value) });
-}
+/** A random positive INTEGER in minimal DER: Go's x509 and asn1 reject any other encoding. */
+const randomInteger = (length: number): asn1js.Integer =>
+  new asn1js.Integer({ valueHex: bytes(minimalPositiveInteger(length)) });
 
 const serialNumber = () => randomInteger(16);
 
@@ -181,7 +168,7 @@ async function selfSignedRoot(
     notAfter: new Date(now.getTime() + 365 * 24 * 60 * MINUTE),
     extensions: [
       extension(OID.basicConstraints, true, new pkijs.BasicConstraints({ cA: true, pathLenConstraint: 1 }).toSchema()),
-      extension(OID.keyUsage, true, keyUsage([5, 6])),
+      extension(OID.keyUsage, true, keyUsage([KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign])),
     ],
   });
   return { der, key, name };
@@ -251,7 +238,7 @@ export async function createCertificateAuthority(
           notBefore: now,
           notAfter: new Date(now.getTime() + 10 * MINUTE),
           extensions: [
-            extension(OID.keyUsage, true, keyUsage([0])),
+            extension(OID.keyUsage, true, keyUsage([KEY_USAGE.digitalSignature])),
             extension(OID.extKeyUsage, false, new pkijs.ExtKeyUsage({ keyPurposes: [OID.codeSigning] }).toSchema()),
             extension(OID.subjectAltName, true, san.toSchema()),
             extension(OID.fulcioIssuerV1, false, bytes(Buffer.from(issuer, "utf8"))),
@@ -358,7 +345,7 @@ export async function createTimestampAuthority(options: AuthorityOptions = {}): 
     notBefore: new Date(validFrom.getTime() - MINUTE),
     notAfter: new Date(validFrom.getTime() + 365 * 24 * 60 * MINUTE),
     extensions: [
-      extension(OID.keyUsage, true, keyUsage([0])),
+      extension(OID.keyUsage, true, keyUsage([KEY_USAGE.digitalSignature])),
       extension(OID.extKeyUsage, true, new pkijs.ExtKeyUsage({ keyPurposes: [OID.timeStamping] }).toSchema()),
     ],
   });

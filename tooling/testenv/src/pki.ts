@@ -1,12 +1,6 @@
-import {
-  createHash,
-  createPrivateKey,
-  generateKeyPair,
-  type KeyObject,
-  randomBytes,
-  X509Certificate,
-} from "node:crypto";
+import { createPrivateKey, generateKeyPair, type KeyObject, X509Certificate } from "node:crypto";
 import { promisify } from "node:util";
+import { KEY_USAGE, keyIdentifier, keyUsageBits, minimalPositiveInteger, X509_OID as OID } from "./x509.ts";
 
 /** A PEM certificate and its PKCS#8 PEM private key. */
 export interface KeyPairPem {
@@ -39,22 +33,6 @@ const generateKeyPairAsync = promisify(generateKeyPair);
 // each TLS handshake's signature, which kube-apiserver pays for every kubectl and new connection.
 const P256 = { name: "ECDSA", namedCurve: "P-256" } as const;
 
-const OID = {
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  basicConstraints: "2.5.29.19",
-  keyUsage: "2.5.29.15",
-  extKeyUsage: "2.5.29.37",
-  subjectAltName: "2.5.29.17",
-  subjectKeyIdentifier: "2.5.29.14",
-  authorityKeyIdentifier: "2.5.29.35",
-  serverAuth: "1.3.6.1.5.5.7.3.1",
-  clientAuth: "1.3.6.1.5.5.7.3.2",
-} as const;
-
-/** KeyUsage bits (RFC 5280 §4.2.1.3), most significant first. */
-const KEY_USAGE = { digitalSignature: 0, keyCertSign: 5, cRLSign: 6 } as const;
-
 // pkijs (the X.509 library tooling/release-publisher uses too) is loaded on first use: most processes
 // that import this module (test workers through client.ts) never issue a certificate.
 let libraries: Promise<[typeof import("asn1js"), typeof import("pkijs")]> | undefined;
@@ -81,15 +59,9 @@ const pkcs8Pem = (key: KeyObject): string => key.export({ type: "pkcs8", format:
 const arrayBuffer = (view: Uint8Array): ArrayBuffer =>
   view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength) as ArrayBuffer;
 
-/**
- * A random positive serial whose DER INTEGER is minimal: first byte 0x01–0x7f. A first byte of 0x00
- * followed by one below 0x80 is a non-minimal encoding, which Go's x509 (kube-apiserver, etcd) refuses
- * with "x509: malformed serial number": one certificate in 256 made the control plane fail to start.
- */
+/** A random positive serial, minimal in DER (see {@link minimalPositiveInteger}): Go refuses any other. */
 export function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
-  return bytes.toString("hex");
+  return minimalPositiveInteger(16).toString("hex");
 }
 
 /**
@@ -113,16 +85,11 @@ function distinguishedName(
   return new pkijs.RelativeDistinguishedNames({ schema: asn1.fromBER(der).result });
 }
 
-/** RFC 5280's method 1: the SHA-1 of the subjectPublicKey bits. */
-const keyIdentifier = (spki: import("pkijs").PublicKeyInfo): ArrayBuffer =>
-  arrayBuffer(createHash("sha1").update(spki.subjectPublicKey.valueBlock.valueHexView).digest());
+const keyIdentifierOf = (spki: import("pkijs").PublicKeyInfo): ArrayBuffer =>
+  keyIdentifier(spki.subjectPublicKey.valueBlock.valueHexView);
 
-function keyUsage(asn1: Asn1, bits: readonly number[]): import("asn1js").BitString {
-  let value = 0;
-  for (const bit of bits) value |= 0x80 >> bit;
-  // DER drops trailing zero bits of a named bit list.
-  return new asn1.BitString({ valueHex: new Uint8Array([value]).buffer, unusedBits: 7 - Math.max(...bits) });
-}
+const keyUsage = (asn1: Asn1, bits: readonly number[]): import("asn1js").BitString =>
+  new asn1.BitString(keyUsageBits(bits));
 
 /** What builds a certificate's extensions: the loaded libraries and a helper that wraps a DER value. */
 interface Builder {
@@ -167,7 +134,7 @@ async function sign(request: Request): Promise<string> {
     extension(
       OID.subjectKeyIdentifier,
       false,
-      new asn1.OctetString({ valueHex: keyIdentifier(cert.subjectPublicKeyInfo) }),
+      new asn1.OctetString({ valueHex: keyIdentifierOf(cert.subjectPublicKeyInfo) }),
     ),
     // An issued certificate names its CA's key (a self-signed CA needs no such pointer to itself).
     ...(issuer === undefined
@@ -177,7 +144,7 @@ async function sign(request: Request): Promise<string> {
             OID.authorityKeyIdentifier,
             false,
             new pkijs.AuthorityKeyIdentifier({
-              keyIdentifier: new asn1.OctetString({ valueHex: keyIdentifier(issuer.subjectPublicKeyInfo) }),
+              keyIdentifier: new asn1.OctetString({ valueHex: keyIdentifierOf(issuer.subjectPublicKeyInfo) }),
             }).toSchema(),
           ),
         ]),
