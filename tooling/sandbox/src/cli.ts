@@ -279,7 +279,7 @@ async function main(argv: string[]): Promise<number> {
       return s.running === "all" ? 0 : s.running === "partly" ? 1 : 3;
     }
     case "env": {
-      const s = await status({ dir, log });
+      const s = await status({ dir, log, auth: false });
       const info = s.nvkectl && s.operator && s.site && s.controller;
       if (s.running !== "all" || !info) {
         process.stderr.write(`sandbox: not running; start it with: ${cli} up\n`);

@@ -741,8 +741,12 @@ async function controllerAuth(adminKubeconfig: string): Promise<ControllerAuth> 
   }
 }
 
-/** What runs, read from the sandbox's directory and checked against the processes. */
-export async function status(options: SandboxOptions): Promise<SandboxStatus> {
+/**
+ * What runs, read from the sandbox's directory and checked against the processes. `auth:
+ * false` leaves the controller's auth unread (`unknown`): `env` needs to know only that every
+ * part runs, and reading the site's auth ConfigMaps loads the emulator's Kubernetes client.
+ */
+export async function status(options: SandboxOptions & { auth?: boolean }): Promise<SandboxStatus> {
   const layout = sandboxLayout(options.dir);
   const info = await readJson<SandboxInfo>(layout.sandboxInfo);
   const site = await testenvStatus(layout, options);
@@ -755,9 +759,11 @@ export async function status(options: SandboxOptions): Promise<SandboxStatus> {
   const auth: ControllerAuth | undefined =
     emulator === undefined
       ? undefined
-      : site.running && site.info
-        ? await controllerAuth(site.info.adminKubeconfigPath)
-        : { mode: "unknown", message: "the site cluster is not running" };
+      : options.auth === false
+        ? { mode: "unknown", message: "not read" }
+        : site.running && site.info
+          ? await controllerAuth(site.info.adminKubeconfigPath)
+          : { mode: "unknown", message: "the site cluster is not running" };
   const problems: string[] = [];
   if (!site.running) problems.push("the site cluster (kube-apiserver + etcd) is not running");
   if (emulator === undefined) problems.push("the NVKE controller emulator is not running");
