@@ -5,7 +5,11 @@ import type { Options } from "tsup";
 
 export const base = { format: "esm", target: "node22", clean: true } as const satisfies Options;
 
-/** A library's build: its public entries (default src/index.ts) with type declarations. */
+/**
+ * A library's build: its public entries (default src/index.ts). Its type declarations
+ * (dist/index.d.ts) come from tooling/tsup/declarations.ts, which the root `pnpm build` runs
+ * once for every library after their JavaScript: one TypeScript program for all of them.
+ */
 export function library(options: Options = {}): Options {
-  return { ...base, entry: ["src/index.ts"], dts: true, ...options };
+  return { ...base, entry: ["src/index.ts"], ...options };
 }
