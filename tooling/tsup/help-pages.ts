@@ -6,10 +6,11 @@
 // that is what the start would render (launch/help-page.ts); apps/*/test/help-pages.test.ts
 // compares every page with oclif's rendering. Run by launch-index.ts after `oclif manifest`.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type HelpPages, helpPageFile } from "../../packages/cli-kit/src/launch/help-page.ts";
 import { planCommand } from "../../packages/cli-kit/src/launch/plan.ts";
@@ -66,10 +67,27 @@ export function writeHelpPages(dir: string): HelpPages {
       if (id !== "" && helpPageFile(id) === helpPageFile("")) throw new Error(`help-pages: a command named ${id}`);
       writeFileSync(join(dir, helpPageFile(id)), page);
     }
-    return { width: WIDTH, userAgent };
+    return { width: WIDTH, userAgent, build: buildId(dir) };
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * The build's id: a hash of the CLI's package.json, its manifest and every file of its bundle
+ * (what oclif's help renders from), 16 hex digits.
+ */
+function buildId(dir: string): string {
+  const hash = createHash("sha256");
+  const files = readdirSync(join(dir, "dist"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file !== "launch-index.json" && file !== "help" && !file.startsWith(`help${sep}`))
+    .sort();
+  for (const file of ["package.json", "oclif.manifest.json", ...files.map((file) => join("dist", file))]) {
+    const path = join(dir, file);
+    if (!statSync(path).isFile()) continue;
+    hash.update(`${file}\0`).update(readFileSync(path));
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 /** The child: each subject's help through the built CLI's own entry, its stdout collected. */

@@ -302,7 +302,7 @@ function readOwn(fs: Fs, file: string): Buffer | undefined {
  * gone left behind (markers, temporary files). A cache is only an optimisation: when anything
  * fails, nothing is written and nothing is said.
  */
-function writeCache(fs: Fs, dir: string, name: string, data: () => Buffer): void {
+function writeCache(fs: Fs, dir: string, name: string, data: () => Buffer, perBuild = Number.POSITIVE_INFINITY): void {
   const temporary = join(dir, `.${name}.${process.pid}.tmp`);
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -331,7 +331,38 @@ function writeCache(fs: Fs, dir: string, name: string, data: () => Buffer): void
         .map(([other]) => other),
     );
     for (const file of files) if (!kept.has(buildOf(file))) fs.rmSync(join(dir, file), { force: true });
+    // This build's own files beyond `perBuild`: the oldest go.
+    const own = entries.filter((file) => file.endsWith(".bin") && buildOf(file) === build && file !== name);
+    if (own.length >= perBuild) {
+      const age = (file: string) => fs.lstatSync(join(dir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      const oldest = own.map((file) => [file, age(file)] as const).sort((a, b) => a[1] - b[1]);
+      for (const [file] of oldest.slice(0, own.length - perBuild + 1)) remove(fs, join(dir, file));
+    }
   } catch {
     remove(fs, temporary);
   }
+}
+
+/**
+ * The payload of `<dir>/<name>`, a file written by `writePrivateFile`, when the directory and
+ * the file pass the code cache's checks (private, the user's own, no link followed) and the
+ * payload its CRC-32; undefined otherwise (a file that fails its check is removed).
+ */
+export function readPrivateFile(dir: string, name: string): Buffer | undefined {
+  const fs = process.getBuiltinModule("node:fs");
+  if (!privateDir(fs, dir)) return undefined;
+  const bytes = readOwn(fs, join(dir, name));
+  if (bytes === undefined) return undefined;
+  const payload = verified(bytes);
+  if (payload === undefined) remove(fs, join(dir, name));
+  return payload;
+}
+
+/**
+ * Writes `payload` to `<dir>/<name>` as a code cache is written (atomically, 0600 in a private
+ * 0700 directory, with its CRC-32), `<name>` being `<build>.<key>.bin`: removes the files of
+ * all but the two other builds written last, and this build's oldest beyond `perBuild`.
+ */
+export function writePrivateFile(dir: string, name: string, payload: Buffer, perBuild: number): void {
+  writeCache(process.getBuiltinModule("node:fs"), dir, name, () => payload, perBuild);
 }

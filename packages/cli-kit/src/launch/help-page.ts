@@ -18,6 +18,8 @@ export interface HelpPages {
   width: number;
   /** The user agent the root page's VERSION section shows (`<name>/<version> <platform>-<arch> node-<version>`), as rendered. */
   userAgent: string;
+  /** The build's id: a hash of its package.json, manifest and bundle (the key of the pages kept at run time, launch/help-cache.ts). */
+  build?: string;
 }
 
 /** A page's file under dist/help/: the command's or topic's id with "." between its words, `index` for the root. */

@@ -2,9 +2,10 @@ import { writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { codeCacheDir, codeCacheName, enableCompileCacheIn, requireWithCodeCache } from "./code-cache.ts";
+import { helpCacheDir, helpCacheKey, keptHelpPage, recordHelpPage } from "./help-cache.ts";
 import { helpPage } from "./help-page.ts";
 import { planCommand, planEarly, type StartPlan } from "./plan.ts";
-import { readShippedCli, readShippedPackage, userAgentOf } from "./shipped.ts";
+import { envPrefix, readShippedCli, readShippedPackage, type ShippedCli, userAgentOf } from "./shipped.ts";
 
 // `--version` loads this module and the launcher's own (plan.ts, argv.ts, shipped.ts) only: each module
 // more is one more file to resolve, read and compile on every start, so the exit status and
@@ -53,6 +54,8 @@ export async function run(
     if (writeOut(`${planned.userAgent}\n`)) return;
   }
   process.stdout.on("error", stopOnBrokenPipe);
+  /** Keeps the help page this start renders (launch/help-cache.ts), once it has been rendered. */
+  let keep: (() => void) | undefined;
   // Help as oclif rendered it at build time, when this start's would render the same (launch/help-page.ts).
   const subject = planned.kind === "help" ? planned.argv.join(":") : planned.kind === "full" ? planned.help : undefined;
   if (subject !== undefined && indexed !== undefined) {
@@ -67,6 +70,19 @@ export async function run(
       process.stdout.write(page);
       return;
     }
+    // On a terminal (or another width): the page oclif rendered for an earlier start like this one (launch/help-cache.ts).
+    const { build } = indexed.help ?? {};
+    const key = build === undefined ? undefined : helpKey(indexed, build, subject);
+    const dir = helpCacheDir(indexed.dirname);
+    if (build !== undefined && key !== undefined && dir !== undefined) {
+      const kept = keptHelpPage(dir, build, key);
+      traceStartup(`kept help page: ${kept === undefined ? "none" : "printed"}`);
+      if (kept !== undefined) {
+        process.stdout.write(kept);
+        return;
+      }
+      keep = recordHelpPage(dir, build, key);
+    }
   }
   // Node's compile cache for what loads from here on (`--version` and a help page load nothing more):
   // in the user's own private cache directory only (launch/code-cache.ts), never in Node's default.
@@ -78,6 +94,7 @@ export async function run(
   if (plan.kind === "full") {
     const { fullStart } = await import("./full-start.ts");
     await fullStart(binUrl, argv);
+    keep?.();
     return;
   }
   if (plan.kind === "version") {
@@ -103,6 +120,22 @@ export async function run(
   }
   const { runFast } = await import("./fast.ts");
   await runFast(cli, plan);
+  keep?.();
+}
+
+/** The key of the help page of `id` this start would render, when one may be kept. */
+function helpKey(cli: ShippedCli, build: string, id: string): string | undefined {
+  return helpCacheKey({
+    build,
+    id,
+    userAgent: userAgentOf(cli.pjson),
+    prefix: envPrefix(cli.bin),
+    cliDirname: cli.dirname,
+    theme: cli.pjson.oclif.theme !== undefined,
+    env: process.env,
+    argv: process.argv,
+    columns: () => process.stdout.getWindowSize()[0],
+  });
 }
 
 /**
