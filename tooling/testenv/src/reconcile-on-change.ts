@@ -32,8 +32,9 @@ export interface Reconciler {
 
 /**
  * Starts a stand-in's reconciliation: one pass at once, then one after each change to
- * `paths` (changes that arrive during a pass are reconciled once more after it). A watch
- * that ends is started again at once, and what changed while nothing watched is reconciled;
+ * `paths` (changes that arrive during a pass are reconciled once more after it) and one once
+ * each watch has begun. A watch that ends is started again at once, and what changed while
+ * nothing watched is reconciled;
  * a watch the API refuses with 404 (its CRD not served yet) starts again when a CRD changes.
  */
 export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler {
@@ -116,7 +117,13 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
       return;
     }
     if (ended || stopped) controller.abort();
-    else watches.add(controller);
+    else {
+      watches.add(controller);
+      // The watch starts at "now": what changed after the last pass listed and before the
+      // watch began sends no event, so a pass follows every watch that begins (as an
+      // informer lists before it watches).
+      schedule();
+    }
   };
 
   schedule();
