@@ -55,6 +55,7 @@ export async function fluxReconcile(options: FluxReconcileOptions): Promise<{ se
     const started = performance.now();
     await kubectl("apply", "--server-side", "--kustomize", join(options.tree, "flux"));
     const deadline = Date.now() + (options.timeoutMs ?? 600_000);
+    let said = Date.now();
     let items: FluxObject[] = [];
     for (;;) {
       items = JSON.parse(
@@ -62,16 +63,23 @@ export async function fluxReconcile(options: FluxReconcileOptions): Promise<{ se
       ).items;
       const waiting = items.filter((i) => i.status?.conditions?.find((c) => c.type === "Ready")?.status !== "True");
       if (items.length > 0 && waiting.length === 0) break;
+      const why = () =>
+        waiting
+          .map((i) => {
+            const ready = i.status?.conditions?.find((c) => c.type === "Ready");
+            return `${i.metadata.name}: ${ready?.reason ?? "no Ready condition"} ${ready?.message ?? ""}`;
+          })
+          .join("\n");
       if (Date.now() > deadline) {
         throw new SandboxError(`${waiting.length} of ${items.length} Kustomizations are not Ready`, {
-          why: waiting
-            .map((i) => {
-              const ready = i.status?.conditions?.find((c) => c.type === "Ready");
-              return `${i.metadata.name}: ${ready?.reason ?? "no Ready condition"} ${ready?.message ?? ""}`;
-            })
-            .join("\n"),
+          why: why(),
           next: [`source-controller's log ends:\n${controllers.log("source-controller", 5)}`],
         });
+      }
+      // What it waits for, every 20 s: a reconcile that takes long says why as it goes.
+      if (Date.now() - said >= 20_000) {
+        said = Date.now();
+        options.log(`waiting for ${waiting.length} of ${items.length} Kustomizations to be Ready:\n${why()}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
