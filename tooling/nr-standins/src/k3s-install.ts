@@ -160,12 +160,17 @@ async function install(w: World, argv: string[]): Promise<void> {
 
 const w = world();
 const argv = process.argv.slice(2);
-if (argv[0] === "--uninstall") await uninstall(w);
-else {
-  record(w, {
-    tool: "k3s-install",
-    argv,
-    env: { INSTALL_K3S_VERSION: process.env.INSTALL_K3S_VERSION, INSTALL_K3S_EXEC: process.env.INSTALL_K3S_EXEC },
-  });
-  await install(w, argv);
+// A failure is one line, as the installer's fatal() prints it: never a JavaScript stack.
+try {
+  if (argv[0] === "--uninstall") await uninstall(w);
+  else {
+    record(w, {
+      tool: "k3s-install",
+      argv,
+      env: { INSTALL_K3S_VERSION: process.env.INSTALL_K3S_VERSION, INSTALL_K3S_EXEC: process.env.INSTALL_K3S_EXEC },
+    });
+    await install(w, argv);
+  }
+} catch (error) {
+  fail(`[ERROR]  ${error instanceof Error ? error.message : String(error)}`);
 }

@@ -552,33 +552,39 @@ const kubeconfigs = peering
 if (command !== "version") {
   record(w, { tool: "liqoctl", argv, env: {}, ...(kubeconfigs === undefined ? {} : { kubeconfigs }) });
 }
-switch (command) {
-  case "version":
-    process.stdout.write(`Client version: ${VERSION}\n`);
-    if (one("client") === undefined)
-      process.stdout.write(`Server version: ${(await installed())?.version ?? "Unknown"}\n`);
-    break;
-  case "install":
-    await install();
-    break;
-  case "peer":
-    await peer();
-    break;
-  case "unpeer":
-    await unpeer();
-    break;
-  case "offload":
-    await offload();
-    break;
-  case "unoffload":
-    await unoffload();
-    break;
-  case "uninstall":
-    await uninstall();
-    break;
-  case "info":
-    await info();
-    break;
-  default:
-    fail(`Error: unknown command "${command ?? ""}" for "liqoctl"`);
+// A failure is one line, as liqoctl (a Go program) prints it: never a JavaScript stack, whose
+// last lines are all nr would show of it.
+try {
+  switch (command) {
+    case "version":
+      process.stdout.write(`Client version: ${VERSION}\n`);
+      if (one("client") === undefined)
+        process.stdout.write(`Server version: ${(await installed())?.version ?? "Unknown"}\n`);
+      break;
+    case "install":
+      await install();
+      break;
+    case "peer":
+      await peer();
+      break;
+    case "unpeer":
+      await unpeer();
+      break;
+    case "offload":
+      await offload();
+      break;
+    case "unoffload":
+      await unoffload();
+      break;
+    case "uninstall":
+      await uninstall();
+      break;
+    case "info":
+      await info();
+      break;
+    default:
+      fail(`Error: unknown command "${command ?? ""}" for "liqoctl"`);
+  }
+} catch (error) {
+  fail(`ERROR  ${error instanceof Error ? error.message : String(error)}`);
 }
