@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { K3sConfig } from "./k3s-install.ts";
 import type { Recorded } from "./world.ts";
@@ -35,6 +35,39 @@ export interface StandInsOptions {
   nodeIp?: string;
 }
 
+const SCRIPTS = [
+  ["k3s-install.sh", "k3s-install.ts"],
+  ["liqoctl", "liqoctl.ts"],
+] as const;
+
+let built: Promise<Array<{ path: string; contents: Uint8Array }>> | undefined;
+
+/**
+ * Both stand-ins bundled by esbuild, in one build, once a process (a fleet test writes
+ * stand-ins for ten VMs): the files, in memory, that each VM's lib/ gets a copy of.
+ */
+function bundles(): Promise<Array<{ path: string; contents: Uint8Array }>> {
+  built ??= import("esbuild").then(async ({ build }) => {
+    const result = await build({
+      entryPoints: SCRIPTS.map(([, script]) => join(HERE, script)),
+      outdir: "/stand-ins",
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node22",
+      conditions: ["source"],
+      logLevel: "silent",
+      write: false,
+    });
+    return result.outputFiles.map((file) => ({ path: file.path, contents: file.contents }));
+  });
+  built.catch(() => {
+    built = undefined;
+  });
+  return built;
+}
+
 const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /**
@@ -61,27 +94,13 @@ export async function standIns(dir: string, options: StandInsOptions): Promise<S
   const exports = Object.entries(env)
     .map(([name, value]) => `${name}=${shellQuote(value)}`)
     .join(" ");
-  const scripts = [
-    ["k3s-install.sh", "k3s-install.ts"],
-    ["liqoctl", "liqoctl.ts"],
-  ] as const;
-  // Each runs as one bundled file (esbuild, both in one build: lib/<script>.mjs): from its
-  // TypeScript sources, a start cost 0.15 CPU-s (type stripping, a module graph to resolve),
-  // bundled 0.04, and nr starts them hundreds of times in a test run.
+  // Each runs as one bundled file (lib/<script>.mjs): from its TypeScript sources, a start
+  // cost 0.15 CPU-s (type stripping, a module graph to resolve), bundled 0.04, and nr starts
+  // them hundreds of times in a test run.
   const lib = join(dir, "stand-ins", "lib");
-  const { build } = await import("esbuild");
-  await build({
-    entryPoints: scripts.map(([, script]) => join(HERE, script)),
-    outdir: lib,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22",
-    conditions: ["source"],
-    logLevel: "silent",
-  });
-  for (const [name, script] of scripts) {
+  await mkdir(lib, { recursive: true });
+  for (const file of await bundles()) await writeFile(join(lib, basename(file.path)), file.contents);
+  for (const [name, script] of SCRIPTS) {
     const bundle = join(lib, script.replace(/\.ts$/, ".mjs"));
     // nr passes the programs it runs only a few variables: the shim sets the stand-in's own.
     await writeFile(
