@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { access, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { crdEstablishedWaitArgs } from "@nodekit/kube";
 import { tempDir } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,12 +86,9 @@ describe("the k3s installer stand-in", () => {
     try {
       await kubectl(kubeconfig, ["apply", "-f", join(FIXTURES, "calico/operator-crds.yaml")]);
       await kubectl(kubeconfig, ["apply", "--server-side", "-f", join(FIXTURES, "calico/tigera-operator.yaml")]);
-      await kubectl(kubeconfig, [
-        "wait",
-        "--for=condition=Established",
-        "crd/installations.operator.tigera.io",
-        "--timeout=30s",
-      ]);
+      for (const args of crdEstablishedWaitArgs(["crd/installations.operator.tigera.io"], "30s")) {
+        await kubectl(kubeconfig, args);
+      }
       // Still NotReady: Calico is not running before its Installation says what to run
       expect((await nodeReady("pve-upper.example")).status).toBe("False");
       await kubectlApply(kubeconfig, {

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { crdEstablishedWaitArgs } from "@nodekit/kube";
 import { createExecaRunner, Redactor } from "@nodekit/process";
 import { tempDir } from "@nodekit/test-utils";
 import { binaries } from "@nodekit/testenv";
@@ -145,17 +146,7 @@ export async function installFixture(prefix: string): Promise<InstallFixture> {
     async engineCrds(engine) {
       const crds = join(await binaries(engine), "crds");
       await kubectl("apply", "--server-side", "--filename", crds);
-      // Until the API server has written a new CRD's first status, kubectl wait fails at once
-      // (".status.conditions accessor error: <nil>") instead of waiting: try again briefly.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
-          break;
-        } catch (error) {
-          if (attempt >= 10 || !String(error).includes("accessor error")) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 300));
-        }
-      }
+      for (const args of crdEstablishedWaitArgs(["--filename", crds], "60s")) await kubectl(...args);
       await kubectl("create", "namespace", engine === "flux" ? "flux-system" : "argocd");
     },
     serverDryRun: (object) => kubectlWith(object, "apply", "--server-side", "--dry-run=server", "--filename", "-"),

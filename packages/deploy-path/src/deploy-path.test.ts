@@ -80,6 +80,7 @@ describe("a deploy path that validates", () => {
     const k = "kubectl --kubeconfig /site/lab.kubeconfig --request-timeout=30s";
     expect(planCallLines(plan)).toEqual([
       `${k} apply --server-side --field-manager=nodekit-deploy --force-conflicts --filename ${dir}/crds/crd.yaml`,
+      `${k} wait '--for=jsonpath={.status.conditions[0].type}' customresourcedefinition/widgets.example.com --timeout=5m`,
       `${k} wait --for=condition=Established customresourcedefinition/widgets.example.com --timeout=5m`,
       `${k} apply --server-side --field-manager=nodekit-deploy --force-conflicts --filename ${dir}/crds/deploy.yaml`,
       `${k} rollout status deployment/widget-controller --namespace widgets --timeout=5m`,

@@ -1,4 +1,4 @@
-import { helmCall, type KubeTarget, kubectlCall } from "@nodekit/kube-calls";
+import { crdEstablishedWaitArgs, helmCall, type KubeTarget, kubectlCall } from "@nodekit/kube-calls";
 import { createPlan, exec, type Plan, type PlanItem, type PlanStep } from "@nodekit/plan";
 import type { ChartItem, DeployPath, DeployPathItem, ManifestObject, ManifestsItem } from "./load.ts";
 
@@ -60,13 +60,10 @@ function waitSteps(
   return objects.flatMap((object): PlanStep[] => {
     const namespace = object.namespace ?? item.namespace ?? "default";
     if (object.kind === "CustomResourceDefinition") {
-      const args = [
-        "wait",
-        "--for=condition=Established",
-        `customresourcedefinition/${object.name}`,
-        `--timeout=${item.timeout}`,
-      ];
-      return [exec(kubectlCall(options.target, args), { mutates: false })];
+      // Two calls: kubectl's condition wait alone fails at once on a CRD just created (see the helper).
+      return crdEstablishedWaitArgs([`customresourcedefinition/${object.name}`], item.timeout).map((args) =>
+        exec(kubectlCall(options.target, args), { mutates: false }),
+      );
     }
     if (ROLLOUT_KINDS.has(object.kind) && object.apiVersion === "apps/v1") {
       const args = [

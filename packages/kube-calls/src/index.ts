@@ -10,3 +10,4 @@ export {
 } from "./calls.ts";
 export { errorCodes as kubeErrorCodes } from "./errors.ts";
 export { assertKubeconfig, defaultKubeconfig, type KubeconfigOrigin } from "./kubeconfig.ts";
+export { crdEstablishedWaitArgs } from "./wait.ts";

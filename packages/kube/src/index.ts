@@ -5,6 +5,7 @@
 export {
   assertKubeconfig,
   clusterctlCall,
+  crdEstablishedWaitArgs,
   DEFAULT_REQUEST_TIMEOUT,
   defaultKubeconfig,
   helmCall,

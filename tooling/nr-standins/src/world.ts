@@ -268,7 +268,11 @@ export async function remove(w: World, path: string, options: { wait: boolean } 
   await until(`${path} to be deleted`, 60_000, async () => (await getJson(w, path)) === undefined);
 }
 
-/** `kubectl wait --for=condition=Established crd/<name>… --timeout=<ms>`. */
+/**
+ * Waits until each CRD is Established, a null `.status.conditions` (a CRD just created) being
+ * "not yet": what @nodekit/kube-calls' crdEstablishedWaitArgs calls do, not what `kubectl wait
+ * --for=condition=Established` alone does (it fails at once on null, kubernetes/kubernetes#66439).
+ */
 export async function waitEstablished(w: World, names: readonly string[], timeoutMs: number): Promise<void> {
   for (const name of names) {
     await until(`the condition on customresourcedefinitions/${name}`, timeoutMs, async () => {

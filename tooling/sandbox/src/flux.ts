@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { crdEstablishedWaitArgs } from "@nodekit/kube-calls";
 import { binaries } from "@nodekit/testenv";
 import { startFluxControllers } from "@nodekit/testenv/flux-controllers";
 import { runProcess } from "@nodekit/testenv/supervisor";
@@ -40,7 +41,7 @@ export async function fluxReconcile(options: FluxReconcileOptions): Promise<{ se
   const binDir = await binaries("flux", { log: options.log });
   const crds = join(binDir, "crds");
   await kubectl("apply", "--server-side", "--filename", crds);
-  await kubectl("wait", "--for=condition=Established", "--timeout=60s", "--filename", crds);
+  for (const args of crdEstablishedWaitArgs(["--filename", crds], "60s")) await kubectl(...args);
   await kubectl("create", "namespace", "flux-system", "--dry-run=client", "--output=yaml").then((yaml) =>
     runProcess("kubectl", ["--kubeconfig", options.kubeconfig, "apply", "--filename=-"], { input: yaml }),
   );

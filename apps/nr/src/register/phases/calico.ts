@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { kubectlCall } from "@nodekit/kube";
+import { crdEstablishedWaitArgs, kubectlCall } from "@nodekit/kube";
 import type { HealthCheck } from "@nodekit/noderings-api";
 import { exec } from "@nodekit/plan";
 import * as z from "zod";
@@ -54,16 +54,11 @@ export const calico = registerPhase({
         mutates: true,
         reads: [manifests.operator],
       }),
-      exec(
-        kubectlCall(wait, [
-          "wait",
-          "--for=condition=Established",
-          "crd/installations.operator.tigera.io",
-          "crd/apiservers.operator.tigera.io",
-          timeout,
-        ]),
-        { mutates: false },
-      ),
+      // Two calls: kubectl's condition wait alone fails at once on a CRD just created (see the helper).
+      ...crdEstablishedWaitArgs(
+        ["crd/installations.operator.tigera.io", "crd/apiservers.operator.tigera.io"],
+        `${ctx.wait.seconds}s`,
+      ).map((args) => exec(kubectlCall(wait, args), { mutates: false })),
       writeFileStep(
         `write the Installation (IP pool ${ctx.network.podCidr}, VXLAN, Liqo's liqo.* interfaces skipped in address autodetection, container IP forwarding for k3s's ServiceLB) and the APIServer to ${displayPath(file)}`,
         file,
