@@ -20,8 +20,10 @@ const HAS_A_CONDITION = "--for=jsonpath={.status.conditions[0].type}";
  * wait), and the filtered jsonpath form `{.status.conditions[?(@.type=="Established")].status}`
  * fails at once too ("<nil> is not array or slice and cannot be filtered": jsonpath's
  * evalFilter does not skip a nil as its other steps do). Neither is fixed on kubectl's master.
- * So the first call waits until the CRD has a condition (a CRD's list is never empty once
- * written), after which the plain condition wait waits as documented.
+ * So the first call waits until the CRD has a condition (`[0]` of an empty list would fail at
+ * once, "array index out of bounds", but the naming controller writes two conditions or none),
+ * after which the plain condition wait waits as documented. Each call has the whole `timeout`;
+ * on a working API server the first ends within moments of the create.
  */
 export function crdEstablishedWaitArgs(resources: readonly string[], timeout: string): [string[], string[]] {
   return [
