@@ -1,4 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
+import { access, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publicKeyOf, pushFluxArtifacts } from "@nodekit/deploy-path";
 import { OciClient } from "@nodekit/oci";
@@ -30,6 +32,7 @@ const PATH_NAME = "nvke/site";
 let fixture: InstallFixture;
 let registry: RunningRegistry;
 let flux: FluxControllers;
+let canary: string | undefined;
 let installed: ControlPlane;
 const standIns: ControllerStandIn[] = [];
 const nicoProviders: NicoProviderStandIn[] = [];
@@ -150,6 +153,9 @@ beforeAll(async () => {
   );
   standIns.push(startControllerStandIn(admin));
   nicoProviders.push(nicoStandIn(admin));
+  // What another kustomize-controller's build in flight looks like in the machine's /tmp: a
+  // controller started on a shared /tmp removes it (see the last test).
+  canary = await mkdtemp(join(tmpdir(), "kustomization-"));
   flux = await startFluxControllers({ kubeconfig: admin, requeueDependency: "2s" });
 
   // The same inputs installed on an identical site: a second control plane of this file's, its Nodes alike.
@@ -174,6 +180,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  if (canary !== undefined) await rm(canary, { recursive: true, force: true });
   await flux?.stop();
   for (const standIn of standIns) await standIn.stop();
   for (const provider of nicoProviders) await provider.stop();
@@ -389,4 +396,12 @@ describe("install --emit flux, reconciled by Flux's source-controller and kustom
       60_000,
     );
   }, 180_000);
+
+  test("the controllers keep to a /tmp of their own: another controller's build directory in the machine's /tmp is left alone", async () => {
+    // kustomize-controller removes every kustomization-* directory in its os.TempDir() when it
+    // starts (main.go: ListStaleTempDirs); upstream each runs with an emptyDir at /tmp. On a
+    // shared /tmp it removed a build in flight of another test's controller, and that
+    // Kustomization failed ("evalsymlink failure on '/tmp/kustomization-…'").
+    await expect(access(canary ?? "")).resolves.toBeUndefined();
+  });
 });

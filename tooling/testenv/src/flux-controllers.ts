@@ -90,6 +90,14 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
     const [metrics, health] = [await freePort(), await freePort()];
     const logFile = join(dataDir, `${name}.log`);
     const fd = openSync(logFile, "a");
+    // A /tmp of its own, as the upstream Deployments give each controller (an emptyDir
+    // mounted at /tmp, config/manager/deployment.yaml): kustomize-controller removes every
+    // kustomization-* directory in os.TempDir() when it starts (main.go, ListStaleTempDirs:
+    // "leftovers of a previous process"), which on a shared /tmp were another controller's
+    // builds in flight ("kustomize build failed: … evalsymlink failure on
+    // '/tmp/kustomization-…'", a CI run with two tests reconciling at once).
+    const tmp = join(dataDir, `${name}-tmp`);
+    await mkdir(tmp, { recursive: true, mode: 0o700 });
     const child = spawn(
       join(binDir, name),
       [
@@ -107,6 +115,7 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
         env: {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           HOME: dataDir,
+          TMPDIR: tmp,
           // controller-runtime reads the kubeconfig from here (neither controller has a --kubeconfig flag).
           KUBECONFIG: options.kubeconfig,
           RUNTIME_NAMESPACE: "flux-system",
