@@ -80,6 +80,7 @@ describe("fluxObjects", () => {
         },
         spec: {
           interval: "10m",
+          retryInterval: "1m",
           sourceRef: { kind: "OCIRepository", name: "nvke-spire" },
           path: "./",
           prune: true,
@@ -117,6 +118,16 @@ describe("fluxObjects", () => {
       ref: { digest: digests[0]?.digest },
       insecure: true,
     });
+  });
+
+  test("a failed Kustomization tries again after retryInterval (1m unless given), not after the whole interval", () => {
+    const options = { namespace: "f", prefix: "", repository: "oci://r/p", interval: "10m" };
+    const retryOf = (objects: ReturnType<typeof fluxObjects>) =>
+      objects
+        .filter((o) => o.kind === "Kustomization")
+        .map((o) => (o.spec as { retryInterval?: string }).retryInterval);
+    expect(retryOf(fluxObjects(items, digests, options))).toEqual(["1m", "1m", "1m"]);
+    expect(retryOf(fluxObjects(items, digests, { ...options, retryInterval: "30s" }))).toEqual(["30s", "30s", "30s"]);
   });
 
   test("an item without an artifact, or depending on one outside the tree, is a bug", () => {

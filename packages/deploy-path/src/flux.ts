@@ -52,6 +52,13 @@ export interface FluxTreeOptions {
   repository: string;
   /** How often Flux checks the source and re-applies (Flux's `interval`). */
   interval: string;
+  /**
+   * How soon a Kustomization whose apply or health check failed tries again (Flux's
+   * `retryInterval`; default 1m). Without one, kustomize-controller retries a failure only
+   * after `interval` (GetRetryInterval falls back to it): a first install that fails once, on a
+   * webhook not serving yet, would stand still for ten minutes.
+   */
+  retryInterval?: string;
   /** Signature verification of each artifact; absent: none (the docs say when that is acceptable). */
   verify?: { provider: "cosign" | "notation"; secretRef: string } | undefined;
   /** `OCIRepository.spec.insecure`: the registry speaks plain HTTP. */
@@ -113,6 +120,7 @@ export function fluxObjects(
       metadata: { name, namespace: options.namespace, labels, annotations: { "nvke.nodekit.dev/item": item.title } },
       spec: {
         interval: options.interval,
+        retryInterval: options.retryInterval ?? "1m",
         sourceRef: { kind: "OCIRepository", name },
         path: "./",
         prune: true,
