@@ -710,16 +710,29 @@ describe("signals (issue 23, item 7)", () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     return { child, exited, stderr: () => stderr };
   };
-  const until = async (what: () => boolean | Promise<boolean>) => {
-    for (let i = 0; i < 200 && !(await what()); i++) await new Promise((r) => setTimeout(r, 50));
+  /** Waits (10 s at most) until `what` holds; a wait that never sees it fails the test, not signals too early or late. */
+  const until = async (what: () => boolean | Promise<boolean>, waitingFor: string) => {
+    for (let i = 0; i < 200; i++) {
+      if (await what()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`gave up waiting (10 s) until ${waitingFor}`);
   };
 
   it("SIGTERM lets the running step finish, then stops: RUN_TERMINATED with its phase recorded, the lock released, exit 143", async () => {
     const env = await fresh("sigterm");
     fx.emulator.chaos("slow", { count: 1, delayMs: 3_000, method: "POST", path: "/api/v1/agents" });
+    const before = fx.emulator.requests.length;
     const run = start(base(["--name", "vm-sigterm", "--skip-operator-install", "--kubeconfig", "/nonexistent"]), env);
-    // While the agent is being created (its one step), the run is asked to stop
-    await until(() => run.stderr().includes("[agent] Agent record"));
+    // While the agent is being created (its one step), the run is asked to stop. The phase's
+    // "[agent] Agent record" line comes before its look-up (observe), not its step: a signal
+    // then stops the run before the step, as it should, and under load it often came then.
+    // The step's own look-up (ensureAgent: find, then the create slowed 3 s) is the second
+    // GET of the agents: once it is answered, the step is running and has seconds to go.
+    const lookUps = () =>
+      fx.emulator.requests.slice(before).filter((r) => r.method === "GET" && r.path === "/api/v1/agents").length;
+    await until(() => lookUps() >= 2, "the create-agent step looked the agent up");
+    const signalledAt = Date.now();
     run.child.kill("SIGTERM");
     const code = await run.exited;
 
@@ -727,6 +740,9 @@ describe("signals (issue 23, item 7)", () => {
     const state = JSON.parse(await readFile(join(env.NR_HOME as string, "state.json"), "utf8"));
     // The step finished (the agent exists and is recorded); the run stopped before the next one
     expect(state.phases.agent.state).toBe("done");
+    // ... after the signal: it was running then (its create, slowed, answered later)
+    expect(Date.parse(state.phases.agent.finishedAt)).toBeGreaterThan(signalledAt);
+    expect(fx.emulator.requests.slice(before).some((r) => r.method === "POST" && r.chaos === "slow")).toBe(true);
     expect(state.status).toBe("interrupted");
     expect(state.lastError).toMatchObject({ code: "RUN_TERMINATED", phase: "prechecks" });
     expect(run.stderr()).toContain("error: prechecks: stopped during phase prechecks");
@@ -745,7 +761,7 @@ describe("signals (issue 23, item 7)", () => {
       base(["--name", "vm-sigint", "--skip-operator-install", "--offline", "--kubeconfig", "/nonexistent"]),
       { ...env, PATH: `${path}:${process.env.PATH}` },
     );
-    await until(() => exists(marker));
+    await until(() => exists(marker), "the k3s installer started");
     process.kill(-(run.child.pid ?? 0), "SIGINT");
     const code = await run.exited;
 

@@ -554,6 +554,61 @@ describe("stopping a run", () => {
       expect(state?.lastError).toMatchObject({ code, phase: "wait" });
     }
   });
+  it("a stop asked while a phase observes (before its first step) runs none of its steps, and a stop during a step lets it finish", async () => {
+    const made: string[] = [];
+    const create = (controller: AbortController, stopWhile: "observe" | "step") =>
+      phase<object>()({
+        id: "agent",
+        title: "Agent record",
+        needs: [],
+        inputs: () => ({}),
+        observe: async () => {
+          if (stopWhile === "observe") controller.abort("SIGTERM");
+          return {};
+        },
+        plan: () => [action("create-agent", "create the agent", { mutates: true })],
+        actions: {
+          "create-agent": async (_ctx, _step, io) => {
+            if (stopWhile === "step") controller.abort("SIGTERM");
+            made.push(stopWhile);
+            io.set("agentId", "a1");
+          },
+        },
+      });
+    const next = phase<object>()({
+      id: "prechecks",
+      title: "Prechecks",
+      needs: [],
+      inputs: () => ({}),
+      plan: () => [action("check", "check", { mutates: false })],
+      actions: { check: async () => void made.push("prechecks") },
+    });
+    for (const [stopWhile, stoppedIn, agentState] of [
+      ["observe", "agent", "failed"],
+      ["step", "prechecks", "done"],
+    ] as const) {
+      const { store } = await setup();
+      const controller = new AbortController();
+      const error = await userErrorOf(
+        runPhases({
+          name: "t",
+          phases: [create(controller, stopWhile), next],
+          context: {},
+          store,
+          runner: createRecordingRunner(),
+          signal: controller.signal,
+        }),
+      );
+      expect([error.code, error.exitCode]).toEqual(["RUN_TERMINATED", 143]);
+      expect(error.message).toBe(`${stoppedIn}: stopped during phase ${stoppedIn}`);
+      const state = await store.read();
+      expect(state?.status).toBe("interrupted");
+      expect(state?.lastError).toMatchObject({ code: "RUN_TERMINATED", phase: stoppedIn });
+      expect(state?.phases.agent?.state).toBe(agentState);
+    }
+    // The step ran only when the stop came during it; no later step ran.
+    expect(made).toEqual(["step"]);
+  });
   it("a program Ctrl-C killed is the stop even before this process's own handler has run: RUN_INTERRUPTED, not the step's failure", async () => {
     for (const [sent, code] of [
       ["SIGINT", "RUN_INTERRUPTED"],
