@@ -338,7 +338,11 @@ function measureBig(c: Case): { ms: number; peakRssMb: number; items: number } {
   closeSync(out);
   if (result.status !== 0)
     throw new Error(`${c.name} exited ${result.status}: ${result.stderr?.toString().slice(0, 500)}`);
-  const items = (JSON.parse(readFileSync(outFile, "utf8")) as unknown[]).length;
+  // `-o json` of a list is a kubectl-style List (an array from a checkout before issue 26): the
+  // figure counts only if every cluster was printed.
+  const printed = JSON.parse(readFileSync(outFile, "utf8")) as unknown[] | { items?: unknown[] };
+  const items = Array.isArray(printed) ? printed.length : (printed.items?.length ?? 0);
+  if (items !== BIG) throw new Error(`${c.name} printed ${items} items, not ${BIG}`);
   return { ms, peakRssMb: Number(readFileSync(rssFile, "utf8")) / 1024, items };
 }
 
