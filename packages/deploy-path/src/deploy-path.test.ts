@@ -96,6 +96,18 @@ describe("a deploy path that validates", () => {
     ]);
   });
 
+  test("an item's CRDs are waited for together: one pair of kubectl waits, however many CRDs", async () => {
+    const gadgets = GOOD["crds/crd.yaml"]?.replaceAll("widgets", "gadgets");
+    const dir = await tree({ ...GOOD, "crds/crd.yaml": `${GOOD["crds/crd.yaml"]}---\n${gadgets}` });
+    const plan = planDeployPath(await readDeployPath(dir), { target, helmEnv });
+    const k = "kubectl --kubeconfig /site/lab.kubeconfig --request-timeout=30s";
+    const crds = "customresourcedefinition/widgets.example.com customresourcedefinition/gadgets.example.com";
+    expect(planCallLines(plan).slice(1, 3)).toEqual([
+      `${k} wait '--for=jsonpath={.status.conditions[0].type}' ${crds} --timeout=5m`,
+      `${k} wait --for=condition=Established ${crds} --timeout=5m`,
+    ]);
+  });
+
   test("an OCI pin with a digest is pulled by digest", async () => {
     const dir = await tree({
       "nvke-deploy.yaml": INDEX.replace(/ {4}- name: crds\n/, "").replace("dependsOn: [crds]", "dependsOn: []"),

@@ -57,27 +57,33 @@ function waitSteps(
   objects: readonly ManifestObject[],
   options: PlanDeployPathOptions,
 ): PlanStep[] {
-  return objects.flatMap((object): PlanStep[] => {
+  // The CRDs first, all in one pair of waits (kubectl wait takes many objects; the item's
+  // timeout bounds each call as a whole, kubectl's RunWait having one deadline for all): two
+  // calls, as kubectl's condition wait alone fails at once on a CRD just created (see
+  // crdEstablishedWaitArgs), whether the item has one CRD or forty.
+  const crds = objects
+    .filter((object) => object.kind === "CustomResourceDefinition")
+    .map((object) => `customresourcedefinition/${object.name}`);
+  const crdWaits =
+    crds.length === 0
+      ? []
+      : crdEstablishedWaitArgs(crds, item.timeout).map((args) =>
+          exec(kubectlCall(options.target, args), { mutates: false }),
+        );
+  const rollouts = objects.flatMap((object): PlanStep[] => {
+    if (!ROLLOUT_KINDS.has(object.kind) || object.apiVersion !== "apps/v1") return [];
     const namespace = object.namespace ?? item.namespace ?? "default";
-    if (object.kind === "CustomResourceDefinition") {
-      // Two calls: kubectl's condition wait alone fails at once on a CRD just created (see the helper).
-      return crdEstablishedWaitArgs([`customresourcedefinition/${object.name}`], item.timeout).map((args) =>
-        exec(kubectlCall(options.target, args), { mutates: false }),
-      );
-    }
-    if (ROLLOUT_KINDS.has(object.kind) && object.apiVersion === "apps/v1") {
-      const args = [
-        "rollout",
-        "status",
-        `${lower(object.kind)}/${object.name}`,
-        "--namespace",
-        namespace,
-        `--timeout=${item.timeout}`,
-      ];
-      return [exec(kubectlCall(options.target, args), { mutates: false })];
-    }
-    return [];
+    const args = [
+      "rollout",
+      "status",
+      `${lower(object.kind)}/${object.name}`,
+      "--namespace",
+      namespace,
+      `--timeout=${item.timeout}`,
+    ];
+    return [exec(kubectlCall(options.target, args), { mutates: false })];
   });
+  return [...crdWaits, ...rollouts];
 }
 
 function manifestSteps(item: ManifestsItem, options: PlanDeployPathOptions): PlanStep[] {
