@@ -65,11 +65,21 @@ nodekit_ensure_pnpm() {
   export PATH="$dir/node_modules/.bin:$PATH"
 }
 
-nodekit_ensure_deps() {
+# What node_modules was installed from: the lockfile and every package.json, as a checksum.
+nodekit_deps_want() {
+  cat "$NODEKIT_ROOT/pnpm-lock.yaml" "$NODEKIT_ROOT/package.json" "$NODEKIT_ROOT"/{packages,apps,tooling}/*/package.json 2>/dev/null | cksum
+}
+
+# Whether node_modules was installed (by ./run) from the lockfile and package.json files as they are now.
+nodekit_deps_current() {
   local stamp="$NODEKIT_ROOT/node_modules/.nodekit-install-stamp"
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(nodekit_deps_want)" ]
+}
+
+nodekit_ensure_deps() {
+  if nodekit_deps_current; then return 0; fi
   local want
-  want=$(cat "$NODEKIT_ROOT/pnpm-lock.yaml" "$NODEKIT_ROOT/package.json" "$NODEKIT_ROOT"/{packages,apps,tooling}/*/package.json 2>/dev/null | cksum)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  want=$(nodekit_deps_want)
   (cd "$NODEKIT_ROOT" && pnpm install --frozen-lockfile --reporter=append-only >&2)
-  printf '%s' "$want" > "$stamp"
+  printf '%s' "$want" > "$NODEKIT_ROOT/node_modules/.nodekit-install-stamp"
 }

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
@@ -44,6 +44,8 @@ export async function runDocTests(source: string, markdown: string, options: Doc
   if (problems.length > 0) return { ran: 0, problems };
   const runnable = blocks.filter((block): block is RunBlock => block.kind === "run");
   if (runnable.length === 0) return { ran: 0, problems: [] };
+  const stale = staleDependencies(source, options);
+  if (stale !== undefined) return { ran: 0, problems: [stale] };
 
   const work = await mkdtemp(join(tmpdir(), "nodekit-doctest-"));
   const checkout = join(work, "checkout");
@@ -135,6 +137,25 @@ export async function runDocTests(source: string, markdown: string, options: Doc
     await rm(work, { recursive: true, force: true });
   }
   return { ran, problems: found };
+}
+
+/**
+ * A guide's `./run sandbox up` installs node_modules again when it was installed from another
+ * lockfile or package.json (a dependency changed, `./run setup` not run since). pnpm then needs
+ * the registry (it verifies the lockfile against its supply-chain policies, and the guide's HOME
+ * has a store of its own), which a test run in its network namespace cannot reach: the block
+ * hangs, and node_modules can be left empty. Said before anything runs.
+ */
+function staleDependencies(source: string, options: DocTestOptions): Problem | undefined {
+  const check = spawnSync("bash", ["-c", '. "$NODEKIT_ROOT/tooling/toolchain/env.sh" && nodekit_deps_current'], {
+    env: { PATH: options.env.PATH ?? "", HOME: options.env.HOME ?? homedir(), NODEKIT_ROOT: options.root },
+  });
+  if (check.status === 0) return undefined;
+  return {
+    severity: "error",
+    source,
+    message: `${join(options.root, "node_modules")} was not installed from this checkout's lockfile and package.json files (a dependency changed since): run ./run setup, then the guides again (a guide's ./run sandbox up would install again from the registry, which this test run cannot reach)`,
+  };
 }
 
 /** Where the sandbox listens (site cluster, controller, NodeRings API, tenants), if it runs. */
