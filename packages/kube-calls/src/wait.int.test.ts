@@ -1,6 +1,7 @@
 import { type CommandCall, createExecaRunner } from "@nodekit/process";
 import { eventually } from "@nodekit/test-utils";
 import type { ControlPlaneClient } from "@nodekit/testenv";
+import { looseCrd } from "@nodekit/testenv/capi-repository";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { beforeAll, describe, expect, test } from "vitest";
 import { crdEstablishedWaitArgs, kubectlCall } from "./index.ts";
@@ -28,24 +29,8 @@ async function must(args: readonly string[], input?: string): Promise<string> {
   return result.stdout;
 }
 
-const crd = (plural: string, kind: string) => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: "Namespaced",
-    names: { plural, singular: kind.toLowerCase(), kind },
-    versions: [
-      {
-        name: "v1",
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-      },
-    ],
-  },
-});
+/** A CRD of GROUP without a status subresource: its objects' `status` is written by a create. */
+const crd = (plural: string, kind: string) => looseCrd(plural, kind, GROUP, "v1", { statusSubresource: false });
 
 /** A Gadget (no status subresource) created with `status.conditions: null`, as a new CRD's. */
 async function gadgetWithNullConditions(name: string): Promise<string[]> {
@@ -71,7 +56,7 @@ beforeAll(async () => {
   plane = await useControlPlane({ dedicated: true });
   namespace = await plane.createNamespace("crd-wait");
   await must(["create", "--filename=-"], JSON.stringify(crd("gadgets", "Gadget")));
-  await must(["wait", "--for=condition=Established", `crd/gadgets.${GROUP}`, "--timeout=60s"]);
+  for (const args of crdEstablishedWaitArgs([`crd/gadgets.${GROUP}`], "60s")) await must(args);
 });
 
 describe("waiting for CRDs to be Established (kubernetes/kubernetes#66439)", () => {
@@ -138,21 +123,15 @@ describe("waiting for CRDs to be Established (kubernetes/kubernetes#66439)", () 
 
   test("CRDs applied together are waited for until each is Established", async () => {
     // Given CRDs just applied
-    const crds = Array.from({ length: 8 }, (_, i) => crd(`parts${i}`, `Part${i}`));
-    await must(
-      ["apply", "--server-side", "--filename=-"],
-      JSON.stringify({ apiVersion: "v1", kind: "List", items: crds }),
-    );
+    const plurals = Array.from({ length: 8 }, (_, i) => `parts${i}`);
+    const items = plurals.map((plural, i) => crd(plural, `Part${i}`));
+    await must(["apply", "--server-side", "--filename=-"], JSON.stringify({ apiVersion: "v1", kind: "List", items }));
     // When the waits run at once
-    for (const args of crdEstablishedWaitArgs(
-      crds.map((c) => `crd/${c.metadata.name}`),
-      "60s",
-    )) {
-      await must(args);
-    }
+    const names = plurals.map((plural) => `crd/${plural}.${GROUP}`);
+    for (const args of crdEstablishedWaitArgs(names, "60s")) await must(args);
     // Then every one is Established
-    for (const c of crds) {
-      const status = JSON.parse(await must(["get", `crd/${c.metadata.name}`, "-o", "json"])).status;
+    for (const name of names) {
+      const status = JSON.parse(await must(["get", name, "-o", "json"])).status;
       expect(status.conditions).toContainEqual(expect.objectContaining({ type: "Established", status: "True" }));
     }
   });

@@ -88,7 +88,8 @@ async function kustomize(dir: string): Promise<K8sObject[]> {
 const stream = (objects: object[]) => objects.map((object) => dump(object, { lineWidth: -1 })).join("---\n");
 
 /**
- * A CustomResourceDefinition that takes any object of its kind (with a status subresource):
+ * A CustomResourceDefinition that takes any object of its kind (with a status subresource,
+ * unless `statusSubresource: false`: then `status` is written by a create like any field):
  * what a stand-in provider installs, where only the names matter.
  */
 export function looseCrd(
@@ -96,7 +97,7 @@ export function looseCrd(
   kind: string,
   group: string,
   version: string,
-  options: { scope?: "Namespaced" | "Cluster"; labels?: Record<string, string> } = {},
+  options: { scope?: "Namespaced" | "Cluster"; labels?: Record<string, string>; statusSubresource?: boolean } = {},
 ): object {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -111,7 +112,7 @@ export function looseCrd(
           name: version,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(options.statusSubresource === false ? {} : { subresources: { status: {} } }),
           schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
         },
       ],
