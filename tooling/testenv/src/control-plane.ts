@@ -159,9 +159,21 @@ interface Daemon {
   exited: Promise<void>;
 }
 
+/**
+ * The Go garbage collector's settings for a throwaway control plane, unless the environment
+ * sets its own: collect at 5× the live heap rather than 2×, softly capped at 1 GiB. With
+ * Go's default, kube-apiserver spent a fifth of its CPU collecting in the test suite (the
+ * largest single consumer after Node: 215 CPU-s of one run's 1,220); with these, its start
+ * costs ≈ 20 % less and applying and deleting Cluster API's CRDs ≈ 30 % less, for a peak of
+ * ≈ 350 MB rather than 256 MB at start and under 1 GiB rather than 600 MB with those CRDs.
+ */
+function daemonGcEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, GOGC: env.GOGC ?? "400", GOMEMLIMIT: env.GOMEMLIMIT ?? "1GiB" };
+}
+
 function spawnDaemon(name: string, bin: string, args: string[], logFile: string): Daemon {
   const fd = openSync(logFile, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: daemonGcEnv() });
   closeSync(fd);
   const exited = new Promise<void>((resolvePromise) => {
     child.once("exit", () => resolvePromise());
