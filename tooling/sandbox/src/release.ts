@@ -9,7 +9,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { access, copyFile, cp, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { SandboxError } from "./errors.ts";
@@ -37,12 +36,6 @@ interface PublishedRecord {
   publishedAt: string;
 }
 
-/** `$NODEKIT_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/nodekit`: where the sandbox caches what it builds. */
-function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.NODEKIT_CACHE) return env.NODEKIT_CACHE;
-  return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "nodekit");
-}
-
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -63,7 +56,7 @@ export async function writePrivate(path: string, text: string, mode = 0o600): Pr
  * provider's components), built once and cached under the nodekit cache.
  */
 export async function providerRepository(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<string> {
-  const { buildProviderRepository, CAPI_VERSION, CERT_MANAGER_VERSION, NICO_INFRASTRUCTURE } = await import(
+  const { buildProviderRepository, cacheRoot, CAPI_VERSION, CERT_MANAGER_VERSION, NICO_INFRASTRUCTURE } = await import(
     "@nodekit/testenv/capi-repository"
   );
   const dir = join(
