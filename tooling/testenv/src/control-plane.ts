@@ -163,7 +163,8 @@ interface Daemon {
  * The Go garbage collector's settings for a throwaway control plane, unless the environment
  * sets its own: collect at 5× the live heap rather than 2×, softly capped at 1 GiB. With
  * Go's default, kube-apiserver spent a fifth of its CPU collecting in the test suite (the
- * largest single consumer after Node: 215 CPU-s of one run's 1,220); with these, its start
+ * largest single consumer after Node: 215 of one run's 1,046 CPU-s, by process accounting);
+ * with these (163 CPU-s in the next run), its start
  * costs ≈ 20 % less and applying and deleting Cluster API's CRDs ≈ 30 % less, for a peak of
  * ≈ 350 MB rather than 256 MB at start and under 1 GiB rather than 600 MB with those CRDs.
  */
