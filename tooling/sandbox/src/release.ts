@@ -56,23 +56,19 @@ export async function writePrivate(path: string, text: string, mode = 0o600): Pr
  * provider's components), built once and cached under the nodekit cache.
  */
 export async function providerRepository(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<string> {
-  const { buildProviderRepository, cacheRoot, CAPI_VERSION, CERT_MANAGER_VERSION, NICO_INFRASTRUCTURE } = await import(
-    "@nodekit/testenv/capi-repository"
-  );
+  const { buildOnce, buildProviderRepository, cacheRoot, CAPI_VERSION, CERT_MANAGER_VERSION, NICO_INFRASTRUCTURE } =
+    await import("@nodekit/testenv/capi-repository");
   const dir = join(
     cacheRoot(env),
     "sandbox",
     `providers-capi-${CAPI_VERSION}-cert-manager-${CERT_MANAGER_VERSION}-nico-${NICO_INFRASTRUCTURE.version}-r2`,
   );
-  if (await exists(join(dir, ".complete"))) return dir;
-  log(`the Cluster API provider repository: building it from the Go module cache into ${dir} (once)`);
-  const tmp = `${dir}.${process.pid}.tmp`;
-  await rm(tmp, { recursive: true, force: true });
-  await mkdir(tmp, { recursive: true });
   try {
-    await buildProviderRepository(tmp, { infrastructure: NICO_INFRASTRUCTURE });
+    return await buildOnce(dir, async (tmp) => {
+      log(`the Cluster API provider repository: building it from the Go module cache into ${dir} (once)`);
+      await buildProviderRepository(tmp, { infrastructure: NICO_INFRASTRUCTURE });
+    });
   } catch (error) {
-    await rm(tmp, { recursive: true, force: true });
     throw new SandboxError("the Cluster API provider repository could not be built", {
       why: error instanceof Error ? error.message : String(error),
       next: [
@@ -80,14 +76,6 @@ export async function providerRepository(env: NodeJS.ProcessEnv, log: (line: str
       ],
     });
   }
-  await writeFile(join(tmp, ".complete"), `${new Date().toISOString()}\n`);
-  try {
-    await rename(tmp, dir);
-  } catch {
-    // Another `up` finished first: its copy is the same.
-    await rm(tmp, { recursive: true, force: true });
-  }
-  return dir;
 }
 
 /** The registry's password (0600), made by the first `up`: the registry's htpasswd and the docker config hold it. */

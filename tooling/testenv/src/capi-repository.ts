@@ -128,13 +128,11 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * The Cluster API components at `CAPI_VERSION` (`kubectl kustomize` of each provider's
- * config, webhooks stripped), built once into the nodekit cache and reused: each build took
- * ≈ 3 s of CPU (kustomize, then js-yaml over 3 MB), and eight test files build a repository.
- * Built aside and renamed into place, so a directory there is complete.
+ * `dir` in a cache, built once by `build` (into a directory of its own beside it, then renamed
+ * into place, so a directory there is complete) and reused after. When two processes build at
+ * once, the second to finish keeps the first one's copy: the content is the same.
  */
-async function builtComponents(capi: string, providers: Array<{ file: string; source: string }>): Promise<string> {
-  const dir = join(cacheRoot(), "testenv", `capi-components-${CAPI_VERSION}-r1`);
+export async function buildOnce(dir: string, build: (tmp: string) => Promise<void>): Promise<string> {
   const complete = () =>
     access(join(dir, ".complete")).then(
       () => true,
@@ -145,19 +143,30 @@ async function builtComponents(capi: string, providers: Array<{ file: string; so
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   try {
+    await build(tmp);
+    await writeFile(join(tmp, ".complete"), `${new Date().toISOString()}\n`);
+    await rename(tmp, dir);
+  } catch (error) {
+    await rm(tmp, { recursive: true, force: true });
+    if (!(await complete())) throw error;
+  }
+  return dir;
+}
+
+/**
+ * The Cluster API components at `CAPI_VERSION` (`kubectl kustomize` of each provider's
+ * config, webhooks stripped), built once into the nodekit cache and reused: each build took
+ * ≈ 3 s of CPU (kustomize, then js-yaml over 3 MB), and eight test files build a repository.
+ * Bump the `-r` suffix when what is built changes (stripWebhooks, the providers).
+ */
+function builtComponents(providers: Array<{ file: string; source: string }>): Promise<string> {
+  return buildOnce(join(cacheRoot(), "testenv", `capi-components-${CAPI_VERSION}-r1`), async (tmp) => {
     await Promise.all(
       providers.map(async (provider) =>
         writeFile(join(tmp, provider.file), stream(stripWebhooks(await kustomize(provider.source)))),
       ),
     );
-    await writeFile(join(tmp, ".complete"), `${capi}\n`);
-    await rename(tmp, dir);
-  } catch (error) {
-    await rm(tmp, { recursive: true, force: true });
-    // Another build finished first: its files are the same.
-    if (!(await complete())) throw error;
-  }
-  return dir;
+  });
 }
 
 /**
@@ -183,7 +192,7 @@ export async function buildProviderRepository(
       source: join(capi, "controlplane", "kubeadm", "config", "default"),
     },
   ];
-  const built = await builtComponents(capi, providers);
+  const built = await builtComponents(providers);
   await Promise.all(
     providers.map(async (provider) => {
       const target = join(dir, provider.label, CAPI_VERSION);
