@@ -18,6 +18,9 @@
  *   Go's net/http, curl and the k3s installer (it copies them into k3s's service
  *   environment) all read.
  * - SSL_CERT_FILE, SSL_CERT_DIR: a private certificate authority for Go programs.
+ * - GOGC, GOMEMLIMIT, GOMAXPROCS: the Go runtime's memory and CPU settings, which kubectl,
+ *   helm, clusterctl, kind and liqoctl read, as they do in the operator's shell (a VM with
+ *   little memory sets GOMEMLIMIT; a shared machine, GOMAXPROCS).
  *
  * KUBECONFIG is not passed: every kubectl, helm and clusterctl call names its kubeconfig,
  * and a program that does not must not reach a cluster by accident. HELM_* and
@@ -45,6 +48,9 @@ export const INHERITED_ENV: readonly string[] = [
   "all_proxy",
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
+  "GOGC",
+  "GOMEMLIMIT",
+  "GOMAXPROCS",
 ];
 
 /** Whether `name` matches one of `patterns`: a name exactly, or a prefix written `PREFIX*`. */

@@ -181,6 +181,8 @@ describe("the environment a child gets (issue 22, item 4)", () => {
     vi.stubEnv("HTTPS_PROXY", "http://proxy.invalid:3128");
     vi.stubEnv("LC_ALL", "C.UTF-8");
     vi.stubEnv("CONTAINERD_HTTP_PROXY", "http://proxy.invalid:3128");
+    vi.stubEnv("GOMEMLIMIT", "512MiB");
+    vi.stubEnv("GOPROXY", "http://proxy.invalid/go");
 
     const result = await createExecaRunner().run({
       command: process.execPath,
@@ -201,7 +203,10 @@ describe("the environment a child gets (issue 22, item 4)", () => {
       CONTAINERD_HTTP_PROXY: "http://proxy.invalid:3128",
       INSTALL_K3S_VERSION: "v1.33.5+k3s1",
       HOME: "/tmp/helm-home",
+      // The Go runtime's settings, as kubectl gets them in the operator's shell; not the go command's.
+      GOMEMLIMIT: "512MiB",
     });
+    expect(seen.GOPROXY).toBeUndefined();
   });
 
   it("starts from the environment the runner is given", async () => {
