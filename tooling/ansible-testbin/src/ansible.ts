@@ -1,6 +1,6 @@
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type ProcessResult, repoRoot, runProcess } from "@nodekit/test-utils";
+import { goRuntimeEnv, type ProcessResult, repoRoot, runProcess } from "@nodekit/test-utils";
 import { binaries } from "@nodekit/testenv";
 
 // The nodekit.nr collection (ansible/) as its users run it: built with ansible-galaxy,
@@ -40,6 +40,8 @@ export async function buildCollection(dir: string): Promise<Ansible> {
     ANSIBLE_RETRY_FILES_ENABLED: "0",
     ANSIBLE_COLLECTIONS_PATH: join(dir, "collections"),
     LC_ALL: "C.UTF-8",
+    // Through ansible-playbook and the modules to nr, and from nr to its kubectl and helm.
+    ...goRuntimeEnv(),
   };
   const built = await run(
     join(binDir, "ansible-galaxy"),

@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { goRuntimeEnv } from "@nodekit/test-utils";
 import { binaries, freePort } from "@nodekit/testenv";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
 import { spawnWatchdog, stopChild } from "@nodekit/testenv/supervisor";
@@ -212,6 +213,8 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       HOME: dataDir,
       OTEL_SDK_DISABLED: "true",
       OTEL_TRACES_EXPORTER: "none",
+      // The test run's GOGC and GOMAXPROCS (distribution allocates a 4 MiB buffer per blob read).
+      ...goRuntimeEnv(),
     };
     let debugUrl: string | undefined;
     if (options.kind === "distribution") {

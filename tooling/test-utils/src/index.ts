@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UserError } from "@nodekit/errors";
 import { inProcessBusy, runInProcess } from "./in-process.ts";
-import { runProcess } from "./processes.ts";
+import { goRuntimeEnv, runProcess } from "./processes.ts";
 
 export {
   everyFuzzRun,
@@ -32,6 +32,7 @@ export {
 export { tokenKubeconfig } from "./kubeconfig.ts";
 export {
   deadPid,
+  goRuntimeEnv,
   type HoldingChild,
   holdingChild,
   modulesLoadedAfter,
@@ -82,7 +83,7 @@ export interface RunCliOptions {
  * NODEKIT_TEST_SPAWN=1 in the test's environment (every CLI run a subprocess, as a check).
  */
 export async function runCli(cli: "nr" | "nvkectl", args: string[], options: RunCliOptions = {}): Promise<CliResult> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", NO_COLOR: "1" };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...goRuntimeEnv() };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
   const ownProcess =
     options.spawn === true ||

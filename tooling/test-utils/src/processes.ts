@@ -2,6 +2,21 @@ import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
 import type { Readable } from "node:stream";
 
+/**
+ * The Go runtime's settings of the test run (GOGC and GOMAXPROCS, which
+ * tooling/testenv/src/isolate.ts sets, and GOMEMLIMIT), for an environment a test builds from
+ * nothing: the kubectl, helm and clusterctl calls of the CLIs, and the daemons, then run as
+ * every Go program of the run does.
+ */
+export function goRuntimeEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const name of ["GOGC", "GOMEMLIMIT", "GOMAXPROCS"]) {
+    const value = env[name];
+    if (value !== undefined) settings[name] = value;
+  }
+  return settings;
+}
+
 /** A finished process: its exit code (null when a signal ended it), what it wrote, how long it took. */
 export interface ProcessResult {
   exitCode: number | null;

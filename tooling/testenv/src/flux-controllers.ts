@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { appendFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { goRuntimeEnv } from "@nodekit/test-utils";
 import { binaries } from "./binaries.ts";
 import { freePort } from "./control-plane.ts";
 import { TestenvError } from "./errors.ts";
@@ -119,6 +120,7 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
           // controller-runtime reads the kubeconfig from here (neither controller has a --kubeconfig flag).
           KUBECONFIG: options.kubeconfig,
           RUNTIME_NAMESPACE: "flux-system",
+          ...goRuntimeEnv(),
         },
       },
     );

@@ -44,8 +44,9 @@ test.concurrent.each(runnable)(
       env: {
         PATH: process.env.PATH ?? "",
         ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
-        // The test run's garbage-collector setting for Go programs (tooling/testenv/src/isolate.ts).
+        // The test run's settings for Go programs (tooling/testenv/src/isolate.ts).
         ...(process.env.GOGC === undefined ? {} : { GOGC: process.env.GOGC }),
+        ...(process.env.GOMAXPROCS === undefined ? {} : { GOMAXPROCS: process.env.GOMAXPROCS }),
         NODEKIT_TESTENV_BIN_DIR: binDir,
         // The runner's registries too: the guide's sandbox then runs no ensure.sh of its own.
         ...(process.env.NODEKIT_REGISTRY_BIN_DIR
