@@ -80,7 +80,6 @@ const operatorSecrets = (apiKey: string) =>
 
 const nicoStandIn = (kubeconfig: string) =>
   startNicoProviderStandIn(kubeconfig, {
-    intervalMs: 200,
     check: (key) =>
       key === API_KEY
         ? { state: "HEALTHY", message: "authenticated as organization org-42" }

@@ -41,7 +41,6 @@ beforeAll(async () => {
   standIn = startControllerStandIn(admin);
   // NICo, as far as this test knows it, accepts the one key the install is given.
   nicoProvider = startNicoProviderStandIn(admin, {
-    intervalMs: 200,
     check: (key) =>
       key === API_KEY
         ? { state: "HEALTHY", message: "authenticated as organization org-42" }

@@ -900,10 +900,8 @@ export interface ServeOptions {
   log: (line: string) => void;
 }
 
-/** How soon the controller stand-in retries after a failed pass or watch (it reconciles on watch events): light on a shared machine. */
+/** How soon the controller and NICo stand-ins retry after a failed pass or watch (they reconcile on watch events): light on a shared machine. */
 const STAND_IN_RETRY_MS = 500;
-/** How often the NICo provider stand-in looks at the identities: quick enough for a guide, light on a shared machine. */
-const NICO_STAND_IN_INTERVAL_MS = 500;
 /** How soon the agent's Calico stand-in retries after a failed reconcile or watch (it reconciles on watch events): light on a shared machine. */
 const CALICO_STAND_IN_INTERVAL_MS = 1_000;
 /** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
@@ -1005,7 +1003,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   // is not reachable here, so the stand-in accepts the one key the sandbox's guides use.
   const { startNicoProviderStandIn } = await import("@nodekit/testenv/nico-provider-standin");
   const nicoProvider = startNicoProviderStandIn(options.kubeconfig, {
-    intervalMs: NICO_STAND_IN_INTERVAL_MS,
+    retryMs: STAND_IN_RETRY_MS,
     check: (key) =>
       key === SANDBOX_NICO_API_KEY
         ? { state: "HEALTHY", message: "the sandbox's NICo stand-in accepted the API key" }

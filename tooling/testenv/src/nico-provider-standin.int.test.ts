@@ -58,7 +58,6 @@ describe("the NICo provider stand-in's credential check", () => {
   test("a missing Secret, a Secret without apiKey and a refused key are INVALID; the accepted key is HEALTHY", async () => {
     let clock = new Date("2026-03-02T10:15:00.250Z");
     const standIn = startNicoProviderStandIn(admin, {
-      intervalMs: 60_000,
       now: () => clock,
       check: (key) =>
         key === "good-key"
@@ -78,20 +77,23 @@ describe("the NICo provider stand-in's credential check", () => {
           spec: { secretRef: { name: "nico-credentials" } },
         },
       });
-      await standIn.reconcile();
-      expect((await identity("default")).status?.credentials).toEqual({
-        state: "INVALID",
-        message: `Secret ${namespace}/nico-credentials not found`,
-        lastCheckTime: "2026-03-02T10:15:00Z",
-      });
+      // Each change is reconciled as it is watched, as the provider's informers do: no pass is asked for.
+      await eventually(async () =>
+        expect((await identity("default")).status?.credentials).toEqual({
+          state: "INVALID",
+          message: `Secret ${namespace}/nico-credentials not found`,
+          lastCheckTime: "2026-03-02T10:15:00Z",
+        }),
+      );
 
       await clients.core.createNamespacedSecret({
         namespace,
         body: { metadata: { name: "nico-credentials" }, stringData: { token: "x" } },
       });
-      await standIn.reconcile();
-      expect((await identity("default")).status?.credentials?.message).toBe(
-        `Secret ${namespace}/nico-credentials has no apiKey`,
+      await eventually(async () =>
+        expect((await identity("default")).status?.credentials?.message).toBe(
+          `Secret ${namespace}/nico-credentials has no apiKey`,
+        ),
       );
 
       await clients.core.replaceNamespacedSecret({
@@ -99,29 +101,33 @@ describe("the NICo provider stand-in's credential check", () => {
         namespace,
         body: { metadata: { name: "nico-credentials" }, stringData: { apiKey: "wrong-key" } },
       });
-      await standIn.reconcile();
-      expect((await identity("default")).status?.credentials).toMatchObject({
-        state: "INVALID",
-        message: "NICo refused the API key",
-      });
+      await eventually(async () =>
+        expect((await identity("default")).status?.credentials).toMatchObject({
+          state: "INVALID",
+          message: "NICo refused the API key",
+        }),
+      );
 
+      clock = new Date("2026-03-02T10:16:00Z");
       await clients.core.replaceNamespacedSecret({
         name: "nico-credentials",
         namespace,
         body: { metadata: { name: "nico-credentials" }, stringData: { apiKey: "good-key" } },
       });
-      clock = new Date("2026-03-02T10:16:00Z");
-      await standIn.reconcile();
-      const healthy = await identity("default");
-      expect(healthy.status?.credentials).toEqual({
-        state: "HEALTHY",
-        message: "authenticated",
-        lastCheckTime: "2026-03-02T10:16:00Z",
+      const healthy = await eventually(async () => {
+        const found = await identity("default");
+        expect(found.status?.credentials).toEqual({
+          state: "HEALTHY",
+          message: "authenticated",
+          lastCheckTime: "2026-03-02T10:16:00Z",
+        });
+        return found;
       });
       // The spec is the user's: the check writes the status only.
       expect(healthy.spec).toEqual({ secretRef: { name: "nico-credentials" } });
 
-      // Nothing changed: not written again until the resync is due.
+      // Nothing changed: not written again until the recheck is due (a pass asked for here
+      // stands for the resync, every recheckMs, whose clock the test holds).
       clock = new Date("2026-03-02T10:17:00Z");
       await standIn.reconcile();
       expect((await identity("default")).metadata.resourceVersion).toBe(healthy.metadata.resourceVersion);

@@ -1,6 +1,6 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from "@kubernetes/client-node";
 import { keepConnections } from "@nodekit/kube-connections";
-import { reconcileLoop } from "./reconcile-loop.ts";
+import { reconcileOnChange } from "./reconcile-on-change.ts";
 
 // A test-only stand-in for the one thing the NICo Cluster API provider's controller does that
 // `nvkectl get providers` reads: its credential check. No pod runs in the test tier or the
@@ -10,6 +10,9 @@ import { reconcileLoop } from "./reconcile-loop.ts";
 // defaults to the identity's own), authenticate with the Secret's `apiKey`, and record the
 // result in status.credentials {state, lastCheckTime, message} through the status
 // subresource; check again when the identity or the Secret changes, and every `recheckMs`.
+// Like the provider's informers, it watches the identities and the Secrets and reconciles on
+// each change (reconcile-on-change.ts), with a resync every `recheckMs`: it lists nothing on a
+// timer (it listed twice a second before, in every sandbox and install test).
 // The NICo API is not reachable here, so `check` answers what NICo would (the sandbox accepts
 // the one key it documents). The unfriendly parts first: a missing Secret, a Secret without
 // an `apiKey` and a key NICo refuses each record INVALID with the reason, never HEALTHY.
@@ -18,6 +21,8 @@ import { reconcileLoop } from "./reconcile-loop.ts";
 const GROUP = "infrastructure.cluster.x-k8s.io";
 const VERSION = "v1beta1";
 const PLURAL = "nicoidentities";
+/** What the provider's informers follow: its identities, and the Secrets they name. */
+const WATCHED = [`/apis/${GROUP}/${VERSION}/${PLURAL}`, "/api/v1/secrets"];
 
 /** What NICo answers for an API key: `HEALTHY`, or a failure state (INVALID, EXPIRED, FORBIDDEN, …), in the provider's words. */
 export interface CredentialVerdict {
@@ -28,8 +33,8 @@ export interface CredentialVerdict {
 export interface NicoProviderStandInOptions {
   /** NICo's answer for a key. */
   check: (apiKey: string) => CredentialVerdict;
-  /** How often the identities are looked at (default 500 ms). */
-  intervalMs?: number;
+  /** How soon a failed pass, or a watch that could not start or broke, is tried again (default 300 ms). */
+  retryMs?: number;
   /** How often an unchanged identity is checked again (default 5 minutes, as a provider's resync). */
   recheckMs?: number;
   now?: () => Date;
@@ -136,11 +141,18 @@ export function startNicoProviderStandIn(
       identities = list.items ?? [];
     } catch (error) {
       // The provider is not installed (yet): its CRD does not exist.
-      if (codeOf(error) === 404) return;
+      if (codeOf(error) === 404) return true;
       throw error;
     }
     await Promise.all(identities.map(reconcileIdentity));
+    return true;
   };
 
-  return reconcileLoop(reconcile, options.intervalMs ?? 500);
+  return reconcileOnChange({
+    watch: new Watch(kc),
+    paths: WATCHED,
+    reconcile,
+    resyncMs: recheckMs,
+    ...(options.retryMs === undefined ? {} : { retryMs: options.retryMs }),
+  });
 }

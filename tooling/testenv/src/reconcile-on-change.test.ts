@@ -71,3 +71,25 @@ test("each event is reconciled; none after stop", async () => {
   expect(cluster.passes).toBe(passes);
   expect(cluster.reconciled).toBe(2);
 });
+
+test("resyncMs: a pass that long after the last, with no event; none after stop", async () => {
+  const cluster = { passes: 0 };
+  const { watch, begin, watching } = controlledWatch();
+  const reconciler = reconcileOnChange({
+    watch,
+    paths: ["/apis/infrastructure.cluster.x-k8s.io/v1beta1/nicoidentities"],
+    reconcile: async () => {
+      cluster.passes += 1;
+      return true;
+    },
+    resyncMs: 40,
+  });
+  begin();
+  await vi.waitFor(() => expect(watching()).toBe(1));
+  // The first pass, the one after the watch began, then resyncs without any event.
+  await vi.waitFor(() => expect(cluster.passes).toBeGreaterThanOrEqual(4));
+  await reconciler.stop();
+  const passes = cluster.passes;
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  expect(cluster.passes).toBe(passes);
+});

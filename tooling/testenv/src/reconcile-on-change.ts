@@ -21,6 +21,12 @@ export interface ReconcileOnChangeOptions {
    * (default 300 ms, as a test wants it; the sandbox waits longer).
    */
   retryMs?: number;
+  /**
+   * A pass this long after the last one even when nothing changed, as an informer's resync
+   * period (default: none). For a stand-in whose controller also acts on time, such as a
+   * credential check repeated every few minutes.
+   */
+  resyncMs?: number;
 }
 
 export interface Reconciler {
@@ -42,13 +48,16 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
   let stopped = false;
   const watches = new Set<AbortController>();
   const timers = new Set<NodeJS.Timeout>();
-  const later = (fn: () => void, ms: number) => {
+  const later = (fn: () => void, ms: number): NodeJS.Timeout => {
     const timer = setTimeout(() => {
       timers.delete(timer);
       fn();
     }, ms);
     timers.add(timer);
+    return timer;
   };
+  /** The resync after the last pass: one at a time, moved on by every pass. */
+  let resync: NodeJS.Timeout | undefined;
   const pass = async (): Promise<boolean> => {
     try {
       return await options.reconcile();
@@ -72,7 +81,15 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
         ok = await pass();
       } while (again && !stopped);
       running = undefined;
-      if (!ok && !stopped) later(schedule, retryMs);
+      if (stopped) return;
+      if (!ok) later(schedule, retryMs);
+      else if (options.resyncMs !== undefined) {
+        if (resync !== undefined) {
+          clearTimeout(resync);
+          timers.delete(resync);
+        }
+        resync = later(schedule, options.resyncMs);
+      }
     })();
   };
 
