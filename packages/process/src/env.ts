@@ -27,6 +27,9 @@
  * CLUSTERCTL_* are not passed either: HELM_KUBETOKEN or HELM_KUBEAPISERVER would point helm
  * at another cluster; a helm or clusterctl call sets the ones it needs.
  */
+/** The Go runtime's memory and CPU settings, which every child inherits (see INHERITED_ENV). */
+export const GO_RUNTIME_ENV: readonly string[] = ["GOGC", "GOMEMLIMIT", "GOMAXPROCS"];
+
 export const INHERITED_ENV: readonly string[] = [
   "PATH",
   "HOME",
@@ -48,9 +51,7 @@ export const INHERITED_ENV: readonly string[] = [
   "all_proxy",
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
-  "GOGC",
-  "GOMEMLIMIT",
-  "GOMAXPROCS",
+  ...GO_RUNTIME_ENV,
 ];
 
 /** Whether `name` matches one of `patterns`: a name exactly, or a prefix written `PREFIX*`. */

@@ -1,5 +1,5 @@
 export { type CommandCall, type CommandResult, formatCall, shellQuote } from "./call.ts";
-export { childEnv, INHERITED_ENV, matchesEnvName } from "./env.ts";
+export { childEnv, GO_RUNTIME_ENV, INHERITED_ENV, matchesEnvName } from "./env.ts";
 export { errorCodes as processErrorCodes } from "./errors.ts";
 export { MIN_SECRET_LENGTH, REDACTED, Redactor, redactCredentialFields } from "./redactor.ts";
 export {

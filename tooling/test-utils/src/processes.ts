@@ -1,16 +1,17 @@
 import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process";
 import { connect } from "node:net";
 import type { Readable } from "node:stream";
+import { GO_RUNTIME_ENV } from "@nodekit/process";
 
 /**
- * The Go runtime's settings of the test run (GOGC and GOMAXPROCS, which
- * tooling/testenv/src/isolate.ts sets, and GOMEMLIMIT), for an environment a test builds from
- * nothing: the kubectl, helm and clusterctl calls of the CLIs, and the daemons, then run as
- * every Go program of the run does.
+ * The Go runtime's settings of the test run (@nodekit/process's GO_RUNTIME_ENV: GOGC and
+ * GOMAXPROCS, which tooling/testenv/src/isolate.ts sets, and GOMEMLIMIT), for an environment a
+ * test builds from nothing: the kubectl, helm and clusterctl calls of the CLIs, and the
+ * daemons, then run as every Go program of the run does.
  */
 export function goRuntimeEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const settings: Record<string, string> = {};
-  for (const name of ["GOGC", "GOMEMLIMIT", "GOMAXPROCS"]) {
+  for (const name of GO_RUNTIME_ENV) {
     const value = env[name];
     if (value !== undefined) settings[name] = value;
   }

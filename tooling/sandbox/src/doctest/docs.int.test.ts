@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { formatProblem } from "@nodekit/errors";
-import { repoRoot } from "@nodekit/test-utils";
+import { goRuntimeEnv, repoRoot } from "@nodekit/test-utils";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { beforeAll, expect, test } from "vitest";
 import { extractBlocks } from "./blocks.ts";
@@ -45,8 +45,7 @@ test.concurrent.each(runnable)(
         PATH: process.env.PATH ?? "",
         ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
         // The test run's settings for Go programs (tooling/testenv/src/isolate.ts).
-        ...(process.env.GOGC === undefined ? {} : { GOGC: process.env.GOGC }),
-        ...(process.env.GOMAXPROCS === undefined ? {} : { GOMAXPROCS: process.env.GOMAXPROCS }),
+        ...goRuntimeEnv(),
         NODEKIT_TESTENV_BIN_DIR: binDir,
         // The runner's registries too: the guide's sandbox then runs no ensure.sh of its own.
         ...(process.env.NODEKIT_REGISTRY_BIN_DIR
