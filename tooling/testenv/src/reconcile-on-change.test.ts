@@ -93,3 +93,52 @@ test("resyncMs: a pass that long after the last, with no event; none after stop"
   await new Promise((resolve) => setTimeout(resolve, 120));
   expect(cluster.passes).toBe(passes);
 });
+
+test("a watch that ends resumes from the last version it saw, with no pass; one too old (410) starts afresh, with a pass", async () => {
+  const queries: Array<Record<string, unknown>> = [];
+  let current: { onEvent: (type: string, object: unknown) => void; end: (error: unknown) => void } | undefined;
+  const watch = {
+    async watch(
+      _path: string,
+      query: Record<string, unknown>,
+      onEvent: (type: string, object: unknown) => void,
+      end: (error: unknown) => void,
+    ) {
+      queries.push(query);
+      current = { onEvent, end };
+      return new AbortController();
+    },
+  } as unknown as Watch;
+  let passes = 0;
+  const reconciler = reconcileOnChange({
+    watch,
+    paths: ["/apis/apps/v1/deployments"],
+    reconcile: async () => {
+      passes += 1;
+      return true;
+    },
+    retryMs: 10,
+  });
+  try {
+    await vi.waitFor(() => expect(queries).toHaveLength(1));
+    expect(queries[0]).toEqual({ allowWatchBookmarks: true, timeoutSeconds: 25 });
+    await vi.waitFor(() => expect(passes).toBe(2)); // the first, and the one after the watch began
+    current?.onEvent("MODIFIED", { metadata: { resourceVersion: "41" } });
+    await vi.waitFor(() => expect(passes).toBe(3));
+    // The bookmark the server sends before its deadline, then the end: resumed from it, no pass.
+    current?.onEvent("BOOKMARK", { metadata: { resourceVersion: "57" } });
+    current?.end(null);
+    await vi.waitFor(() => expect(queries).toHaveLength(2));
+    expect(queries[1]).toEqual({ allowWatchBookmarks: true, timeoutSeconds: 25, resourceVersion: "57" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(passes).toBe(3);
+    // Too old: the server's ERROR event, then the end; the next watch starts afresh and a pass follows.
+    current?.onEvent("ERROR", { kind: "Status", code: 410, reason: "Expired" });
+    current?.end(null);
+    await vi.waitFor(() => expect(queries).toHaveLength(3));
+    expect(queries[2]).toEqual({ allowWatchBookmarks: true, timeoutSeconds: 25 });
+    await vi.waitFor(() => expect(passes).toBeGreaterThanOrEqual(4));
+  } finally {
+    await reconciler.stop();
+  }
+});

@@ -9,6 +9,17 @@ import type { Watch } from "@kubernetes/client-node";
 /** The CRDs' collection: a resource type that is not served yet is watched again once a CRD changes. */
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
+/**
+ * How long the API server keeps one watch open (`timeoutSeconds`). client-node's Watch aborts a
+ * watch that has sent nothing for 30 s (its private `requestTimeoutMs`), which on an idle
+ * cluster ended every watch every 30 s with a timeout. Under that, the server ends the watch
+ * itself, after the bookmark it sends 2 s before the deadline to a watch that asked for
+ * bookmarks (k8s.io/apiserver cacher.go, `nextBookmarkTime`), and the next watch resumes from
+ * it: no LIST, no pass, as client-go's reflector resumes (docs: "Efficient detection of
+ * changes", kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks).
+ */
+const WATCH_SECONDS = 25;
+
 export interface ReconcileOnChangeOptions {
   /** The cluster's watch (client-node's Watch over the stand-in's kubeconfig). */
   watch: Watch | Promise<Watch>;
@@ -27,6 +38,8 @@ export interface ReconcileOnChangeOptions {
    * credential check repeated every few minutes.
    */
   resyncMs?: number;
+  /** How long the server keeps one watch open before it is resumed (default 25 s; tests shorten it). */
+  watchSeconds?: number;
 }
 
 export interface Reconciler {
@@ -39,9 +52,10 @@ export interface Reconciler {
 /**
  * Starts a stand-in's reconciliation: one pass at once, then one after each change to
  * `paths` (changes that arrive during a pass are reconciled once more after it) and one once
- * each watch has begun. A watch that ends is started again at once, and what changed while
- * nothing watched is reconciled;
- * a watch the API refuses with 404 (its CRD not served yet) starts again when a CRD changes.
+ * each watch has begun afresh. A watch that ends resumes from the last resource version it saw
+ * (an event's or a bookmark's), so nothing is missed and no pass is needed; one whose version
+ * the server no longer has (410 Gone) starts afresh, and what changed meanwhile is reconciled.
+ * A watch the API refuses with 404 (its CRD not served yet) starts again when a CRD changes.
  */
 export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler {
   const retryMs = options.retryMs ?? 300;
@@ -96,7 +110,18 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
   /** Paths whose watch the API refused with 404: started again on a CRD event. */
   const unserved = new Set<string>();
   let watchingCrds = false;
-  const onEvent = (path: string) => () => {
+  /** The resource version each path's watch resumes from: the last event's or bookmark's. */
+  const resumeFrom = new Map<string, string>();
+  const onEvent = (path: string) => (type: string, object: unknown) => {
+    const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+    if (type === "ERROR") {
+      // 410 Gone (the version is older than the server keeps), or another failure the stream
+      // reports before it ends: the next watch starts afresh.
+      resumeFrom.delete(path);
+      return;
+    }
+    if (typeof version === "string" && version !== "") resumeFrom.set(path, version);
+    if (type === "BOOKMARK") return;
     schedule();
     if (path !== CRDS) return;
     for (const waiting of unserved) {
@@ -109,17 +134,21 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
     if (stopped) return;
     if (path === CRDS) watchingCrds = true;
     const started = performance.now();
+    const resumed = resumeFrom.get(path);
     let ended = false;
     let controller: AbortController | undefined;
     const restart = (error: unknown) => {
       ended = true;
       if (controller !== undefined) watches.delete(controller);
       if (stopped) return;
-      schedule();
+      const status = (error as { statusCode?: number } | null)?.statusCode;
+      if (status === 410) resumeFrom.delete(path);
+      // A watch that resumes misses nothing; one that starts afresh is followed by a pass.
+      if (!resumeFrom.has(path)) schedule();
       // A type not served yet waits for a CRD event (and a retry ten intervals on, for a CRD
       // event that beat the 404 here); a watch that failed, or lasted under a second, is tried
       // again after the interval; one that ended (the server's timeout), at once.
-      if ((error as { statusCode?: number } | null)?.statusCode === 404) {
+      if (status === 404) {
         unserved.add(path);
         if (!watchingCrds) void follow(CRDS);
         later(() => {
@@ -127,8 +156,13 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
         }, 10 * retryMs);
       } else later(() => void follow(path), error || performance.now() - started < 1_000 ? retryMs : 0);
     };
+    const query = {
+      allowWatchBookmarks: true,
+      timeoutSeconds: options.watchSeconds ?? WATCH_SECONDS,
+      ...(resumed === undefined ? {} : { resourceVersion: resumed }),
+    };
     try {
-      controller = await (await options.watch).watch(path, {}, onEvent(path), restart);
+      controller = await (await options.watch).watch(path, query, onEvent(path), restart);
     } catch (error) {
       restart(error);
       return;
@@ -136,10 +170,10 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
     if (ended || stopped) controller.abort();
     else {
       watches.add(controller);
-      // The watch starts at "now": what changed after the last pass listed and before the
-      // watch began sends no event, so a pass follows every watch that begins (as an
-      // informer lists before it watches).
-      schedule();
+      // A fresh watch starts at "now": what changed after the last pass listed and before the
+      // watch began sends no event, so a pass follows every watch that begins afresh (as an
+      // informer lists before it watches). One that resumes is sent every change since.
+      if (resumed === undefined) schedule();
     }
   };
 
