@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { untilStopped } from "@nodekit/testenv/supervisor";
+import { parentsNow, untilStopped } from "@nodekit/testenv/supervisor";
 
 /** A command line the emulator cannot run with: exit 2, with the usage. */
 export class UsageError extends Error {
@@ -53,6 +53,8 @@ export async function runEmulatorMain(mainUrl: string, options: EmulatorMainOpti
   if (!process.execArgv.some((arg) => arg === "--conditions=source" || arg === "-C=source")) {
     return runUnderSourceCondition(fileURLToPath(mainUrl));
   }
+  // Before anything that waits: a wrapper killed while the emulator starts is still seen gone.
+  const parents = parentsNow();
   const log = (line: string) => process.stderr.write(`${options.name}: ${line}\n`);
   const usage = (message: string) => {
     process.stderr.write(`${options.name}: ${message}\n${options.usage}\n`);
@@ -78,7 +80,7 @@ export async function runEmulatorMain(mainUrl: string, options: EmulatorMainOpti
       return options.exitCodeOf?.(error) ?? 1;
     }
     process.stdout.write(`${emulator.url}\n`);
-    const why = await untilStopped({ watchParents: true });
+    const why = await untilStopped({ watchParents: parents });
     log(`stopping: ${why}`);
     await emulator.stop();
     log("stopped; state written");

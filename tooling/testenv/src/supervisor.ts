@@ -300,13 +300,25 @@ export interface UntilStoppedOptions {
   owner?: number;
   /**
    * Also stop when the process that started this one is gone, or its parent: started as
-   * `pnpm x` (pnpm → sh → node), a kill -9 of pnpm leaves the shell alive.
+   * `pnpm x` (pnpm → sh → node), a kill -9 of pnpm leaves the shell alive. Give the
+   * `parentsNow()` read first thing in the process: read only when this is called, a
+   * grandparent killed in between is already gone, and the one read is whoever reaped.
    */
-  watchParents?: boolean;
+  watchParents?: boolean | Parents;
   /** Settles with a reason to stop (a daemon that exited, say). */
   also?: Promise<string>;
   /** How often the processes are looked at (default 1 s). */
   intervalMs?: number;
+}
+
+/** This process's parent and grandparent, as they are now. */
+export interface Parents {
+  parent: number;
+  grandparent: number | undefined;
+}
+
+export function parentsNow(): Parents {
+  return { parent: process.ppid, grandparent: statOf(process.ppid)?.ppid };
 }
 
 /**
@@ -330,8 +342,12 @@ export function untilStopped(options: UntilStoppedOptions = {}): Promise<string>
       process.once("disconnect", () => finish("the parent process is gone (its IPC channel closed)"));
     }
     void options.also?.then(finish);
-    const parent = process.ppid;
-    const grandparent = options.watchParents ? statOf(parent)?.ppid : undefined;
+    const { parent, grandparent } =
+      typeof options.watchParents === "object"
+        ? options.watchParents
+        : options.watchParents
+          ? parentsNow()
+          : { parent: process.ppid, grandparent: undefined };
     const timer = setInterval(() => {
       if (options.owner !== undefined && !isAlive(options.owner)) finish(`owner process ${options.owner} is gone`);
       if (!options.watchParents) return;
