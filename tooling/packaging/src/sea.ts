@@ -73,14 +73,19 @@ export async function nodeBinary(arch: Arch, version: string): Promise<string> {
   const tmp = `${dir}.${process.pid}.tmp`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
-  const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], {
-    cwd: tmp,
-  });
-  const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
-  if (tarball === undefined) throw new Error(`npm pack node-linux-${arch}@${version} packed nothing`);
-  await execa("tar", ["-xzf", tarball.filename], { cwd: tmp });
-  await rm(dir, { recursive: true, force: true });
-  await execa("mv", [tmp, dir]);
+  try {
+    const packed = await execa(process.execPath, [NPM_CLI, "pack", `node-linux-${arch}@${version}`, "--json"], {
+      cwd: tmp,
+    });
+    const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    if (tarball === undefined) throw new Error(`npm pack node-linux-${arch}@${version} packed nothing`);
+    await execa("tar", ["-xzf", tarball.filename], { cwd: tmp });
+    await rm(dir, { recursive: true, force: true });
+    await execa("mv", [tmp, dir]);
+  } finally {
+    // A fetch that failed (the registry unreachable) leaves nothing behind.
+    await rm(tmp, { recursive: true, force: true });
+  }
   return bin;
 }
 
