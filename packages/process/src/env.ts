@@ -1,3 +1,6 @@
+/** The Go runtime's memory and CPU settings, which every child inherits (see INHERITED_ENV). */
+export const GO_RUNTIME_ENV: readonly string[] = ["GOGC", "GOMEMLIMIT", "GOMAXPROCS"];
+
 /**
  * What every program the runner starts receives of the parent's environment, and nothing
  * more: a CLI's environment holds its secrets (an API token, a registry password, the
@@ -27,9 +30,6 @@
  * CLUSTERCTL_* are not passed either: HELM_KUBETOKEN or HELM_KUBEAPISERVER would point helm
  * at another cluster; a helm or clusterctl call sets the ones it needs.
  */
-/** The Go runtime's memory and CPU settings, which every child inherits (see INHERITED_ENV). */
-export const GO_RUNTIME_ENV: readonly string[] = ["GOGC", "GOMEMLIMIT", "GOMAXPROCS"];
-
 export const INHERITED_ENV: readonly string[] = [
   "PATH",
   "HOME",
