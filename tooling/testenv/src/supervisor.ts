@@ -342,15 +342,11 @@ export function untilStopped(options: UntilStoppedOptions = {}): Promise<string>
       process.once("disconnect", () => finish("the parent process is gone (its IPC channel closed)"));
     }
     void options.also?.then(finish);
-    const { parent, grandparent } =
-      typeof options.watchParents === "object"
-        ? options.watchParents
-        : options.watchParents
-          ? parentsNow()
-          : { parent: process.ppid, grandparent: undefined };
+    const parents = options.watchParents === true ? parentsNow() : options.watchParents || undefined;
     const timer = setInterval(() => {
       if (options.owner !== undefined && !isAlive(options.owner)) finish(`owner process ${options.owner} is gone`);
-      if (!options.watchParents) return;
+      if (parents === undefined) return;
+      const { parent, grandparent } = parents;
       if (process.ppid !== parent) finish(`the parent process ${parent} is gone`);
       else if (grandparent !== undefined && grandparent > 1 && !isAlive(grandparent))
         finish(`the process that started it (${grandparent}) is gone`);
