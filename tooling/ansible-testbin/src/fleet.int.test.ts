@@ -84,7 +84,7 @@ async function startHost(name: string, index: number, nrUrl: string, sha256: str
       kubeconfig,
       binDir: host.plane.binDir,
       nodeIp: address,
-      calicoIntervalMs: 1_000,
+      calicoRetryMs: 1_000,
     });
     path = host.vm.path;
   }

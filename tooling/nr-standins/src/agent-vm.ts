@@ -27,7 +27,7 @@ export interface AgentVmOptions extends Omit<StandInsOptions, "platformClusterId
   /** NodeRings' Liqo cluster id (default the NodeRings emulator's, `noderings-emulator`). */
   platformClusterId?: string;
   /** How soon Calico's operator stand-in retries a watch or reconcile that failed (its default unless told). */
-  calicoIntervalMs?: number;
+  calicoRetryMs?: number;
 }
 
 export interface AgentVm {
@@ -43,12 +43,9 @@ export interface AgentVm {
  * in `<dir>/stand-ins` (standIns()) and Calico's operator stand-in reconciling the cluster.
  */
 export async function agentVm(dir: string, options: AgentVmOptions): Promise<AgentVm> {
-  const { binDir, calicoIntervalMs, platformClusterId = "noderings-emulator", ...standInOptions } = options;
+  const { binDir, calicoRetryMs, platformClusterId = "noderings-emulator", ...standInOptions } = options;
   const stand = await standIns(dir, { ...standInOptions, platformClusterId });
-  const stop = calicoOperator(
-    options.kubeconfig,
-    calicoIntervalMs === undefined ? {} : { intervalMs: calicoIntervalMs },
-  );
+  const stop = calicoOperator(options.kubeconfig, calicoRetryMs === undefined ? {} : { retryMs: calicoRetryMs });
   return { stand, path: `${stand.bin}:${binDir}:${process.env.PATH ?? ""}`, stop };
 }
 

@@ -75,7 +75,7 @@ export interface CalicoOperatorOptions {
   /**
    * How soon a failed reconcile, or a watch that could not start or broke, is tried again (default 300 ms, as a test wants it; the sandbox waits longer).
    */
-  intervalMs?: number;
+  retryMs?: number;
 }
 
 /**
@@ -196,7 +196,7 @@ export function calicoOperator(kubeconfig: string, options: CalicoOperatorOption
       watch: clients.then((c) => c.watch),
       paths: WATCHED,
       reconcile,
-      ...(options.intervalMs === undefined ? {} : { retryMs: options.intervalMs }),
+      ...(options.retryMs === undefined ? {} : { retryMs: options.retryMs }),
     }),
   );
   return () => {

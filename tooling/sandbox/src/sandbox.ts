@@ -903,7 +903,7 @@ export interface ServeOptions {
 /** How soon the controller and NICo stand-ins retry after a failed pass or watch (they reconcile on watch events): light on a shared machine. */
 const STAND_IN_RETRY_MS = 500;
 /** How soon the agent's Calico stand-in retries after a failed reconcile or watch (it reconciles on watch events): light on a shared machine. */
-const CALICO_STAND_IN_INTERVAL_MS = 1_000;
+const CALICO_STAND_IN_RETRY_MS = 1_000;
 /** k3s's default service CIDR: the agent cluster serves it, so nr's defaults fit it as they fit k3s. */
 const AGENT_SERVICE_CIDR = "10.43.0.0/16";
 
@@ -942,7 +942,7 @@ async function startAgentCluster(
   try {
     await writePrivate(vm.kubeconfig, await readFile(plane.adminKubeconfigPath, "utf8"));
     const controllers = startControllerStandIn(vm.kubeconfig, { retryMs: STAND_IN_RETRY_MS });
-    const stopCalico = calicoOperator(vm.kubeconfig, { intervalMs: CALICO_STAND_IN_INTERVAL_MS });
+    const stopCalico = calicoOperator(vm.kubeconfig, { retryMs: CALICO_STAND_IN_RETRY_MS });
     return {
       server: plane.server,
       pids: [plane.pids.etcd, plane.pids.kubeApiserver],
