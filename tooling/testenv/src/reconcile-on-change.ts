@@ -170,9 +170,10 @@ export function reconcileOnChange(options: ReconcileOnChangeOptions): Reconciler
     if (ended || stopped) controller.abort();
     else {
       watches.add(controller);
-      // A fresh watch starts at "now": what changed after the last pass listed and before the
-      // watch began sends no event, so a pass follows every watch that begins afresh (as an
-      // informer lists before it watches). One that resumes is sent every change since.
+      // A fresh watch starts at "now" and replays only what exists, as ADDED events: an object
+      // deleted after the last pass listed and before the watch began sends none, so a pass
+      // follows every watch that begins afresh (as an informer lists before it watches). One
+      // that resumes is sent every change since its version, deletions included.
       if (resumed === undefined) schedule();
     }
   };
