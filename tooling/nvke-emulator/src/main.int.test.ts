@@ -43,9 +43,19 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
+const dirs: Array<() => Promise<void>> = [];
+
+// The emulators first: one stopped by SIGTERM writes its state (and its directory) once more.
 afterEach(async () => {
   while (running.length > 0) await stop(running.pop());
+  for (const cleanup of dirs.splice(0)) await cleanup();
 });
+
+async function tempPath(): Promise<string> {
+  const dir = await tempDir("nvke-emulator-main-");
+  dirs.push(dir.cleanup);
+  return dir.path;
+}
 
 const image: CreateMachineImageRequest = {
   name: "img",
@@ -61,38 +71,35 @@ describe("the emulator's state file", () => {
     const plane = await useControlPlane();
     await authOff(clientsFor(plane.adminKubeconfigPath).core);
     // TMPDIR of the test's own: the old default ($TMPDIR/nvke-emulator/state.json) stays out of the machine's /tmp.
-    const tmp = await tempDir("nvke-emulator-main-");
-    const env = { TMPDIR: tmp.path };
+    const env = { TMPDIR: await tempPath() };
     const args = ["--kubeconfig", plane.adminKubeconfigPath, "--port", "0"];
-    try {
-      const first = await startMain(args, env);
-      await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
-      await stop(running.pop());
+    const first = await startMain(args, env);
+    await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
+    await stop(running.pop());
 
-      const second = await startMain(args, env);
-      const images = await createNvkeClient({ baseUrl: second.url }).listMachineImagesPage();
-      expect(images.items).toEqual([]);
-      expect(second.stateLine).toMatch(/state file \S+/);
-      expect(second.stateLine).not.toBe(first.stateLine);
-    } finally {
-      await tmp.cleanup();
-    }
+    const second = await startMain(args, env);
+    const images = await createNvkeClient({ baseUrl: second.url }).listMachineImagesPage();
+    expect(images.items).toEqual([]);
+    expect(second.stateLine).toMatch(/state file \S+/);
+    expect(second.stateLine).not.toBe(first.stateLine);
   });
 
   test("with --state a run resumes the state a previous one left", async () => {
     const plane = await useControlPlane();
-    const tmp = await tempDir("nvke-emulator-main-");
-    const args = ["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", `${tmp.path}/state.json`];
-    try {
-      const first = await startMain(args, {});
-      await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
-      await stop(running.pop());
-      const second = await startMain(args, {});
-      const images = await createNvkeClient({ baseUrl: second.url }).listMachineImagesPage();
-      expect(images.items.map((item) => item.name)).toEqual(["img"]);
-    } finally {
-      await tmp.cleanup();
-    }
+    const args = [
+      "--kubeconfig",
+      plane.adminKubeconfigPath,
+      "--port",
+      "0",
+      "--state",
+      `${await tempPath()}/state.json`,
+    ];
+    const first = await startMain(args, {});
+    await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
+    await stop(running.pop());
+    const second = await startMain(args, {});
+    const images = await createNvkeClient({ baseUrl: second.url }).listMachineImagesPage();
+    expect(images.items.map((item) => item.name)).toEqual(["img"]);
   });
 });
 
@@ -101,50 +108,45 @@ describe("SIGTERM", () => {
     const plane = await useControlPlane();
     const { core } = clientsFor(plane.adminKubeconfigPath);
     await authOff(core);
-    const tmp = await tempDir("nvke-emulator-main-");
-    const stateFile = `${tmp.path}/state.json`;
+    const stateFile = `${await tempPath()}/state.json`;
     const prefix = `sigterm-${randomSuffix()}`;
-    try {
-      // Given a state of 3,000 clusters whose kubeconfig Secrets are all due (seeded, then set back to Provisioning)
-      const seeding = await startEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile });
-      await seeding.seed({ clusters: 3_000, namePrefix: prefix });
-      await seeding.stop();
-      const state = JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState;
-      for (const record of Object.values(state.clusters)) {
-        record.kubeconfigSecret = "pending";
-        record.cluster.status = { phase: "Provisioning", controlPlaneReady: false };
-        delete record.readyMs;
-      }
-      await writeFile(stateFile, JSON.stringify(state));
-
-      // When the emulator is busy writing those Secrets into the site cluster, and gets SIGTERM
-      await startMain(["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", stateFile], {});
-      const child = running.at(-1) as ChildProcess;
-      const written = async () =>
-        (await core.listNamespacedSecret({ namespace: "nvke-clusters" })).items.filter((secret) =>
-          secret.metadata?.name?.startsWith(prefix),
-        ).length;
-      const sure = Date.now() + 60_000;
-      while ((await written()) < 10 && Date.now() < sure) await new Promise((resolve) => setTimeout(resolve, 100));
-      const exit = once(child, "exit");
-      const signalled = performance.now();
-      child.kill("SIGTERM");
-      const within = await Promise.race([
-        exit.then(() => true),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
-      ]);
-      if (!within) child.kill("SIGKILL");
-
-      // Then it is gone within 5 s, exit 0, and its state file reads: what was written is recorded, the rest still due
-      expect(within, "the emulator ignored SIGTERM for 5 s").toBe(true);
-      expect(performance.now() - signalled).toBeLessThan(5_000);
-      expect(child.exitCode).toBe(0);
-      const after = Object.values((JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState).clusters);
-      expect(after).toHaveLength(3_000);
-      expect(after.some((record) => record.kubeconfigSecret === "written")).toBe(true);
-      expect(after.some((record) => record.kubeconfigSecret === "pending")).toBe(true);
-    } finally {
-      await tmp.cleanup();
+    // Given a state of 3,000 clusters whose kubeconfig Secrets are all due (seeded, then set back to Provisioning)
+    const seeding = await startEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile });
+    await seeding.seed({ clusters: 3_000, namePrefix: prefix });
+    await seeding.stop();
+    const state = JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState;
+    for (const record of Object.values(state.clusters)) {
+      record.kubeconfigSecret = "pending";
+      record.cluster.status = { phase: "Provisioning", controlPlaneReady: false };
+      delete record.readyMs;
     }
+    await writeFile(stateFile, JSON.stringify(state));
+
+    // When the emulator is busy writing those Secrets into the site cluster, and gets SIGTERM
+    await startMain(["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", stateFile], {});
+    const child = running.at(-1) as ChildProcess;
+    const written = async () =>
+      (await core.listNamespacedSecret({ namespace: "nvke-clusters" })).items.filter((secret) =>
+        secret.metadata?.name?.startsWith(prefix),
+      ).length;
+    const sure = Date.now() + 60_000;
+    while ((await written()) < 10 && Date.now() < sure) await new Promise((resolve) => setTimeout(resolve, 100));
+    const exit = once(child, "exit");
+    const signalled = performance.now();
+    child.kill("SIGTERM");
+    const within = await Promise.race([
+      exit.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+    ]);
+    if (!within) child.kill("SIGKILL");
+
+    // Then it is gone within 5 s, exit 0, and its state file reads: what was written is recorded, the rest still due
+    expect(within, "the emulator ignored SIGTERM for 5 s").toBe(true);
+    expect(performance.now() - signalled).toBeLessThan(5_000);
+    expect(child.exitCode).toBe(0);
+    const after = Object.values((JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState).clusters);
+    expect(after).toHaveLength(3_000);
+    expect(after.some((record) => record.kubeconfigSecret === "written")).toBe(true);
+    expect(after.some((record) => record.kubeconfigSecret === "pending")).toBe(true);
   }, 180_000);
 });

@@ -4,10 +4,20 @@ import { join } from "node:path";
 import type { CoreV1Api } from "@kubernetes/client-node";
 import { tempDir } from "@nodekit/test-utils";
 import { ignoring } from "@nodekit/testenv/kube";
+import { afterAll } from "vitest";
 import { AUTH_CONFIGMAP_CANDIDATES } from "./auth.ts";
 
+const made: Array<() => Promise<void>> = [];
+// Registered on the importing file: its directories go once its own hooks have stopped the emulators.
+afterAll(async () => {
+  for (const cleanup of made.splice(0)) await cleanup();
+});
+
+/** A state file in a directory of its own, removed after the importing test file. */
 export async function stateFile(): Promise<string> {
-  return join((await tempDir("nvke-emulator-test-")).path, "state.json");
+  const dir = await tempDir("nvke-emulator-test-");
+  made.push(dir.cleanup);
+  return join(dir.path, "state.json");
 }
 
 const ensureNamespace = (core: CoreV1Api, name: string) =>
