@@ -49,9 +49,10 @@ works() {
   local probe ok=0
   probe=$(mktemp -d)
   printf -- '- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.assert: {that: [1 + 1 == 2]}\n' >"$probe/play.yml"
+  # Ansible's own files go to the probe, not to ~/.ansible (both commands make its tmp/ there).
   ANSIBLE_LOCAL_TEMP="$probe/tmp" ANSIBLE_HOME="$probe/home" \
     "$1/ansible-playbook" -i localhost, -c local "$probe/play.yml" >/dev/null 2>&1 || ok=1
-  "$1/ansible-galaxy" --version >/dev/null 2>&1 || ok=1
+  ANSIBLE_LOCAL_TEMP="$probe/tmp" ANSIBLE_HOME="$probe/home" "$1/ansible-galaxy" --version >/dev/null 2>&1 || ok=1
   rm -rf "$probe"
   return $ok
 }
