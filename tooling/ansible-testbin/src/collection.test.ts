@@ -1,8 +1,8 @@
-import { access, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { type RunningNodeRingsEmulator, startNodeRingsEmulator } from "@nodekit/noderings-emulator";
 import { REGISTER_PHASES } from "@nodekit/nr-standins";
-import { tempDir } from "@nodekit/test-utils";
+import { repoRoot, tempDir } from "@nodekit/test-utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Ansible, buildCollection, nrLauncher, playbook, run, taskResults } from "./ansible.ts";
 
@@ -171,5 +171,19 @@ describe("the nodekit.nr collection", () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.report.stats["never-1"]).toMatchObject({ changed: 0, failed: 0 });
     expect(await readFile(join(dir.path, "never-1", "nr", "state.json"), "utf8").catch(() => "none")).toBe("none");
+  }, 60_000);
+});
+
+describe("tooling/ansible-testbin/ensure.sh", () => {
+  it("finds the built environment and writes nothing into HOME (ansible makes ~/.ansible/tmp unless told where)", async () => {
+    const home = join(dir.path, "ensure-home");
+    await mkdir(home);
+    const found = await run(join(repoRoot, "tooling/ansible-testbin/ensure.sh"), [], {
+      env: { PATH: process.env.PATH ?? "", HOME: home, NODEKIT_ANSIBLE_TESTBIN_DIR: dirname(dirname(ansible.binDir)) },
+      cwd: dir.path,
+    });
+    expect(found.exitCode, found.stderr).toBe(0);
+    expect(found.stdout.trim()).toBe(ansible.binDir);
+    expect(await readdir(home)).toEqual([]);
   }, 60_000);
 });
