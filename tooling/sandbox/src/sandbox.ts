@@ -491,7 +491,7 @@ const FLEET_PROXMOX_TOKEN_SECRET = "sandbox-fleet-proxmox-not-a-secret";
  * the k3s installer and liqoctl acting on its own cluster (which the supervisor runs), a host
  * root for the prechecks, an NR_HOME, an nr lock and a Proxmox credentials file (0600) of its
  * own. And the Ansible inventory naming them (`fleet/inventory.json`): each host local
- * (`ansible_connection: local`), with the variables the playbook of docs/fleets.md's sandbox
+ * (`ansible_connection: local`, its Ansible temp in its own directory), with the variables the playbook of docs/fleets.md's sandbox
  * section passes to nodekit.nr.nr_register.
  */
 async function writeFleet(
@@ -526,6 +526,10 @@ async function writeFleet(
       nr_api_server_url: `https://${name}.sandbox.test:6443`,
       nr_calico_manifests: agent.calicoManifests,
       nr_operator_chart: agent.operatorChart,
+      // Where Ansible writes each task's module: the VM's own directory. Its default,
+      // ~/.ansible/tmp, is the home of the user in the passwd file (not $HOME), which would
+      // leave a directory in the operator's own home after `./run sandbox down`.
+      ansible_remote_tmp: join(vm.dir, "ansible-tmp"),
       // What sets this VM apart on one machine: its nr lock, its cache, and its programs
       // (the stand-ins first, then the sandbox's nr and helm, then this shell's kubectl).
       nr_env: {
