@@ -14,6 +14,8 @@ export const GO_RUNTIME_ENV: readonly string[] = ["GOGC", "GOMEMLIMIT", "GOMAXPR
  * - HOME, USER, LOGNAME: where a program keeps its files and whose they are (kubectl's
  *   ~/.kube/cache, an exec plugin's ~/.aws or ~/.config/gcloud); helm and clusterctl get
  *   a HOME of their own from their call.
+ * - KUBECACHEDIR: where kubectl keeps its discovery and HTTP caches instead of
+ *   ~/.kube/cache (kubectl's --cache-dir reads it), as it does in the operator's shell.
  * - LANG, LANGUAGE, LC_*, TZ: how messages, text and times are written.
  * - TMPDIR: where temporary files go.
  * - XDG_*: the base directories (rootless nerdctl needs XDG_RUNTIME_DIR).
@@ -35,6 +37,7 @@ export const INHERITED_ENV: readonly string[] = [
   "HOME",
   "USER",
   "LOGNAME",
+  "KUBECACHEDIR",
   "LANG",
   "LANGUAGE",
   "LC_*",

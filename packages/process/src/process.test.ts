@@ -183,6 +183,7 @@ describe("the environment a child gets (issue 22, item 4)", () => {
     vi.stubEnv("CONTAINERD_HTTP_PROXY", "http://proxy.invalid:3128");
     vi.stubEnv("GOMEMLIMIT", "512MiB");
     vi.stubEnv("GOPROXY", "http://proxy.invalid/go");
+    vi.stubEnv("KUBECACHEDIR", "/tmp/operator-kube-cache");
 
     const result = await createExecaRunner().run({
       command: process.execPath,
@@ -205,6 +206,8 @@ describe("the environment a child gets (issue 22, item 4)", () => {
       HOME: "/tmp/helm-home",
       // The Go runtime's settings, as kubectl gets them in the operator's shell; not the go command's.
       GOMEMLIMIT: "512MiB",
+      // kubectl's caches where the operator keeps them.
+      KUBECACHEDIR: "/tmp/operator-kube-cache",
     });
     expect(seen.GOPROXY).toBeUndefined();
   });
