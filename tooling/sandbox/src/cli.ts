@@ -1,10 +1,11 @@
 // `./run sandbox up|status|down|env` (also `pnpm sandbox …`): a local NVKE site on loopback.
 // Results on stdout, progress on stderr. Runs from source: node --conditions=source.
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runCli } from "@nodekit/testenv/cli-main";
 import { SandboxError } from "./errors.ts";
-import { defaultSandboxDir } from "./layout.ts";
+import { defaultSandboxDir, sandboxLayout } from "./layout.ts";
 import { setPlatformPins } from "./platform-pins.ts";
 import {
   type ControllerAuth,
@@ -260,6 +261,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const dir = values.dir ?? defaultSandboxDir();
+  // The sandbox's own kubectl calls keep their caches in the sandbox, which down removes, as its
+  // nvkectl wrapper's do: its clusters' ports change with every up, and each would leave an
+  // entry in ~/.kube/cache.
+  process.env.KUBECACHEDIR = join(sandboxLayout(dir).cacheDir, "kube");
   switch (command) {
     case "up": {
       const started = performance.now();

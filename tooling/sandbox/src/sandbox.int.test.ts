@@ -241,8 +241,12 @@ describe("sandbox up: the agent's pretend VM for nr", () => {
       join(info.agent.standIns, "k3s-install.sh"),
       info.agent.kubeconfig,
     ]);
-    // nr's lock is the sandbox's, never the machine's /run/nr
-    expect(await readFile(join(info.nvkectl.binDir, "nr"), "utf8")).toContain(`NR_LOCK_DIR:-${join(dir, "nr-lock")}`);
+    // nr's lock is the sandbox's, never the machine's /run/nr; both CLIs' kubectl caches are the sandbox's, never ~/.kube/cache
+    const nr = await readFile(join(info.nvkectl.binDir, "nr"), "utf8");
+    expect(nr).toContain(`NR_LOCK_DIR:-${join(dir, "nr-lock")}`);
+    for (const wrapper of [nr, await readFile(join(info.nvkectl.binDir, "nvkectl"), "utf8")]) {
+      expect(wrapper).toContain(`KUBECACHEDIR='${join(dir, "cache", "kube")}'`);
+    }
   });
 
   test("the NodeRings emulator pins the helm the sandbox links, so nr uses it", async () => {

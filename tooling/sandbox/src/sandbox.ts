@@ -457,8 +457,8 @@ async function writeWrappers(layout: SandboxLayout): Promise<void> {
     `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
   ]);
   await writeWrapper(layout, "nr", [
-    `# nr from ${repoRoot}; NR_HOME and NR_LOCK_DIR are this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr and /run/nr are not touched.`,
-    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" NR_LOCK_DIR="\${NR_LOCK_DIR:-${layout.nrLockDir}}" exec ${node} ${shellQuote(nrBin)} "$@"`,
+    `# nr from ${repoRoot}; NR_HOME and NR_LOCK_DIR are this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr and /run/nr are not touched; its kubectl caches in the sandbox too.`,
+    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" NR_LOCK_DIR="\${NR_LOCK_DIR:-${layout.nrLockDir}}" KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nrBin)} "$@"`,
   ]);
 }
 
