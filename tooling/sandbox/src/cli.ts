@@ -1,7 +1,6 @@
 // `./run sandbox up|status|down|env` (also `pnpm sandbox …`): a local NVKE site on loopback.
 // Results on stdout, progress on stderr. Runs from source: node --conditions=source.
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runCli } from "@nodekit/testenv/cli-main";
 import { SandboxError } from "./errors.ts";
@@ -264,7 +263,7 @@ async function main(argv: string[]): Promise<number> {
   // The sandbox's own kubectl calls keep their caches in the sandbox, which down removes, as its
   // nvkectl wrapper's do: its clusters' ports change with every up, and each would leave an
   // entry in ~/.kube/cache.
-  process.env.KUBECACHEDIR = join(sandboxLayout(dir).cacheDir, "kube");
+  process.env.KUBECACHEDIR = sandboxLayout(dir).kubeCacheDir;
   switch (command) {
     case "up": {
       const started = performance.now();

@@ -61,6 +61,8 @@ export interface SandboxLayout {
   nvkectlConfig: string;
   /** nvkectl's token cache (XDG_CACHE_HOME of the nvkectl wrapper). */
   cacheDir: string;
+  /** `KUBECACHEDIR` of the sandbox's own kubectl calls and of its wrappers': removed with the sandbox, never ~/.kube/cache. */
+  kubeCacheDir: string;
   /** Holds the `nvkectl` and `nr` wrappers that the environment line puts first on PATH. */
   binDir: string;
   operatorKubeconfig: string;
@@ -104,6 +106,7 @@ export function sandboxLayout(root: string): SandboxLayout {
     fleetInventory: join(dir, "fleet", "inventory.json"),
     nvkectlConfig: join(dir, "nvkectl", "config.yaml"),
     cacheDir: join(dir, "cache"),
+    kubeCacheDir: join(dir, "cache", "kube"),
     binDir: join(dir, "bin"),
     operatorKubeconfig: join(dir, "operator.kubeconfig"),
     envFile: join(dir, "env.sh"),

@@ -454,11 +454,11 @@ async function writeWrappers(layout: SandboxLayout): Promise<void> {
   const node = shellQuote(process.execPath);
   await writeWrapper(layout, "nvkectl", [
     `# nvkectl from ${repoRoot}, with this sandbox's own token cache and kubectl cache (removed by \`sandbox down\`).`,
-    `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
+    `XDG_CACHE_HOME=${shellQuote(layout.cacheDir)} KUBECACHEDIR=${shellQuote(layout.kubeCacheDir)} exec ${node} ${shellQuote(nvkectlBin)} "$@"`,
   ]);
   await writeWrapper(layout, "nr", [
     `# nr from ${repoRoot}; NR_HOME and NR_LOCK_DIR are this sandbox's unless set (removed by \`sandbox down\`), so ~/.nr and /run/nr are not touched; its kubectl caches in the sandbox too.`,
-    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" NR_LOCK_DIR="\${NR_LOCK_DIR:-${layout.nrLockDir}}" KUBECACHEDIR=${shellQuote(join(layout.cacheDir, "kube"))} exec ${node} ${shellQuote(nrBin)} "$@"`,
+    `NR_HOME="\${NR_HOME:-${layout.nrHome}}" NR_LOCK_DIR="\${NR_LOCK_DIR:-${layout.nrLockDir}}" KUBECACHEDIR=${shellQuote(layout.kubeCacheDir)} exec ${node} ${shellQuote(nrBin)} "$@"`,
   ]);
 }
 
