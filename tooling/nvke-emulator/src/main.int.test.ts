@@ -4,13 +4,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type CreateMachineImageRequest, createNvkeClient } from "@nodekit/nvke-api";
-import { tempDir } from "@nodekit/test-utils";
 import { clientsFor } from "@nodekit/testenv/kube";
 import { useControlPlane } from "@nodekit/testenv/vitest";
 import { afterEach, describe, expect, test } from "vitest";
 import { startEmulator } from "./emulator.ts";
 import type { EmulatorState } from "./state.ts";
-import { authOff, randomSuffix } from "./test-support.ts";
+import { authOff, randomSuffix, stateFile, testDir } from "./test-support.ts";
 
 // `pnpm emulator:nvke` as a user runs it: the main script as a process of its own.
 
@@ -43,19 +42,10 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-const dirs: Array<() => Promise<void>> = [];
-
-// The emulators first: one stopped by SIGTERM writes its state (and its directory) once more.
+// Before the directories go (test-support's afterAll): one stopped by SIGTERM writes its state once more.
 afterEach(async () => {
   while (running.length > 0) await stop(running.pop());
-  for (const cleanup of dirs.splice(0)) await cleanup();
 });
-
-async function tempPath(): Promise<string> {
-  const dir = await tempDir("nvke-emulator-main-");
-  dirs.push(dir.cleanup);
-  return dir.path;
-}
 
 const image: CreateMachineImageRequest = {
   name: "img",
@@ -71,7 +61,7 @@ describe("the emulator's state file", () => {
     const plane = await useControlPlane();
     await authOff(clientsFor(plane.adminKubeconfigPath).core);
     // TMPDIR of the test's own: the old default ($TMPDIR/nvke-emulator/state.json) stays out of the machine's /tmp.
-    const env = { TMPDIR: await tempPath() };
+    const env = { TMPDIR: await testDir() };
     const args = ["--kubeconfig", plane.adminKubeconfigPath, "--port", "0"];
     const first = await startMain(args, env);
     await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
@@ -86,14 +76,7 @@ describe("the emulator's state file", () => {
 
   test("with --state a run resumes the state a previous one left", async () => {
     const plane = await useControlPlane();
-    const args = [
-      "--kubeconfig",
-      plane.adminKubeconfigPath,
-      "--port",
-      "0",
-      "--state",
-      `${await tempPath()}/state.json`,
-    ];
+    const args = ["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", await stateFile()];
     const first = await startMain(args, {});
     await createNvkeClient({ baseUrl: first.url }).createMachineImage(image);
     await stop(running.pop());
@@ -108,22 +91,22 @@ describe("SIGTERM", () => {
     const plane = await useControlPlane();
     const { core } = clientsFor(plane.adminKubeconfigPath);
     await authOff(core);
-    const stateFile = `${await tempPath()}/state.json`;
+    const file = await stateFile();
     const prefix = `sigterm-${randomSuffix()}`;
     // Given a state of 3,000 clusters whose kubeconfig Secrets are all due (seeded, then set back to Provisioning)
-    const seeding = await startEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile });
+    const seeding = await startEmulator({ kubeconfigPath: plane.adminKubeconfigPath, stateFile: file });
     await seeding.seed({ clusters: 3_000, namePrefix: prefix });
     await seeding.stop();
-    const state = JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState;
+    const state = JSON.parse(await readFile(file, "utf8")) as EmulatorState;
     for (const record of Object.values(state.clusters)) {
       record.kubeconfigSecret = "pending";
       record.cluster.status = { phase: "Provisioning", controlPlaneReady: false };
       delete record.readyMs;
     }
-    await writeFile(stateFile, JSON.stringify(state));
+    await writeFile(file, JSON.stringify(state));
 
     // When the emulator is busy writing those Secrets into the site cluster, and gets SIGTERM
-    await startMain(["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", stateFile], {});
+    await startMain(["--kubeconfig", plane.adminKubeconfigPath, "--port", "0", "--state", file], {});
     const child = running.at(-1) as ChildProcess;
     const written = async () =>
       (await core.listNamespacedSecret({ namespace: "nvke-clusters" })).items.filter((secret) =>
@@ -144,7 +127,7 @@ describe("SIGTERM", () => {
     expect(within, "the emulator ignored SIGTERM for 5 s").toBe(true);
     expect(performance.now() - signalled).toBeLessThan(5_000);
     expect(child.exitCode).toBe(0);
-    const after = Object.values((JSON.parse(await readFile(stateFile, "utf8")) as EmulatorState).clusters);
+    const after = Object.values((JSON.parse(await readFile(file, "utf8")) as EmulatorState).clusters);
     expect(after).toHaveLength(3_000);
     expect(after.some((record) => record.kubeconfigSecret === "written")).toBe(true);
     expect(after.some((record) => record.kubeconfigSecret === "pending")).toBe(true);

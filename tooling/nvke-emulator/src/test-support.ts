@@ -13,11 +13,16 @@ afterAll(async () => {
   for (const cleanup of made.splice(0)) await cleanup();
 });
 
-/** A state file in a directory of its own, removed after the importing test file. */
-export async function stateFile(): Promise<string> {
+/** A directory of its own, removed after the importing test file. */
+export async function testDir(): Promise<string> {
   const dir = await tempDir("nvke-emulator-test-");
   made.push(dir.cleanup);
-  return join(dir.path, "state.json");
+  return dir.path;
+}
+
+/** A state file in a directory of its own, removed after the importing test file. */
+export async function stateFile(): Promise<string> {
+  return join(await testDir(), "state.json");
 }
 
 const ensureNamespace = (core: CoreV1Api, name: string) =>
