@@ -1,5 +1,5 @@
 import { defineConfig } from "tsup";
-import { base } from "../../tooling/tsup/base.ts";
+import { base, sortEntryPoints } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
@@ -30,6 +30,7 @@ export default defineConfig({
   // kit), merged into one file after esbuild, as nvkectl's (tooling/tsup/hot-chunk.ts).
   onSuccess: hotChunk({ hot: ["../../packages/cli-kit/src/launch/fast.ts"] }),
   esbuildOptions(options) {
+    sortEntryPoints(options);
     options.outbase = "src";
     options.conditions = ["source"];
   },

@@ -1,5 +1,5 @@
 import { defineConfig } from "tsup";
-import { base } from "../../tooling/tsup/base.ts";
+import { base, sortEntryPoints } from "../../tooling/tsup/base.ts";
 import { hotChunk } from "../../tooling/tsup/hot-chunk.ts";
 import { lazyOclifRequires } from "../../tooling/tsup/lazy-requires.ts";
 import { builtinsWithoutFacades } from "../../tooling/tsup/node-builtins.ts";
@@ -50,6 +50,7 @@ export default defineConfig({
     ],
   }),
   esbuildOptions(options) {
+    sortEntryPoints(options);
     // Keep src/'s layout (dist/commands/<topic>/<name>.js, where package.json's oclif.commands
     // looks); without it esbuild drops the entries' common directory.
     options.outbase = "src";

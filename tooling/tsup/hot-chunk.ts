@@ -25,8 +25,8 @@ import type { Plugin } from "rollup";
 // external imported statically is required (Node 22.12 and later require ES modules).
 //
 // dist/metafile-esm.json is rewritten to describe the files written: for each, the source
-// modules it holds and what it imports (the start-up guard tests read it); esbuild's own is
-// kept as dist/metafile-esbuild.json.
+// modules it holds and what it imports (the start-up guard tests read it). esbuild's own is not
+// kept: it names the checkout's absolute paths, which would make the bundle differ by checkout.
 
 /** esbuild's metafile (the part read here). */
 export interface Metafile {
@@ -86,9 +86,31 @@ function staticClosure(meta: Metafile, roots: Iterable<string>): Set<string> {
   return seen;
 }
 
-/** The plan, from esbuild's metafile alone (pure: the build's step below carries it out). */
+/**
+ * The value with every object's keys in sorted order (arrays keep theirs). Given its entries in
+ * the same order (base.ts, sortEntryPoints), esbuild writes the same files from build to build,
+ * but not the same metafile: with plugins that resolve asynchronously, the order of its keys
+ * changes (evanw/esbuild#1766). Read as it came, that
+ * order became rollup's order of entries, and so each merged file's module order, its hash,
+ * and the name of every file that imports it: no two builds of the same sources were alike,
+ * and the single executables, whose cache is keyed by the built files, were built anew each
+ * time (tooling/packaging/src/sea.ts).
+ */
+export function sortKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(sortKeys) as T;
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  ) as T;
+}
+
+/** The plan, from esbuild's metafile alone (pure: the build's step below carries it out), the same whatever the order of its keys. */
 export function planHotChunk(meta: Metafile, options: HotChunkOptions): HotChunkPlan {
-  const js = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
+  const js = Object.keys(meta.outputs)
+    .filter((file) => file.endsWith(".js"))
+    .sort();
   const entries = new Map<string, string>();
   for (const file of js) {
     if (meta.outputs[file]?.entryPoint !== undefined && !HASH.test(file.replace(/\.js$/, ""))) {
@@ -129,10 +151,7 @@ export function hotChunk(options: HotChunkOptions, dir = process.cwd()): () => P
     const { rollup } = await import("rollup");
     const dist = resolve(dir, "dist");
     const metaPath = join(dist, "metafile-esm.json");
-    const esbuildMeta = await readFile(metaPath, "utf8");
-    // esbuild's own, kept beside the rewritten one: what the merge started from.
-    await writeFile(join(dist, "metafile-esbuild.json"), esbuildMeta);
-    const meta = JSON.parse(esbuildMeta) as Metafile;
+    const meta = sortKeys(JSON.parse(await readFile(metaPath, "utf8")) as Metafile);
     const plan = planHotChunk(meta, options);
     const manual = new Map([...plan.manual].map(([file, chunk]) => [resolve(dir, file), chunk]));
     const bundle = await rollup({

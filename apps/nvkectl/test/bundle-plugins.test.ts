@@ -1,5 +1,9 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { repoRoot } from "@nodekit/test-utils";
 import { describe, expect, it } from "vitest";
-import { asciiOnly, eagerModuleBodies, planHotChunk } from "../../../tooling/tsup/hot-chunk.ts";
+import { sortEntryPoints } from "../../../tooling/tsup/base.ts";
+import { asciiOnly, eagerModuleBodies, planHotChunk, sortKeys } from "../../../tooling/tsup/hot-chunk.ts";
 import { rewriteBuiltinImports } from "../../../tooling/tsup/node-builtins.ts";
 
 // The build's rewrite of Node.js built-in imports (tooling/tsup/node-builtins.ts), on the
@@ -115,6 +119,18 @@ describe("planHotChunk", () => {
     });
   });
 
+  // esbuild's metafile lists the same outputs in another order from build to build
+  // (evanw/esbuild#1766); the order of the entries is rollup's, and so the bundle's.
+  it("plans the same entries, in the same order, whatever the order of the metafile's keys", () => {
+    const options = { hot: ["src/fast.ts", "src/site.ts", "src/commands/get.ts"] };
+    const reversed = { outputs: Object.fromEntries(Object.entries(meta.outputs).reverse()) };
+    const plan = planHotChunk(meta, options);
+    const again = planHotChunk(reversed, options);
+    expect([...again.entries]).toEqual([...plan.entries]);
+    expect(new Map([...again.manual].sort())).toEqual(new Map([...plan.manual].sort()));
+    expect(Object.keys(sortKeys(reversed).outputs)).toEqual(Object.keys(sortKeys(meta).outputs));
+  });
+
   it("fails the build when a hot module is in no output (a renamed or removed file)", () => {
     expect(() => planHotChunk(meta, { hot: ["src/fast.ts", "src/gone.ts"] })).toThrow(
       /no output holds src\/gone\.ts: fix the CLI's tsup\.config\.ts/,
@@ -175,5 +191,31 @@ describe("asciiOnly", () => {
     expect(asciiOnly('new RegExp(String.raw`(?<!\\\\)x`); "\u2026"')).toBe(
       'new RegExp(String.raw`(?<!\\\\)x`); "\\u2026"',
     );
+  });
+});
+
+// The same sources build the same files: the order tsup's glob found the entries in, and the
+// order `oclif manifest` found the commands in, change from build to build.
+describe("a reproducible build", () => {
+  it("gives esbuild its entry points sorted, leaving an entry a plugin adds alone", () => {
+    const options: { entryPoints?: unknown } = {
+      entryPoints: ["src/run.ts", "src/commands/b.ts", "src/commands/a.ts"],
+    };
+    sortEntryPoints(options);
+    expect(options.entryPoints).toEqual(["src/commands/a.ts", "src/commands/b.ts", "src/run.ts"]);
+    const withObject = { entryPoints: ["b.ts", { in: "heavy", out: "heavy" }, "a.ts"] };
+    sortEntryPoints(withObject);
+    expect(withObject.entryPoints).toEqual(["b.ts", { in: "heavy", out: "heavy" }, "a.ts"]);
+  });
+
+  it("writes each CLI's manifest with its commands in sorted order", async () => {
+    for (const cli of ["nvkectl", "nr"]) {
+      const manifest = JSON.parse(await readFile(join(repoRoot, "apps", cli, "oclif.manifest.json"), "utf8")) as {
+        commands: Record<string, unknown>;
+      };
+      const ids = Object.keys(manifest.commands);
+      expect(ids.length, cli).toBeGreaterThan(1);
+      expect(ids, cli).toEqual([...ids].sort());
+    }
   });
 });
