@@ -104,14 +104,28 @@ async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob
   await execa("pnpm", ["--filter", app.name, "deploy", "--prod", "--offline", "--config.node-linker=hoisted", tree], {
     cwd: root,
   });
+  // pnpm's bookkeeping, which nothing in the executable reads (its workspace state has the time of the deploy).
+  const state = (await readdir(join(tree, "node_modules"))).filter((name) => name.startsWith(".pnpm-workspace-state"));
   for (const leftover of [
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
     "node_modules/.modules.yaml",
     "node_modules/.pnpm",
+    ...state.map((name) => `node_modules/${name}`),
   ]) {
     await rm(join(tree, leftover), { recursive: true, force: true });
   }
+  // `pnpm deploy` writes the package's dependencies in a different order from one deploy to the
+  // next: sorted, the same sources make the same executable.
+  const pkgPath = join(tree, "package.json");
+  const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
+  for (const field of ["dependencies", "optionalDependencies", "peerDependencies"]) {
+    const deps = pkg[field];
+    if (deps !== null && typeof deps === "object") {
+      pkg[field] = Object.fromEntries(Object.entries(deps).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+  }
+  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
   if (app.bin === "nvkectl") await cp(join(root, "deploy", "nico"), join(tree, "deploy", "nico"), { recursive: true });
   const manifest = JSON.parse(await readFile(join(tree, "package.json"), "utf8")) as {
     version: string;
@@ -136,8 +150,11 @@ async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob
   await writeFile(join(staged, "index.json"), JSON.stringify(index));
   assets["index.json"] = join(staged, "index.json");
   const blob = join(work, `${app.bin}.blob`);
+  // The blob keeps the path of its main script as written here (for stack traces): a path
+  // relative to `work`, where the blob is made, so that no checkout's path is in the executable.
+  await copyFile(join(import.meta.dirname, "sea-main.cjs"), join(work, "sea-main.cjs"));
   const config = {
-    main: join(import.meta.dirname, "sea-main.cjs"),
+    main: "sea-main.cjs",
     output: blob,
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
@@ -145,7 +162,7 @@ async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob
     assets,
   };
   await writeFile(join(work, `${app.bin}.sea.json`), JSON.stringify(config));
-  await execa(process.execPath, ["--experimental-sea-config", join(work, `${app.bin}.sea.json`)]);
+  await execa(process.execPath, ["--experimental-sea-config", join(work, `${app.bin}.sea.json`)], { cwd: work });
   return { blob, version: manifest.version };
 }
 

@@ -1,6 +1,6 @@
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { tempDir } from "@nodekit/test-utils";
+import { repoRoot, tempDir } from "@nodekit/test-utils";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltExecutable, cachedExecutables } from "../src/sea.ts";
@@ -51,6 +51,16 @@ describe.runIf(process.arch === "x64")("single executables, linux-x64", () => {
       reject: false,
     });
     expect(check.exitCode, check.stderr).toBe(0);
+  });
+
+  // What would make two checkouts of the same sources build different executables: the path
+  // the blob was made from (its main script's), and pnpm's record of when it deployed the package.
+  it("holds no path of the checkout that built it, and no pnpm bookkeeping", async () => {
+    for (const b of built.filter((b) => b.arch === "x64")) {
+      const content = await readFile(b.file);
+      expect(content.indexOf(repoRoot), b.bin).toBe(-1);
+      expect(content.indexOf(".pnpm-workspace-state"), b.bin).toBe(-1);
+    }
   });
 
   for (const bin of ["nvkectl", "nr"]) {
