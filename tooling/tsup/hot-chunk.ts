@@ -90,11 +90,10 @@ function staticClosure(meta: Metafile, roots: Iterable<string>): Set<string> {
  * The value with every object's keys in sorted order (arrays keep theirs). Given its entries in
  * the same order (base.ts, sortEntryPoints), esbuild writes the same files from build to build,
  * but not the same metafile: with plugins that resolve asynchronously, the order of its keys
- * changes (evanw/esbuild#1766). Read as it came, that
- * order became rollup's order of entries, and so each merged file's module order, its hash,
- * and the name of every file that imports it: no two builds of the same sources were alike,
- * and the single executables, whose cache is keyed by the built files, were built anew each
- * time (tooling/packaging/src/sea.ts).
+ * changes (evanw/esbuild#1766). Read as it came, that order became rollup's order of entries,
+ * and so each merged file's module order, its hash, and the name of every file that imports it:
+ * no two builds of the same sources were alike, and the single executables, whose cache is keyed
+ * by the built files, were built anew each time (tooling/packaging/src/sea.ts).
  */
 export function sortKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map(sortKeys) as T;

@@ -19,15 +19,12 @@ const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 // files, which changes from build to build; oclif sorts them when it loads the manifest. In
 // sorted order here, so that the same sources build the same manifest, launch index and
 // help-page build id (and so the same single executables: tooling/packaging/src/sea.ts).
-const sorted = Object.fromEntries(
+manifest.commands = Object.fromEntries(
   Object.keys(manifest.commands)
     .sort()
     .map((id) => [id, manifest.commands[id]]),
 );
-if (JSON.stringify(Object.keys(sorted)) !== JSON.stringify(Object.keys(manifest.commands))) {
-  manifest.commands = sorted;
-  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-}
+writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
 const hot = readdirSync(join(dir, "dist")).filter((file) => /^hot-[\w-]+\.js$/.test(file));
 if (hot.length > 1) throw new Error(`launch-index: more than one hot file in dist/: ${hot.join(", ")}`);
 const write = (help?: HelpPages) =>

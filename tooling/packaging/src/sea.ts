@@ -117,20 +117,22 @@ async function blobFor(app: (typeof APPS)[number], work: string): Promise<{ blob
   }
   // `pnpm deploy` writes the package's dependencies in a different order from one deploy to the
   // next: sorted, the same sources make the same executable.
-  const pkgPath = join(tree, "package.json");
-  const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
-  for (const field of ["dependencies", "optionalDependencies", "peerDependencies"]) {
-    const deps = pkg[field];
-    if (deps !== null && typeof deps === "object") {
-      pkg[field] = Object.fromEntries(Object.entries(deps).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-  }
-  await writeFile(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
-  if (app.bin === "nvkectl") await cp(join(root, "deploy", "nico"), join(tree, "deploy", "nico"), { recursive: true });
   const manifest = JSON.parse(await readFile(join(tree, "package.json"), "utf8")) as {
     version: string;
     bin: Record<string, string>;
+    [field: string]: unknown;
   };
+  for (const field of ["dependencies", "optionalDependencies", "peerDependencies"]) {
+    const deps = manifest[field] as Record<string, string> | undefined;
+    if (deps !== undefined)
+      manifest[field] = Object.fromEntries(
+        Object.keys(deps)
+          .sort()
+          .map((name) => [name, deps[name]]),
+      );
+  }
+  await writeFile(join(tree, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (app.bin === "nvkectl") await cp(join(root, "deploy", "nico"), join(tree, "deploy", "nico"), { recursive: true });
   const staged = join(work, `${app.bin}-assets`);
   await rm(staged, { recursive: true, force: true });
   await mkdir(staged, { recursive: true });
