@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, closeSync, openSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -174,11 +174,16 @@ function kubeApiserverArgs(layout: ControlPlaneLayout, ports: Ports, serviceRang
 
 /**
  * `from`'s contents into `to`, holes kept: etcd's write-ahead log is a 64 MB file, preallocated
- * and nearly all zeros, which a plain copy writes out in full (node's copyFile does).
+ * and nearly all zeros, which a plain copy writes out in full (node's `cp` does: 70 ms of
+ * CPU, against 5 ms for GNU cp's sparse copy). Where `cp` has no `--sparse` (busybox, BSD), a plain copy.
  */
 async function copySparse(from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true, mode: 0o700 });
-  await promisify(execFile)("cp", ["-a", "--sparse=always", `${from}/.`, to]);
+  try {
+    await promisify(execFile)("cp", ["-a", "--sparse=always", `${from}/.`, to]);
+  } catch {
+    await cp(from, to, { recursive: true, force: true });
+  }
 }
 
 interface Daemon {
