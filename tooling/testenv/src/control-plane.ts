@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { binaries } from "./binaries.ts";
-import { buildOnce, cacheRoot } from "./capi-repository.ts";
+import { buildOnce, cacheRoot } from "./cache.ts";
 import { type ApiResponse, apiRequest, type ControlPlaneClient, connectControlPlane } from "./client.ts";
 import { TestenvError } from "./errors.ts";
 import { renderKubeconfig } from "./kubeconfig.ts";
