@@ -1,7 +1,7 @@
 // The emulator itself: its state file across restarts, the state file's validation, and the
 // `pnpm emulator:noderings` process (URL on stdout, refusal of a bad state file, one process).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, watch } from "node:fs";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatProblem } from "@nodekit/errors";
@@ -229,9 +229,10 @@ describe("pnpm emulator:noderings", () => {
   test("a kill -9 in the middle of a state write leaves no temporary file after the next start, and a state it reads", async () => {
     const dir = await scratch();
     const stateFile = join(dir, "state.json");
-    // A larger state (about a megabyte of recent idempotency records) makes each write longer, so a
-    // kill lands in one about every third round; thirty rounds make two such kills near certain
-    // even on a loaded machine (CI once saw one in ten with an empty state).
+    // A larger state (about a megabyte of recent idempotency records) makes each write longer, and
+    // the kill is sent the moment a write's temporary file appears, so it lands in the middle of
+    // one: two rounds in each of five runs, quiet and beside six busy loops. A kill after a fixed
+    // delay needed three to six rounds, and took 24 s in one loaded run of the unit projects.
     const idempotency = Object.fromEntries(
       Array.from({ length: 3_000 }, (_, n) => [
         `seed\u0000key-${n}`,
@@ -261,10 +262,24 @@ describe("pnpm emulator:noderings", () => {
           );
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, 200 + 20 * round));
-
-      // When it is killed outright
+      // When it is killed outright, once it has acknowledged creates this round, as its next state
+      // write begins (or two seconds after, without one)
+      const before = acknowledged.size;
+      for (let waited = 0; acknowledged.size < before + 3 && waited < 5_000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const watcher = watch(dir);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2_000);
+        watcher.on("change", (_event, name) => {
+          if (name !== "state.json") {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
       emulator.child.kill("SIGKILL");
+      watcher.close();
       await emulator.exit;
       killed = true;
       await Promise.all(writers);
@@ -282,6 +297,7 @@ describe("pnpm emulator:noderings", () => {
     }
     // (the kill came in the middle of a write at least twice: a temporary file was there)
     expect(killedMidWrite).toBeGreaterThanOrEqual(2);
+    expect(acknowledged.size).toBeGreaterThan(0);
   }, 240_000);
 
   test("its control routes take the admin token in --admin-token-file, and are closed without one", async () => {
