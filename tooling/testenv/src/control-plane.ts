@@ -287,11 +287,11 @@ const SEED_REVISION = 1;
 /**
  * etcd's data as kube-apiserver's first start leaves it, built once per pair of binaries and
  * command lines into the nodekit cache (`testenv/etcd-seed-*`, sparse: under 1 MB on disk).
- * A plane started from a copy of it skips the bootstrap writes (about 150 RBAC, flow-control
- * and namespace objects) and only reads them back, as a real control plane does on each
- * restart: kube-apiserver took ≈ 0.4 CPU-s and etcd ≈ 0.1 less to /readyz (1.45–1.70 → 1.15–1.19
- * and 0.24–0.32 → 0.16–0.20 CPU-s, three starts each, interleaved), and /readyz came ≈ 0.5 s
- * sooner. The suite starts about 70 planes.
+ * A plane started from a copy of it skips the bootstrap writes (RBAC roles and bindings,
+ * flow-control objects, priority classes, system namespaces) and only reads them back, as a
+ * real control plane does on each restart: kube-apiserver took ≈ 0.4 CPU-s and etcd ≈ 0.1 less
+ * to /readyz (1.45–1.70 → 1.15–1.23 and 0.24–0.32 → 0.16–0.21 CPU-s, six starts each,
+ * interleaved), and /readyz came 0.2–0.8 s sooner. The suite starts about 70 planes.
  */
 async function etcdSeed(binDir: string, options: StartControlPlaneOptions): Promise<string> {
   const identity = await Promise.all(
@@ -311,6 +311,7 @@ async function etcdSeed(binDir: string, options: StartControlPlaneOptions): Prom
     .digest("hex")
     .slice(0, 16);
   const dir = await buildOnce(join(cacheRoot(options.env), "testenv", `etcd-seed-${key}`), async (tmp) => {
+    options.log?.(`etcd seed ${key}: not in the cache yet; one start to make it`);
     const plane = await launch(
       {
         ...options,
