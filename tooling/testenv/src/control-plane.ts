@@ -329,6 +329,19 @@ async function etcdSeed(binDir: string, options: StartControlPlaneOptions): Prom
 }
 
 /**
+ * A seed that cannot be kept (a cache directory that cannot be written: a read-only HOME) is no
+ * reason to fail a start: it starts from empty data, as before seeds. A plane that failed to
+ * start while making the seed (TestenvError) would fail the same way again, so that is thrown.
+ */
+function withoutSeed(log: (line: string) => void): (error: unknown) => undefined {
+  return (error) => {
+    if (error instanceof TestenvError) throw error;
+    log(`etcd seed: not kept (${error instanceof Error ? error.message : String(error)}); starting from empty data`);
+    return undefined;
+  };
+}
+
+/**
  * Waits for what kube-apiserver's bootstrap controller writes after /readyz already answers:
  * the system namespaces and the `kubernetes` Service (its last objects). A seed taken earlier
  * still works; the plane started from it writes the rest itself.
@@ -353,7 +366,7 @@ async function launch(options: StartControlPlaneOptions, keepEtcdIn?: string): P
     ...(options.env === undefined ? {} : { env: options.env }),
     log: (line) => log(line),
   });
-  const seed = options.etcdSeed === false ? undefined : await etcdSeed(binDir, options);
+  const seed = options.etcdSeed === false ? undefined : await etcdSeed(binDir, options).catch(withoutSeed(log));
   const t1 = performance.now();
 
   const dataDir = options.dataDir ? resolve(options.dataDir) : await mkdtemp(join(tmpdir(), "nodekit-testenv-"));

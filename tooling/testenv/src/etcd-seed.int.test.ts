@@ -1,6 +1,7 @@
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { expect, test } from "vitest";
+import { tempDir } from "@nodekit/test-utils";
+import { expect, onTestFinished, test } from "vitest";
 import { startControlPlane } from "./control-plane.ts";
 import { clientsFor } from "./kube.ts";
 import { useControlPlane } from "./vitest.ts";
@@ -63,3 +64,26 @@ test("planes start from the cached etcd data of their own Service range, and are
     await Promise.all(planes.map((plane) => plane.stop()));
   }
 }, 180_000);
+
+test("a cache it cannot write to is no reason to fail: the plane starts from empty data", async () => {
+  const { binDir } = await useControlPlane();
+  const dir = await tempDir("etcd-seed-unwritable-");
+  onTestFinished(dir.cleanup);
+  // (a cache path under a file: no one can make it, root included)
+  const file = join(dir.path, "a-file");
+  await writeFile(file, "");
+  const lines: string[] = [];
+  const plane = await startControlPlane({
+    binDir,
+    env: { ...process.env, NODEKIT_CACHE: join(file, "cache") },
+    log: (line) => lines.push(line),
+  });
+  try {
+    expect(plane.etcdSeed).toBeUndefined();
+    expect(lines.join("\n")).toMatch(/etcd seed: not kept \(ENOTDIR.*\); starting from empty data/);
+    const api = clientsFor(plane.adminKubeconfigPath);
+    expect((await api.rbac.readClusterRole({ name: "cluster-admin" })).metadata?.name).toBe("cluster-admin");
+  } finally {
+    await plane.stop();
+  }
+}, 120_000);
