@@ -265,9 +265,13 @@ describe("pnpm emulator:noderings", () => {
       // When it is killed outright, once it has acknowledged creates this round, as its next state
       // write begins (or two seconds after, without one)
       const before = acknowledged.size;
-      for (let waited = 0; acknowledged.size < before + 3 && waited < 5_000; waited += 10) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await eventually(
+        async () => {
+          if (acknowledged.size < before + 3) throw new Error(`${acknowledged.size - before} creates acknowledged`);
+        },
+        15_000,
+        10,
+      );
       const watcher = watch(dir);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2_000);

@@ -347,8 +347,8 @@ function withoutSeed(log: (line: string) => void): (error: unknown) => undefined
  * still works; the plane started from it writes the rest itself.
  */
 async function bootstrapped(plane: ControlPlane): Promise<void> {
-  const pki = (name: string) => readFileSync(join(plane.dataDir, "pki", name), "utf8");
-  const tls = { ca: pki("ca.crt"), cert: pki("admin.crt"), key: pki("admin.key") };
+  const pki = (name: string) => readFileSync(join(plane.info.pkiDir, name), "utf8");
+  const tls = { ca: plane.caPem, cert: pki("admin.crt"), key: pki("admin.key") };
   const last = ["/api/v1/namespaces/kube-node-lease", "/api/v1/namespaces/default/services/kubernetes"];
   for (let attempt = 0; attempt < 50; attempt++) {
     const answers = await Promise.all(last.map((path) => apiRequest(plane.server, tls, "GET", path, undefined, 2_000)));
