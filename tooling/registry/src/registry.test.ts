@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { processAlive } from "@nodekit/test-utils";
+import { portPicker, processAlive, squattedPort } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { type RegistryKind, startRegistry } from "./registry.ts";
 
@@ -59,4 +59,37 @@ test("distribution with debug: its pprof listener answers on another loopback po
   } finally {
     await registry.stop();
   }
+});
+
+// A port picked free can be taken by another process before the registry binds it: the
+// registry then exits ("address already in use"), or, for the listener it binds after the
+// main one answers, exits a moment later. Start-up must notice both and start again.
+describe("a port taken between its pick and the registry's bind", () => {
+  test.each([
+    { kind: "distribution", which: "its own port (the first pick)", takenPick: 0, options: {} },
+    { kind: "ggcr", which: "its own port (the first pick)", takenPick: 0, options: {} },
+    { kind: "distribution", which: "its debug listener's (the second)", takenPick: 1, options: { debug: true } },
+    { kind: "ggcr", which: "its redirect listener's (the second)", takenPick: 1, options: { blobRedirect: true } },
+  ] as const)("$kind, $which: it starts again on new ports", async ({ kind, takenPick, options }) => {
+    const squatter = await squattedPort();
+    const picker = portPicker(squatter.port, takenPick);
+    try {
+      const registry = await startRegistry({
+        kind,
+        ...options,
+        pickPort: picker.pick,
+      });
+      try {
+        expect(picker.picks).toBe(takenPick === 0 ? 2 : 4); // a second try, with as many picks as the first
+        expect(registry.log()).toMatch(/address already in use/);
+        expect(registry.host).not.toBe(`127.0.0.1:${squatter.port}`);
+        expect(registry.debugUrl ?? "").not.toContain(`:${squatter.port}`);
+        expect((await fetch(`${registry.url}/v2/`)).status).toBe(200);
+      } finally {
+        await registry.stop();
+      }
+    } finally {
+      await squatter.close();
+    }
+  });
 });

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { goRuntimeEnv } from "@nodekit/test-utils";
 import { binaries, freePort } from "@nodekit/testenv";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
+import { listensOn } from "@nodekit/testenv/sockets";
 import { spawnWatchdog, stopChild } from "@nodekit/testenv/supervisor";
 import bcrypt from "bcryptjs";
 import { Agent, request } from "undici";
@@ -35,6 +36,12 @@ export interface StartRegistryOptions {
    * CPU profile of the registry under a bench) on another loopback port, as `debugUrl`.
    */
   debug?: boolean;
+  /**
+   * Picks each loopback port (the registry's, then its debug or redirect listener's); default
+   * one the kernel hands out. A port taken again before the registry binds it makes it start
+   * again on new ones (up to three tries).
+   */
+  pickPort?: () => Promise<number>;
 }
 
 export interface RunningRegistry {
@@ -115,10 +122,16 @@ function distributionConfig(options: {
   return `${lines.join("\n")}\n`;
 }
 
+/** The registry exited at start-up because a port it was given was taken after freePort() picked it. */
+class PortTaken extends Error {}
+const PORT_ATTEMPTS = 3;
+
 async function waitForListening(
   url: string,
+  ports: readonly number[],
   child: ChildProcess,
   logFile: string,
+  logFrom: number,
   caPem: string | undefined,
 ): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -126,14 +139,19 @@ async function waitForListening(
   try {
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`the registry exited during start-up:\n${readFileSync(logFile, "utf8").slice(-3000)}`);
+        const log = readFileSync(logFile).subarray(logFrom).toString("utf8");
+        const Failure = /address already in use/.test(log) ? PortTaken : Error;
+        throw new Failure(`the registry exited during start-up:\n${log.slice(-3000)}`);
       }
-      try {
-        const response = await request(`${url}/v2/`, { dispatcher, signal: AbortSignal.timeout(2000) });
-        await response.body.dump();
-        if (response.statusCode === 200 || response.statusCode === 401) return;
-      } catch {
-        // not listening yet
+      // Ask only once it holds every port it was given: another process may hold one of them.
+      if (child.pid !== undefined && (await listensOn(child.pid, ports))) {
+        try {
+          const response = await request(`${url}/v2/`, { dispatcher, signal: AbortSignal.timeout(2000) });
+          await response.body.dump();
+          if (response.statusCode === 200 || response.statusCode === 401) return;
+        } catch {
+          // not answering yet
+        }
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -177,8 +195,6 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
   };
 
   try {
-    const port = await freePort();
-    const host = `127.0.0.1:${port}`;
     let tls: { cert: string; key: string } | undefined;
     let caPem: string | undefined;
     if (options.tls) {
@@ -197,7 +213,7 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
     } else if (auth.type === "token") {
       tokenServer = await startTokenServer({
         users: auth.users,
-        service: `registry-${port}`,
+        service: `registry-${basename(dataDir)}`,
         ...(auth.grant === undefined ? {} : { grant: auth.grant }),
         ...(auth.expiresInSeconds === undefined ? {} : { expiresInSeconds: auth.expiresInSeconds }),
       });
@@ -206,8 +222,6 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       token = { realm: tokenServer.realm, service: tokenServer.service, issuer: tokenServer.issuer, jwks };
     }
 
-    let argv: string[];
-    let bin: string;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? "",
       HOME: dataDir,
@@ -216,46 +230,72 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       // The test run's GOGC and GOMAXPROCS (distribution allocates a 4 MiB buffer per blob read).
       ...goRuntimeEnv(),
     };
+    // Its ports are picked free and bound by the registry later, so another process can take
+    // one in between: the registry then exits ("address already in use") and starts again.
+    let url = "";
+    let host = "";
     let debugUrl: string | undefined;
-    if (options.kind === "distribution") {
-      const debugAddr = options.debug ? `127.0.0.1:${await freePort()}` : undefined;
-      if (debugAddr !== undefined) debugUrl = `http://${debugAddr}`;
-      const config = join(dataDir, "config.yml");
-      await writeFile(
-        config,
-        distributionConfig({
-          addr: host,
-          storageDir,
-          ...(tls ? { tls } : {}),
-          ...(htpasswdFile ? { htpasswd: htpasswdFile } : {}),
-          ...(token ? { token } : {}),
-          ...(debugAddr === undefined ? {} : { debugAddr }),
-        }),
-      );
-      bin = join(binDir, "registry");
-      argv = ["serve", config];
-    } else {
-      bin = join(binDir, "ggcr-registry");
-      argv = [`--addr=${host}`, `--blob-dir=${storageDir}`];
-      if (options.referrers ?? true) argv.push("--referrers");
-      if (options.blobRedirect) argv.push(`--blob-redirect-addr=127.0.0.1:${await freePort()}`);
-      if (tls) argv.push(`--tls-cert=${tls.cert}`, `--tls-key=${tls.key}`);
-      if (htpasswdFile) argv.push(`--htpasswd=${htpasswdFile}`);
-      if (token) {
-        argv.push(
-          `--token-realm=${token.realm}`,
-          `--token-service=${token.service}`,
-          `--token-issuer=${token.issuer}`,
-          `--token-jwks=${token.jwks}`,
+    const pickPort = options.pickPort ?? freePort;
+    for (let attempt = 1; ; attempt++) {
+      const port = await pickPort();
+      host = `127.0.0.1:${port}`;
+      const ports = [port];
+      let argv: string[];
+      let bin: string;
+      debugUrl = undefined;
+      if (options.kind === "distribution") {
+        const debugPort = options.debug ? await pickPort() : undefined;
+        if (debugPort !== undefined) ports.push(debugPort);
+        const debugAddr = debugPort === undefined ? undefined : `127.0.0.1:${debugPort}`;
+        if (debugAddr !== undefined) debugUrl = `http://${debugAddr}`;
+        const config = join(dataDir, "config.yml");
+        await writeFile(
+          config,
+          distributionConfig({
+            addr: host,
+            storageDir,
+            ...(tls ? { tls } : {}),
+            ...(htpasswdFile ? { htpasswd: htpasswdFile } : {}),
+            ...(token ? { token } : {}),
+            ...(debugAddr === undefined ? {} : { debugAddr }),
+          }),
         );
+        bin = join(binDir, "registry");
+        argv = ["serve", config];
+      } else {
+        bin = join(binDir, "ggcr-registry");
+        argv = [`--addr=${host}`, `--blob-dir=${storageDir}`];
+        if (options.referrers ?? true) argv.push("--referrers");
+        if (options.blobRedirect) {
+          const redirectPort = await pickPort();
+          ports.push(redirectPort);
+          argv.push(`--blob-redirect-addr=127.0.0.1:${redirectPort}`);
+        }
+        if (tls) argv.push(`--tls-cert=${tls.cert}`, `--tls-key=${tls.key}`);
+        if (htpasswdFile) argv.push(`--htpasswd=${htpasswdFile}`);
+        if (token) {
+          argv.push(
+            `--token-realm=${token.realm}`,
+            `--token-service=${token.service}`,
+            `--token-issuer=${token.issuer}`,
+            `--token-jwks=${token.jwks}`,
+          );
+        }
+      }
+      const fd = openSync(logFile, "a");
+      const logFrom = fstatSync(fd).size;
+      child = spawn(bin, argv, { stdio: ["ignore", fd, fd], env });
+      closeSync(fd);
+      await writeFile(join(dataDir, "pids"), `${child.pid} registry\n`);
+      url = `${tls ? "https" : "http"}://${host}`;
+      try {
+        await waitForListening(url, ports, child, logFile, logFrom, caPem);
+        break;
+      } catch (error) {
+        if (!(error instanceof PortTaken) || attempt >= PORT_ATTEMPTS) throw error;
+        await stopChild(child, 3_000);
       }
     }
-    const fd = openSync(logFile, "a");
-    child = spawn(bin, argv, { stdio: ["ignore", fd, fd], env });
-    closeSync(fd);
-    await writeFile(join(dataDir, "pids"), `${child.pid} registry\n`);
-    const url = `${tls ? "https" : "http"}://${host}`;
-    await waitForListening(url, child, logFile, caPem);
 
     return {
       kind: options.kind,

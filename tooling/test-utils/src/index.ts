@@ -41,7 +41,7 @@ export {
   processAlive,
   runProcess,
 } from "./processes.ts";
-export { loopbackServers } from "./servers.ts";
+export { loopbackServers, portPicker, squattedPort } from "./servers.ts";
 export { sink } from "./sink.ts";
 export {
   type ConfigHome,

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
-import { appendFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { goRuntimeEnv } from "@nodekit/test-utils";
 import { binaries } from "./binaries.ts";
 import { freePort } from "./control-plane.ts";
 import { TestenvError } from "./errors.ts";
+import { listensOn } from "./sockets.ts";
 import { sleep, spawnWatchdog, stopChild } from "./supervisor.ts";
 
 // Flux's source-controller and kustomize-controller (built by tooling/flux-testbin) as
@@ -31,6 +32,14 @@ export interface FluxControllersOptions {
   requeueDependency?: string;
   /** How long each may take to answer its readiness probe; default 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * Picks each loopback port (per controller: source-controller's storage, then metrics and
+   * health); default one the kernel hands out. A port taken again before a controller binds
+   * it makes that controller start again on new ones.
+   */
+  pickPort?: () => Promise<number>;
+  /** Progress lines (a retry on new ports); default silent. */
+  log?: (line: string) => void;
 }
 
 export interface FluxControllers {
@@ -47,7 +56,19 @@ interface Controller {
   child: ChildProcess;
   logFile: string;
   healthPort: number;
+  /**
+   * Every port it was given (metrics, health, storage), which readiness waits for it to hold:
+   * the probe can answer before the others are bound. source-controller starts its artifact
+   * server only once the manager runs (main.go, after `<-mgr.Elected()`) and exits when that
+   * bind fails ("artifact server error", os.Exit(1)).
+   */
+  ports: number[];
+  /** The log's size when it was spawned: a retry appends to the same log. */
+  logFrom: number;
 }
+
+/** Ports are picked free and bound later by another process, which leaves a race; each try picks anew. */
+const PORT_ATTEMPTS = 3;
 
 const tail = (file: string, lines: number) => {
   try {
@@ -57,12 +78,22 @@ const tail = (file: string, lines: number) => {
   }
 };
 
+const exited = (controller: Controller) => controller.child.exitCode !== null || controller.child.signalCode !== null;
+
+/** A controller that exited because a port it was given was taken between freePort() and its bind. */
+function portTaken(controller: Controller): boolean {
+  if (!exited(controller)) return false;
+  const log = readFileSync(controller.logFile).subarray(controller.logFrom).toString("utf8");
+  return /address already in use/.test(log);
+}
+
 async function ready(controller: Controller, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (controller.child.exitCode !== null || controller.child.signalCode !== null) break;
+    if (exited(controller)) break;
     const answer = await fetch(`http://127.0.0.1:${controller.healthPort}/readyz`).catch(() => undefined);
-    if (answer?.ok) return;
+    const { pid } = controller.child;
+    if (answer?.ok && pid !== undefined && (await listensOn(pid, controller.ports))) return;
     await sleep(200);
   }
   const { exitCode, signalCode } = controller.child;
@@ -87,10 +118,13 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
   await mkdir(storage, { recursive: true });
   const watchdog = spawnWatchdog(runDir, "flux-watchdog");
   const started: Controller[] = [];
-  const start = async (name: Controller["name"], extra: string[]) => {
-    const [metrics, health] = [await freePort(), await freePort()];
+  const pickPort = options.pickPort ?? freePort;
+  /** Spawns one controller; resolves once it is ready, or rejects with the controller that did not become ready. */
+  const spawnOnce = async (name: Controller["name"], extra: string[], storagePort?: number) => {
+    const [metrics, health] = [await pickPort(), await pickPort()];
     const logFile = join(dataDir, `${name}.log`);
     const fd = openSync(logFile, "a");
+    const logFrom = fstatSync(fd).size;
     // A /tmp of its own, as the upstream Deployments give each controller (an emptyDir
     // mounted at /tmp, config/manager/deployment.yaml): kustomize-controller removes every
     // kustomization-* directory in os.TempDir() when it starts (main.go, ListStaleTempDirs:
@@ -125,10 +159,32 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
       },
     );
     closeSync(fd);
-    const controller: Controller = { name, child, logFile, healthPort: health };
+    const ports = storagePort === undefined ? [metrics, health] : [metrics, health, storagePort];
+    const controller: Controller = { name, child, logFile, healthPort: health, ports, logFrom };
     started.push(controller);
-    await appendFile(join(runDir, "pids"), `${child.pid} ${name}\n`);
-    await ready(controller, options.readyTimeoutMs ?? 60_000);
+    await writeFile(join(runDir, "pids"), started.map((c) => `${c.child.pid} ${c.name}\n`).join(""));
+    try {
+      await ready(controller, options.readyTimeoutMs ?? 60_000);
+    } catch (error) {
+      throw Object.assign(error as Error, { controller });
+    }
+  };
+  /** Starts one controller, on new ports when one it was given turned out to be taken. */
+  const start = async (name: Controller["name"], extra: (storagePort: number) => string[], serves = false) => {
+    for (let attempt = 1; ; attempt++) {
+      const storagePort = serves ? await pickPort() : 0;
+      try {
+        await spawnOnce(name, extra(storagePort), serves ? storagePort : undefined);
+        return storagePort;
+      } catch (error) {
+        const controller = (error as { controller?: Controller }).controller;
+        if (controller === undefined || !portTaken(controller) || attempt >= PORT_ATTEMPTS) throw error;
+        started.splice(started.indexOf(controller), 1);
+        await stopChild(controller.child, 5_000);
+        const cause = /"error":"([^"]*address already in use[^"]*)"/.exec(tail(controller.logFile, 30))?.[1];
+        options.log?.(`${name} found a port taken (${cause ?? "address already in use"}); trying new ports`);
+      }
+    }
   };
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -139,15 +195,19 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
     })();
     return stopped;
   };
-  const storagePort = await freePort();
-  const storageAddress = `127.0.0.1:${storagePort}`;
+  let storageAddress = "";
   try {
-    await start("source-controller", [
-      `--storage-path=${storage}`,
-      `--storage-addr=${storageAddress}`,
-      `--storage-adv-addr=${storageAddress}`,
-    ]);
-    await start("kustomize-controller", [
+    const storagePort = await start(
+      "source-controller",
+      (port) => [
+        `--storage-path=${storage}`,
+        `--storage-addr=127.0.0.1:${port}`,
+        `--storage-adv-addr=127.0.0.1:${port}`,
+      ],
+      true,
+    );
+    storageAddress = `127.0.0.1:${storagePort}`;
+    await start("kustomize-controller", () => [
       "--no-remote-bases=true",
       ...(options.requeueDependency === undefined ? [] : [`--requeue-dependency=${options.requeueDependency}`]),
     ]);

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { type AddressInfo, createServer, type Socket } from "node:net";
-import { portOpen, processAlive } from "@nodekit/test-utils";
+import { portOpen, portPicker, processAlive, squattedPort } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
 import { startControlPlane } from "./control-plane.ts";
 import { clientsFor, ignoring } from "./kube.ts";
@@ -85,26 +84,15 @@ describe("ports", () => {
   test("a port taken before etcd binds it: start-up picks new ports and says so", async () => {
     // Given a port that is handed out while something else already listens on it
     const { binDir } = await useControlPlane();
-    const squatter = createServer();
-    const accepted = new Set<Socket>();
-    squatter.on("connection", (socket) => accepted.add(socket));
-    await new Promise<void>((resolvePromise) => squatter.listen(0, "127.0.0.1", resolvePromise));
-    const taken = (squatter.address() as AddressInfo).port;
-    const kernelPort = () =>
-      new Promise<number>((resolvePromise) => {
-        const probe = createServer();
-        probe.listen(0, "127.0.0.1", () => {
-          const { port } = probe.address() as AddressInfo;
-          probe.close(() => resolvePromise(port));
-        });
-      });
-    let picks = 0;
+    const squatter = await squattedPort();
+    const taken = squatter.port;
+    const picker = portPicker(taken);
     const lines: string[] = [];
     const holder = dedicatedHolder(() =>
       startControlPlane({
         binDir,
         log: (line) => lines.push(line),
-        pickPort: () => (picks++ === 0 ? Promise.resolve(taken) : kernelPort()),
+        pickPort: picker.pick,
       }),
     );
     try {
@@ -113,16 +101,14 @@ describe("ports", () => {
 
       // Then it started on others, after saying why
       expect(lines.join("\n")).toMatch(/etcd found a port taken \(.*address already in use.*\); trying new ports/);
-      expect(picks).toBe(6);
+      expect(picker.picks).toBe(6);
       const { core } = clientsFor(plane.adminKubeconfigPath);
       expect((await core.readNamespace({ name: "default" })).metadata?.name).toBe("default");
       const listening = (await socketsOf(plane.pids.etcd)).filter((socket) => socket.state === "0A");
       expect(listening.map((socket) => socket.local)).not.toContain(`127.0.0.1:${taken}`);
     } finally {
       await holder.stop();
-      // The first kube-apiserver dialled the squatter as its etcd: close what it accepted too.
-      for (const socket of accepted) socket.destroy();
-      await new Promise((resolvePromise) => squatter.close(resolvePromise));
+      await squatter.close(); // and what it accepted: the first kube-apiserver dialled it as its etcd
     }
   });
 });

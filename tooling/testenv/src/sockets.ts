@@ -98,6 +98,16 @@ export async function socketsOf(pid: number): Promise<SocketEntry[]> {
   return (await namespaceSockets(pid)).filter((entry) => inodes.has(entry.inode));
 }
 
+/**
+ * True when process `pid` itself (not another process of its namespace) listens on every one
+ * of `ports` on 127.0.0.1: how a start-up that picked free ports knows its daemon got them.
+ */
+export async function listensOn(pid: number, ports: readonly number[]): Promise<boolean> {
+  const sockets = await socketsOf(pid).catch(() => []); // it may have exited
+  const bound = new Set(sockets.filter((socket) => socket.state === "0A").map((socket) => socket.local));
+  return ports.every((port) => bound.has(`127.0.0.1:${port}`));
+}
+
 export interface WatchSocketsOptions {
   /**
    * Addresses whose every socket in the namespace counts, whoever holds it: a connection closed
