@@ -89,25 +89,35 @@ function portTaken(controller: Controller): boolean {
 
 async function ready(controller: Controller, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let waitingFor = `it to listen on ${controller.ports.map((port) => `127.0.0.1:${port}`).join(", ")}`;
   while (Date.now() < deadline) {
     if (exited(controller)) break;
-    const answer = await fetch(`http://127.0.0.1:${controller.healthPort}/readyz`).catch(() => undefined);
+    // Ask only once it holds every port it was given: until then another process may answer.
     const { pid } = controller.child;
-    if (answer?.ok && pid !== undefined && (await listensOn(pid, controller.ports))) return;
+    if (pid !== undefined && (await listensOn(pid, controller.ports))) {
+      waitingFor = `its readiness probe on 127.0.0.1:${controller.healthPort} to answer 200`;
+      const answer = await fetch(`http://127.0.0.1:${controller.healthPort}/readyz`, {
+        signal: AbortSignal.timeout(2_000),
+      }).catch(() => undefined);
+      if (answer?.ok) return;
+    }
     await sleep(200);
   }
   const { exitCode, signalCode } = controller.child;
   const why =
     exitCode !== null || signalCode !== null
       ? `it exited (${exitCode ?? signalCode})`
-      : `its readiness probe on 127.0.0.1:${controller.healthPort} did not answer 200 in ${timeoutMs / 1000} s`;
+      : `it was still waiting for ${waitingFor} after ${timeoutMs / 1000} s`;
   throw new TestenvError(`${controller.name} did not become ready`, {
     why: `${why}; its log ends:\n${tail(controller.logFile, 15)}`,
     next: [`read ${controller.logFile}`],
   });
 }
 
-/** Starts source-controller, then kustomize-controller, each once its readiness probe answers. */
+/**
+ * Starts source-controller, then kustomize-controller, each once it listens on its ports and
+ * its readiness probe answers.
+ */
 export async function startFluxControllers(options: FluxControllersOptions): Promise<FluxControllers> {
   const binDir = options.binDir ?? (await binaries("flux"));
   // The watchdog's directory (its pids file): it kills the controllers and removes the
@@ -119,6 +129,7 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
   const watchdog = spawnWatchdog(runDir, "flux-watchdog");
   const started: Controller[] = [];
   const pickPort = options.pickPort ?? freePort;
+  const writePids = () => writeFile(join(runDir, "pids"), started.map((c) => `${c.child.pid} ${c.name}\n`).join(""));
   /** Spawns one controller; resolves once it is ready, or rejects with the controller that did not become ready. */
   const spawnOnce = async (name: Controller["name"], extra: string[], storagePort?: number) => {
     const [metrics, health] = [await pickPort(), await pickPort()];
@@ -162,7 +173,7 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
     const ports = storagePort === undefined ? [metrics, health] : [metrics, health, storagePort];
     const controller: Controller = { name, child, logFile, healthPort: health, ports, logFrom };
     started.push(controller);
-    await writeFile(join(runDir, "pids"), started.map((c) => `${c.child.pid} ${c.name}\n`).join(""));
+    await writePids();
     try {
       await ready(controller, options.readyTimeoutMs ?? 60_000);
     } catch (error) {
@@ -180,6 +191,7 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
         const controller = (error as { controller?: Controller }).controller;
         if (controller === undefined || !portTaken(controller) || attempt >= PORT_ATTEMPTS) throw error;
         started.splice(started.indexOf(controller), 1);
+        await writePids();
         await stopChild(controller.child, 5_000);
         const cause = /"error":"([^"]*address already in use[^"]*)"/.exec(tail(controller.logFile, 30))?.[1];
         options.log?.(`${name} found a port taken (${cause ?? "address already in use"}); trying new ports`);

@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { connect, createServer, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { deadPid } from "@nodekit/test-utils";
 import { describe, expect, test } from "vitest";
-import { leavesLoopback, parseSocketTable, socketsOf, watchSockets } from "./sockets.ts";
+import { leavesLoopback, listensOn, parseSocketTable, socketsOf, watchSockets } from "./sockets.ts";
 
 const header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode";
 const header6 =
@@ -100,5 +102,38 @@ describe.runIf(process.platform === "linux")("socketsOf / watchSockets (Linux /p
       expect.objectContaining({ local: `127.0.0.1:${localPort}`, remote: `127.0.0.1:${port}` }),
     );
     server.close();
+  });
+});
+
+describe.runIf(process.platform === "linux")("listensOn (Linux /proc)", () => {
+  test("true for the process's own listeners only: not for a port another process holds, nor for a pid that exited", async () => {
+    // Given a listener of this process, one of another process, and a pid that has exited
+    const server = createServer();
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const own = (server.address() as AddressInfo).port;
+    const other = spawn(
+      process.execPath,
+      [
+        "-e",
+        "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(s.address().port));",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      const [chunk] = (await once(other.stdout, "data")) as [Buffer];
+      const theirs = Number(chunk.toString().trim());
+      const dead = await deadPid();
+
+      // Then only its own listeners count
+      expect(await listensOn(process.pid, [own])).toBe(true);
+      expect(await listensOn(process.pid, [own, theirs])).toBe(false);
+      expect(await listensOn(other.pid ?? 0, [theirs])).toBe(true);
+      expect(await listensOn(dead, [own])).toBe(false);
+    } finally {
+      other.kill();
+      await once(other, "exit").catch(() => undefined);
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
