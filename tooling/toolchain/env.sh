@@ -20,13 +20,20 @@ nodekit_npm_fetch() {
   rm -rf "$2" && mv "$tmp" "$2"
 }
 
+# Whether the `node` on PATH is at least $NODEKIT_NODE_MIN. `node -v` prints the version before
+# the JavaScript engine starts (a few milliseconds; `node -e` takes tens), and every ./run call
+# asks, up to twice.
 nodekit_node_ok() {
-  command -v node >/dev/null 2>&1 || return 1
-  node -e '
-    const [a, b, c] = process.versions.node.split(".").map(Number);
-    const [x, y, z] = process.argv[1].split(".").map(Number);
-    process.exit(a !== x ? (a > x ? 0 : 1) : b !== y ? (b > y ? 0 : 1) : c >= z ? 0 : 1);
-  ' "$NODEKIT_NODE_MIN" 2>/dev/null
+  local version have want i
+  version=$(node -v 2>/dev/null) || return 1
+  version=${version#v}
+  IFS=. read -r -a have <<<"${version%%-*}"
+  IFS=. read -r -a want <<<"$NODEKIT_NODE_MIN"
+  for i in 0 1 2; do
+    [[ ${have[i]:-0} =~ ^[0-9]+$ ]] || return 1
+    if ((have[i] != want[i])); then ((have[i] > want[i])); return; fi
+  done
+  return 0
 }
 
 nodekit_ensure_node() {
@@ -47,10 +54,12 @@ nodekit_ensure_node() {
     pkg="node"
     bin="$dir/node_modules/node/bin"
   fi
-  if [ ! -x "$bin/node" ] || ! PATH="$bin:$PATH" nodekit_node_ok; then
-    nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MIN; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
-    nodekit_npm_fetch "$pkg@$NODEKIT_NODE_MAJOR" "$dir"
+  if [ -x "$bin/node" ] && PATH="$bin:$PATH" nodekit_node_ok; then
+    export PATH="$bin:$PATH"
+    return 0
   fi
+  nodekit_log "Node.js $(node -v 2>/dev/null || echo none) is older than $NODEKIT_NODE_MIN; fetching $pkg@$NODEKIT_NODE_MAJOR from the npm registry into $dir"
+  nodekit_npm_fetch "$pkg@$NODEKIT_NODE_MAJOR" "$dir"
   export PATH="$bin:$PATH"
   nodekit_node_ok || { nodekit_log "error: fetched Node.js in $bin does not run"; return 1; }
 }

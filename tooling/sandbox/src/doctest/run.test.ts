@@ -55,3 +55,37 @@ describe("a guide's run, when node_modules was not installed from this lockfile"
     ).not.toThrow();
   });
 });
+
+describe("./run's Node.js check (tooling/toolchain/env.sh's nodekit_node_ok)", () => {
+  test("takes `node -v` at or above NODEKIT_NODE_MIN, field by field; refuses older, garbled or missing ones", async () => {
+    // Given a `node` on PATH that prints whatever version it is told to
+    const bin = join(root.path, "fake-node-bin");
+    await mkdir(bin, { recursive: true });
+    await writeFile(
+      join(bin, "node"),
+      '#!/bin/sh\n[ -n "$FAKE_NODE_VERSION" ] || exit 127\necho "$FAKE_NODE_VERSION"\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const ok = (version: string) => {
+      try {
+        execFileSync("bash", ["-c", '. "$NODEKIT_ROOT/tooling/toolchain/env.sh" && nodekit_node_ok'], {
+          env: { PATH: `${bin}:/usr/bin:/bin`, HOME: root.path, NODEKIT_ROOT: root.path, FAKE_NODE_VERSION: version },
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // Then (the minimum is 22.22.2, what @sigstore/* need)
+    expect(["v22.22.2", "v22.23.0", "v22.100.0", "v23.0.0", "v24.1.0-nightly20261201abc"].filter(ok)).toEqual([
+      "v22.22.2",
+      "v22.23.0",
+      "v22.100.0",
+      "v23.0.0",
+      "v24.1.0-nightly20261201abc",
+    ]);
+    expect(["v20.19.5", "v22.22.1", "v22.3.0", "v21.99.99", "vx.y.z", "", "garbled"].filter(ok)).toEqual([]);
+  });
+});
