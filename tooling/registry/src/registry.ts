@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { goRuntimeEnv } from "@nodekit/test-utils";
-import { binaries, freePort } from "@nodekit/testenv";
+import { binaries, freePort, onFreePorts, portTakenLine } from "@nodekit/testenv";
 import { createCertificateAuthority, issueServingCertificate } from "@nodekit/testenv/pki";
 import { listensOn } from "@nodekit/testenv/sockets";
 import { spawnWatchdog, stopChild } from "@nodekit/testenv/supervisor";
@@ -122,10 +122,6 @@ function distributionConfig(options: {
   return `${lines.join("\n")}\n`;
 }
 
-/** The registry exited at start-up because a port it was given was taken after freePort() picked it. */
-class PortTaken extends Error {}
-const PORT_ATTEMPTS = 3;
-
 async function waitForListening(
   url: string,
   ports: readonly number[],
@@ -140,8 +136,7 @@ async function waitForListening(
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
         const log = readFileSync(logFile).subarray(logFrom).toString("utf8");
-        const Failure = /address already in use/.test(log) ? PortTaken : Error;
-        throw new Failure(`the registry exited during start-up:\n${log.slice(-3000)}`);
+        throw new Error(`the registry exited during start-up:\n${log.slice(-3000)}`);
       }
       // Ask only once it holds every port it was given: another process may hold one of them.
       if (child.pid !== undefined && (await listensOn(child.pid, ports))) {
@@ -230,19 +225,15 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
       // The test run's GOGC and GOMAXPROCS (distribution allocates a 4 MiB buffer per blob read).
       ...goRuntimeEnv(),
     };
-    // Its ports are picked free and bound by the registry later, so another process can take
-    // one in between: the registry then exits ("address already in use") and starts again.
-    let url = "";
-    let host = "";
-    let debugUrl: string | undefined;
     const pickPort = options.pickPort ?? freePort;
-    for (let attempt = 1; ; attempt++) {
+    /** The registry's command on newly picked ports, and those ports (its own first). */
+    const command = async () => {
       const port = await pickPort();
-      host = `127.0.0.1:${port}`;
+      const host = `127.0.0.1:${port}`;
       const ports = [port];
       let argv: string[];
       let bin: string;
-      debugUrl = undefined;
+      let debugUrl: string | undefined;
       if (options.kind === "distribution") {
         const debugPort = options.debug ? await pickPort() : undefined;
         if (debugPort !== undefined) ports.push(debugPort);
@@ -282,24 +273,36 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Runn
           );
         }
       }
-      const fd = openSync(logFile, "a");
-      const logFrom = fstatSync(fd).size;
-      child = spawn(bin, argv, { stdio: ["ignore", fd, fd], env });
-      closeSync(fd);
-      await writeFile(join(dataDir, "pids"), `${child.pid} registry\n`);
-      url = `${tls ? "https" : "http"}://${host}`;
-      try {
-        await waitForListening(url, ports, child, logFile, logFrom, caPem);
-        break;
-      } catch (error) {
-        if (!(error instanceof PortTaken) || attempt >= PORT_ATTEMPTS) throw error;
-        await stopChild(child, 3_000);
-      }
-    }
+      return { host, ports, bin, argv, debugUrl };
+    };
+    // Its ports are picked free and bound by the registry later, so another process can take
+    // one in between: the registry then exits ("address already in use") and starts again.
+    const scheme = tls ? "https" : "http";
+    let logFrom = 0;
+    const { host, debugUrl } = await onFreePorts(
+      async () => {
+        const next = await command();
+        const fd = openSync(logFile, "a");
+        logFrom = fstatSync(fd).size;
+        const spawned = spawn(next.bin, next.argv, { stdio: ["ignore", fd, fd], env });
+        child = spawned;
+        closeSync(fd);
+        await writeFile(join(dataDir, "pids"), `${spawned.pid} registry\n`);
+        await waitForListening(`${scheme}://${next.host}`, next.ports, spawned, logFile, logFrom, caPem);
+        return next;
+      },
+      () =>
+        child === undefined || (child.exitCode === null && child.signalCode === null)
+          ? undefined
+          : portTakenLine(logFile, logFrom),
+      async () => {
+        if (child !== undefined) await stopChild(child, 3_000);
+      },
+    );
 
     return {
       kind: options.kind,
-      url,
+      url: `${scheme}://${host}`,
       host,
       ...(caPem === undefined ? {} : { caPem }),
       ...(tokenServer === undefined ? {} : { tokenServer }),

@@ -2,7 +2,6 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, closeSync, openSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -17,6 +16,7 @@ import {
   issueClientCertificate,
   issueServingCertificate,
 } from "./pki.ts";
+import { freePort, onFreePorts, portTakenLine } from "./ports.ts";
 import { spawnWatchdog, stopChild } from "./supervisor.ts";
 
 export interface StartControlPlaneOptions {
@@ -48,9 +48,6 @@ export interface StartControlPlaneOptions {
   etcdSeed?: boolean;
 }
 
-/** How many times start-up picks new ports after a daemon found one taken. */
-const PORT_ATTEMPTS = 3;
-
 export interface StartupTimings {
   /** Finding the binaries (the runner's: none; ensure.sh on a warm cache: a few hundred ms; cold: tens of minutes), and building the etcd seed the first time (a start of its own). */
   binariesMs: number;
@@ -72,20 +69,6 @@ export interface ControlPlane extends ControlPlaneClient {
   readonly exited: Promise<string>;
   /** Stops kube-apiserver and etcd and removes dataDir. Safe to call twice. */
   stop(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1, as the kernel hands one out (someone else may bind it next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePromise(port));
-    });
-  });
 }
 
 interface ControlPlaneLayout {
@@ -236,9 +219,13 @@ async function terminate(daemon: Daemon, graceMs: number): Promise<void> {
   if (alive(daemon)) await stopChild(daemon.child, graceMs);
 }
 
-/** The daemon that exited because its port was taken between freePort() and its bind. */
-function portTaken(daemons: Daemon[]): Daemon | undefined {
-  return daemons.find((daemon) => !alive(daemon) && /address already in use/.test(logTail(daemon, 50)));
+/** "NAME found a port taken (LINE)" for a daemon that exited because a port it was given was taken. */
+function portTaken(daemons: Daemon[]): string | undefined {
+  for (const daemon of daemons) {
+    const line = alive(daemon) ? undefined : portTakenLine(daemon.logFile);
+    if (line !== undefined) return `${daemon.name} found a port taken (${line})`;
+  }
+  return undefined;
 }
 
 async function waitForReady(
@@ -436,46 +423,45 @@ async function launch(options: StartControlPlaneOptions, keepEtcdIn?: string): P
     const t2 = performance.now();
 
     const pickPort = options.pickPort ?? freePort;
-    let ports: Ports | undefined;
-    for (let attempt = 1; ports === undefined; attempt++) {
-      const candidate: Ports = {
-        etcdClient: await pickPort(),
-        etcdPeer: await pickPort(),
-        apiserver: await pickPort(),
-      };
-      log(
-        `etcd on 127.0.0.1:${candidate.etcdClient}, kube-apiserver on https://127.0.0.1:${candidate.apiserver}, data in ${dataDir}`,
-      );
-      const logs = { etcd: join(layout.logDir, "etcd.log"), apiserver: join(layout.logDir, "kube-apiserver.log") };
-      await Promise.all(Object.values(logs).map((file) => writeFile(file, "")));
-      if (seed !== undefined) await copySparse(seed, layout.etcdDir);
-      daemons.push(spawnDaemon("etcd", join(binDir, "etcd"), etcdArgs(layout.etcdDir, candidate), logs.etcd));
-      daemons.push(
-        spawnDaemon(
-          "kube-apiserver",
-          join(binDir, "kube-apiserver"),
-          kubeApiserverArgs(layout, candidate, options.serviceClusterIpRange),
-          logs.apiserver,
-        ),
-      );
-      await writeFile(layout.pidsFile, daemons.map((daemon) => `${daemon.child.pid} ${daemon.name}\n`).join(""));
-      try {
+    const ports = await onFreePorts(
+      async () => {
+        const candidate: Ports = {
+          etcdClient: await pickPort(),
+          etcdPeer: await pickPort(),
+          apiserver: await pickPort(),
+        };
+        log(
+          `etcd on 127.0.0.1:${candidate.etcdClient}, kube-apiserver on https://127.0.0.1:${candidate.apiserver}, data in ${dataDir}`,
+        );
+        const logs = { etcd: join(layout.logDir, "etcd.log"), apiserver: join(layout.logDir, "kube-apiserver.log") };
+        await Promise.all(Object.values(logs).map((file) => writeFile(file, "")));
+        if (seed !== undefined) await copySparse(seed, layout.etcdDir);
+        daemons.push(spawnDaemon("etcd", join(binDir, "etcd"), etcdArgs(layout.etcdDir, candidate), logs.etcd));
+        daemons.push(
+          spawnDaemon(
+            "kube-apiserver",
+            join(binDir, "kube-apiserver"),
+            kubeApiserverArgs(layout, candidate, options.serviceClusterIpRange),
+            logs.apiserver,
+          ),
+        );
+        await writeFile(layout.pidsFile, daemons.map((daemon) => `${daemon.child.pid} ${daemon.name}\n`).join(""));
         await waitForReady(
           `https://127.0.0.1:${candidate.apiserver}`,
           { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem },
           daemons,
           options.readyTimeoutMs ?? 60_000,
         );
-        ports = candidate;
-      } catch (error) {
-        const taken = portTaken(daemons);
-        if (taken === undefined || attempt >= PORT_ATTEMPTS) throw error;
-        log(`${taken.name} found a port taken (${logTail(taken, 1)}); trying new ports`);
+        return candidate;
+      },
+      () => portTaken(daemons),
+      async (line) => {
+        log(`${line}; trying new ports`);
         for (const daemon of daemons.splice(0).reverse()) await terminate(daemon, 3_000);
         await rm(layout.etcdDir, { recursive: true, force: true });
         await mkdir(layout.etcdDir, { recursive: true, mode: 0o700 });
-      }
-    }
+      },
+    );
     const server = `https://127.0.0.1:${ports.apiserver}`;
     const [etcd, apiserver] = daemons;
     if (etcd === undefined || apiserver === undefined) throw new Error("unreachable: both daemons were started");

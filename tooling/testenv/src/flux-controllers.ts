@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { goRuntimeEnv } from "@nodekit/test-utils";
 import { binaries } from "./binaries.ts";
-import { freePort } from "./control-plane.ts";
 import { TestenvError } from "./errors.ts";
+import { freePort, onFreePorts, portTakenLine } from "./ports.ts";
 import { listensOn } from "./sockets.ts";
 import { sleep, spawnWatchdog, stopChild } from "./supervisor.ts";
 
@@ -67,9 +67,6 @@ interface Controller {
   logFrom: number;
 }
 
-/** Ports are picked free and bound later by another process, which leaves a race; each try picks anew. */
-const PORT_ATTEMPTS = 3;
-
 const tail = (file: string, lines: number) => {
   try {
     return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
@@ -79,13 +76,6 @@ const tail = (file: string, lines: number) => {
 };
 
 const exited = (controller: Controller) => controller.child.exitCode !== null || controller.child.signalCode !== null;
-
-/** A controller that exited because a port it was given was taken between freePort() and its bind. */
-function portTaken(controller: Controller): boolean {
-  if (!exited(controller)) return false;
-  const log = readFileSync(controller.logFile).subarray(controller.logFrom).toString("utf8");
-  return /address already in use/.test(log);
-}
 
 async function ready(controller: Controller, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -130,8 +120,8 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
   const started: Controller[] = [];
   const pickPort = options.pickPort ?? freePort;
   const writePids = () => writeFile(join(runDir, "pids"), started.map((c) => `${c.child.pid} ${c.name}\n`).join(""));
-  /** Spawns one controller; resolves once it is ready, or rejects with the controller that did not become ready. */
-  const spawnOnce = async (name: Controller["name"], extra: string[], storagePort?: number) => {
+  /** Spawns one controller on the ports it is given (storage, when it serves artifacts) and new ones. */
+  const spawnController = async (name: Controller["name"], extra: string[], storagePort: number | undefined) => {
     const [metrics, health] = [await pickPort(), await pickPort()];
     const logFile = join(dataDir, `${name}.log`);
     const fd = openSync(logFile, "a");
@@ -174,29 +164,30 @@ export async function startFluxControllers(options: FluxControllersOptions): Pro
     const controller: Controller = { name, child, logFile, healthPort: health, ports, logFrom };
     started.push(controller);
     await writePids();
-    try {
-      await ready(controller, options.readyTimeoutMs ?? 60_000);
-    } catch (error) {
-      throw Object.assign(error as Error, { controller });
-    }
+    return controller;
   };
-  /** Starts one controller, on new ports when one it was given turned out to be taken. */
+  /**
+   * Starts one controller and waits until it is ready, on new ports when one it was given turned
+   * out to be taken. `extra(storagePort)` gives its own flags; resolves to the storage port.
+   */
   const start = async (name: Controller["name"], extra: (storagePort: number) => string[], serves = false) => {
-    for (let attempt = 1; ; attempt++) {
-      const storagePort = serves ? await pickPort() : 0;
-      try {
-        await spawnOnce(name, extra(storagePort), serves ? storagePort : undefined);
+    let controller: Controller | undefined; // the last try's, which taken() and the retry look at
+    return onFreePorts(
+      async () => {
+        const storagePort = serves ? await pickPort() : 0;
+        controller = await spawnController(name, extra(storagePort), serves ? storagePort : undefined);
+        await ready(controller, options.readyTimeoutMs ?? 60_000);
         return storagePort;
-      } catch (error) {
-        const controller = (error as { controller?: Controller }).controller;
-        if (controller === undefined || !portTaken(controller) || attempt >= PORT_ATTEMPTS) throw error;
+      },
+      () => (controller && exited(controller) ? portTakenLine(controller.logFile, controller.logFrom) : undefined),
+      async (line) => {
+        if (controller === undefined) return;
         started.splice(started.indexOf(controller), 1);
         await writePids();
         await stopChild(controller.child, 5_000);
-        const cause = /"error":"([^"]*address already in use[^"]*)"/.exec(tail(controller.logFile, 30))?.[1];
-        options.log?.(`${name} found a port taken (${cause ?? "address already in use"}); trying new ports`);
-      }
-    }
+        options.log?.(`${name} found a port taken (${line}); trying new ports`);
+      },
+    );
   };
   let stopped: Promise<void> | undefined;
   const stop = () => {

@@ -8,7 +8,6 @@ export {
 } from "./client.ts";
 export {
   type ControlPlane,
-  freePort,
   type StartControlPlaneOptions,
   type StartupTimings,
   startControlPlane,
@@ -16,3 +15,4 @@ export {
 export { TestenvError } from "./errors.ts";
 export { kubeconfigFileName, renderKubeconfig } from "./kubeconfig.ts";
 export type { ClientIdentity } from "./pki.ts";
+export { freePort, onFreePorts, portTakenLine } from "./ports.ts";
